@@ -1,0 +1,3 @@
+from clinbench.cli import main
+
+main()

@@ -1,0 +1,67 @@
+"""Table declarations shared by the loaders, the synthetic generators and test fixtures.
+
+A ``Table`` is a schema-qualified name with its official columns and DuckDB types. The
+column lists themselves live in ``mimic_iv_tables`` and ``eicu_tables``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+
+from clinbench.errors import DataError
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str  # DuckDB type: INTEGER, BIGINT, SMALLINT, DOUBLE, VARCHAR, TIMESTAMP, DATE
+
+
+@dataclass(frozen=True)
+class Table:
+    schema: str
+    name: str
+    columns: tuple[Column, ...]
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.name}"
+
+    def ddl(self) -> str:
+        body = ",\n  ".join(f'"{c.name}" {c.type}' for c in self.columns)
+        return f"CREATE TABLE {self.qualified} (\n  {body}\n)"
+
+
+def cols(*pairs: tuple[str, str]) -> tuple[Column, ...]:
+    return tuple(Column(name, type_) for name, type_ in pairs)
+
+
+def dataset_tables(dataset: str) -> tuple[Table, ...]:
+    """All declared tables of ``dataset`` ('mimic-iv' or 'eicu')."""
+    if dataset == "mimic-iv":
+        from clinbench.ehr.mimic_iv_tables import MIMIC_IV_TABLES
+
+        return MIMIC_IV_TABLES
+    if dataset == "eicu":
+        from clinbench.ehr.eicu_tables import EICU_TABLES
+
+        return EICU_TABLES
+    raise DataError(f"unknown dataset {dataset!r}: use 'mimic-iv' or 'eicu'")
+
+
+def find_table(dataset: str, qualified: str) -> Table:
+    for table in dataset_tables(dataset):
+        if table.qualified == qualified:
+            return table
+    raise DataError(f"{qualified} is not a declared {dataset} table")
+
+
+def create_empty(con: duckdb.DuckDBPyConnection, dataset: str, only: set[str] | None = None) -> None:
+    """Create the dataset's schemas and empty tables (all, or the qualified names in ``only``)."""
+    for table in dataset_tables(dataset):
+        if only is not None and table.qualified not in only:
+            continue
+        con.execute(f"CREATE SCHEMA IF NOT EXISTS {table.schema}")
+        con.execute(table.ddl())
