@@ -1,0 +1,1 @@
+"""The derivation benchmark: task catalogue, skills, workspaces, schema variants, scorer, lint."""
