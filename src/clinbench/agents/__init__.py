@@ -1,0 +1,1 @@
+"""What runs an agent: model clients, the tool loop, coding-agent CLIs, built-ins, the sandbox."""
