@@ -1,0 +1,1 @@
+"""Campaigns: the run matrix, executors, the results store, evidence and audit."""

@@ -1,0 +1,286 @@
+"""The results store: one DuckDB file ``DIR/results.duckdb`` per campaign.
+
+Tables (declared once, below):
+
+* ``runs``: one row per finished run (derive or dx), with its score, cost, isolation and
+  audit verdict (``publishable``, ``flag_reason``).
+* ``column_scores``: per scored column of a derive run, match rate and normalised MAE.
+* ``usage``: model tokens and requests of a run.
+
+A run is recorded in one transaction that replaces any earlier rows of the same
+``run_id``: recording is idempotent, and a process killed mid-write leaves either the
+whole run or none of it (DuckDB rolls back an uncommitted transaction on reopen).
+DuckDB lets one process write a file at a time, so every call opens and closes its own
+connection and waits briefly if another process holds the file.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from clinbench.errors import ClinbenchError
+
+STORE_FILE = "results.duckdb"
+
+
+class StoreError(ClinbenchError):
+    """The results store cannot be opened or holds something unexpected."""
+
+
+RUN_COLUMNS: dict[str, str] = {
+    "run_id": "VARCHAR PRIMARY KEY",
+    "benchmark": "VARCHAR",  # 'derive' | 'dx'
+    "task": "VARCHAR",
+    "family": "VARCHAR",
+    "condition": "VARCHAR",
+    "schema": "VARCHAR",
+    "agent": "VARCHAR",
+    "model": "VARCHAR",
+    "trial": "INTEGER",
+    "status": "VARCHAR",  # 'ok' | 'error' | 'timeout'
+    "reward": "DOUBLE",
+    "strict": "BOOLEAN",
+    "key_f1": "DOUBLE",
+    "ordered_value_nmae": "DOUBLE",
+    "judge_score": "INTEGER",
+    "cost": "DOUBLE",
+    "publishable": "BOOLEAN",
+    "flag_reason": "VARCHAR",
+    "isolated": "BOOLEAN",
+    "elapsed_seconds": "DOUBLE",
+    "evidence_dir": "VARCHAR",
+    "finished_at": "TIMESTAMP",
+}
+COLUMN_SCORE_COLUMNS: dict[str, str] = {
+    "run_id": "VARCHAR",
+    "column_name": "VARCHAR",
+    "match_rate": "DOUBLE",
+    "nmae": "DOUBLE",
+}
+USAGE_COLUMNS: dict[str, str] = {
+    "run_id": "VARCHAR",
+    "input_tokens": "BIGINT",
+    "output_tokens": "BIGINT",
+    "requests": "INTEGER",
+}
+_TABLES = {"runs": RUN_COLUMNS, "column_scores": COLUMN_SCORE_COLUMNS, "usage": USAGE_COLUMNS}
+_VALID_BENCHMARKS = ("derive", "dx")
+_VALID_STATUS = ("ok", "error", "timeout")
+
+
+@dataclass
+class ColumnScore:
+    column_name: str
+    match_rate: float | None
+    nmae: float | None = None
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+
+    def add(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.requests + other.requests,
+        )
+
+
+@dataclass
+class RunRecord:
+    """One finished run, as the ``runs`` table holds it."""
+
+    run_id: str
+    benchmark: str
+    task: str
+    condition: str = ""
+    schema: str = ""
+    agent: str = ""
+    model: str = ""
+    trial: int = 0
+    status: str = "ok"
+    family: str = ""
+    reward: float | None = None
+    strict: bool | None = None
+    key_f1: float | None = None
+    ordered_value_nmae: float | None = None
+    judge_score: int | None = None
+    cost: float | None = None
+    publishable: bool = True
+    flag_reason: str | None = None
+    isolated: bool = False
+    elapsed_seconds: float | None = None
+    evidence_dir: str | None = None
+    finished_at: datetime | None = None
+    column_scores: list[ColumnScore] = field(default_factory=list)
+    usage: Usage | None = None
+
+    def row(self) -> list[Any]:
+        values = {name: getattr(self, name) for name in RUN_COLUMNS}
+        if values["finished_at"] is None:
+            values["finished_at"] = datetime.now()
+        return [values[name] for name in RUN_COLUMNS]
+
+
+def _ddl() -> list[str]:
+    return [
+        f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(f'{c} {t}' for c, t in cols.items())})"
+        for table, cols in _TABLES.items()
+    ]
+
+
+class Store:
+    """A campaign's results store at ``<dir>/results.duckdb``."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    @classmethod
+    def create(cls, directory: str | os.PathLike[str]) -> Store:
+        """Open the store in ``directory``, creating the folder and tables if needed."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        store = cls(directory / STORE_FILE)
+        with store.connect() as con:
+            for statement in _ddl():
+                con.execute(statement)
+        return store
+
+    @classmethod
+    def open(cls, directory: str | os.PathLike[str]) -> Store:
+        """Open an existing store; a folder without one is an error."""
+        path = Path(directory) / STORE_FILE
+        if not path.exists():
+            raise StoreError(f"no results store at {path}: pass the --out folder of a campaign run")
+        return cls(path)
+
+    @contextmanager
+    def connect(self, *, read_only: bool = False, wait_seconds: float = 30.0) -> Iterator[duckdb.DuckDBPyConnection]:
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            try:
+                con = duckdb.connect(str(self.path), read_only=read_only)
+                break
+            except duckdb.IOException as exc:  # another process holds the write lock
+                if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+                    raise StoreError(f"cannot open {self.path}: {exc}".splitlines()[0]) from exc
+                time.sleep(0.05)
+        try:
+            yield con
+        finally:
+            con.close()
+
+    # -- writing ---------------------------------------------------------------------
+    def record(self, run: RunRecord) -> None:
+        """Record one finished run with its column scores and usage, replacing any earlier copy."""
+        self.record_many([run])
+
+    def record_many(self, runs: Iterable[RunRecord]) -> None:
+        runs = list(runs)
+        for run in runs:
+            if run.benchmark not in _VALID_BENCHMARKS:
+                raise StoreError(f"run {run.run_id}: benchmark must be one of {_VALID_BENCHMARKS}, not {run.benchmark!r}")
+            if run.status not in _VALID_STATUS:
+                raise StoreError(f"run {run.run_id}: status must be one of {_VALID_STATUS}, not {run.status!r}")
+        if not runs:
+            return
+        marks = ", ".join("?" for _ in RUN_COLUMNS)
+        with self.connect() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                for run in runs:
+                    for table in _TABLES:
+                        con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run.run_id])
+                    con.execute(f"INSERT INTO runs VALUES ({marks})", run.row())
+                    if run.column_scores:
+                        con.executemany(
+                            "INSERT INTO column_scores VALUES (?, ?, ?, ?)",
+                            [[run.run_id, c.column_name, c.match_rate, c.nmae] for c in run.column_scores],
+                        )
+                    if run.usage is not None:
+                        u = run.usage
+                        con.execute("INSERT INTO usage VALUES (?, ?, ?, ?)", [run.run_id, u.input_tokens, u.output_tokens, u.requests])
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+
+    def set_verdict(self, run_id: str, publishable: bool, flag_reason: str | None) -> None:
+        """Store the audit verdict of one run."""
+        with self.connect() as con:
+            con.execute("UPDATE runs SET publishable = ?, flag_reason = ? WHERE run_id = ?", [publishable, flag_reason, run_id])
+
+    # -- reading ---------------------------------------------------------------------
+    def run_ids(self) -> set[str]:
+        """The ids of every recorded run (what a resumed campaign skips)."""
+        with self.connect(read_only=True) as con:
+            return {r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()}
+
+    def count(self) -> int:
+        with self.connect(read_only=True) as con:
+            return con.execute("SELECT count(*) FROM runs").fetchone()[0]
+
+    def runs(self, *, publishable_only: bool = False, benchmark: str | None = None) -> list[dict[str, Any]]:
+        """Every run as a dict of the ``runs`` columns plus usage tokens, ordered by run_id."""
+        where, params = [], []
+        if publishable_only:
+            where.append("r.publishable")
+        if benchmark is not None:
+            where.append("r.benchmark = ?")
+            params.append(benchmark)
+        sql = (
+            "SELECT r.*, u.input_tokens, u.output_tokens, u.requests FROM runs r "
+            "LEFT JOIN usage u USING (run_id)"
+            + (f" WHERE {' AND '.join(where)}" if where else "")
+            + " ORDER BY r.run_id"
+        )
+        with self.connect(read_only=True) as con:
+            cur = con.execute(sql, params)
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, row)) for row in cur.fetchall()]
+
+    def get(self, run_id: str) -> dict[str, Any] | None:
+        return next((r for r in self.runs() if r["run_id"] == run_id), None)
+
+    def column_scores(self, run_id: str | None = None) -> list[dict[str, Any]]:
+        sql = "SELECT * FROM column_scores" + (" WHERE run_id = ?" if run_id else "") + " ORDER BY run_id, column_name"
+        with self.connect(read_only=True) as con:
+            cur = con.execute(sql, [run_id] if run_id else [])
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, row)) for row in cur.fetchall()]
+
+    def runs_table(self, *, publishable_only: bool = False):
+        """The runs (with usage) as a pyarrow Table, for the stats module."""
+        where = " WHERE r.publishable" if publishable_only else ""
+        with self.connect(read_only=True) as con:
+            return con.sql(
+                "SELECT r.*, u.input_tokens, u.output_tokens, u.requests FROM runs r "
+                f"LEFT JOIN usage u USING (run_id){where} ORDER BY r.run_id"
+            ).to_arrow_table()
+
+    def export_csv(self, out: str | os.PathLike[str], *, publishable_only: bool = False) -> Path:
+        """Write the runs (with usage) to a CSV file, atomically."""
+        out = Path(out)
+        rows = self.runs(publishable_only=publishable_only)
+        names = list(RUN_COLUMNS) + ["input_tokens", "output_tokens", "requests"]
+        tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+        with tmp.open("w", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(names)
+            for row in rows:
+                writer.writerow(["" if row.get(n) is None else row[n] for n in names])
+        os.replace(tmp, out)
+        return out

@@ -1,0 +1,98 @@
+"""The results store: schema as planned, idempotent atomic recording, exports."""
+
+from __future__ import annotations
+
+import csv
+import multiprocessing as mp
+
+import duckdb
+import pytest
+
+from clinbench.campaign.store import STORE_FILE, ColumnScore, RunRecord, Store, StoreError, Usage
+
+
+def _run(run_id: str, reward: float = 1.0, **kw) -> RunRecord:
+    return RunRecord(
+        run_id=run_id, benchmark="derive", task="mimic-sofa-24h", family="score", condition="no-skill",
+        schema="native", agent="reference", model="-", trial=0, reward=reward, strict=reward == 1.0,
+        key_f1=1.0, ordered_value_nmae=0.0, column_scores=[ColumnScore("sofa_24hours", reward, 0.0)],
+        usage=Usage(100, 20, 3), **kw,
+    )
+
+
+def test_tables_and_columns_match_the_planned_interface(tmp_path):
+    store = Store.create(tmp_path)
+    con = duckdb.connect(str(tmp_path / STORE_FILE), read_only=True)
+    cols = {t: [r[0] for r in con.execute(f"DESCRIBE {t}").fetchall()] for t in ("runs", "column_scores", "usage")}
+    types = dict(con.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name='runs'").fetchall())
+    con.close()
+    assert cols["runs"][:3] == ["run_id", "benchmark", "task"]
+    assert "judge_score" in cols["runs"] and "finished_at" in cols["runs"] and len(cols["runs"]) == 22
+    assert cols["column_scores"] == ["run_id", "column_name", "match_rate", "nmae"]
+    assert cols["usage"] == ["run_id", "input_tokens", "output_tokens", "requests"]
+    assert types["reward"] == "DOUBLE" and types["finished_at"] == "TIMESTAMP" and types["trial"] == "INTEGER"
+    assert store.count() == 0
+
+
+def test_recording_twice_keeps_one_row_with_the_latest_values(tmp_path):
+    store = Store.create(tmp_path)
+    store.record(_run("a", reward=0.5))
+    store.record(_run("a", reward=1.0))
+    store.record(_run("b", reward=0.0))
+    assert store.count() == 2
+    assert store.get("a")["reward"] == 1.0
+    assert store.get("a")["input_tokens"] == 100
+    assert [c["match_rate"] for c in store.column_scores("a")] == [1.0]
+    assert store.run_ids() == {"a", "b"}
+
+
+def test_bad_status_is_refused_and_nothing_is_written(tmp_path):
+    store = Store.create(tmp_path)
+    with pytest.raises(StoreError, match="status must be one of"):
+        store.record_many([_run("a"), _run("b", status="crashed")])
+    assert store.count() == 0
+
+
+def test_failed_transaction_leaves_no_partial_run(tmp_path):
+    store = Store.create(tmp_path)
+    bad = _run("a")
+    bad.column_scores = [ColumnScore("x", "not-a-number")]  # type: ignore[arg-type]
+    with pytest.raises(Exception):
+        store.record(bad)
+    assert store.count() == 0 and store.column_scores() == []
+
+
+def test_verdict_publishable_filter_and_csv_export(tmp_path):
+    store = Store.create(tmp_path)
+    store.record_many([_run("a"), _run("b", reward=0.25)])
+    store.set_verdict("b", False, "identical output to run a")
+    assert [r["run_id"] for r in store.runs(publishable_only=True)] == ["a"]
+    assert store.runs_table(publishable_only=False).num_rows == 2
+    out = store.export_csv(tmp_path / "runs.csv")
+    rows = list(csv.DictReader(out.open()))
+    assert [r["run_id"] for r in rows] == ["a", "b"]
+    assert rows[1]["flag_reason"] == "identical output to run a" and rows[1]["publishable"] == "False"
+    assert float(rows[1]["reward"]) == 0.25
+
+
+def test_open_missing_store_says_what_to_pass(tmp_path):
+    with pytest.raises(StoreError, match="no results store"):
+        Store.open(tmp_path)
+
+
+def _writer(directory, start):
+    store = Store(directory / STORE_FILE)
+    for i in range(start, start + 10):
+        store.record(_run(f"r{i:03d}"))
+
+
+def test_two_processes_recording_concurrently_lose_nothing(tmp_path):
+    Store.create(tmp_path)
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(tmp_path, s)) for s in (0, 100)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0]
+    assert Store.open(tmp_path).count() == 20
