@@ -1,22 +1,28 @@
 """Table declarations shared by the loaders, the synthetic generators and test fixtures.
 
-A ``Table`` is a schema-qualified name with its official columns and DuckDB types. The
-column lists themselves live in ``mimic_iv_tables`` and ``eicu_tables``.
+A ``Table`` is a schema-qualified name with its official columns and DuckDB types, plus
+``source``: the file stem in the PhysioNet layout (``hosp/patients`` for MIMIC-IV,
+``apacheApsVar`` for eICU). The column lists themselves live in ``mimic_iv_tables`` and
+``eicu_tables``.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import duckdb
 
 from clinbench.errors import DataError
 
+DATASETS = ("mimic-iv", "eicu")
+_TYPES = {"INTEGER", "BIGINT", "SMALLINT", "DOUBLE", "VARCHAR", "TIMESTAMP", "DATE", "BOOLEAN", "TIME"}
+
 
 @dataclass(frozen=True)
 class Column:
     name: str
-    type: str  # DuckDB type: INTEGER, BIGINT, SMALLINT, DOUBLE, VARCHAR, TIMESTAMP, DATE
+    type: str  # DuckDB type: INTEGER, BIGINT, SMALLINT, DOUBLE, VARCHAR, TIMESTAMP, DATE, BOOLEAN
 
 
 @dataclass(frozen=True)
@@ -24,10 +30,15 @@ class Table:
     schema: str
     name: str
     columns: tuple[Column, ...]
+    source: str = ""  # file stem in the PhysioNet layout, without extension
 
     @property
     def qualified(self) -> str:
         return f"{self.schema}.{self.name}"
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
 
     def ddl(self) -> str:
         body = ",\n  ".join(f'"{c.name}" {c.type}' for c in self.columns)
@@ -36,6 +47,20 @@ class Table:
 
 def cols(*pairs: tuple[str, str]) -> tuple[Column, ...]:
     return tuple(Column(name, type_) for name, type_ in pairs)
+
+
+def columns(spec: str) -> tuple[Column, ...]:
+    """Parse ``"name TYPE, name TYPE, ..."`` (DDL-like, so declarations read like the official scripts)."""
+    out = []
+    for item in (part.strip() for part in spec.split(",")):
+        if not item:
+            continue
+        name, _, type_ = item.partition(" ")
+        type_ = type_.strip().upper()
+        if type_ not in _TYPES or not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
+            raise ValueError(f"bad column declaration {item!r}")
+        out.append(Column(name, type_))
+    return tuple(out)
 
 
 def dataset_tables(dataset: str) -> tuple[Table, ...]:
