@@ -1,0 +1,338 @@
+"""The scorer: an agent's output CSV against the task's reference rows, in DuckDB.
+
+Rules (TASKS.md, matching M4Bench's evaluator):
+- rows join to the reference on the task's keys; a duplicated agent key keeps its first row;
+- per scored column, match rate = matched cells / (reference rows + extra agent keys +
+  duplicate agent rows); numbers match within the column's tolerance (exactly-at-tolerance
+  matches), timestamps within ``timestamp_tolerance_seconds``, strings exactly; two empty
+  cells match only when the agent supplied the key;
+- reward = mean match rate; key precision/recall/F1; coverage = key recall;
+- strict pass = non-empty output with every required column, coverage >= the task's
+  threshold and every scored column >= its accuracy threshold;
+- ordered nMAE over numeric scored columns (secondary figure).
+
+Reading is forgiving about formatting (BOM, CRLF, quoting, spaces, true/false, ISO or
+space-separated timestamps, header case and order) and strict about content: a file that
+is missing, empty, not UTF-8, unparseable or missing a required column scores 0 with a
+reason instead of raising.
+"""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+from typing import Any
+
+import duckdb
+from pydantic import BaseModel, Field
+
+from clinbench.derive.catalogue import TaskSpec, get_task
+from clinbench.errors import DataError, TaskError
+
+# Cells an agent writes for "no value".
+NULL_TOKENS = ("", "null", "none", "nan", "na", "n/a", "<na>", "nat")
+# Float slack so that a value exactly at the tolerance (e.g. 1.01 vs 1.00 at 0.01) matches
+# despite binary representation; far below any catalogued tolerance.
+_EPS = 1e-9
+_EXAMPLES = 3
+
+_NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+                  "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE", "REAL", "DECIMAL", "BOOLEAN")
+
+
+class ColumnScore(BaseModel):
+    name: str
+    kind: str  # numeric | timestamp | string
+    tolerance: float
+    matched: int
+    denominator: int
+    match_rate: float
+    nmae: float | None = None
+    examples: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class ScoreResult(BaseModel):
+    task_id: str
+    reward: float
+    strict: bool
+    key_precision: float
+    key_recall: float
+    key_f1: float
+    coverage: float
+    ordered_value_nmae: float | None
+    columns: dict[str, ColumnScore] = Field(default_factory=dict)
+    checks: dict[str, bool] = Field(default_factory=dict)
+    reference_rows: int = 0
+    agent_rows: int = 0
+    extra_keys: int = 0
+    duplicate_rows: int = 0
+    missing_columns: list[str] = Field(default_factory=list)
+    reason: str = ""
+
+    @property
+    def column_match_rates(self) -> dict[str, float]:
+        return {name: col.match_rate for name, col in self.columns.items()}
+
+
+def score_output(task_id: str, output_csv: str | Path, db_path: str | Path) -> ScoreResult:
+    """Score an output CSV for a catalogued task against the reference built in ``db_path``."""
+    spec = get_task(task_id)
+    db_path = Path(db_path)
+    if not db_path.is_file():
+        raise DataError(f"database {db_path} not found; pass --db the database the references were built in")
+    con = duckdb.connect()
+    try:
+        con.execute(f"ATTACH {_lit(str(db_path))} AS src (READ_ONLY)")
+        schema, table = spec.target_table.split(".")
+        exists = con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE database_name = 'src' AND schema_name = ? AND table_name = ?",
+            [schema, table],
+        ).fetchone()[0]
+        if not exists:
+            raise TaskError(
+                f"reference table {spec.target_table} is not in {db_path}; run `clinbench concepts build {db_path}`"
+            )
+        return score_against(spec, output_csv, con, f"src.{spec.target_table}")
+    finally:
+        con.close()
+
+
+def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyConnection,
+                  reference: str) -> ScoreResult:
+    """Score ``output_csv`` against the reference relation ``reference`` visible on ``con``."""
+    kinds = _reference_kinds(con, reference, spec)
+    ref_cols = [*spec.keys, *spec.scored_columns]
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE __ref AS SELECT "
+        + ", ".join(f"{_q(c) if c in spec.keys and kinds[c] == 'numeric' else _ref_expr(c, kinds[c])} AS {_q(c)}"
+                    for c in ref_cols)
+        + f" FROM {reference}"
+    )
+    n_ref = con.execute("SELECT count(*) FROM __ref").fetchone()[0]
+
+    def failed(reason: str, **extra: Any) -> ScoreResult:
+        return ScoreResult(task_id=spec.id, reward=0.0, strict=False, key_precision=0.0, key_recall=0.0,
+                           key_f1=0.0, coverage=0.0, ordered_value_nmae=1.0, reference_rows=n_ref,
+                           reason=reason, **extra)
+
+    path = Path(output_csv)
+    problem = _file_problem(path)
+    if problem:
+        return failed(problem, checks={"output_exists": path.is_file(), "non_empty": False})
+    try:
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE __raw AS SELECT * FROM read_csv("
+            f"{_lit(str(path))}, all_varchar = true, header = true, delim = ',', quote = '\"', "
+            "escape = '\"', null_padding = true)"
+        )
+    except duckdb.Error as exc:
+        return failed(f"output is not a readable CSV: {str(exc).splitlines()[0]}",
+                      checks={"output_exists": True, "non_empty": False})
+    raw_cols: dict[str, str] = {}
+    for name, *_ in con.execute("DESCRIBE __raw").fetchall():
+        raw_cols.setdefault(name.strip().lstrip("\ufeff").strip().lower(), name)
+    n_agent = con.execute("SELECT count(*) FROM __raw").fetchone()[0]
+    if n_agent == 0:
+        return failed("output has a header but no rows", checks={"output_exists": True, "non_empty": False})
+    missing = [c for c in spec.required_columns if c not in raw_cols]
+    missing_keys = [c for c in spec.keys if c not in raw_cols]
+    if missing_keys:
+        return failed(f"missing key column(s): {', '.join(missing_keys)}", agent_rows=n_agent,
+                      missing_columns=missing,
+                      checks={"output_exists": True, "non_empty": True, "required_columns": False})
+
+    present = [c for c in spec.scored_columns if c in raw_cols]
+    select = ["rowid AS __rn"]
+    for i, c in enumerate(spec.keys):
+        select.append(f"{_parse_expr(_q(raw_cols[c]), kinds[c])} AS __k{i}")
+    for c in present:
+        col = _q(raw_cols[c])
+        select.append(f"{_parse_expr(col, kinds[c])} AS {_q('v_' + c)}")
+        select.append(f"({_empty_expr(col)}) AS {_q('e_' + c)}")
+        select.append(f"{col} AS {_q('s_' + c)}")
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE __agent AS SELECT * FROM (SELECT " + ", ".join(select)
+        + " FROM __raw) QUALIFY row_number() OVER (PARTITION BY "
+        + ", ".join(f"__k{i}" for i in range(len(spec.keys))) + " ORDER BY __rn) = 1"
+    )
+    n_keys = con.execute("SELECT count(*) FROM __agent").fetchone()[0]
+    join_on = " AND ".join(f"r.{_q(c)} = a.__k{i}" for i, c in enumerate(spec.keys))
+    n_found = con.execute(f"SELECT count(*) FROM __agent a JOIN __ref r ON {join_on}").fetchone()[0]
+    n_dup = n_agent - n_keys
+    n_extra = n_keys - n_found
+    denom = n_ref + n_extra + n_dup
+
+    scales = _scales(con, spec, kinds)
+    aggregates = []
+    for c in present:
+        aggregates.append(f"count_if({_match_expr(spec, c, kinds[c])})")
+        if c in scales:
+            aggregates.append(f"avg({_cost_expr(c, scales[c])}) FILTER (WHERE a.__rn IS NOT NULL)")
+    row = con.execute(
+        f"SELECT {', '.join(aggregates) or '0'} FROM __ref r LEFT JOIN __agent a ON {join_on}"
+    ).fetchone() if present else ()
+
+    columns: dict[str, ColumnScore] = {}
+    it = iter(row)
+    for c in spec.scored_columns:
+        kind = kinds[c]
+        tol = spec.timestamp_tolerance_seconds if kind == "timestamp" else spec.tolerance(c)
+        if c not in present:
+            columns[c] = ColumnScore(name=c, kind=kind, tolerance=tol, matched=0, denominator=denom,
+                                     match_rate=0.0, nmae=1.0 if c in scales else None)
+            continue
+        matched = int(next(it) or 0)
+        nmae = None
+        if c in scales:
+            nmae_val = next(it)
+            nmae = 1.0 if nmae_val is None else float(nmae_val)
+        rate = matched / denom if denom else 0.0
+        examples = [] if matched == n_ref and denom == n_ref else _examples(con, spec, c, kind, join_on)
+        columns[c] = ColumnScore(name=c, kind=kind, tolerance=tol, matched=matched, denominator=denom,
+                                 match_rate=rate, nmae=nmae, examples=examples)
+
+    precision = n_found / n_keys if n_keys else 0.0
+    recall = n_found / n_ref if n_ref else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    nmaes = [col.nmae for col in columns.values() if col.nmae is not None]
+    checks = {
+        "output_exists": True,
+        "non_empty": True,
+        "required_columns": not missing,
+        "coverage": recall >= spec.coverage_threshold,
+        "accuracy": all(col.match_rate >= spec.accuracy_threshold for col in columns.values()),
+    }
+    reward = sum(col.match_rate for col in columns.values()) / len(columns)
+    reason = ""
+    if missing:
+        reward = 0.0
+        reason = f"missing required column(s): {', '.join(missing)}"
+    elif not checks["coverage"]:
+        reason = f"row coverage {recall:.3f} below {spec.coverage_threshold}"
+    elif not checks["accuracy"]:
+        low = [c for c, col in columns.items() if col.match_rate < spec.accuracy_threshold]
+        reason = f"match rate below {spec.accuracy_threshold} in: {', '.join(low)}"
+    return ScoreResult(
+        task_id=spec.id, reward=reward, strict=all(checks.values()), key_precision=precision,
+        key_recall=recall, key_f1=f1, coverage=recall,
+        ordered_value_nmae=sum(nmaes) / len(nmaes) if nmaes else None, columns=columns, checks=checks,
+        reference_rows=n_ref, agent_rows=n_agent, extra_keys=n_extra, duplicate_rows=n_dup,
+        missing_columns=missing, reason=reason,
+    )
+
+
+def _file_problem(path: Path) -> str:
+    """Why the file cannot be scored at all, or '' when it can be read."""
+    if not path.is_file():
+        return f"output file {path} does not exist"
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    seen_text = False
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 22):
+            try:
+                text = decoder.decode(chunk)
+            except UnicodeDecodeError as exc:
+                return f"output is not UTF-8 text (bad byte at offset {exc.start}); save it as UTF-8"
+            seen_text = seen_text or bool(text.lstrip("\ufeff").strip())
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            return "output is not UTF-8 text (truncated character at the end); save it as UTF-8"
+    if not seen_text:
+        return "output file is empty"
+    return ""
+
+
+def _reference_kinds(con: duckdb.DuckDBPyConnection, reference: str, spec: TaskSpec) -> dict[str, str]:
+    types = {name: str(typ).upper() for name, typ, *_ in con.execute(f"DESCRIBE SELECT * FROM {reference}").fetchall()}
+    missing = [c for c in [*spec.keys, *spec.scored_columns] if c not in types]
+    if missing:
+        raise TaskError(f"reference {reference} lacks column(s) {', '.join(missing)}; rebuild the concepts")
+    kinds = {}
+    for name, typ in types.items():
+        if typ.startswith(_NUMERIC_TYPES):
+            kinds[name] = "numeric"
+        elif typ.startswith(("TIMESTAMP", "DATE")):
+            kinds[name] = "timestamp"
+        else:
+            kinds[name] = "string"
+    return kinds
+
+
+def _ref_expr(col: str, kind: str) -> str:
+    if kind == "numeric":
+        return f"CAST({_q(col)} AS DOUBLE)"
+    if kind == "timestamp":
+        return f"CAST({_q(col)} AS TIMESTAMP)"
+    return f"CAST({_q(col)} AS VARCHAR)"
+
+
+def _empty_expr(col: str) -> str:
+    tokens = ", ".join(_lit(t) for t in NULL_TOKENS)
+    return f"{col} IS NULL OR lower(trim({col})) IN ({tokens})"
+
+
+def _parse_expr(col: str, kind: str) -> str:
+    """Agent text -> typed value; NULL for empty or unparseable (the empty flag tells them apart)."""
+    v = f"trim({col})"
+    if kind == "numeric":
+        return (f"CASE WHEN lower({v}) IN ('true', 't', 'yes') THEN 1.0 "
+                f"WHEN lower({v}) IN ('false', 'f', 'no') THEN 0.0 ELSE TRY_CAST({v} AS DOUBLE) END")
+    if kind == "timestamp":
+        return f"TRY_CAST({v} AS TIMESTAMP)"
+    return f"CASE WHEN {_empty_expr(col)} THEN NULL ELSE {v} END"
+
+
+def _match_expr(spec: TaskSpec, c: str, kind: str) -> str:
+    r, a, e = f"r.{_q(c)}", f"a.{_q('v_' + c)}", f"a.{_q('e_' + c)}"
+    if kind == "numeric":
+        tol = spec.tolerance(c)
+        close = f"abs({r} - {a}) <= {tol!r} + {_EPS} * greatest(1.0, abs({r}))"
+    elif kind == "timestamp":
+        close = f"abs(epoch({r}) - epoch({a})) <= {spec.timestamp_tolerance_seconds!r} + {_EPS}"
+    else:
+        close = f"{r} = {a}"
+    both_empty = f"({r} IS NULL AND {e})"
+    return f"a.__rn IS NOT NULL AND ({both_empty} OR ({r} IS NOT NULL AND {a} IS NOT NULL AND {close}))"
+
+
+def _scales(con: duckdb.DuckDBPyConnection, spec: TaskSpec, kinds: dict[str, str]) -> dict[str, float]:
+    numeric = [c for c in spec.scored_columns if kinds[c] == "numeric"]
+    if not numeric:
+        return {}
+    row = con.execute("SELECT " + ", ".join(f"max({_q(c)}) - min({_q(c)})" for c in numeric) + " FROM __ref").fetchone()
+    return {c: (float(s) if s else 1.0) for c, s in zip(numeric, row)}
+
+
+def _cost_expr(c: str, scale: float) -> str:
+    r, a, e = f"r.{_q(c)}", f"a.{_q('v_' + c)}", f"a.{_q('e_' + c)}"
+    agent_empty = f"({a} IS NULL)"
+    return (f"CASE WHEN {r} IS NULL AND {agent_empty} THEN 0.0 "
+            f"WHEN {r} IS NULL OR {agent_empty} THEN 1.0 "
+            f"ELSE least(abs({a} - {r}) / {scale!r}, 1.0) END")
+
+
+def _examples(con: duckdb.DuckDBPyConnection, spec: TaskSpec, c: str, kind: str, join_on: str) -> list[dict[str, Any]]:
+    keys = ", ".join(f"r.{_q(k)}" for k in spec.keys)
+    rows = con.execute(
+        f"SELECT {keys}, CAST(r.{_q(c)} AS VARCHAR), a.{_q('s_' + c)}, a.__rn IS NULL "
+        f"FROM __ref r LEFT JOIN __agent a ON {join_on} WHERE NOT ({_match_expr(spec, c, kind)}) "
+        f"ORDER BY {keys} LIMIT {_EXAMPLES}"
+    ).fetchall()
+    out = []
+    for row in rows:
+        n = len(spec.keys)
+        out.append({
+            "key": {k: str(v) for k, v in zip(spec.keys, row[:n])},
+            "reference": row[n],
+            "agent": "(key missing)" if row[n + 2] else row[n + 1],
+        })
+    return out
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _lit(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"

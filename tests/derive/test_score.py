@@ -1,0 +1,203 @@
+"""Each scoring rule of TASKS.md, on small hand-made reference tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from clinbench.derive.catalogue import TaskSpec
+from clinbench.derive.score import score_against, score_output
+from clinbench.errors import TaskError
+
+
+def spec(**over) -> TaskSpec:
+    base = dict(
+        id="t", family="f", database="mimic-iv", mode="standard", reference="t",
+        keys=["stay_id"], scored_columns=["score", "dose"],
+        required_columns=["stay_id", "score", "dose"], tolerances={"dose": 0.01},
+        coverage_threshold=1.0, accuracy_threshold=1.0, skills=["s"], decoy_skill="d",
+    )
+    base.update(over)
+    return TaskSpec(**base)
+
+
+@pytest.fixture
+def con():
+    c = duckdb.connect()
+    c.execute("CREATE TABLE ref (stay_id INTEGER, score INTEGER, dose DOUBLE)")
+    c.execute("INSERT INTO ref VALUES (1, 3, 1.00), (2, 0, NULL), (3, 4, 0.25), (4, 1, 2.0)")
+    yield c
+    c.close()
+
+
+def write(tmp_path: Path, text: str | bytes, name: str = "out.csv") -> Path:
+    p = tmp_path / name
+    p.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return p
+
+
+def run(con, tmp_path, text, **over):
+    return score_against(spec(**over), write(tmp_path, text), con, "ref")
+
+
+PERFECT = "stay_id,score,dose\n1,3,1.0\n2,0,\n3,4,0.25\n4,1,2.0\n"
+
+
+def test_perfect_output(con, tmp_path):
+    r = run(con, tmp_path, PERFECT)
+    assert r.reward == 1.0 and r.strict
+    assert (r.key_precision, r.key_recall, r.key_f1, r.coverage) == (1.0, 1.0, 1.0, 1.0)
+    assert r.ordered_value_nmae == 0.0
+    assert r.columns["score"].examples == []
+
+
+def test_missing_key_lowers_recall_and_rate(con, tmp_path):
+    r = run(con, tmp_path, "stay_id,score,dose\n1,3,1.0\n2,0,\n3,4,0.25\n")
+    assert r.columns["score"].match_rate == 3 / 4
+    assert r.key_recall == 3 / 4 and r.key_precision == 1.0
+    assert r.key_f1 == pytest.approx(2 * 0.75 / 1.75)
+    assert not r.strict and "coverage" in r.reason
+    assert r.columns["score"].examples[0]["agent"] == "(key missing)"
+
+
+def test_extra_key_penalised_in_denominator(con, tmp_path):
+    r = run(con, tmp_path, PERFECT + "99,1,1.0\n")
+    assert r.extra_keys == 1
+    assert r.columns["score"].match_rate == 4 / 5
+    assert r.key_precision == 4 / 5 and r.key_recall == 1.0
+    assert r.reward == pytest.approx(0.8)
+
+
+def test_duplicates_keep_first_row_and_penalise(con, tmp_path):
+    # second row for stay 1 is correct but the first (wrong) one is kept
+    r = run(con, tmp_path, "stay_id,score,dose\n1,2,1.0\n1,3,1.0\n2,0,\n3,4,0.25\n4,1,2.0\n")
+    assert r.duplicate_rows == 1
+    assert r.columns["score"].matched == 3 and r.columns["score"].match_rate == 3 / 5
+    assert r.columns["dose"].match_rate == 4 / 5
+    assert r.key_precision == 1.0
+
+
+def test_tolerance_edges(con, tmp_path):
+    # dose tolerance 0.01: 1.01 vs 1.00 is exactly at tolerance and matches; 0.2601 vs 0.25 does not
+    r = run(con, tmp_path, "stay_id,score,dose\n1,3,1.01\n2,0,\n3,4,0.2601\n4,1,1.99\n")
+    assert r.columns["dose"].matched == 3
+    assert r.columns["dose"].examples[0]["key"] == {"stay_id": "3"}
+    # score is exact: 3.0 written as a float still matches, 3.5 does not
+    r = run(con, tmp_path, "stay_id,score,dose\n1,3.0,1\n2,0.5,\n3,4,0.25\n4,1,2\n")
+    assert r.columns["score"].matched == 3
+
+
+def test_both_empty_only_when_key_supplied(con, tmp_path):
+    r = run(con, tmp_path, "stay_id,score,dose\n1,3,1.0\n2,0,NULL\n3,4,0.25\n4,1,2.0\n")
+    assert r.columns["dose"].matched == 4
+    # stay 2 absent: its empty reference dose is not a match
+    r = run(con, tmp_path, "stay_id,score,dose\n1,3,1.0\n3,4,0.25\n4,1,2.0\n")
+    assert r.columns["dose"].matched == 3
+    # agent value where reference is empty: mismatch; garbage where reference has a value: mismatch
+    r = run(con, tmp_path, "stay_id,score,dose\n1,3,abc\n2,0,0\n3,4,0.25\n4,1,2.0\n")
+    assert r.columns["dose"].matched == 2
+
+
+def test_timestamp_tolerance_and_formats(tmp_path):
+    c = duckdb.connect()
+    c.execute("CREATE TABLE ref (stay_id INTEGER, starttime TIMESTAMP, status VARCHAR)")
+    c.execute("INSERT INTO ref VALUES (1, '2150-01-01 10:00:00', 'InvasiveVent'), (2, '2150-01-02 00:00:00', 'HFNC')")
+    s = dict(keys=["stay_id"], scored_columns=["starttime", "status"], required_columns=["stay_id", "starttime", "status"], tolerances={})
+    out = "stay_id,starttime,status\n1,2150-01-01T10:00:00,InvasiveVent\n2,2150-01-02 00:01:00,HFNC\n"
+    r = score_against(spec(**s), write(tmp_path, out), c, "ref")
+    assert r.columns["starttime"].matched == 1
+    r = score_against(spec(**s, timestamp_tolerance_seconds=60), write(tmp_path, out), c, "ref")
+    assert r.columns["starttime"].matched == 2
+    assert r.columns["status"].match_rate == 1.0
+    # strings are exact: case differs -> mismatch
+    r = score_against(spec(**s), write(tmp_path, out.replace("HFNC", "hfnc")), c, "ref")
+    assert r.columns["status"].matched == 1
+    assert r.ordered_value_nmae is None  # no numeric scored column
+
+
+def test_timestamp_key(tmp_path):
+    c = duckdb.connect()
+    c.execute("CREATE TABLE ref (stay_id INTEGER, charttime TIMESTAMP, uo DOUBLE)")
+    c.execute("INSERT INTO ref VALUES (1, '2150-01-01 10:00:00', 5), (1, '2150-01-01 11:00:00', 7)")
+    s = dict(keys=["stay_id", "charttime"], scored_columns=["uo"], required_columns=["stay_id", "charttime", "uo"], tolerances={})
+    r = score_against(spec(**s), write(tmp_path, "stay_id,charttime,uo\n1,2150-01-01T11:00:00,7\n1,2150-01-01 10:00,5\n"), c, "ref")
+    assert r.reward == 1.0 and r.strict
+
+
+def test_forgiving_reading(con, tmp_path):
+    text = '\ufeff Dose ,STAY_ID,Score\r\n"1.0", 1 ,"3"\r\n,2,false\r\n0.25,3,4\r\n2,4,true\r\n'
+    r = run(con, tmp_path, text)
+    assert r.reward == 1.0 and r.strict
+
+
+def test_boolean_reference(tmp_path):
+    c = duckdb.connect()
+    c.execute("CREATE TABLE ref (stay_id INTEGER, sepsis3 BOOLEAN)")
+    c.execute("INSERT INTO ref VALUES (1, true), (2, false)")
+    s = dict(scored_columns=["sepsis3"], required_columns=["stay_id", "sepsis3"], tolerances={})
+    for text in ("stay_id,sepsis3\n1,1\n2,0\n", "stay_id,sepsis3\n1,True\n2,FALSE\n"):
+        assert score_against(spec(**s), write(tmp_path, text), c, "ref").reward == 1.0
+
+
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        (b"", "empty"),
+        (b"  \r\n", "empty"),
+        (b"stay_id,score,dose\n", "no rows"),
+        (b"stay_id,score,dose\n1,3,\xff\xfe\n", "UTF-8"),
+        (b"stay_id,score\n1,3\n", "missing required column(s): dose"),
+        (b"score,dose\n3,1\n", "missing key column(s): stay_id"),
+    ],
+)
+def test_malformed_files_score_zero_with_reason(con, tmp_path, content, reason):
+    r = run(con, tmp_path, content)
+    assert r.reward == 0.0 and not r.strict
+    assert reason in r.reason
+
+
+def test_missing_file(con, tmp_path):
+    r = score_against(spec(), tmp_path / "nope.csv", con, "ref")
+    assert r.reward == 0.0 and "does not exist" in r.reason
+
+
+def test_unparseable_csv(con, tmp_path):
+    r = run(con, tmp_path, 'stay_id,score,dose\n1,"3,1\n2,"0,,\n')
+    assert r.reward < 1.0 and not r.strict
+
+
+def test_ordered_nmae(con, tmp_path):
+    # score scale = 4 - 0 = 4; dose scale = 2.0 - 0.25 = 1.75
+    r = run(con, tmp_path, "stay_id,score,dose\n1,1,1.0\n2,0,5\n3,4,\n")
+    # score costs: |1-3|/4 = .5, 0, 0 -> mean .5/3 ; dose: 0, 1 (ref empty), 1 (agent empty) -> 2/3
+    assert r.columns["score"].nmae == pytest.approx(0.5 / 3)
+    assert r.columns["dose"].nmae == pytest.approx(2 / 3)
+    assert r.ordered_value_nmae == pytest.approx((0.5 / 3 + 2 / 3) / 2)
+
+
+def test_accuracy_threshold(con, tmp_path):
+    out = "stay_id,score,dose\n1,3,1.0\n2,0,\n3,4,0.25\n4,2,2.0\n"
+    assert not run(con, tmp_path, out).strict
+    r = run(con, tmp_path, out, accuracy_threshold=0.75)
+    assert r.strict and r.reward == pytest.approx((0.75 + 1) / 2)
+
+
+def test_score_output_needs_built_reference(tmp_path):
+    db = tmp_path / "x.duckdb"
+    duckdb.connect(str(db)).close()
+    with pytest.raises(TaskError, match="concepts build"):
+        score_output("mimic-meld-24h", write(tmp_path, "a\n1\n"), db)
+
+
+def test_score_output_reads_target_table(tmp_path):
+    db = tmp_path / "x.duckdb"
+    c = duckdb.connect(str(db))
+    c.execute("CREATE SCHEMA mimiciv_derived")
+    c.execute("CREATE TABLE mimiciv_derived.target_meld_24h (subject_id INTEGER, hadm_id INTEGER, stay_id INTEGER, meld DOUBLE)")
+    c.execute("INSERT INTO mimiciv_derived.target_meld_24h VALUES (1, 10, 100, 20.0), (2, 20, 200, 7.5)")
+    c.close()
+    out = write(tmp_path, "subject_id,hadm_id,stay_id,meld\n1,10,100,21\n2,20,200,9\n")
+    r = score_output("mimic-meld-24h", out, db)  # meld tolerance 1.0 point
+    assert r.columns["meld"].matched == 1 and r.reward == 0.5
