@@ -1,0 +1,106 @@
+"""`clinbench stats`: the paired comparison of two conditions, as tables or JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from clinbench.stats.compare import Comparison, Interval, StrictCount
+
+
+def _ci(ci: Interval | None) -> str:
+    return "—" if ci is None else f"[{ci.lo:+.3f}, {ci.hi:+.3f}]"
+
+
+def _strict(s: StrictCount | None) -> str:
+    return "—" if s is None else f"{s.passed}/{s.runs}"
+
+
+def _p(p: float) -> str:
+    return f"{p:.2e}" if p < 1e-3 else f"{p:.4f}"
+
+
+def print_comparison(c: Comparison, console: Console) -> None:
+    a, b = c.condition_a, c.condition_b
+    console.print(f"[bold]{a} → {b}[/]  ({c.tasks} tasks, {c.families} families; {c.runs_a} vs {c.runs_b} runs; source {c.source})")
+    head = Table(title="Headline (task-balanced)", show_header=True)
+    head.add_column("figure")
+    head.add_column("value")
+    head.add_row(f"mean reward {a}", f"{c.mean_a:.3f}")
+    head.add_row(f"mean reward {b}", f"{c.mean_b:.3f}")
+    head.add_row("delta", f"{c.delta:+.3f}")
+    head.add_row("tasks improving", f"{c.improving}/{c.tasks}")
+    level = f"{c.level:.0%}"
+    head.add_row(f"{level} CI, task-cluster", _ci(c.ci_task))
+    head.add_row(f"{level} CI, family-cluster", _ci(c.ci_family))
+    fb = "—" if c.ci_family_balanced is None else f"{c.family_balanced_delta:+.3f} {_ci(c.ci_family_balanced)}"
+    head.add_row(f"family-balanced delta, {level} CI", fb)
+    head.add_row("sign-flip p (two-sided)", _p(c.sign_flip_p))
+    head.add_row(f"strict passes {a}", _strict(c.strict_a))
+    head.add_row(f"strict passes {b}", _strict(c.strict_b))
+    for name, m in (("key F1", c.key_f1), ("ordered nMAE (lower is better)", c.ordered_value_nmae)):
+        if m is not None:
+            head.add_row(name, f"{m.mean_a:.3f} → {m.mean_b:.3f}, delta {m.delta:+.3f} {_ci(m.ci_task)} ({m.n_tasks} tasks)")
+    console.print(head)
+    console.print(
+        f"bootstrap: {c.draws:,} draws, seed {c.seed}; sign-flip: {c.permutation_draws:,} draws; "
+        f"per-task CIs: {c.task_draws:,} draws over each task's runs; "
+        f"{c.flagged_excluded} flagged runs excluded; {c.missing_reward} runs without a reward counted as 0",
+        highlight=False,
+    )
+    if c.unpaired_tasks:
+        console.print(f"[yellow]unpaired (left out):[/] {', '.join(c.unpaired_tasks)}")
+    if c.groups:
+        g = Table(title=f"By {c.groups[0].by}")
+        for col in (c.groups[0].by, "tasks", a, b, "delta", "CI (task)", "improving", "p", f"strict {a}", f"strict {b}"):
+            g.add_column(col)
+        for row in c.groups:
+            g.add_row(row.value, str(row.tasks), f"{row.mean_a:.3f}", f"{row.mean_b:.3f}", f"{row.delta:+.3f}",
+                      _ci(row.ci_task), f"{row.improving}/{row.tasks}", _p(row.sign_flip_p),
+                      _strict(row.strict_a), _strict(row.strict_b))
+        console.print(g)
+    if c.per_family:
+        f = Table(title="By family")
+        for col in ("family", "tasks", a, b, "delta", "improving"):
+            f.add_column(col)
+        for row in c.per_family:
+            f.add_row(row.family, str(row.tasks), f"{row.mean_a:.3f}", f"{row.mean_b:.3f}", f"{row.delta:+.3f}", f"{row.improving}/{row.tasks}")
+        console.print(f)
+    t = Table(title="By task (CI: bootstrap over the task's runs)")
+    for col in ("task", "family", "runs", a, b, "delta", "CI", f"strict {a}", f"strict {b}"):
+        t.add_column(col)
+    for row in c.per_task:
+        t.add_row(row.task, row.family, f"{row.runs_a}+{row.runs_b}", f"{row.mean_a:.3f}", f"{row.mean_b:.3f}",
+                  f"{row.delta:+.3f}", _ci(row.ci), _strict(row.strict_a), _strict(row.strict_b))
+    console.print(t)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("stats")
+    def stats(
+        source: Path = typer.Argument(..., help="campaign folder (with results.duckdb) or per-run CSV"),
+        compare: str = typer.Option("no-skill:with-skill", "--compare", help="conditions A:B; delta = B − A"),
+        by: str | None = typer.Option(None, "--by", help="also compare per value of: model, schema, agent"),
+        as_json: bool = typer.Option(False, "--json", help="print the full result as JSON"),
+        seed: int = typer.Option(0, "--seed", help="seed of every bootstrap and sign-flip draw"),
+        draws: int = typer.Option(20000, "--draws", help="bootstrap draws"),
+        permutation_draws: int = typer.Option(200000, "--permutation-draws", help="sign-flip draws"),
+        include_flagged: bool = typer.Option(False, "--include-flagged", help="keep runs the audit marked unpublishable"),
+        schema: str | None = typer.Option(None, "--schema", help="only runs of this schema variant"),
+        benchmark: str = typer.Option("derive", "--benchmark", help="derive or dx (campaign stores hold both)"),
+    ) -> None:
+        """Compare two conditions: task-balanced means, paired deltas, bootstrap CIs, sign-flip p."""
+        from clinbench.stats.analysis import analyse
+
+        result = analyse(
+            source, compare, by=by, seed=seed, draws=draws, permutation_draws=permutation_draws,
+            include_flagged=include_flagged, schema=schema, benchmark=benchmark,
+        )
+        if as_json:
+            print(json.dumps(result.to_dict(), indent=2))
+        else:
+            print_comparison(result, Console())

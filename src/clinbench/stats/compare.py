@@ -1,0 +1,377 @@
+"""Paired comparison of two conditions, as the M4Bench analysis defines it.
+
+* Task-balanced mean of a condition: mean reward of each task over its runs (every model and
+  trial), then the mean over tasks.
+* Paired delta of a task: its mean under B minus its mean under A; the headline is the mean
+  of those deltas with "k of n tasks improving" (delta > 0).
+* 95% CIs are percentile bootstraps: task-cluster (resample task deltas), family-cluster
+  (resample families, pool their tasks' deltas), family-balanced (resample per-family mean
+  deltas; its point estimate is the mean of family means).
+* Sign-flip p: flip each task delta's sign at random; p = (hits + 1) / (draws + 1), a hit
+  being |mean of flipped| >= |observed mean|.
+* Strict passes: runs that pass every strict check, out of the condition's runs.
+* key-F1 and ordered-nMAE deltas: the same task-balanced pairing on those columns, over the
+  tasks where both conditions have values, with a task-cluster CI.
+* Per-task CI (forest plot): percentile bootstrap over that task's runs, resampling each
+  condition's runs separately (``task_draws`` draws).
+
+Only tasks run under both conditions are paired; the rest are listed as unpaired.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from clinbench.stats._draws import chunks
+from clinbench.stats.bootstrap import (
+    bootstrap_distribution,
+    cluster_bootstrap_distribution,
+    percentile_interval,
+)
+from clinbench.stats.errors import StatsError
+from clinbench.stats.families import task_families
+from clinbench.stats.permutation import sign_flip_test
+from clinbench.stats.runs import Runs
+
+GROUP_COLUMNS = ("model", "schema", "agent")
+
+
+@dataclass
+class Interval:
+    lo: float
+    hi: float
+
+
+@dataclass
+class PairedMetric:
+    """A task-balanced paired comparison of one per-run metric."""
+
+    n_tasks: int
+    mean_a: float
+    mean_b: float
+    delta: float
+    ci_task: Interval | None
+
+
+@dataclass
+class StrictCount:
+    passed: int
+    runs: int
+
+
+@dataclass
+class TaskRow:
+    task: str
+    family: str
+    runs_a: int
+    runs_b: int
+    mean_a: float
+    mean_b: float
+    delta: float
+    ci: Interval
+    strict_a: StrictCount | None
+    strict_b: StrictCount | None
+
+
+@dataclass
+class FamilyRow:
+    family: str
+    tasks: int
+    mean_a: float
+    mean_b: float
+    delta: float
+    improving: int
+
+
+@dataclass
+class GroupRow:
+    """The headline restricted to one value of a grouping column (e.g. one model)."""
+
+    by: str
+    value: str
+    tasks: int
+    mean_a: float
+    mean_b: float
+    delta: float
+    improving: int
+    ci_task: Interval
+    sign_flip_p: float
+    strict_a: StrictCount | None
+    strict_b: StrictCount | None
+
+
+@dataclass
+class Comparison:
+    source: str
+    condition_a: str
+    condition_b: str
+    seed: int
+    draws: int
+    permutation_draws: int
+    task_draws: int
+    level: float
+    runs_a: int
+    runs_b: int
+    flagged_excluded: int
+    missing_reward: int
+    tasks: int
+    families: int
+    mean_a: float
+    mean_b: float
+    delta: float
+    improving: int
+    ci_task: Interval
+    ci_family: Interval | None
+    ci_family_balanced: Interval | None
+    family_balanced_delta: float
+    sign_flip_p: float
+    strict_a: StrictCount | None
+    strict_b: StrictCount | None
+    key_f1: PairedMetric | None
+    ordered_value_nmae: PairedMetric | None
+    per_task: list[TaskRow]
+    per_family: list[FamilyRow]
+    unpaired_tasks: list[str] = field(default_factory=list)
+    groups: list[GroupRow] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data; NaN (a figure that does not exist) becomes None."""
+        return _no_nan(asdict(self))
+
+
+def _no_nan(value: Any) -> Any:
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_no_nan(v) for v in value]
+    return value
+
+
+def parse_compare(spec: str) -> tuple[str, str]:
+    """``"A:B"`` → (A, B): B is compared against A (delta = B − A)."""
+    parts = spec.split(":")
+    if len(parts) != 2 or not all(p.strip() for p in parts) or parts[0] == parts[1]:
+        raise StatsError(f"--compare takes two different conditions as A:B (e.g. no-skill:with-skill), got {spec!r}")
+    return parts[0].strip(), parts[1].strip()
+
+
+def _group_means(keys: np.ndarray, values: np.ndarray) -> dict[str, tuple[float, int]]:
+    """Mean and count of the non-NaN values per key."""
+    ok = ~np.isnan(values)
+    labels, inverse = np.unique(keys[ok], return_inverse=True)
+    sums = np.bincount(inverse, weights=values[ok], minlength=labels.size)
+    counts = np.bincount(inverse, minlength=labels.size)
+    return {str(k): (float(s / c), int(c)) for k, s, c in zip(labels, sums, counts)}
+
+
+def _strict(runs: Runs, mask: np.ndarray) -> StrictCount | None:
+    values = runs.strict[mask]
+    if values.size == 0 or np.all(np.isnan(values)):
+        return None
+    known = values[~np.isnan(values)]
+    return StrictCount(passed=int(np.sum(known == 1.0)), runs=int(values.size))
+
+
+def _paired_metric(runs: Runs, a: str, b: str, tasks: list[str], values: np.ndarray, *, draws: int, seed: int, level: float) -> PairedMetric | None:
+    mask_a = runs.condition == a
+    mask_b = runs.condition == b
+    means_a = _group_means(runs.task[mask_a], values[mask_a])
+    means_b = _group_means(runs.task[mask_b], values[mask_b])
+    common = [t for t in tasks if t in means_a and t in means_b]
+    if not common:
+        return None
+    xa = np.array([means_a[t][0] for t in common])
+    xb = np.array([means_b[t][0] for t in common])
+    d = xb - xa
+    return PairedMetric(
+        n_tasks=len(common),
+        mean_a=float(xa.mean()),
+        mean_b=float(xb.mean()),
+        delta=float(d.mean()),
+        ci_task=Interval(*percentile_interval(bootstrap_distribution(d, draws=draws, seed=seed), level)),
+    )
+
+
+def _within_task_ci(ra: np.ndarray, rb: np.ndarray, *, draws: int, seed: int, level: float) -> Interval:
+    """Bootstrap of mean(B) − mean(A) resampling each condition's runs of one task."""
+    out = np.empty(draws)
+    start = 0
+    for rng, rows in chunks(draws, ra.size + rb.size, seed):
+        ia = rng.integers(0, ra.size, size=(rows, ra.size))
+        ib = rng.integers(0, rb.size, size=(rows, rb.size))
+        out[start : start + rows] = rb[ib].mean(axis=1) - ra[ia].mean(axis=1)
+        start += rows
+    return Interval(*percentile_interval(out, level))
+
+
+def _headline(deltas: np.ndarray, *, draws: int, perm_draws: int, seed: int, level: float) -> tuple[Interval, float]:
+    ci = Interval(*percentile_interval(bootstrap_distribution(deltas, draws=draws, seed=seed), level))
+    return ci, sign_flip_test(deltas, draws=perm_draws, seed=seed)
+
+
+def compare(
+    runs: Runs,
+    a: str,
+    b: str,
+    *,
+    by: str | None = None,
+    draws: int = 20000,
+    permutation_draws: int = 200000,
+    task_draws: int = 5000,
+    seed: int = 0,
+    level: float = 0.95,
+    families: dict[str, str] | None = None,
+) -> Comparison:
+    """Compare condition ``b`` against condition ``a`` (delta = b − a); see the module docstring.
+
+    ``families`` maps task → family; by default it comes from the task catalogue (derive
+    runs) and is absent for dx runs (no family statistics).
+    """
+    present = sorted(set(runs.condition.tolist()))
+    for cond in (a, b):
+        if cond not in present:
+            raise StatsError(f"no runs under condition {cond!r}; conditions present: {', '.join(present) or 'none'}")
+    schemas = sorted(set(runs.schema[(runs.condition == a) | (runs.condition == b)].tolist()))
+    if len(schemas) > 1:
+        raise StatsError(
+            f"runs span schema variants {', '.join(schemas)}; pass --schema to compare within one variant"
+        )
+    if by is not None and by not in GROUP_COLUMNS:
+        raise StatsError(f"--by takes one of {', '.join(GROUP_COLUMNS)}, got {by!r}")
+
+    mask_a = runs.condition == a
+    mask_b = runs.condition == b
+    tasks_a = set(runs.task[mask_a].tolist())
+    tasks_b = set(runs.task[mask_b].tolist())
+    tasks = sorted(tasks_a & tasks_b)
+    if not tasks:
+        raise StatsError(f"no task has runs under both {a!r} and {b!r}; nothing to pair")
+    unpaired = sorted(tasks_a ^ tasks_b)
+    if families is None:
+        families = task_families(tasks) if runs.benchmark == "derive" else {}
+    paired = np.isin(runs.task, tasks)
+    mask_a &= paired
+    mask_b &= paired
+
+    means_a = _group_means(runs.task[mask_a], runs.reward[mask_a])
+    means_b = _group_means(runs.task[mask_b], runs.reward[mask_b])
+    xa = np.array([means_a[t][0] for t in tasks])
+    xb = np.array([means_b[t][0] for t in tasks])
+    deltas = xb - xa
+    ci_task, p = _headline(deltas, draws=draws, perm_draws=permutation_draws, seed=seed, level=level)
+
+    fam_of = [families.get(t, "") for t in tasks]
+    fam_names = sorted(set(fam_of)) if families else []
+    ci_family = ci_family_balanced = None
+    family_balanced_delta = float("nan")
+    per_family: list[FamilyRow] = []
+    if fam_names:
+        fam_arr = np.asarray(fam_of, dtype=object)
+        for fam in fam_names:
+            sel = fam_arr == fam
+            per_family.append(
+                FamilyRow(
+                    family=fam,
+                    tasks=int(sel.sum()),
+                    mean_a=float(xa[sel].mean()),
+                    mean_b=float(xb[sel].mean()),
+                    delta=float(deltas[sel].mean()),
+                    improving=int((deltas[sel] > 0).sum()),
+                )
+            )
+        family_means = np.array([row.delta for row in per_family])
+        family_balanced_delta = float(family_means.mean())
+        if len(fam_names) > 1:
+            ci_family = Interval(*percentile_interval(
+                cluster_bootstrap_distribution(deltas, fam_of, draws=draws, seed=seed), level))
+            ci_family_balanced = Interval(*percentile_interval(
+                bootstrap_distribution(family_means, draws=draws, seed=seed), level))
+
+    per_task: list[TaskRow] = []
+    for i, task in enumerate(tasks):
+        ta = mask_a & (runs.task == task)
+        tb = mask_b & (runs.task == task)
+        per_task.append(
+            TaskRow(
+                task=task,
+                family=fam_of[i],
+                runs_a=int(ta.sum()),
+                runs_b=int(tb.sum()),
+                mean_a=float(xa[i]),
+                mean_b=float(xb[i]),
+                delta=float(deltas[i]),
+                ci=_within_task_ci(runs.reward[ta], runs.reward[tb], draws=task_draws, seed=seed + i, level=level),
+                strict_a=_strict(runs, ta),
+                strict_b=_strict(runs, tb),
+            )
+        )
+
+    groups: list[GroupRow] = []
+    if by is not None:
+        column = getattr(runs, by)
+        for value in sorted(set(column[mask_a | mask_b].tolist())):
+            gm = column == value
+            ga = _group_means(runs.task[mask_a & gm], runs.reward[mask_a & gm])
+            gb = _group_means(runs.task[mask_b & gm], runs.reward[mask_b & gm])
+            gtasks = [t for t in tasks if t in ga and t in gb]
+            if not gtasks:
+                continue
+            gxa = np.array([ga[t][0] for t in gtasks])
+            gxb = np.array([gb[t][0] for t in gtasks])
+            gd = gxb - gxa
+            gci, gp = _headline(gd, draws=draws, perm_draws=permutation_draws, seed=seed, level=level)
+            in_tasks = np.isin(runs.task, gtasks)
+            groups.append(
+                GroupRow(
+                    by=by,
+                    value=str(value),
+                    tasks=len(gtasks),
+                    mean_a=float(gxa.mean()),
+                    mean_b=float(gxb.mean()),
+                    delta=float(gd.mean()),
+                    improving=int((gd > 0).sum()),
+                    ci_task=gci,
+                    sign_flip_p=gp,
+                    strict_a=_strict(runs, mask_a & gm & in_tasks),
+                    strict_b=_strict(runs, mask_b & gm & in_tasks),
+                )
+            )
+
+    return Comparison(
+        source=runs.source,
+        condition_a=a,
+        condition_b=b,
+        seed=seed,
+        draws=draws,
+        permutation_draws=permutation_draws,
+        task_draws=task_draws,
+        level=level,
+        runs_a=int(mask_a.sum()),
+        runs_b=int(mask_b.sum()),
+        flagged_excluded=runs.n_flagged_excluded,
+        missing_reward=runs.n_missing_reward,
+        tasks=len(tasks),
+        families=len(fam_names),
+        mean_a=float(xa.mean()),
+        mean_b=float(xb.mean()),
+        delta=float(deltas.mean()),
+        improving=int((deltas > 0).sum()),
+        ci_task=ci_task,
+        ci_family=ci_family,
+        ci_family_balanced=ci_family_balanced,
+        family_balanced_delta=family_balanced_delta,
+        sign_flip_p=p,
+        strict_a=_strict(runs, mask_a),
+        strict_b=_strict(runs, mask_b),
+        key_f1=_paired_metric(runs, a, b, tasks, runs.key_f1, draws=draws, seed=seed, level=level),
+        ordered_value_nmae=_paired_metric(runs, a, b, tasks, runs.nmae, draws=draws, seed=seed, level=level),
+        per_task=per_task,
+        per_family=per_family,
+        unpaired_tasks=unpaired,
+        groups=groups,
+    )

@@ -1,0 +1,244 @@
+"""Load per-run results from a campaign directory or a per-run CSV into one shape.
+
+Sources:
+* a campaign directory holding ``results.duckdb`` (table ``runs``; ``column_scores`` when
+  present), read with DuckDB directly;
+* a per-run CSV with at least task, condition, model, trial, reward, and optionally
+  ``strict`` or ``passed`` + ``total_tests`` (strict = passed == total_tests), key_f1,
+  ordered_value_nmae, publishable, schema, run_id, evidence_dir. M4Bench's published
+  ``final_codex_runs.csv`` is such a file.
+
+Runs whose ``publishable`` is false are dropped unless ``include_flagged``. A run with no
+reward (it errored or timed out before producing a scorable output) counts as reward 0:
+leaving it out would reward failing loudly over answering badly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import numpy as np
+
+from clinbench.stats.errors import StatsError
+
+STORE_FILE = "results.duckdb"
+REQUIRED = ("task", "condition", "model", "trial", "reward")
+BENCHMARKS = ("derive", "dx")
+
+
+@dataclass
+class Runs:
+    """Per-run columns as aligned arrays (one element a run)."""
+
+    source: str
+    task: np.ndarray
+    condition: np.ndarray
+    model: np.ndarray
+    trial: np.ndarray
+    schema: np.ndarray
+    reward: np.ndarray
+    strict: np.ndarray  # float: 1.0 pass, 0.0 fail, NaN unknown
+    key_f1: np.ndarray  # NaN when unknown
+    nmae: np.ndarray  # NaN when unknown
+    run_id: np.ndarray
+    evidence_dir: np.ndarray  # absolute path or "" when none
+    agent: np.ndarray
+    status: np.ndarray
+    n_flagged_excluded: int = 0
+    n_missing_reward: int = 0
+    benchmark: str = "derive"
+    # column_scores rows (run_id, column_name, match_rate, nmae) when the source has them
+    column_scores: list[tuple[str, str, float | None, float | None]] = field(default_factory=list)
+    # directory the source lives in (evidence paths in a store are relative to it)
+    base_dir: Path | None = None
+
+    def __len__(self) -> int:
+        return int(self.task.size)
+
+    def subset(self, mask: np.ndarray) -> "Runs":
+        arrays = {
+            name: getattr(self, name)[mask]
+            for name in (
+                "task", "condition", "model", "trial", "schema", "reward", "strict", "key_f1",
+                "nmae", "run_id", "evidence_dir", "agent", "status",
+            )
+        }
+        keep = set(arrays["run_id"].tolist()) if self.column_scores else set()
+        return Runs(
+            source=self.source,
+            n_flagged_excluded=self.n_flagged_excluded,
+            n_missing_reward=self.n_missing_reward,
+            benchmark=self.benchmark,
+            column_scores=[c for c in self.column_scores if c[0] in keep],
+            base_dir=self.base_dir,
+            **arrays,
+        )
+
+    @property
+    def has_strict(self) -> bool:
+        return bool(np.any(~np.isnan(self.strict)))
+
+
+def load_runs(source: str | Path, *, include_flagged: bool = False, benchmark: str = "derive") -> Runs:
+    """Read runs from a campaign directory or a per-run CSV (see the module docstring)."""
+    path = Path(source)
+    if benchmark not in BENCHMARKS:
+        raise StatsError(f"unknown benchmark {benchmark!r}; use one of {', '.join(BENCHMARKS)}")
+    if path.is_dir():
+        store = path / STORE_FILE
+        if not store.exists():
+            raise StatsError(f"{path} holds no {STORE_FILE}: pass a campaign's --out folder or a per-run CSV")
+        return _load_store(store, include_flagged=include_flagged, benchmark=benchmark)
+    if not path.exists():
+        raise StatsError(f"{path} does not exist: pass a campaign's --out folder or a per-run CSV")
+    if path.suffix.lower() not in (".csv", ".gz", ".tsv"):
+        raise StatsError(f"{path} is neither a campaign folder nor a .csv file; pass one of those")
+    return _load_csv(path, include_flagged=include_flagged, benchmark=benchmark)
+
+
+def _column_expr(columns: set[str]) -> dict[str, str]:
+    """SQL for each normalised column given which source columns exist."""
+
+    def have(name: str) -> bool:
+        return name in columns
+
+    if have("strict"):
+        strict = "CAST(strict AS BOOLEAN)"
+    elif have("passed") and have("total_tests"):
+        strict = "(CAST(passed AS BIGINT) = CAST(total_tests AS BIGINT))"
+    else:
+        strict = "CAST(NULL AS BOOLEAN)"
+    return {
+        "task": "CAST(task AS VARCHAR)",
+        "condition": "CAST(condition AS VARCHAR)",
+        "model": "coalesce(CAST(model AS VARCHAR), '')",
+        "trial": "coalesce(CAST(trial AS BIGINT), 0)",
+        "schema": "coalesce(CAST(schema AS VARCHAR), 'native')" if have("schema") else "'native'",
+        "reward": "CAST(reward AS DOUBLE)",
+        "strict": f"CAST({strict} AS DOUBLE)",
+        "key_f1": "CAST(key_f1 AS DOUBLE)" if have("key_f1") else "CAST(NULL AS DOUBLE)",
+        "nmae": "CAST(ordered_value_nmae AS DOUBLE)" if have("ordered_value_nmae") else "CAST(NULL AS DOUBLE)",
+        "run_id": "coalesce(CAST(run_id AS VARCHAR), '')" if have("run_id") else "''",
+        "evidence_dir": "coalesce(CAST(evidence_dir AS VARCHAR), '')" if have("evidence_dir") else "''",
+        "agent": "coalesce(CAST(agent AS VARCHAR), '')" if have("agent") else "''",
+        "status": "coalesce(CAST(status AS VARCHAR), 'ok')" if have("status") else "'ok'",
+        "publishable": "coalesce(CAST(publishable AS BOOLEAN), TRUE)" if have("publishable") else "TRUE",
+    }
+
+
+def _select(con: duckdb.DuckDBPyConnection, relation: str, where: str, source: str) -> dict[str, np.ndarray]:
+    columns = {r[0].lower() for r in con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()}
+    missing = [c for c in REQUIRED if c not in columns]
+    if missing:
+        raise StatsError(
+            f"{source} lacks column(s) {', '.join(missing)}; a per-run table needs {', '.join(REQUIRED)}"
+        )
+    exprs = _column_expr(columns)
+    sql = f"SELECT {', '.join(f'{e} AS {n}' for n, e in exprs.items())} FROM {relation}{where}"
+    try:
+        data = con.execute(sql).fetchnumpy()
+    except duckdb.Error as exc:
+        raise StatsError(f"{source}: cannot read the runs ({str(exc).splitlines()[0]}); check the column types") from exc
+    return dict(data)  # keep masked arrays: their masks are the NULLs
+
+
+def _to_runs(data: dict[str, np.ndarray], *, source: str, include_flagged: bool, benchmark: str, base_dir: Path) -> Runs:
+    def floats(name: str) -> np.ndarray:
+        col = data[name]
+        if np.ma.isMaskedArray(col):
+            return col.filled(np.nan).astype(float)
+        return np.asarray(col, dtype=float)
+
+    def strings(name: str) -> np.ndarray:
+        col = data[name]
+        if np.ma.isMaskedArray(col):
+            col = col.filled("")
+        return np.asarray([("" if v is None else str(v)) for v in col], dtype=object)
+
+    task = strings("task")
+    if np.any(task == ""):
+        raise StatsError(f"{source}: some runs have no task; every run needs its task id")
+    condition = strings("condition")
+    if np.any(condition == ""):
+        raise StatsError(f"{source}: some runs have no condition; every run needs its condition")
+    publishable = np.asarray(
+        data["publishable"].filled(True) if np.ma.isMaskedArray(data["publishable"]) else data["publishable"], dtype=bool
+    )
+    reward = floats("reward")
+    missing_reward = np.isnan(reward)
+    reward = np.where(missing_reward, 0.0, reward)
+    strict = floats("strict")
+    # a run without a scorable output did not pass
+    strict = np.where(missing_reward & np.isnan(strict), 0.0, strict)
+    evidence = strings("evidence_dir")
+    evidence = np.asarray([str((base_dir / e).resolve()) if e else "" for e in evidence], dtype=object)
+    runs = Runs(
+        source=source,
+        task=task,
+        condition=condition,
+        model=strings("model"),
+        trial=np.asarray(data["trial"], dtype=np.int64),
+        schema=strings("schema"),
+        reward=reward,
+        strict=strict,
+        key_f1=floats("key_f1"),
+        nmae=floats("nmae"),
+        run_id=strings("run_id"),
+        evidence_dir=evidence,
+        agent=strings("agent"),
+        status=strings("status"),
+        benchmark=benchmark,
+        base_dir=base_dir,
+    )
+    runs.n_missing_reward = int(missing_reward.sum())
+    if include_flagged:
+        return runs
+    kept = runs.subset(publishable)
+    kept.n_flagged_excluded = int((~publishable).sum())
+    kept.n_missing_reward = int((missing_reward & publishable).sum())
+    return kept
+
+
+def _load_csv(path: Path, *, include_flagged: bool, benchmark: str) -> Runs:
+    con = duckdb.connect()
+    try:
+        try:
+            con.execute(
+                "CREATE TEMP TABLE src AS SELECT * FROM read_csv(?, header = true, auto_detect = true, sample_size = -1)",
+                [str(path)],
+            )
+        except duckdb.Error as exc:
+            raise StatsError(f"{path}: not a readable CSV ({str(exc).splitlines()[0]})") from exc
+        columns = {r[0].lower() for r in con.execute("DESCRIBE src").fetchall()}
+        where = ""
+        if "benchmark" in columns:
+            where = f" WHERE coalesce(benchmark, 'derive') = '{benchmark}'"
+        data = _select(con, "src", where, str(path))
+    finally:
+        con.close()
+    return _to_runs(data, source=str(path), include_flagged=include_flagged, benchmark=benchmark, base_dir=path.parent)
+
+
+def _load_store(store: Path, *, include_flagged: bool, benchmark: str) -> Runs:
+    try:
+        con = duckdb.connect(str(store), read_only=True)
+    except duckdb.Error as exc:
+        raise StatsError(f"cannot open {store} ({str(exc).splitlines()[0]}); wait for the campaign to finish writing") from exc
+    try:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        if "runs" not in tables:
+            raise StatsError(f"{store} has no runs table; it is not a clinbench results store")
+        data = _select(con, "runs", f" WHERE benchmark = '{benchmark}'", str(store))
+        scores: list[tuple[str, str, float | None, float | None]] = []
+        if "column_scores" in tables:
+            scores = [tuple(r) for r in con.execute(
+                "SELECT run_id, column_name, match_rate, nmae FROM column_scores ORDER BY run_id, column_name"
+            ).fetchall()]
+    finally:
+        con.close()
+    runs = _to_runs(data, source=str(store.parent), include_flagged=include_flagged, benchmark=benchmark, base_dir=store.parent)
+    keep = set(runs.run_id.tolist())
+    runs.column_scores = [s for s in scores if s[0] in keep]
+    return runs

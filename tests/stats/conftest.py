@@ -1,0 +1,22 @@
+"""Fixtures of the stats tests: small per-run tables written by code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from stats_fixtures import M4BENCH_RUNS, write_hand_csv
+
+
+@pytest.fixture
+def hand_csv(tmp_path: Path) -> Path:
+    return write_hand_csv(tmp_path / "runs.csv")
+
+
+@pytest.fixture
+def m4bench_runs() -> Path:
+    if not M4BENCH_RUNS.exists():
+        pytest.skip(f"{M4BENCH_RUNS} is absent: M4Bench's published runs live in ../shared/data beside the repository")
+    return M4BENCH_RUNS
+
+

@@ -1,0 +1,225 @@
+"""The paired comparison on a 3-task, 2-family example worked by hand.
+
+Runs (two per task and condition, models m1 then m2; reward, strict):
+
+    task                 family  no-skill (A)          with-skill (B)        task delta
+    mimic-sofa-24h       sofa    0.5 F, 0.7 F → 0.6    0.8 T, 1.0 T → 0.9    +0.3
+    mimic-sofa-24h-raw   sofa    0.4 F, 0.6 F → 0.5    0.6 T, 0.6 F → 0.6    +0.1
+    mimic-meld-24h       meld    0.9 T, 0.7 F → 0.8    0.6 F, 0.8 F → 0.7    −0.1
+
+Task-balanced means: A = (0.6 + 0.5 + 0.8)/3 = 0.6333, B = (0.9 + 0.6 + 0.7)/3 = 0.7333;
+delta = (0.3 + 0.1 − 0.1)/3 = 0.1; 2 of 3 tasks improve; strict passes 1/6 vs 3/6.
+Families: sofa mean delta 0.2, meld −0.1; family-balanced delta 0.05.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from clinbench.stats.analysis import analyse
+from clinbench.stats.compare import compare, parse_compare
+from clinbench.stats.errors import StatsError
+from clinbench.stats.runs import load_runs
+
+from stats_fixtures import write_hand_csv, write_hand_store
+
+
+def test_point_estimates(hand_csv):
+    c = analyse(hand_csv, "no-skill:with-skill")
+    assert c.mean_a == pytest.approx(1.9 / 3)
+    assert c.mean_b == pytest.approx(2.2 / 3)
+    assert c.delta == pytest.approx(0.1)
+    assert (c.improving, c.tasks, c.families) == (2, 3, 2)
+    assert (c.strict_a.passed, c.strict_a.runs, c.strict_b.passed, c.strict_b.runs) == (1, 6, 3, 6)
+    fam = {r.family: r for r in c.per_family}
+    assert fam["sofa"].delta == pytest.approx(0.2) and fam["sofa"].tasks == 2
+    assert fam["meld"].delta == pytest.approx(-0.1) and fam["meld"].improving == 0
+    assert c.family_balanced_delta == pytest.approx(0.05)
+
+
+def test_task_cluster_ci_matches_enumeration(hand_csv):
+    """Resampling 3 deltas from {+0.3, +0.1, −0.1}: 27 equally likely triples. Their sums (in
+    0.1s) and counts: 9:1, 7:3, 5:6, 3:7, 1:6, −1:3, −3:1, so the mean's CDF is
+    −0.1: 1/27 = .037, −1/30: 4/27 = .148, 1/30: .370, 0.1: .630, 1/6: .852, 7/30: .963, 0.3: 1.
+    An 80% interval takes the 10% and 90% quantiles: 10% falls in (.037, .148] → −1/30 and
+    90% in (.852, .963] → 7/30. A 95% interval is the extremes: [−0.1, 0.3]."""
+    runs = load_runs(hand_csv)
+    c80 = compare(runs, "no-skill", "with-skill", level=0.8)
+    assert c80.ci_task.lo == pytest.approx(-1 / 30) and c80.ci_task.hi == pytest.approx(7 / 30)
+    c95 = compare(runs, "no-skill", "with-skill")
+    assert c95.ci_task.lo == pytest.approx(-0.1) and c95.ci_task.hi == pytest.approx(0.3)
+
+
+def test_family_cis_match_enumeration(hand_csv):
+    """Family-cluster: draw 2 families from sofa (deltas sum 0.4, 2 tasks) and meld (−0.1, 1 task):
+    sofa+sofa → 0.8/4 = 0.2 (1/4), sofa+meld → 0.3/3 = 0.1 (1/2), meld+meld → −0.2/2 = −0.1 (1/4).
+    Family-balanced: draw 2 family means from {0.2, −0.1}: 0.2 (1/4), 0.05 (1/2), −0.1 (1/4).
+    So both 95% intervals are [−0.1, 0.2]; the 40% intervals (30%/70% quantiles, inside the
+    1/2 mass) are [0.1, 0.1] and [0.05, 0.05]."""
+    runs = load_runs(hand_csv)
+    c = compare(runs, "no-skill", "with-skill")
+    assert (c.ci_family.lo, c.ci_family.hi) == pytest.approx((-0.1, 0.2))
+    assert (c.ci_family_balanced.lo, c.ci_family_balanced.hi) == pytest.approx((-0.1, 0.2))
+    c40 = compare(runs, "no-skill", "with-skill", level=0.4)
+    assert (c40.ci_family.lo, c40.ci_family.hi) == pytest.approx((0.1, 0.1))
+    assert (c40.ci_family_balanced.lo, c40.ci_family_balanced.hi) == pytest.approx((0.05, 0.05))
+
+
+def test_sign_flip_p_matches_enumeration(hand_csv):
+    """Flipping the signs of (+0.3, +0.1, −0.1) gives sums ±0.3, ±0.5, ±0.1, ±0.3: 6 of 8 reach
+    |sum| ≥ 0.3, so p = 0.75 (Monte-Carlo s.e. 0.001 at 200,000 draws)."""
+    c = analyse(hand_csv, "no-skill:with-skill")
+    assert c.sign_flip_p == pytest.approx(0.75, abs=0.005)
+
+
+def test_per_task_ci_resamples_each_conditions_runs(hand_csv):
+    """mimic-sofa-24h: A runs {0.5, 0.7} resample to means 0.5/0.6/0.7 with weights 1/2/1 (of 4),
+    B runs {0.8, 1.0} to 0.8/0.9/1.0 likewise; B − A is 0.1…0.5 with weights 1,4,6,4,1 (of 16),
+    CDF .0625, .3125, .6875, .9375, 1. The 50% interval (25%/75% quantiles) is [0.2, 0.4]."""
+    c = compare(load_runs(hand_csv), "no-skill", "with-skill", level=0.5)
+    row = next(r for r in c.per_task if r.task == "mimic-sofa-24h")
+    assert (row.ci.lo, row.ci.hi) == pytest.approx((0.2, 0.4))
+    assert (row.runs_a, row.runs_b, row.delta) == (2, 2, pytest.approx(0.3))
+    assert [r.task for r in c.per_task] == sorted(["mimic-sofa-24h", "mimic-sofa-24h-raw", "mimic-meld-24h"])
+
+
+def test_secondary_metrics(hand_csv):
+    """key F1 task means: A 1, 1, 1; B 1, 1, 0.6 → delta −0.4/3.
+    ordered nMAE (empty cells skipped): A sofa 0.2 (one value), raw 0.1, meld none → meld unpaired;
+    B sofa 0.0, raw 0.2 → deltas −0.2, +0.1 over 2 tasks → −0.05."""
+    c = analyse(hand_csv, "no-skill:with-skill")
+    assert c.key_f1.delta == pytest.approx(-0.4 / 3) and c.key_f1.n_tasks == 3
+    assert c.ordered_value_nmae.n_tasks == 2
+    assert c.ordered_value_nmae.delta == pytest.approx(-0.05)
+    assert c.ordered_value_nmae.mean_a == pytest.approx(0.15)
+
+
+def test_by_model(hand_csv):
+    """m1: A (0.5, 0.4, 0.9), B (0.8, 0.6, 0.6) → deltas 0.3, 0.2, −0.3, mean 0.2/3, 2 improving.
+    m2: A (0.7, 0.6, 0.7), B (1.0, 0.6, 0.8) → deltas 0.3, 0.0, 0.1, mean 0.4/3, 2 improving (0 is not)."""
+    c = analyse(hand_csv, "no-skill:with-skill", by="model")
+    rows = {g.value: g for g in c.groups}
+    assert rows["m1"].delta == pytest.approx(0.2 / 3) and rows["m1"].improving == 2
+    assert rows["m2"].delta == pytest.approx(0.4 / 3) and rows["m2"].improving == 2
+    assert (rows["m1"].strict_a.passed, rows["m1"].strict_b.passed) == (1, 2)
+
+
+def test_flagged_runs_excluded_unless_asked(tmp_path):
+    """A flagged no-skill run of mimic-sofa-24h with reward 0: excluded, nothing changes; included,
+    that task's A mean becomes (0.5 + 0.7 + 0)/3 = 0.4 and its delta 0.5, so delta = (0.5+0.1−0.1)/3."""
+    store = write_hand_store(tmp_path / "campaign")
+    kept = analyse(store, "no-skill:with-skill")
+    assert kept.delta == pytest.approx(0.1) and kept.flagged_excluded == 1 and kept.runs_a == 6
+    allr = analyse(store, "no-skill:with-skill", include_flagged=True)
+    assert allr.delta == pytest.approx(0.5 / 3) and allr.runs_a == 7
+    assert allr.strict_a.runs == 7
+
+
+def test_store_and_csv_agree(tmp_path, hand_csv):
+    store = write_hand_store(tmp_path / "campaign")
+    a = analyse(store, "no-skill:with-skill").to_dict()
+    b = analyse(hand_csv, "no-skill:with-skill").to_dict()
+    for d in (a, b):
+        d.pop("source"), d.pop("flagged_excluded")
+    assert a == b
+
+
+def test_missing_reward_counts_as_zero(tmp_path):
+    path = write_hand_csv(tmp_path / "r.csv", extra=[dict(task="mimic-meld-24h", condition="with-skill", model="m3", trial=1,
+                                                         reward="", strict="", publishable=True, schema="native")])
+    c = analyse(path, "no-skill:with-skill")
+    # meld B = (0.6 + 0.8 + 0)/3 = 0.4667, delta −0.3333; headline (0.3 + 0.1 − 0.3333)/3
+    assert c.delta == pytest.approx((0.3 + 0.1 + (1.4 / 3 - 0.8)) / 3)
+    assert c.missing_reward == 1 and c.strict_b.runs == 7 and c.strict_b.passed == 3
+
+
+def test_passed_total_tests_gives_strict(tmp_path):
+    path = tmp_path / "pt.csv"
+    path.write_text(
+        "task,condition,model,trial,reward,passed,total_tests\n"
+        "mimic-sofa-24h,no-skill,m,1,0.5,3,4\n"
+        "mimic-sofa-24h,with-skill,m,1,1.0,4,4\n"
+        "mimic-sofa-24h,with-skill,m,2,0.9,4,5\n"
+    )
+    c = analyse(path, "no-skill:with-skill")
+    assert (c.strict_a.passed, c.strict_a.runs, c.strict_b.passed, c.strict_b.runs) == (0, 1, 1, 2)
+    assert c.ci_family is None  # one family: no family resampling to speak of
+
+
+def test_unknown_task_is_named(tmp_path):
+    path = write_hand_csv(tmp_path / "u.csv", extra=[dict(task="my-own-task", condition="no-skill", model="m", trial=1, reward=1,
+                                                         publishable=True, schema="native"),
+                                                    dict(task="my-own-task", condition="with-skill", model="m", trial=1, reward=1,
+                                                         publishable=True, schema="native")])
+    with pytest.raises(StatsError, match="my-own-task"):
+        analyse(path, "no-skill:with-skill")
+
+
+def test_unpaired_tasks_are_listed(tmp_path):
+    path = write_hand_csv(tmp_path / "p.csv", extra=[dict(task="mimic-kdigo-48h", condition="no-skill", model="m", trial=1,
+                                                         reward=0.1, publishable=True, schema="native")])
+    c = analyse(path, "no-skill:with-skill")
+    assert c.unpaired_tasks == ["mimic-kdigo-48h"] and c.tasks == 3 and c.delta == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize(
+    "spec,message",
+    [("no-skill", "A:B"), ("a:a", "A:B"), ("no-skill:nothing", "conditions present: no-skill, with-skill")],
+)
+def test_bad_compare(hand_csv, spec, message):
+    with pytest.raises(StatsError, match=message):
+        analyse(hand_csv, spec)
+
+
+def test_bad_sources(tmp_path):
+    with pytest.raises(StatsError, match="holds no results.duckdb"):
+        load_runs(tmp_path)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("task,condition,score\nx,y,1\n")
+    with pytest.raises(StatsError, match="lacks column.*model, trial, reward"):
+        load_runs(bad)
+
+
+def test_mixed_schemas_need_a_choice(tmp_path):
+    path = write_hand_csv(tmp_path / "s.csv", extra=[dict(task="mimic-sofa-24h", condition="with-skill", model="m", trial=1,
+                                                         reward=0.0, publishable=True, schema="obfuscated")])
+    with pytest.raises(StatsError, match="--schema"):
+        analyse(path, "no-skill:with-skill")
+    assert analyse(path, "no-skill:with-skill", schema="native").delta == pytest.approx(0.1)
+
+
+def test_parse_compare():
+    assert parse_compare("no-skill:with-skill") == ("no-skill", "with-skill")
+
+
+def test_m4bench_headline_reproduced(m4bench_runs):
+    """The published M4Bench v1 Codex headline from its per-run table, as shipped.
+
+    The 280 runs per condition are 28 tasks × 2 models (gpt-5.4-mini, gpt-5.5) × 5 trials, all
+    on the native schema and all publishable; decoy and raw-SQL control runs (100 each, 10 tasks)
+    are other conditions and stay out. A run is a strict pass when passed == total_tests.
+    """
+    out = subprocess.run(
+        [sys.executable, "-m", "clinbench", "stats", str(m4bench_runs), "--compare", "no-skill:with-skill", "--json"],
+        capture_output=True, text=True, check=True,
+    )
+    r = json.loads(out.stdout)
+    assert round(r["mean_a"], 3) == 0.703 and round(r["mean_b"], 3) == 0.839
+    assert round(r["delta"], 3) == 0.136
+    assert abs(r["ci_task"]["lo"] - 0.085) <= 0.005 and abs(r["ci_task"]["hi"] - 0.191) <= 0.005
+    assert (r["improving"], r["tasks"], r["families"]) == (26, 28, 15)
+    assert r["sign_flip_p"] < 1e-4
+    assert (r["strict_a"]["passed"], r["strict_a"]["runs"]) == (13, 280)
+    assert (r["strict_b"]["passed"], r["strict_b"]["runs"]) == (25, 280)
+    assert r["seed"] == 0 and r["draws"] == 20000 and r["permutation_draws"] == 200000
+
+
+def test_cli_error_is_one_line(hand_csv):
+    out = subprocess.run([sys.executable, "-m", "clinbench", "stats", str(hand_csv), "--compare", "x:y"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2
+    assert out.stderr.strip().startswith("error: no runs under condition 'x'") and len(out.stderr.strip().splitlines()) == 1
