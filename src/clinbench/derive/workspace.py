@@ -1,0 +1,207 @@
+"""Per-run workspaces: a masked database, the prompt and the condition's skill files.
+
+The masked database is built by copying only the allowed tables into a NEW DuckDB file
+(never by dropping from a copy: a dropped table's pages can survive in the file). It is
+cached per (source fingerprint, task, mode, schema variant) under ``$CLINBENCH_CACHE``
+(default ``~/.cache/clinbench``); each run gets its own byte copy of the cached file.
+
+Source fingerprint: sha256 of the file's size and mtime (nanoseconds) plus a catalogue
+fingerprint (every table's schema, name, estimated row count and column names/types),
+read from DuckDB's catalogue without scanning data, so it costs milliseconds at any
+size. Rewriting the database (new size/mtime or changed tables) invalidates the cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from clinbench.derive import conditions
+from clinbench.derive.catalogue import TaskSpec, get_task
+from clinbench.derive.schema_variants import Relation, VariantPlan, plan_variant, rewrite_sql
+from clinbench.errors import DataError
+
+# Bump when the masking or variant rules change, so stale cached databases are not reused.
+BUILD_VERSION = "1"
+SOURCE_SCHEMAS = {"mimic-iv": ("mimiciv_hosp", "mimiciv_icu"), "eicu": ("eicu_crd",)}
+DERIVED_SCHEMA = "mimiciv_derived"
+HIDDEN_PREFIXES = ("target_", "variant_")
+
+
+@dataclass(frozen=True)
+class PreparedDatabase:
+    path: Path  # the cached masked database (never handed to an agent directly)
+    mapping_path: Path  # the variant mapping, kept next to the cache, outside any workspace
+    plan: VariantPlan
+
+
+def cache_dir() -> Path:
+    root = Path(os.environ.get("CLINBENCH_CACHE") or Path.home() / ".cache" / "clinbench")
+    return root / "workspaces"
+
+
+def prepare_workspace(task_id: str, condition: str, schema_variant: str, db_path: str | Path,
+                      out_dir: str | Path, *, output_path: str = "output.csv") -> Path:
+    """Make ``out_dir`` with ``database.duckdb``, ``prompt.md`` and ``skills/``; return ``out_dir``."""
+    spec = get_task(task_id)
+    conditions.check_condition(spec, condition)
+    out = Path(out_dir)
+    if out.exists() and any(out.iterdir()):
+        raise DataError(f"workspace folder {out} is not empty; pass a new --out folder")
+    prepared = prepare_database(spec, schema_variant, db_path)
+    rewrite = None if schema_variant == "native" else (lambda sql: rewrite_sql(sql, prepared.plan))
+    skills = conditions.condition_skills(spec, condition, rewrite)
+    prompt = conditions.prompt_text(spec, condition, output_path, skills, prepared.plan.notes)
+
+    out.mkdir(parents=True, exist_ok=True)
+    tmp_db = out / ".database.duckdb.part"
+    _copy_file(prepared.path, tmp_db)
+    os.replace(tmp_db, out / "database.duckdb")
+    conditions.write_skills(skills, out)
+    (out / "prompt.md").write_text(prompt, encoding="utf-8")
+    return out
+
+
+def variant_mapping(task_id: str, schema_variant: str, db_path: str | Path) -> VariantPlan:
+    """The variant plan (mapping) a workspace for this task was built with."""
+    return prepare_database(get_task(task_id), schema_variant, db_path).plan
+
+
+def allowed_relations(spec: TaskSpec, con: duckdb.DuckDBPyConnection, alias: str = "src") -> list[Relation]:
+    """The source relations a workspace for ``spec`` may contain."""
+    schemas = list(SOURCE_SCHEMAS[spec.database])
+    if spec.database == "mimic-iv" and spec.mode == "standard":
+        schemas.append(DERIVED_SCHEMA)
+    rows = con.execute(
+        "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
+        "WHERE database_name = ? AND schema_name IN (SELECT unnest(?)) ORDER BY schema_name, table_name, column_index",
+        [alias, schemas],
+    ).fetchall()
+    rels: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for schema, table, col, typ in rows:
+        rels.setdefault((schema, table), []).append((col, typ))
+    keep = []
+    for (schema, table), cols in rels.items():
+        if schema == DERIVED_SCHEMA and (table.startswith(HIDDEN_PREFIXES) or table in spec.drop):
+            continue
+        keep.append(Relation(schema, table, tuple(cols)))
+    missing = [s for s in SOURCE_SCHEMAS[spec.database] if not any(r.schema == s for r in keep)]
+    if missing:
+        raise DataError(
+            f"the database has no {', '.join(missing)} tables; task {spec.id} needs a {spec.database} database "
+            "(`clinbench data synth` or `clinbench data load`)"
+        )
+    return keep
+
+
+def source_fingerprint(db_path: Path) -> str:
+    st = db_path.stat()
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        tables = con.execute(
+            "SELECT schema_name, table_name, estimated_size FROM duckdb_tables() ORDER BY ALL"
+        ).fetchall()
+        cols = con.execute(
+            "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
+            "WHERE NOT internal ORDER BY ALL"
+        ).fetchall()
+    finally:
+        con.close()
+    return hashlib.sha256(repr((st.st_size, st.st_mtime_ns, tables, cols)).encode()).hexdigest()
+
+
+def prepare_database(spec: TaskSpec, schema_variant: str, db_path: str | Path) -> PreparedDatabase:
+    """The cached masked database for (source, task, mode, variant), built on first use."""
+    db_path = Path(db_path)
+    if not db_path.is_file():
+        raise DataError(f"database {db_path} not found; build one with `clinbench data synth` or `clinbench data load`")
+    plan_variant(schema_variant, [])  # validate the name before any work
+    key = hashlib.sha256(
+        f"{BUILD_VERSION}|{source_fingerprint(db_path)}|{spec.id}|{spec.mode}|{schema_variant}".encode()
+    ).hexdigest()[:24]
+    root = cache_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    target = root / f"{spec.id}.{schema_variant}.{key}.duckdb"
+    mapping = target.with_suffix(".mapping.json")
+    with _lock(root / f"{key}.lock"):
+        if target.is_file() and mapping.is_file():
+            plan = _load_plan(mapping)
+            return PreparedDatabase(target, mapping, plan)
+        plan = _build(spec, schema_variant, db_path, target, _salt(root))
+        tmp = mapping.with_suffix(".part")
+        tmp.write_text(json.dumps(plan.to_json(), indent=1), encoding="utf-8")
+        os.replace(tmp, mapping)
+    return PreparedDatabase(target, mapping, plan)
+
+
+def _build(spec: TaskSpec, variant: str, db_path: Path, target: Path, salt: str) -> VariantPlan:
+    fd, tmp_name = tempfile.mkstemp(prefix=".build-", suffix=".duckdb", dir=target.parent)
+    os.close(fd)
+    os.unlink(tmp_name)  # DuckDB must create the file itself
+    tmp = Path(tmp_name)
+    try:
+        con = duckdb.connect(str(tmp))
+        try:
+            con.execute(f"ATTACH '{_esc(str(db_path))}' AS src (READ_ONLY)")
+            plan = plan_variant(variant, allowed_relations(spec, con), salt)
+            for out in plan.outputs:
+                con.execute(f'CREATE SCHEMA IF NOT EXISTS "{out.schema}"')
+                con.execute(f'CREATE TABLE "{out.schema}"."{out.name}" AS {out.select}')
+            con.execute("DETACH src")
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        os.replace(tmp, target)
+    finally:
+        for leftover in (tmp, Path(f"{tmp}.wal")):
+            leftover.unlink(missing_ok=True)
+    return plan
+
+
+def _load_plan(path: Path) -> VariantPlan:
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return VariantPlan(raw["variant"], [], raw["reconstruct"], raw["notes"])
+
+
+def _salt(root: Path) -> str:
+    """A per-machine secret so opaque names cannot be recomputed from public table names."""
+    path = root / "variant-salt"
+    if not path.is_file():
+        tmp = root / f".variant-salt.{os.getpid()}"
+        tmp.write_text(secrets.token_hex(16))
+        try:
+            os.link(tmp, path)  # first writer wins; others read the winner's salt
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink(missing_ok=True)
+    return path.read_text().strip()
+
+
+def _copy_file(src: Path, dst: Path) -> None:
+    """A private copy of the cached database (copy_file_range via shutil; reflinks where supported)."""
+    shutil.copyfile(src, dst)
+
+
+@contextlib.contextmanager
+def _lock(path: Path):
+    with path.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _esc(text: str) -> str:
+    return text.replace("'", "''")

@@ -1,0 +1,112 @@
+"""Workspaces: what an agent sees, caching, and that no reference byte leaks in."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from clinbench.derive.catalogue import load_catalogue
+from clinbench.derive.workspace import cache_dir, prepare_workspace
+from clinbench.errors import DataError, TaskError
+
+from conftest import MARKER, drop_marker
+
+
+def tables(db) -> set[str]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return {f"{s}.{t}" for s, t in con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()}
+    finally:
+        con.close()
+
+
+def test_standard_keeps_derived_minus_targets(source_db, tmp_path):
+    ws = prepare_workspace("mimic-sofa-24h", "no-skill", "native", source_db, tmp_path / "ws")
+    names = tables(ws / "database.duckdb")
+    assert "mimiciv_derived.vitalsign" in names
+    assert "mimiciv_derived.first_day_sofa" not in names
+    assert not any(".target_" in n or ".variant_" in n for n in names)
+    assert "mimiciv_icu.chartevents" in names and "mimiciv_hosp.labevents" in names
+    assert not any(n.startswith("eicu") for n in names)
+    prompt = (ws / "prompt.md").read_text()
+    assert "output.csv" in prompt and "{output_path}" not in prompt
+    assert not (ws / "skills").exists()
+
+
+def test_raw_has_no_derived_schema(source_db, tmp_path):
+    ws = prepare_workspace("mimic-sofa-24h-raw", "no-skill", "native", source_db, tmp_path / "ws")
+    names = tables(ws / "database.duckdb")
+    assert not any(n.startswith("mimiciv_derived.") for n in names)
+    assert "mimiciv_icu.icustays" in names
+
+
+def test_eicu_only_eicu_crd(source_db, tmp_path):
+    ws = prepare_workspace("eicu-gcs", "no-skill", "native", source_db, tmp_path / "ws")
+    names = tables(ws / "database.duckdb")
+    assert names and all(n.startswith("eicu_crd.") for n in names)
+
+
+def test_rows_copied_unchanged(source_db, tmp_path):
+    ws = prepare_workspace("mimic-kdigo-48h-raw", "no-skill", "native", source_db, tmp_path / "ws")
+    con = duckdb.connect(str(ws / "database.duckdb"), read_only=True)
+    assert con.execute("SELECT sum(valuenum) FROM mimiciv_icu.chartevents").fetchone()[0] == 208
+    con.close()
+
+
+def test_each_run_gets_own_copy_of_cached_db(source_db, tmp_path):
+    a = prepare_workspace("mimic-meld-24h", "no-skill", "native", source_db, tmp_path / "a")
+    b = prepare_workspace("mimic-meld-24h", "no-skill", "native", source_db, tmp_path / "b")
+    assert (a / "database.duckdb").stat().st_ino != (b / "database.duckdb").stat().st_ino
+    cached = list(cache_dir().glob("mimic-meld-24h.native.*.duckdb"))
+    assert len(cached) == 1
+    # a run writing to its copy does not touch the cache or the other run
+    con = duckdb.connect(str(a / "database.duckdb"))
+    con.execute("DROP TABLE mimiciv_icu.chartevents")
+    con.close()
+    assert "mimiciv_icu.chartevents" in tables(b / "database.duckdb")
+    assert "mimiciv_icu.chartevents" in tables(cached[0])
+
+
+def test_cache_invalidated_when_source_changes(tmp_path):
+    from conftest import make_source_db
+
+    src = make_source_db(tmp_path / "s.duckdb")
+    prepare_workspace("mimic-meld-24h-raw", "no-skill", "native", src, tmp_path / "a")
+    con = duckdb.connect(str(src))
+    con.execute("INSERT INTO mimiciv_hosp.patients (subject_id) VALUES (3)")
+    con.close()
+    ws = prepare_workspace("mimic-meld-24h-raw", "no-skill", "native", src, tmp_path / "b")
+    con = duckdb.connect(str(ws / "database.duckdb"), read_only=True)
+    assert con.execute("SELECT count(*) FROM mimiciv_hosp.patients").fetchone()[0] == 3
+    con.close()
+
+
+def test_bad_inputs(source_db, tmp_path):
+    with pytest.raises(TaskError, match="unknown condition"):
+        prepare_workspace("mimic-sofa-24h", "hints", "native", source_db, tmp_path / "x")
+    with pytest.raises(TaskError, match="no operational spec"):
+        prepare_workspace("mimic-sofa-24h", "operational-spec", "native", source_db, tmp_path / "x")
+    with pytest.raises(TaskError, match="unknown schema variant"):
+        prepare_workspace("mimic-sofa-24h", "no-skill", "scrambled", source_db, tmp_path / "x")
+    with pytest.raises(DataError, match="not found"):
+        prepare_workspace("mimic-sofa-24h", "no-skill", "native", tmp_path / "none.duckdb", tmp_path / "x")
+    empty = tmp_path / "empty.duckdb"
+    duckdb.connect(str(empty)).close()
+    with pytest.raises(DataError, match="mimiciv_hosp"):
+        prepare_workspace("mimic-sofa-24h", "no-skill", "native", empty, tmp_path / "x")
+    assert not (tmp_path / "x" / "database.duckdb").exists()
+
+
+def test_leak_scan_every_task_and_variant(source_db, tmp_path):
+    """No workspace database holds a target/variant table name, the reference marker, or its dropped concepts."""
+    raw = source_db.read_bytes()
+    assert MARKER.encode() in raw and b"target_sofa_24h" in raw  # positive controls
+    assert drop_marker("first_day_sofa").encode() in raw
+    cat = load_catalogue()
+    always = [MARKER] + sorted({t.target_table.split(".")[1] for t in cat.values()}) + ["variant_sofa_24h", "variant_"]
+    for task in cat.values():
+        forbidden = always + [drop_marker(d) for d in task.drop]
+        for variant in ("native", "obfuscated", "restructured"):
+            ws = prepare_workspace(task.id, "no-skill", variant, source_db, tmp_path / f"{task.id}-{variant}")
+            data = (ws / "database.duckdb").read_bytes()
+            assert [f for f in forbidden if f.encode() in data] == [], (task.id, variant)
