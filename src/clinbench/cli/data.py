@@ -1,0 +1,130 @@
+"""`clinbench data ...`: load PhysioNet files, fetch the open demos, describe a database."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TransferSpeedColumn,
+)
+from rich.table import Table as RichTable
+
+data = typer.Typer(no_args_is_help=True, help="EHR databases: load PhysioNet files, fetch the demos, inspect.")
+console = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+
+
+class Dataset(str, Enum):
+    mimic_iv = "mimic-iv"
+    eicu = "eicu"
+
+
+class DemoName(str, Enum):
+    mimic_iv_demo = "mimic-iv-demo"
+    eicu_demo = "eicu-demo"
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(data, name="data")
+
+
+@data.command()
+def load(
+    dataset: Dataset = typer.Argument(..., help="mimic-iv or eicu"),
+    src_dir: Path = typer.Argument(..., help="PhysioNet folder (MIMIC-IV: holds hosp/ and icu/)"),
+    out: Path = typer.Option(..., "--out", help="DuckDB file to write (replaced atomically)"),
+    partial: bool = typer.Option(False, "--partial", help="load even when tables some task families need are absent"),
+    verify: bool = typer.Option(False, "--verify", help="check files against SHA256SUMS.txt first"),
+) -> None:
+    """Load PhysioNet CSV/Parquet files into a DuckDB database with the official schema."""
+    from clinbench.ehr.load import LoadEvent, load_dataset
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[rows]}"),
+                  TimeElapsedColumn(), console=err) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def on_event(event: LoadEvent) -> None:
+            if event.kind == "warning":
+                bar.console.print(f"[yellow]warning:[/] {event.message}", highlight=False)
+            elif event.kind == "start":
+                tasks[event.table] = bar.add_task(f"[{event.index}/{event.total}] {event.table}", total=1, rows="")
+            elif event.kind == "done":
+                bar.update(tasks[event.table], completed=1, rows=f"{event.rows:,} rows")
+
+        report = load_dataset(dataset.value, src_dir, out, partial=partial, verify=verify, progress=on_event)
+
+    rate = report.total_rows / report.seconds if report.seconds else 0.0
+    console.print(f"loaded {len(report.rows)} tables, {report.total_rows:,} rows in {report.seconds:.1f} s "
+                  f"({rate:,.0f} rows/s) -> {report.path}", highlight=False)
+    if report.missing:
+        console.print(f"absent (not created): {', '.join(report.missing)}", highlight=False)
+
+
+@data.command()
+def fetch(
+    demo: DemoName = typer.Argument(..., help="which open-access demo to download"),
+    dest: Path = typer.Option(..., "--dest", help="folder to download into (a subfolder per demo is made)"),
+) -> None:
+    """Download an open-access PhysioNet demo with resume, verified against SHA256SUMS.txt."""
+    from clinbench.ehr.fetch import FetchEvent, demo_url, fetch_demo, DEMOS
+
+    console.print(f"fetching {demo.value} from {demo_url(DEMOS[demo.value])}", highlight=False)
+    with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                  console=err) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def on_event(event: FetchEvent) -> None:
+            if event.kind == "warning":
+                bar.console.print(f"[yellow]warning:[/] {event.message}", highlight=False)
+            elif event.kind == "start":
+                label = event.file + (f" (resuming at {event.resumed_from:,} bytes)" if event.resumed_from else "")
+                tasks[event.file] = bar.add_task(label, total=event.bytes or None, completed=event.resumed_from)
+            elif event.kind == "advance" and event.file in tasks:
+                bar.advance(tasks[event.file], event.bytes)
+
+        report = fetch_demo(demo.value, dest, progress=on_event)
+
+    console.print(f"{len(report.downloaded)} downloaded, {len(report.already_present)} already present, "
+                  f"all verified -> {report.path}", highlight=False)
+    if report.unavailable:
+        console.print(f"[yellow]not on the server (skipped):[/] {', '.join(report.unavailable)}", highlight=False)
+    console.print(f"licence: {report.demo.licence}", highlight=False)
+    console.print("when you use these data, cite:", highlight=False)
+    for citation in report.demo.citations:
+        console.print(f"  - {citation}", highlight=False)
+    partial = " --partial" if report.unavailable else ""
+    console.print(f"next: clinbench data load {report.demo.dataset} {report.path} --out {report.demo.name}.duckdb"
+                  f"{partial}", highlight=False)
+
+
+@data.command()
+def info(db: Path = typer.Argument(..., help="a clinbench DuckDB database")) -> None:
+    """Show schemas, tables, row counts and the task families the database supports."""
+    from clinbench.ehr.info import database_info
+
+    result = database_info(db)
+    table = RichTable(title=str(result.path))
+    table.add_column("schema")
+    table.add_column("table")
+    table.add_column("rows", justify="right")
+    for name, rows in result.tables.items():
+        schema, _, short = name.partition(".")
+        table.add_row(schema, short, f"{rows:,}")
+    console.print(table)
+    if not result.datasets:
+        console.print("no MIMIC-IV or eICU raw schema found: no task family can run on it", highlight=False)
+    for dataset in result.datasets:
+        supported = result.supported[dataset]
+        console.print(f"{dataset}: supports {len(supported)} task families: {', '.join(supported) or 'none'}",
+                      highlight=False)
+        for family, lacking in result.unsupported[dataset].items():
+            console.print(f"  {family}: lacks {', '.join(lacking)}", highlight=False)
