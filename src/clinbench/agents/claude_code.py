@@ -1,0 +1,84 @@
+"""Claude Code adapter: ``claude -p --output-format stream-json --verbose`` inside the sandbox
+(facts: shared/spec/AGENT_CLIS.md).
+
+``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`` stops its own network lookups. Tools are
+granted with ``--allowedTools`` (configurable); ``--dangerously-skip-permissions`` is used
+only when asked, with ``IS_SANDBOX=1`` because it refuses to run as root otherwise. Skills go
+to ``<workspace>/.claude/skills``.
+"""
+
+from __future__ import annotations
+
+import json
+
+from clinbench.agents.base import RunContext, Workspace, place_skills
+from clinbench.agents.external import ExternalAgent, Launch, Parsed
+from clinbench.campaign.store import Usage
+
+DEFAULT_ALLOWED_TOOLS = "Bash,Read,Write,Edit,Glob,Grep"
+
+
+class ClaudeCodeAgent(ExternalAgent):
+    name = "claude"
+    executable = "claude"
+
+    def __init__(self, *, allowed_tools: str | None = DEFAULT_ALLOWED_TOOLS, skip_permissions: bool = False, **kw):
+        super().__init__(**kw)
+        self.allowed_tools = allowed_tools
+        self.skip_permissions = skip_permissions
+
+    def command(self, workspace: Workspace, ctx: RunContext, home: str, base_url: str | None, root: str) -> Launch:
+        place_skills(workspace.skills, workspace.root / ".claude" / "skills")
+        model = self.model or ctx.model or "claude-sonnet-4-5"
+        argv = [self.executable, "-p", workspace.prompt, "--output-format", "stream-json", "--verbose",
+                "--model", model, "--no-session-persistence"]
+        env = {
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+        }
+        if self.skip_permissions:
+            argv.append("--dangerously-skip-permissions")
+            env["IS_SANDBOX"] = "1"
+        elif self.allowed_tools:
+            argv += ["--allowedTools", self.allowed_tools]
+        if base_url:
+            env["ANTHROPIC_BASE_URL"] = base_url.rstrip("/").removesuffix("/v1")
+        env["ANTHROPIC_API_KEY"] = self.api_key or ("not-needed" if base_url else "")
+        return Launch(argv, env)
+
+    def parse(self, stdout: str) -> Parsed:
+        return parse_claude_stream(stdout)
+
+
+def parse_claude_stream(stdout: str) -> Parsed:
+    """Usage, cost and the result text from Claude Code's stream-json output."""
+    parsed = Parsed()
+    per_message = Usage()
+    result_usage = None
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(event, dict):
+            continue
+        parsed.events.append(event)
+        kind = event.get("type")
+        if kind == "assistant":
+            u = (event.get("message") or {}).get("usage") or {}
+            per_message = per_message.add(Usage(int(u.get("input_tokens", 0)), int(u.get("output_tokens", 0)), 1))
+        elif kind == "result":
+            parsed.final_message = event.get("result")
+            if event.get("total_cost_usd") is not None:
+                parsed.cost = float(event["total_cost_usd"])
+            if event.get("is_error"):
+                parsed.error = f"claude result {event.get('subtype', 'error')}: {str(event.get('result', ''))[:300]}"
+            u = event.get("usage")
+            if isinstance(u, dict):
+                result_usage = Usage(int(u.get("input_tokens", 0)), int(u.get("output_tokens", 0)),
+                                     int(event.get("num_turns") or per_message.requests))
+    # the result event carries the session's totals; per-message usage is the fallback
+    parsed.usage = result_usage or per_message
+    return parsed

@@ -1,0 +1,179 @@
+"""The per-run egress proxy: the only way out of a sandbox, to one allow-listed endpoint.
+
+The harness starts one ``EgressProxy`` per run, listening on a unix socket that the sandbox
+mounts. It accepts three request forms and allows each only for the endpoint's host and port:
+
+* origin form (``POST /v1/responses``): forwarded to the endpoint, so an agent whose base URL
+  is ``http://127.0.0.1:PORT`` works unchanged when the in-sandbox bridge listens on PORT;
+* absolute form (``GET http://host:port/path``) from an ``HTTP_PROXY`` client;
+* ``CONNECT host:443`` from an ``HTTPS_PROXY`` client (TLS stays end to end).
+
+Every request, allowed or refused, is appended to the run's ``egress.jsonl`` evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import socketserver
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from clinbench.errors import AgentError
+
+_MAX_HEAD = 64 * 1024
+
+
+def endpoint_host_port(url: str) -> tuple[str, int, str]:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise AgentError(f"endpoint URL {url!r} must look like http(s)://host[:port]/...")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return parts.hostname, port, parts.scheme
+
+
+def _pipe(src: socket.socket, dst: socket.socket, counter: list[int]) -> None:
+    try:
+        while True:
+            data = src.recv(65536)
+            if not data:
+                break
+            counter[0] += len(data)
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        try:
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+
+class EgressProxy:
+    """Allow-listing proxy on a unix socket; ``log_path`` receives one JSON line per request."""
+
+    def __init__(self, endpoint_url: str, socket_path: Path, log_path: Path):
+        self.host, self.port, self.scheme = endpoint_host_port(endpoint_url)
+        self.socket_path = Path(socket_path)
+        self.log_path = Path(log_path)
+        self._lock = threading.Lock()
+        self._server: socketserver.ThreadingUnixStreamServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def _log(self, **entry: object) -> None:
+        with self._lock, self.log_path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"time": time.time(), **entry}) + "\n")
+
+    def _allowed(self, host: str | None, port: int) -> bool:
+        return host is not None and host.lower() == self.host.lower() and port == self.port
+
+    def start(self) -> EgressProxy:
+        if self.socket_path.exists():
+            self.socket_path.unlink()
+        self.socket_path.parent.mkdir(parents=True, exist_ok=True)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.log_path.touch()
+        proxy = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                proxy._handle(self.request)
+
+        self._server = socketserver.ThreadingUnixStreamServer(str(self.socket_path), Handler)
+        self._server.daemon_threads = True
+        os.chmod(self.socket_path, 0o666)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="egress-proxy", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self.socket_path.exists():
+            self.socket_path.unlink()
+
+    def __enter__(self) -> EgressProxy:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- one connection ------------------------------------------------------------
+    def _handle(self, client: socket.socket) -> None:
+        head = b""
+        while b"\r\n\r\n" not in head and len(head) < _MAX_HEAD:
+            chunk = client.recv(65536)
+            if not chunk:
+                return
+            head += chunk
+        header_blob, _, rest = head.partition(b"\r\n\r\n")
+        lines = header_blob.decode("latin-1").split("\r\n")
+        try:
+            method, target, version = lines[0].split(" ", 2)
+        except ValueError:
+            self._refuse(client, "?", lines[0][:200], "malformed request line")
+            return
+        if method.upper() == "CONNECT":
+            host, _, port_text = target.rpartition(":")
+            port = int(port_text) if port_text.isdigit() else 443
+            if not self._allowed(host, port):
+                self._refuse(client, method, target, "host not allow-listed")
+                return
+            upstream = self._dial()
+            if upstream is None:
+                self._refuse(client, method, target, "endpoint unreachable", status=502)
+                return
+            client.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+            self._relay(client, upstream, rest, method=method, target=target)
+            return
+        if target.startswith(("http://", "https://")):
+            parts = urlsplit(target)
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            if parts.scheme != "http" or not self._allowed(parts.hostname, port):
+                self._refuse(client, method, target, "host not allow-listed")
+                return
+            path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        else:
+            path = target
+        if self.scheme != "http":
+            self._refuse(client, method, target, "an https endpoint is reached with CONNECT (set HTTPS_PROXY)")
+            return
+        headers = [h for h in lines[1:] if not h.lower().startswith(("connection:", "proxy-connection:", "keep-alive:"))]
+        headers = [h if not h.lower().startswith("host:") else f"Host: {self.host}:{self.port}" for h in headers]
+        request = "\r\n".join([f"{method} {path} {version}", *headers, "Connection: close", "", ""]).encode("latin-1")
+        upstream = self._dial()
+        if upstream is None:
+            self._refuse(client, method, target, "endpoint unreachable", status=502)
+            return
+        upstream.sendall(request)
+        self._relay(client, upstream, rest, method=method, target=target)
+
+    def _dial(self) -> socket.socket | None:
+        try:
+            return socket.create_connection((self.host, self.port), timeout=30)
+        except OSError:
+            return None
+
+    def _relay(self, client: socket.socket, upstream: socket.socket, first: bytes, *, method: str, target: str) -> None:
+        sent, received = [len(first)], [0]
+        if first:
+            upstream.sendall(first)
+        upstream.settimeout(None)
+        up = threading.Thread(target=_pipe, args=(client, upstream, sent), daemon=True)
+        up.start()
+        _pipe(upstream, client, received)
+        up.join(timeout=5)
+        upstream.close()
+        self._log(method=method, target=target, allowed=True, bytes_sent=sent[0], bytes_received=received[0])
+
+    def _refuse(self, client: socket.socket, method: str, target: str, reason: str, status: int = 403) -> None:
+        body = f"clinbench egress proxy: {reason}\n".encode()
+        client.sendall(
+            f"HTTP/1.1 {status} Forbidden\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+            + body
+        )
+        self._log(method=method, target=target, allowed=False, reason=reason)

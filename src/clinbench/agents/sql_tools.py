@@ -1,0 +1,169 @@
+"""The built-in agent's tools over a workspace database: list_tables, describe_table, run_sql,
+read_skill, write_output.
+
+The database is opened read-only with external access switched off and the configuration
+locked, so a query cannot write, attach another file or read the file system: the
+workspace database is the agent's whole world. Each query runs under a time cap
+(``interrupt`` from a timer) and returns at most ``max_rows`` rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import decimal
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from clinbench.agents.llm_clients import ToolSpec
+
+TOOL_SPECS = [
+    ToolSpec("list_tables", "List the tables of the database as schema.table.", {"type": "object", "properties": {}}),
+    ToolSpec(
+        "describe_table",
+        "Column names and types of one table (schema.table).",
+        {"type": "object", "properties": {"table": {"type": "string"}}, "required": ["table"]},
+    ),
+    ToolSpec(
+        "run_sql",
+        "Run one read-only DuckDB SQL query; returns at most the first rows as CSV.",
+        {"type": "object", "properties": {"sql": {"type": "string"}}, "required": ["sql"]},
+    ),
+    ToolSpec(
+        "read_skill",
+        "Read a skill document given for this task, by name (call with no name to list them).",
+        {"type": "object", "properties": {"name": {"type": "string"}}},
+    ),
+    ToolSpec(
+        "write_output",
+        "Run a DuckDB SQL query and save its full result as output.csv (your answer). Calling it again replaces the answer.",
+        {"type": "object", "properties": {"sql": {"type": "string"}}, "required": ["sql"]},
+    ),
+]
+
+
+class ToolError(Exception):
+    """A tool call the agent got wrong; the message goes back to the model."""
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, (dt.datetime, dt.date, dt.time)):
+        return value.isoformat(sep=" ") if isinstance(value, dt.datetime) else value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    return value
+
+
+class WorkspaceTools:
+    """The five tools, bound to one workspace."""
+
+    def __init__(self, database: Path | None, output_csv: Path, skills: list[Path], *,
+                 max_rows: int = 100, time_limit_seconds: float = 60.0):
+        self.output_csv = output_csv
+        self.skills = {p.name: p for p in skills}
+        self.max_rows = max_rows
+        self.time_limit_seconds = time_limit_seconds
+        self._con: duckdb.DuckDBPyConnection | None = None
+        if database is not None:
+            self._con = duckdb.connect(str(database), read_only=True)
+            self._con.execute("SET enable_external_access = false")
+            self._con.execute("SET lock_configuration = true")
+
+    def close(self) -> None:
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+
+    # -- dispatch ------------------------------------------------------------------
+    def call(self, name: str, arguments: dict[str, Any]) -> str:
+        handler = getattr(self, f"tool_{name}", None)
+        if handler is None:
+            return f"error: unknown tool {name!r}; tools are {', '.join(t.name for t in TOOL_SPECS)}"
+        try:
+            return handler(**arguments)
+        except TypeError as exc:
+            return f"error: bad arguments for {name}: {exc}"
+        except ToolError as exc:
+            return f"error: {exc}"
+
+    def _query(self, sql: str) -> tuple[list[str], list[tuple]]:
+        if self._con is None:
+            raise ToolError("this workspace has no database")
+        if not isinstance(sql, str) or not sql.strip():
+            raise ToolError("sql must be a non-empty string")
+        timer = threading.Timer(self.time_limit_seconds, self._con.interrupt)
+        timer.start()
+        try:
+            cur = self._con.execute(sql)
+            if cur.description is None:
+                return [], []
+            names = [d[0] for d in cur.description]
+            return names, cur.fetchall()
+        except duckdb.InterruptException as exc:
+            raise ToolError(f"query stopped after the {self.time_limit_seconds:g} s time limit; make it cheaper") from exc
+        except duckdb.Error as exc:
+            raise ToolError(str(exc).splitlines()[0][:500]) from exc
+        finally:
+            timer.cancel()
+
+    # -- tools ---------------------------------------------------------------------
+    def tool_list_tables(self) -> str:
+        _, rows = self._query(
+            "SELECT table_schema || '.' || table_name FROM information_schema.tables "
+            "WHERE table_schema NOT IN ('information_schema', 'pg_catalog') ORDER BY 1"
+        )
+        return "\n".join(r[0] for r in rows) or "(no tables)"
+
+    def tool_describe_table(self, table: str) -> str:
+        schema, _, name = table.rpartition(".")
+        params = [name] + ([schema] if schema else [])
+        _, rows = self._query_params(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ?"
+            + (" AND table_schema = ?" if schema else "") + " ORDER BY ordinal_position",
+            params,
+        )
+        if not rows:
+            raise ToolError(f"no table {table!r}; call list_tables")
+        return "\n".join(f"{c} {t}" for c, t in rows)
+
+    def _query_params(self, sql: str, params: list[Any]) -> tuple[list[str], list[tuple]]:
+        if self._con is None:
+            raise ToolError("this workspace has no database")
+        cur = self._con.execute(sql, params)
+        return [d[0] for d in cur.description], cur.fetchall()
+
+    def tool_run_sql(self, sql: str) -> str:
+        names, rows = self._query(sql)
+        if not names:
+            return "(statement ran; no result set)"
+        shown = rows[: self.max_rows]
+        lines = [",".join(names)] + [",".join(str(_cell(v)) for v in r) for r in shown]
+        more = f"\n... {len(rows) - len(shown)} more rows not shown (row cap {self.max_rows})" if len(rows) > len(shown) else ""
+        return "\n".join(lines) + more + f"\n({len(rows)} rows)"
+
+    def tool_read_skill(self, name: str | None = None) -> str:
+        if not name:
+            return "skills: " + (", ".join(sorted(self.skills)) or "(none given)")
+        skill = self.skills.get(name)
+        if skill is None:
+            raise ToolError(f"no skill {name!r}; given: {', '.join(sorted(self.skills)) or 'none'}")
+        return (skill / "SKILL.md").read_text(encoding="utf-8")
+
+    def tool_write_output(self, sql: str) -> str:
+        names, rows = self._query(sql)
+        if not names:
+            raise ToolError("write_output needs a query that returns rows (a SELECT)")
+        tmp = self.output_csv.with_name(f".{self.output_csv.name}.tmp")
+        with tmp.open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(names)
+            writer.writerows([_cell(v) for v in r] for r in rows)
+        os.replace(tmp, self.output_csv)
+        return json.dumps({"written": self.output_csv.name, "rows": len(rows), "columns": names})

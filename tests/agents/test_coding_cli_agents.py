@@ -1,0 +1,112 @@
+"""Codex and Claude Code adapters against faithful stand-ins and the scripted model server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from clinbench.agents.base import RunContext, Workspace
+from clinbench.agents.claude_code import ClaudeCodeAgent, parse_claude_stream
+from clinbench.agents.codex import CodexAgent, parse_codex_events
+from clinbench.agents.sandbox import NoSandbox, bwrap_available, BwrapSandbox
+from clinbench.agents.scripted_server import ScriptedServer
+
+WRITE = "printf 'stay_id,x\\n1,2\\n' > output.csv"
+
+
+def _ctx(tmp_path, **kw):
+    return RunContext(evidence_dir=tmp_path / "evidence", task_id="demo-task", timeout_seconds=60, **kw)
+
+
+def test_standins_refuse_what_the_real_clis_refuse(standin_path):
+    bad = subprocess.run(["codex", "exec", "-a", "never", "hi"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "unexpected argument '-a'" in bad.stderr
+    no_verbose = subprocess.run(["claude", "-p", "hi", "--output-format", "stream-json"], capture_output=True, text=True)
+    assert "requires --verbose" in no_verbose.stderr
+    assert subprocess.run(["codex", "--version"], capture_output=True, text=True).stdout.strip() == "codex-cli 0.171.0"
+
+
+def test_codex_command_line_skills_and_transcript(workspace, standin_path, tmp_path):
+    with ScriptedServer([{"shell": WRITE}, {"text": "Wrote output.csv.", "usage": {"input_tokens": 50, "output_tokens": 5}}]) as srv:
+        agent = CodexAgent(sandbox=NoSandbox(), base_url=srv.base_url, api_key="dummy", model="gpt-5.5", reasoning_effort="high")
+        outcome = agent.run(Workspace.from_dir(workspace), _ctx(tmp_path))
+    assert outcome.status == "ok", outcome.error
+    assert outcome.output_csv.read_text() == "stay_id,x\n1,2\n"
+    seen = json.loads((workspace / ".standin" / "codex.json").read_text())
+    argv = seen["argv"][1:]
+    assert argv[:3] == ["exec", "--json", "--skip-git-repo-check"]
+    assert "--dangerously-bypass-approvals-and-sandbox" in argv and argv[argv.index("--disable") + 1] == "plugins"
+    assert seen["config"]["model_providers.clinbench.wire_api"] == "responses"
+    assert seen["config"]["model_providers.clinbench.base_url"] == srv.base_url
+    assert seen["config"]["model_reasoning_effort"] == "high" and seen["config"]["analytics.enabled"] is False
+    assert seen["env"]["CLINBENCH_MODEL_API_KEY"] == "dummy"
+    assert seen["env"]["HOME"] != str(__import__("pathlib").Path.home())  # a private HOME
+    assert [s.split("/")[-1] for s in seen["skills"]] == ["demo-skill"]
+    assert (workspace / ".codex" / "skills" / "demo-skill" / "SKILL.md").is_file()
+    assert outcome.usage.input_tokens == 20 + 50 and outcome.usage.output_tokens == 15
+    assert outcome.final_message == "Wrote output.csv."
+    events = [json.loads(line) for line in outcome.transcript.read_text().splitlines()]
+    assert events[0]["type"] == "thread.started" and events[-1]["type"] == "turn.completed"
+    # Codex spoke the Responses API, with the skill root in its developer message
+    assert all(r["stream"] for r in srv.requests) and "Skill roots" in json.dumps(srv.requests[0]["input"])
+
+
+def test_claude_command_line_skills_and_transcript(workspace, standin_path, tmp_path):
+    with ScriptedServer([{"shell": WRITE}, {"text": "Done here."}]) as srv:
+        agent = ClaudeCodeAgent(sandbox=NoSandbox(), base_url=srv.url, api_key="dummy", model="claude-sonnet-4-5", allowed_tools="Bash,Read")
+        outcome = agent.run(Workspace.from_dir(workspace), _ctx(tmp_path))
+    assert outcome.status == "ok", outcome.error
+    assert outcome.output_csv.read_text() == "stay_id,x\n1,2\n"
+    seen = json.loads((workspace / ".standin" / "claude.json").read_text())
+    assert seen["flags"]["--output-format"] == "stream-json" and seen["flags"]["--verbose"] is True
+    assert seen["flags"]["--allowedTools"] == "Bash,Read" and "--dangerously-skip-permissions" not in seen["flags"]
+    assert seen["env"]["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
+    assert seen["env"]["ANTHROPIC_BASE_URL"] == srv.url
+    assert [s.split("/")[-1] for s in seen["skills"]] == ["demo-skill"]
+    assert outcome.final_message == "Done here."
+    assert outcome.usage.input_tokens == 40 and outcome.usage.output_tokens == 20
+    assert outcome.cost == pytest.approx(40 * 3e-6 + 20 * 15e-6)
+    assert any(entry["method"] == "HEAD" for entry in srv.log)
+
+
+def test_claude_skip_permissions_sets_is_sandbox(workspace, standin_path, tmp_path):
+    with ScriptedServer([{"shell": WRITE}, {"text": "ok"}]) as srv:
+        agent = ClaudeCodeAgent(sandbox=NoSandbox(), base_url=srv.url, skip_permissions=True)
+        outcome = agent.run(Workspace.from_dir(workspace), _ctx(tmp_path))
+    assert outcome.status == "ok", outcome.error
+    seen = json.loads((workspace / ".standin" / "claude.json").read_text())
+    assert seen["env"]["IS_SANDBOX"] == "1" and seen["flags"]["--dangerously-skip-permissions"] is True
+
+
+def test_transcript_parsers_on_the_documented_event_shapes():
+    codex = "\n".join(json.dumps(e) for e in [
+        {"type": "thread.started", "thread_id": "01a2"},
+        {"type": "item.completed", "item": {"type": "error", "message": "Model metadata for stub-model not found"}},
+        {"type": "item.completed", "item": {"id": "item_1", "type": "agent_message", "text": "Wrote it."}},
+        {"type": "turn.completed", "usage": {"input_tokens": 20, "cached_input_tokens": 0, "output_tokens": 10}},
+    ])
+    parsed = parse_codex_events(codex + "\nnot json\n")
+    assert (parsed.usage.input_tokens, parsed.usage.output_tokens, parsed.final_message) == (20, 10, "Wrote it.")
+    assert parsed.error is None  # the model-metadata item does not fail the run
+    claude = "\n".join(json.dumps(e) for e in [
+        {"type": "system", "subtype": "init", "skills": []},
+        {"type": "assistant", "message": {"content": [{"type": "text", "text": "x"}], "usage": {"input_tokens": 5, "output_tokens": 2}}},
+        {"type": "result", "subtype": "success", "is_error": False, "num_turns": 2, "result": "Fin.", "total_cost_usd": 0.00021},
+    ])
+    parsed = parse_claude_stream(claude)
+    assert (parsed.usage.input_tokens, parsed.final_message, parsed.cost) == (5, "Fin.", 0.00021)
+
+
+@pytest.mark.skipif(not bwrap_available(), reason="bubblewrap cannot create namespaces here (.ci/run installs it)")
+def test_codex_in_bwrap_reaches_its_endpoint_only_through_the_logged_egress_proxy(workspace, standin_path, tmp_path):
+    with ScriptedServer([{"shell": WRITE}, {"text": "Done."}]) as srv:
+        agent = CodexAgent(sandbox=BwrapSandbox(), base_url=srv.base_url, api_key="dummy")
+        outcome = agent.run(Workspace.from_dir(workspace), _ctx(tmp_path))
+    assert outcome.status == "ok", (outcome.error, (tmp_path / "evidence" / "agent_stderr.txt").read_text())
+    assert outcome.isolated and outcome.output_csv.read_text() == "stay_id,x\n1,2\n"
+    log = [json.loads(line) for line in (tmp_path / "evidence" / "egress.jsonl").read_text().splitlines()]
+    assert [e["target"] for e in log] == ["/v1/responses", "/v1/responses"] and all(e["allowed"] for e in log)
+    seen = json.loads((workspace / ".standin" / "codex.json").read_text())
+    assert seen["env"]["HOME"] == "/tmp/home"
