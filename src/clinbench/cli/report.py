@@ -1,0 +1,37 @@
+"""`clinbench report`: a campaign's comparison as one self-contained HTML page, Markdown and SVG figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("report")
+    def report(
+        source: Path = typer.Argument(..., help="campaign folder (with results.duckdb) or per-run CSV"),
+        html: Path | None = typer.Option(None, "--html", help="write the HTML report here"),
+        md: Path | None = typer.Option(None, "--md", help="write the Markdown tables here"),
+        figures: Path | None = typer.Option(None, "--figures", help="folder for SVG figures (default: <report>-figures)"),
+        compare: str = typer.Option("no-skill:with-skill", "--compare", help="conditions A:B; delta = B − A"),
+        seed: int = typer.Option(0, "--seed", help="seed of every bootstrap and sign-flip draw"),
+        draws: int = typer.Option(20000, "--draws", help="bootstrap draws"),
+        include_flagged: bool = typer.Option(False, "--include-flagged", help="keep runs the audit marked unpublishable"),
+        schema: str | None = typer.Option(None, "--schema", help="only runs of this schema variant"),
+        benchmark: str = typer.Option("derive", "--benchmark", help="derive or dx"),
+    ) -> None:
+        """Write the report of a campaign: headline, forest plot, families, strict passes, evidence."""
+        from clinbench.report.build import write_report
+
+        if html is None and md is None:
+            html = Path("report.html")
+        files = write_report(source, html=html, markdown=md, figures_dir=figures, conditions=compare, seed=seed,
+                             draws=draws, include_flagged=include_flagged, schema=schema, benchmark=benchmark)
+        console = Console()
+        for label, path in (("html", files.html), ("markdown", files.markdown)):
+            if path is not None:
+                console.print(f"{label}: {path}", highlight=False)
+        for path in files.figures:
+            console.print(f"figure: {path}", highlight=False)

@@ -1,0 +1,89 @@
+"""Render a campaign's report: HTML (self-contained), optional Markdown, SVG figures.
+
+Everything is computed before anything is written, and each file is written atomically, so
+a failure leaves no half-written report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+from clinbench.report.atomic import write_text_atomic
+from clinbench.report.data import ReportData, column_diagnostics, make_figures
+from clinbench.report.html import render_html
+from clinbench.report.markdown import render_markdown
+from clinbench.stats.analysis import select_schema
+from clinbench.stats.compare import compare, parse_compare
+from clinbench.stats.errors import StatsError
+from clinbench.stats.runs import load_runs
+
+
+@dataclass
+class ReportFiles:
+    html: Path | None
+    markdown: Path | None
+    figures: list[Path]
+
+
+def build_report_data(
+    source: str | Path,
+    conditions: str = "no-skill:with-skill",
+    *,
+    seed: int = 0,
+    draws: int = 20000,
+    permutation_draws: int = 200000,
+    include_flagged: bool = False,
+    schema: str | None = None,
+    benchmark: str = "derive",
+) -> ReportData:
+    a, b = parse_compare(conditions)
+    runs = select_schema(load_runs(source, include_flagged=include_flagged, benchmark=benchmark), schema)
+    if len(runs) == 0:
+        raise StatsError(f"{source} holds no {benchmark} runs to report on")
+    models = set(runs.model[(runs.condition == a) | (runs.condition == b)].tolist())
+    comparison = compare(runs, a, b, by="model" if len(models) > 1 else None, seed=seed, draws=draws,
+                         permutation_draws=permutation_draws)
+    pair = runs.subset((runs.condition == a) | (runs.condition == b))
+    return ReportData(comparison=comparison, runs=pair, columns=column_diagnostics(pair, a, b),
+                      figures=make_figures(comparison))
+
+
+def write_report(
+    source: str | Path,
+    *,
+    html: str | Path | None = None,
+    markdown: str | Path | None = None,
+    figures_dir: str | Path | None = None,
+    conditions: str = "no-skill:with-skill",
+    seed: int = 0,
+    draws: int = 20000,
+    permutation_draws: int = 200000,
+    include_flagged: bool = False,
+    schema: str | None = None,
+    benchmark: str = "derive",
+) -> ReportFiles:
+    """Write the report of ``source`` (campaign folder or per-run CSV).
+
+    ``figures_dir`` defaults to ``<html stem>-figures`` beside the HTML (or the Markdown).
+    """
+    if html is None and markdown is None:
+        raise StatsError("nothing to write: pass --html and/or --md")
+    data = build_report_data(source, conditions, seed=seed, draws=draws, permutation_draws=permutation_draws,
+                             include_flagged=include_flagged, schema=schema, benchmark=benchmark)
+    html_path = Path(html) if html is not None else None
+    md_path = Path(markdown) if markdown is not None else None
+    anchor = html_path or md_path
+    fig_dir = Path(figures_dir) if figures_dir is not None else anchor.with_name(f"{anchor.stem}-figures")
+    html_text = render_html(data, html_path) if html_path else None
+    md_text = render_markdown(data) if md_path else None
+    figures = [write_text_atomic(fig_dir / f"{name}.svg", svg + "\n") for name, svg in data.figures.items()]
+    if md_text is not None:
+        write_text_atomic(md_path, md_text)
+    if html_text is not None:
+        write_text_atomic(html_path, html_text)
+    return ReportFiles(html=html_path, markdown=md_path, figures=figures)
+
+
+__all__ = ["ReportFiles", "build_report_data", "write_report"]
