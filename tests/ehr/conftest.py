@@ -42,7 +42,7 @@ def file_server(tmp_path):
     root.mkdir()
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(RangeHandler, directory=str(root)))
     server.requests = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield root, f"http://127.0.0.1:{server.server_address[1]}", server.requests

@@ -134,7 +134,6 @@ def fetch_demo(name: str, dest: str | Path, *, progress: FetchProgress | None = 
             continue
         target.unlink(missing_ok=True)
         part = target.with_name(target.name + ".part")
-        target.parent.mkdir(parents=True, exist_ok=True)
         try:
             received, resumed_from = _download(url + urllib.parse.quote(rel), part, resume=True, emit=emit, rel=rel)
         except _NotOnServer:
@@ -195,6 +194,7 @@ def _download(url: str, part: Path, *, resume: bool, emit: Callable[[FetchEvent]
         length = int(response.headers.get("Content-Length") or 0)
         emit(FetchEvent("start", rel, bytes=offset + length if length else 0, resumed_from=offset))
         received = 0
+        part.parent.mkdir(parents=True, exist_ok=True)  # only now: a file the server lacks leaves no folder
         try:
             with open(part, "ab" if offset else "wb") as fh:
                 while chunk := response.read(_CHUNK):
