@@ -18,7 +18,8 @@ from rich.progress import (
 )
 from rich.table import Table as RichTable
 
-data = typer.Typer(no_args_is_help=True, help="EHR databases: load PhysioNet files, fetch the demos, inspect.")
+# Other areas add commands to this group (cli/synth.py adds `data synth`).
+data_app = typer.Typer(no_args_is_help=True, help="EHR databases: load PhysioNet files, fetch the demos, inspect.")
 console = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 
@@ -34,10 +35,10 @@ class DemoName(str, Enum):
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(data, name="data")
+    app.add_typer(data_app, name="data")
 
 
-@data.command()
+@data_app.command()
 def load(
     dataset: Dataset = typer.Argument(..., help="mimic-iv or eicu"),
     src_dir: Path = typer.Argument(..., help="PhysioNet folder (MIMIC-IV: holds hosp/ and icu/)"),
@@ -69,7 +70,7 @@ def load(
         console.print(f"absent (not created): {', '.join(report.missing)}", highlight=False)
 
 
-@data.command()
+@data_app.command()
 def fetch(
     demo: DemoName = typer.Argument(..., help="which open-access demo to download"),
     dest: Path = typer.Option(..., "--dest", help="folder to download into (a subfolder per demo is made)"),
@@ -106,7 +107,7 @@ def fetch(
                   f"{partial}", highlight=False)
 
 
-@data.command()
+@data_app.command()
 def info(db: Path = typer.Argument(..., help="a clinbench DuckDB database")) -> None:
     """Show schemas, tables, row counts and the task families the database supports."""
     from clinbench.ehr.info import database_info
