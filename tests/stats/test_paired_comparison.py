@@ -223,3 +223,33 @@ def test_cli_error_is_one_line(hand_csv):
                          capture_output=True, text=True)
     assert out.returncode == 2
     assert out.stderr.strip().startswith("error: no runs under condition 'x'") and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_reads_the_campaign_store_as_written(tmp_path, hand_csv):
+    """Runs recorded through clinbench.campaign.store give the same comparison as the CSV."""
+    from stats_fixtures import HAND_RUNS
+
+    from clinbench.campaign.store import ColumnScore, RunRecord, Store
+
+    store = Store.create(tmp_path / "campaign")
+    store.record_many(
+        RunRecord(run_id=f"r{i}", benchmark="derive", task=t, condition=c, schema="native", model=m, trial=1,
+                  reward=r, strict=s, key_f1=f1, ordered_value_nmae=nm, column_scores=[ColumnScore("sofa", r, nm)])
+        for i, (t, c, m, r, s, f1, nm) in enumerate(HAND_RUNS)
+    )
+    store.record(RunRecord(run_id="flagged", benchmark="derive", task="mimic-meld-24h", condition="with-skill",
+                           model="m1", trial=2, reward=1.0, publishable=False, flag_reason="touched the reference"))
+    from_store = analyse(tmp_path / "campaign", "no-skill:with-skill").to_dict()
+    from_csv = analyse(hand_csv, "no-skill:with-skill").to_dict()
+    assert from_store.pop("flagged_excluded") == 1
+    for d in (from_store, from_csv):
+        d.pop("source"), d.pop("flagged_excluded", None)
+    assert from_store == from_csv
+    assert len(load_runs(tmp_path / "campaign").column_scores) == 12
+
+
+def test_runs_without_any_reward_are_refused(tmp_path):
+    path = tmp_path / "dx.csv"
+    path.write_text("task,condition,model,trial,reward\nmimic-sofa-24h,no-skill,m,1,\nmimic-sofa-24h,with-skill,m,1,\n")
+    with pytest.raises(StatsError, match="has a reward"):
+        analyse(path, "no-skill:with-skill")

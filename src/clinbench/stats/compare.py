@@ -246,6 +246,11 @@ def compare(
 
     mask_a = runs.condition == a
     mask_b = runs.condition == b
+    if runs.n_missing_reward and runs.n_missing_reward >= int((mask_a | mask_b).sum()):
+        raise StatsError(
+            f"none of the {a!r}/{b!r} runs has a reward; score them first (dx runs are judged, not rewarded: "
+            "their accuracy is not a reward column)"
+        )
     tasks_a = set(runs.task[mask_a].tolist())
     tasks_b = set(runs.task[mask_b].tolist())
     tasks = sorted(tasks_a & tasks_b)
