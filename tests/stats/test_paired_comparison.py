@@ -253,3 +253,13 @@ def test_runs_without_any_reward_are_refused(tmp_path):
     path.write_text("task,condition,model,trial,reward\nmimic-sofa-24h,no-skill,m,1,\nmimic-sofa-24h,with-skill,m,1,\n")
     with pytest.raises(StatsError, match="has a reward"):
         analyse(path, "no-skill:with-skill")
+
+
+def test_cli_tables(hand_csv):
+    out = subprocess.run([sys.executable, "-m", "clinbench", "stats", str(hand_csv), "--by", "model", "--seed", "3"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "│ delta                          │ +0.100" in out
+    assert "│ tasks improving                │ 2/3" in out
+    assert "│ strict passes no-skill         │ 1/6" in out
+    assert "seed 3" in out
+    assert "│ m2    │ 3     │ 0.667 │ 0.800 │ +0.133 │" in out

@@ -54,9 +54,10 @@ def print_comparison(c: Comparison, console: Console) -> None:
     )
     if c.unpaired_tasks:
         console.print(f"[yellow]unpaired (left out):[/] {', '.join(c.unpaired_tasks)}")
+    console.print(f"A = {a}, B = {b}", highlight=False)
     if c.groups:
         g = Table(title=f"By {c.groups[0].by}")
-        for col in (c.groups[0].by, "tasks", a, b, "delta", "CI (task)", "improving", "p", f"strict {a}", f"strict {b}"):
+        for col in (c.groups[0].by, "tasks", "A", "B", "delta", "CI (task)", "improving", "p", "strict A", "strict B"):
             g.add_column(col)
         for row in c.groups:
             g.add_row(row.value, str(row.tasks), f"{row.mean_a:.3f}", f"{row.mean_b:.3f}", f"{row.delta:+.3f}",
@@ -65,13 +66,13 @@ def print_comparison(c: Comparison, console: Console) -> None:
         console.print(g)
     if c.per_family:
         f = Table(title="By family")
-        for col in ("family", "tasks", a, b, "delta", "improving"):
+        for col in ("family", "tasks", "A", "B", "delta", "improving"):
             f.add_column(col)
         for row in c.per_family:
             f.add_row(row.family, str(row.tasks), f"{row.mean_a:.3f}", f"{row.mean_b:.3f}", f"{row.delta:+.3f}", f"{row.improving}/{row.tasks}")
         console.print(f)
     t = Table(title="By task (CI: bootstrap over the task's runs)")
-    for col in ("task", "family", "runs", a, b, "delta", "CI", f"strict {a}", f"strict {b}"):
+    for col in ("task", "family", "runs A+B", "A", "B", "delta", "CI", "strict A", "strict B"):
         t.add_column(col)
     for row in c.per_task:
         t.add_row(row.task, row.family, f"{row.runs_a}+{row.runs_b}", f"{row.mean_a:.3f}", f"{row.mean_b:.3f}",
@@ -103,4 +104,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print(json.dumps(result.to_dict(), indent=2))
         else:
-            print_comparison(result, Console())
+            console = Console()
+            if not console.is_terminal:  # piped into a file or a log: do not squeeze tables to 80 columns
+                console = Console(width=130)
+            print_comparison(result, console)
