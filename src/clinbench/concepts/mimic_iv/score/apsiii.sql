@@ -1,0 +1,252 @@
+-- Concept: apsiii
+-- Definition: Acute Physiology Score III over the first ICU day (6 h before to 24 h after ICU
+--   admission). Each physiological variable scores its worst value, "worst" being the extreme
+--   farther from a fixed normal (heart rate 75, MAP 90, temperature 38, respiratory rate 19,
+--   haematocrit 45.5, WBC 11.5, creatinine 1, sodium 145.5, albumin 3.5, glucose 130; ties take
+--   the higher score; BUN and bilirubin use the maximum). Oxygenation scores PaO2 when not
+--   invasively ventilated with FiO2 < 50% and A-aDO2 when ventilated with FiO2 >= 50%;
+--   acid-base scores the pH/PaCO2 pair; acute renal failure (creatinine >= 1.5, urine < 410 mL,
+--   no end-stage renal disease) changes the creatinine table; GCS scores the eyes/verbal/motor
+--   combination (0 when the verbal response cannot be assessed). Components are NULL when
+--   unmeasured; apsiii sums them with missing = 0.
+-- Source: Knaus et al., Chest 1991; MIT-LCP mimic-code score/apsiii.
+-- Grain: stay_id
+-- Deviations: blood gases are read from the same first-day window as every other variable
+--   (the public code reads PaO2, A-aDO2 and acid-base over the whole ICU stay, which contradicts
+--   its own first-day definition). Temperature is taken as charted (no axillary +1 C).
+WITH win AS (
+    SELECT subject_id, hadm_id, stay_id, intime,
+        intime - INTERVAL 6 HOUR AS starttime, intime + INTERVAL 1 DAY AS endtime
+    FROM mimiciv_icu.icustays
+),
+bgw AS (
+    SELECT w.stay_id, bg.charttime, bg.po2, bg.pco2, bg.ph, bg.aado2,
+        COALESCE(bg.fio2, bg.fio2_chartevents) AS fio2,
+        vd.stay_id IS NOT NULL AS vent
+    FROM win AS w
+    INNER JOIN mimiciv_derived.bg AS bg
+        ON bg.hadm_id = w.hadm_id AND bg.specimen = 'ART.'
+        AND bg.charttime >= w.starttime AND bg.charttime <= w.endtime
+    LEFT JOIN mimiciv_derived.ventilation AS vd
+        ON vd.stay_id = w.stay_id AND bg.charttime >= vd.starttime AND bg.charttime <= vd.endtime
+        AND vd.ventilation_status = 'InvasiveVent'
+),
+pa AS (
+    -- best PaO2 while breathing spontaneously with FiO2 < 50% (room air when FiO2 is missing)
+    SELECT stay_id, MAX(po2) AS pao2
+    FROM bgw
+    WHERE NOT vent AND COALESCE(fio2, 21) < 50 AND po2 IS NOT NULL
+    GROUP BY stay_id
+),
+aa AS (
+    SELECT stay_id, MAX(aado2) AS aado2
+    FROM bgw
+    WHERE vent AND fio2 >= 50 AND aado2 IS NOT NULL
+    GROUP BY stay_id
+),
+acidbase AS (
+    SELECT stay_id, MAX(CASE
+        WHEN ph < 7.20 THEN CASE WHEN pco2 < 50 THEN 12 ELSE 4 END
+        WHEN ph < 7.30 THEN CASE WHEN pco2 < 30 THEN 9 WHEN pco2 < 40 THEN 6 WHEN pco2 < 50 THEN 3 ELSE 2 END
+        WHEN ph < 7.35 THEN CASE WHEN pco2 < 30 THEN 9 WHEN pco2 < 45 THEN 0 ELSE 1 END
+        WHEN ph < 7.45 THEN CASE WHEN pco2 < 30 THEN 5 WHEN pco2 < 45 THEN 0 ELSE 1 END
+        WHEN ph < 7.50 THEN CASE WHEN pco2 < 30 THEN 5 WHEN pco2 < 35 THEN 0 WHEN pco2 < 45 THEN 2 ELSE 12 END
+        WHEN ph < 7.60 THEN CASE WHEN pco2 < 40 THEN 3 ELSE 12 END
+        ELSE CASE WHEN pco2 < 25 THEN 0 WHEN pco2 < 40 THEN 3 ELSE 12 END
+    END) AS acidbase_score
+    FROM bgw
+    WHERE ph IS NOT NULL AND pco2 IS NOT NULL
+    GROUP BY stay_id
+),
+esrd AS (
+    -- chronic dialysis proxy: end-stage renal disease codes (585.9 / N18.9 excluded on purpose)
+    SELECT hadm_id, MAX(CASE
+        WHEN icd_version = 9 AND SUBSTR(icd_code, 1, 4) IN ('5854', '5855', '5856') THEN 1
+        WHEN icd_version = 10 AND SUBSTR(icd_code, 1, 4) IN ('N184', 'N185', 'N186') THEN 1
+        ELSE 0 END) AS ckd
+    FROM mimiciv_hosp.diagnoses_icd
+    GROUP BY hadm_id
+),
+vent AS (
+    SELECT w.stay_id, MAX(CASE WHEN v.stay_id IS NOT NULL THEN 1 ELSE 0 END) AS vent
+    FROM win AS w
+    LEFT JOIN mimiciv_derived.ventilation AS v
+        ON v.stay_id = w.stay_id AND v.ventilation_status = 'InvasiveVent'
+        AND v.starttime <= w.endtime AND v.endtime >= w.intime
+    GROUP BY w.stay_id
+),
+cohort AS (
+    SELECT w.subject_id, w.hadm_id, w.stay_id,
+        v.heart_rate_min, v.heart_rate_max, v.mbp_min, v.mbp_max,
+        v.temperature_min, v.temperature_max, v.resp_rate_min, v.resp_rate_max,
+        pa.pao2, aa.aado2, ab.acidbase_score,
+        l.hematocrit_min, l.hematocrit_max, l.wbc_min, l.wbc_max,
+        l.creatinine_min, l.creatinine_max, l.bun_min, l.bun_max,
+        l.sodium_min, l.sodium_max, l.albumin_min, l.albumin_max,
+        l.bilirubin_total_min AS bilirubin_min, l.bilirubin_total_max AS bilirubin_max,
+        -- glucose: the more extreme of laboratory and fingerstick values
+        CASE WHEN l.glucose_max IS NULL AND v.glucose_max IS NULL THEN NULL
+            ELSE GREATEST(COALESCE(l.glucose_max, v.glucose_max), COALESCE(v.glucose_max, l.glucose_max)) END AS glucose_max,
+        CASE WHEN l.glucose_min IS NULL AND v.glucose_min IS NULL THEN NULL
+            ELSE LEAST(COALESCE(l.glucose_min, v.glucose_min), COALESCE(v.glucose_min, l.glucose_min)) END AS glucose_min,
+        COALESCE(vent.vent, 0) AS vent,
+        uo.urineoutput,
+        g.gcs_motor, g.gcs_verbal, g.gcs_eyes, g.gcs_unable,
+        CASE WHEN l.creatinine_max >= 1.5 AND uo.urineoutput < 410 AND COALESCE(esrd.ckd, 0) = 0
+            THEN 1 ELSE 0 END AS arf
+    FROM win AS w
+    LEFT JOIN pa ON pa.stay_id = w.stay_id
+    LEFT JOIN aa ON aa.stay_id = w.stay_id
+    LEFT JOIN acidbase AS ab ON ab.stay_id = w.stay_id
+    LEFT JOIN esrd ON esrd.hadm_id = w.hadm_id
+    LEFT JOIN vent ON vent.stay_id = w.stay_id
+    LEFT JOIN mimiciv_derived.first_day_vitalsign AS v ON v.stay_id = w.stay_id
+    LEFT JOIN mimiciv_derived.first_day_lab AS l ON l.stay_id = w.stay_id
+    LEFT JOIN mimiciv_derived.first_day_urine_output AS uo ON uo.stay_id = w.stay_id
+    LEFT JOIN mimiciv_derived.first_day_gcs AS g ON g.stay_id = w.stay_id
+),
+-- the same point table applied to the minimum and to the maximum of each variable
+pts AS (
+    SELECT c.*, x.which,
+        CASE WHEN x.hr IS NULL THEN NULL WHEN x.hr < 40 THEN 8 WHEN x.hr < 50 THEN 5 WHEN x.hr < 100 THEN 0
+            WHEN x.hr < 110 THEN 1 WHEN x.hr < 120 THEN 5 WHEN x.hr < 140 THEN 7 WHEN x.hr < 155 THEN 13 ELSE 17 END AS hr_pts,
+        CASE WHEN x.mbp IS NULL THEN NULL WHEN x.mbp < 40 THEN 23 WHEN x.mbp < 60 THEN 15 WHEN x.mbp < 70 THEN 7
+            WHEN x.mbp < 80 THEN 6 WHEN x.mbp < 100 THEN 0 WHEN x.mbp < 120 THEN 4 WHEN x.mbp < 130 THEN 7
+            WHEN x.mbp < 140 THEN 9 ELSE 10 END AS mbp_pts,
+        CASE WHEN x.temp IS NULL THEN NULL WHEN x.temp < 33.0 THEN 20 WHEN x.temp < 33.5 THEN 16
+            WHEN x.temp < 34.0 THEN 13 WHEN x.temp < 35.0 THEN 8 WHEN x.temp < 36.0 THEN 2
+            WHEN x.temp < 40.0 THEN 0 ELSE 4 END AS temp_pts,
+        CASE WHEN x.rr IS NULL THEN NULL
+            -- a slow rate on the ventilator is set, not a sign of illness
+            WHEN c.vent = 1 AND x.rr < 14 THEN 0
+            WHEN x.rr < 6 THEN 17 WHEN x.rr < 12 THEN 8 WHEN x.rr < 14 THEN 7 WHEN x.rr < 25 THEN 0
+            WHEN x.rr < 35 THEN 6 WHEN x.rr < 40 THEN 9 WHEN x.rr < 50 THEN 11 ELSE 18 END AS rr_pts,
+        CASE WHEN x.hct IS NULL THEN NULL WHEN x.hct < 41.0 THEN 3 WHEN x.hct < 50.0 THEN 0 ELSE 3 END AS hct_pts,
+        CASE WHEN x.wbc IS NULL THEN NULL WHEN x.wbc < 1.0 THEN 19 WHEN x.wbc < 3.0 THEN 5 WHEN x.wbc < 20.0 THEN 0
+            WHEN x.wbc < 25.0 THEN 1 ELSE 5 END AS wbc_pts,
+        CASE WHEN x.cr IS NULL THEN NULL
+            WHEN c.arf = 1 AND x.cr < 1.5 THEN 0 WHEN c.arf = 1 THEN 10
+            WHEN x.cr < 0.5 THEN 3 WHEN x.cr < 1.5 THEN 0 WHEN x.cr < 1.95 THEN 4 ELSE 7 END AS cr_pts,
+        CASE WHEN x.bun IS NULL THEN NULL WHEN x.bun < 17.0 THEN 0 WHEN x.bun < 20.0 THEN 2 WHEN x.bun < 40.0 THEN 7
+            WHEN x.bun < 80.0 THEN 11 ELSE 12 END AS bun_pts,
+        CASE WHEN x.na IS NULL THEN NULL WHEN x.na < 120 THEN 3 WHEN x.na < 135 THEN 2 WHEN x.na < 155 THEN 0 ELSE 4 END AS na_pts,
+        CASE WHEN x.alb IS NULL THEN NULL WHEN x.alb < 2.0 THEN 11 WHEN x.alb < 2.5 THEN 6 WHEN x.alb < 4.5 THEN 0 ELSE 4 END AS alb_pts,
+        CASE WHEN x.bili IS NULL THEN NULL WHEN x.bili < 2.0 THEN 0 WHEN x.bili < 3.0 THEN 5 WHEN x.bili < 5.0 THEN 6
+            WHEN x.bili < 8.0 THEN 8 ELSE 16 END AS bili_pts,
+        CASE WHEN x.glc IS NULL THEN NULL WHEN x.glc < 40 THEN 8 WHEN x.glc < 60 THEN 9 WHEN x.glc < 200 THEN 0
+            WHEN x.glc < 350 THEN 3 ELSE 5 END AS glc_pts
+    FROM cohort AS c
+    CROSS JOIN LATERAL (
+        SELECT 'min' AS which, c.heart_rate_min AS hr, c.mbp_min AS mbp, c.temperature_min AS temp,
+            c.resp_rate_min AS rr, c.hematocrit_min AS hct, c.wbc_min AS wbc, c.creatinine_min AS cr,
+            c.bun_min AS bun, c.sodium_min AS na, c.albumin_min AS alb, c.bilirubin_min AS bili, c.glucose_min AS glc
+        UNION ALL
+        SELECT 'max', c.heart_rate_max, c.mbp_max, c.temperature_max, c.resp_rate_max, c.hematocrit_max,
+            c.wbc_max, c.creatinine_max, c.bun_max, c.sodium_max, c.albumin_max, c.bilirubin_max, c.glucose_max
+    ) AS x
+),
+paired AS (
+    SELECT mn.*,
+        mx.hr_pts AS hr_pts_max, mx.mbp_pts AS mbp_pts_max, mx.temp_pts AS temp_pts_max,
+        mx.rr_pts AS rr_pts_max, mx.hct_pts AS hct_pts_max, mx.wbc_pts AS wbc_pts_max,
+        mx.cr_pts AS cr_pts_max, mx.bun_pts AS bun_pts_max, mx.na_pts AS na_pts_max,
+        mx.alb_pts AS alb_pts_max, mx.bili_pts AS bili_pts_max, mx.glc_pts AS glc_pts_max
+    FROM pts AS mn
+    INNER JOIN pts AS mx ON mx.stay_id = mn.stay_id AND mx.which = 'max'
+    WHERE mn.which = 'min'
+),
+scorecomp AS (
+    SELECT subject_id, hadm_id, stay_id,
+        -- worst = the extreme farther from normal; equidistant extremes take the higher score
+        CASE WHEN heart_rate_max IS NULL THEN NULL
+            WHEN ABS(heart_rate_max - 75) > ABS(heart_rate_min - 75) THEN hr_pts_max
+            WHEN ABS(heart_rate_max - 75) < ABS(heart_rate_min - 75) THEN hr_pts
+            ELSE GREATEST(hr_pts, hr_pts_max) END AS hr_score,
+        CASE WHEN mbp_max IS NULL THEN NULL
+            WHEN ABS(mbp_max - 90) > ABS(mbp_min - 90) THEN mbp_pts_max
+            WHEN ABS(mbp_max - 90) < ABS(mbp_min - 90) THEN mbp_pts
+            ELSE GREATEST(mbp_pts, mbp_pts_max) END AS mbp_score,
+        CASE WHEN temperature_max IS NULL THEN NULL
+            WHEN ABS(temperature_max - 38) > ABS(temperature_min - 38) THEN temp_pts_max
+            WHEN ABS(temperature_max - 38) < ABS(temperature_min - 38) THEN temp_pts
+            ELSE GREATEST(temp_pts, temp_pts_max) END AS temp_score,
+        CASE WHEN resp_rate_max IS NULL THEN NULL
+            WHEN ABS(resp_rate_max - 19) > ABS(resp_rate_min - 19) THEN rr_pts_max
+            WHEN ABS(resp_rate_max - 19) < ABS(resp_rate_min - 19) THEN rr_pts
+            ELSE GREATEST(rr_pts, rr_pts_max) END AS resp_rate_score,
+        CASE WHEN hematocrit_max IS NULL THEN NULL
+            WHEN ABS(hematocrit_max - 45.5) > ABS(hematocrit_min - 45.5) THEN hct_pts_max
+            WHEN ABS(hematocrit_max - 45.5) < ABS(hematocrit_min - 45.5) THEN hct_pts
+            ELSE GREATEST(hct_pts, hct_pts_max) END AS hematocrit_score,
+        CASE WHEN wbc_max IS NULL THEN NULL
+            WHEN ABS(wbc_max - 11.5) > ABS(wbc_min - 11.5) THEN wbc_pts_max
+            WHEN ABS(wbc_max - 11.5) < ABS(wbc_min - 11.5) THEN wbc_pts
+            ELSE GREATEST(wbc_pts, wbc_pts_max) END AS wbc_score,
+        CASE WHEN creatinine_max IS NULL THEN NULL
+            -- with acute renal failure the maximum is what matters
+            WHEN arf = 1 THEN cr_pts_max
+            WHEN ABS(creatinine_max - 1) > ABS(creatinine_min - 1) THEN cr_pts_max
+            WHEN ABS(creatinine_max - 1) < ABS(creatinine_min - 1) THEN cr_pts
+            ELSE GREATEST(cr_pts, cr_pts_max) END AS creatinine_score,
+        CASE WHEN bun_max IS NULL THEN NULL ELSE bun_pts_max END AS bun_score,
+        CASE WHEN sodium_max IS NULL THEN NULL
+            WHEN ABS(sodium_max - 145.5) > ABS(sodium_min - 145.5) THEN na_pts_max
+            WHEN ABS(sodium_max - 145.5) < ABS(sodium_min - 145.5) THEN na_pts
+            ELSE GREATEST(na_pts, na_pts_max) END AS sodium_score,
+        CASE WHEN albumin_max IS NULL THEN NULL
+            WHEN ABS(albumin_max - 3.5) > ABS(albumin_min - 3.5) THEN alb_pts_max
+            WHEN ABS(albumin_max - 3.5) < ABS(albumin_min - 3.5) THEN alb_pts
+            ELSE GREATEST(alb_pts, alb_pts_max) END AS albumin_score,
+        CASE WHEN bilirubin_max IS NULL THEN NULL ELSE bili_pts_max END AS bilirubin_score,
+        CASE WHEN glucose_max IS NULL THEN NULL
+            WHEN ABS(glucose_max - 130) > ABS(glucose_min - 130) THEN glc_pts_max
+            WHEN ABS(glucose_max - 130) < ABS(glucose_min - 130) THEN glc_pts
+            ELSE GREATEST(glc_pts, glc_pts_max) END AS glucose_score,
+        CASE WHEN urineoutput IS NULL THEN NULL
+            WHEN urineoutput < 400 THEN 15 WHEN urineoutput < 600 THEN 8 WHEN urineoutput < 900 THEN 7
+            WHEN urineoutput < 1500 THEN 5 WHEN urineoutput < 2000 THEN 4 WHEN urineoutput < 4000 THEN 0
+            ELSE 1 END AS uo_score,
+        CASE
+            -- intubated: verbal cannot be assessed, scored as normal as in the original study
+            WHEN gcs_unable = 1 THEN 0
+            WHEN gcs_eyes = 1 THEN CASE
+                WHEN gcs_verbal = 1 AND gcs_motor IN (1, 2) THEN 48
+                WHEN gcs_verbal = 1 AND gcs_motor IN (3, 4) THEN 33
+                WHEN gcs_verbal = 1 AND gcs_motor IN (5, 6) THEN 16
+                WHEN gcs_verbal IN (2, 3) AND gcs_motor IN (1, 2) THEN 29
+                WHEN gcs_verbal IN (2, 3) AND gcs_motor IN (3, 4) THEN 24
+                END
+            WHEN gcs_eyes > 1 THEN CASE
+                WHEN gcs_verbal = 1 AND gcs_motor IN (1, 2) THEN 29
+                WHEN gcs_verbal = 1 AND gcs_motor IN (3, 4) THEN 24
+                WHEN gcs_verbal = 1 AND gcs_motor IN (5, 6) THEN 15
+                WHEN gcs_verbal IN (2, 3) AND gcs_motor IN (1, 2) THEN 29
+                WHEN gcs_verbal IN (2, 3) AND gcs_motor IN (3, 4) THEN 24
+                WHEN gcs_verbal IN (2, 3) AND gcs_motor = 5 THEN 13
+                WHEN gcs_verbal IN (2, 3) AND gcs_motor = 6 THEN 10
+                WHEN gcs_verbal = 4 AND gcs_motor IN (1, 2, 3, 4) THEN 13
+                WHEN gcs_verbal = 4 AND gcs_motor = 5 THEN 8
+                WHEN gcs_verbal = 4 AND gcs_motor = 6 THEN 3
+                WHEN gcs_verbal = 5 AND gcs_motor IN (1, 2, 3, 4, 5) THEN 3
+                WHEN gcs_verbal = 5 AND gcs_motor = 6 THEN 0
+                END
+        END AS gcs_score,
+        CASE
+            WHEN pao2 IS NULL AND aado2 IS NULL THEN NULL
+            WHEN pao2 IS NOT NULL THEN CASE WHEN pao2 < 50 THEN 15 WHEN pao2 < 70 THEN 5 WHEN pao2 < 80 THEN 2 ELSE 0 END
+            ELSE CASE WHEN aado2 < 100 THEN 0 WHEN aado2 < 250 THEN 7 WHEN aado2 < 350 THEN 9 WHEN aado2 < 500 THEN 11 ELSE 14 END
+        END AS pao2_aado2_score,
+        acidbase_score
+    FROM paired
+)
+SELECT subject_id, hadm_id, stay_id,
+    COALESCE(hr_score, 0) + COALESCE(mbp_score, 0) + COALESCE(temp_score, 0)
+        + COALESCE(resp_rate_score, 0) + COALESCE(pao2_aado2_score, 0)
+        + COALESCE(hematocrit_score, 0) + COALESCE(wbc_score, 0) + COALESCE(creatinine_score, 0)
+        + COALESCE(uo_score, 0) + COALESCE(bun_score, 0) + COALESCE(sodium_score, 0)
+        + COALESCE(albumin_score, 0) + COALESCE(bilirubin_score, 0) + COALESCE(glucose_score, 0)
+        + COALESCE(acidbase_score, 0) + COALESCE(gcs_score, 0) AS apsiii,
+    hr_score, mbp_score, temp_score, resp_rate_score, pao2_aado2_score, hematocrit_score,
+    wbc_score, creatinine_score, uo_score, bun_score, sodium_score, albumin_score,
+    bilirubin_score, glucose_score, acidbase_score, gcs_score
+FROM scorecomp
