@@ -1,8 +1,10 @@
 """Which raw tables each task family needs: the one place the loader and `data info` ask.
 
 A family needs a table when its reference derivation reads it directly or through an
-intermediate concept (public mimic-code / eicu-code conventions), for example SOFA reads
-``inputevents`` through the vasopressor concepts and ``outputevents`` through urine output.
+intermediate concept, for example SOFA reads ``inputevents`` through the vasopressor
+concepts and ``outputevents`` through urine output. The lists follow the public mimic-code /
+eicu-code conventions, and ``tests/ehr/test_requirements_match_concepts.py`` checks them
+against the raw tables the reference SQL in ``concepts/`` actually reads.
 A database "supports" a family when every one of these tables is present and non-empty:
 an empty or absent source would make a score silently look normal, and a wrong clinical
 value is worse than none.
@@ -34,7 +36,7 @@ _DIAGNOSES = _q(_H, "diagnoses_icd")
 _SURGERY = _q(_H, "services")
 
 MIMIC_IV_FAMILIES: dict[str, frozenset[str]] = {
-    "apsiii": _STAYS | _AGE | _LABS | _CHART | _URINE | _DIAGNOSES,
+    "apsiii": _STAYS | _LABS | _CHART | _URINE | _DIAGNOSES,  # APS: physiology only, no age points
     "charlson": _AGE | _DIAGNOSES,
     "creatinine-baseline": _AGE | _LABS | _DIAGNOSES,
     "gcs": _STAYS | _CHART,
@@ -47,7 +49,7 @@ MIMIC_IV_FAMILIES: dict[str, frozenset[str]] = {
     "sofa": _STAYS | _LABS | _CHART | _URINE | _PRESSORS,
     "suspicion-infection": _STAYS | _ANTIBIOTICS_CULTURES,
     "urine-output-rate": _STAYS | _CHART | _URINE,
-    "vasopressor-equivalents": _STAYS | _PRESSORS,
+    "vasopressor-equivalents": _PRESSORS,
     "ventilation": _CHART,
 }
 
@@ -57,10 +59,10 @@ EICU_FAMILIES: dict[str, frozenset[str]] = {
     "gcs": _q(_E, "patient", "nursecharting"),
     # OASIS: age and pre-ICU stay (patient), GCS (nurseCharting), heart rate, respiratory
     # rate and temperature (vitalPeriodic, nurseCharting), mean pressure (vitalAperiodic),
-    # urine output (intakeOutput), ventilation (respiratoryCare/-Charting) and elective
+    # urine output (intakeOutput), ventilation (respiratoryCare, apacheApsVar) and elective
     # surgery (apachePredVar).
     "oasis": _q(_E, "patient", "nursecharting", "vitalperiodic", "vitalaperiodic", "intakeoutput",
-                "respiratorycare", "respiratorycharting", "apachepredvar"),
+                "respiratorycare", "apacheapsvar", "apachepredvar"),
 }
 
 
