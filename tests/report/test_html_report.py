@@ -117,3 +117,19 @@ def test_report_cli_error_is_one_line(tmp_path):
     assert out.returncode == 2
     assert out.stderr.strip().startswith("error: ") and len(out.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "r.html").exists()
+
+
+def test_png_figures_at_twice_the_svg_size(chromium, tmp_path):
+    import struct
+
+    from clinbench.report.png import svg_size
+
+    files = write_report(write_hand_csv(tmp_path / "runs.csv"), html=tmp_path / "r.html", png=True)
+    pngs = [p for p in files.figures if p.suffix == ".png"]
+    assert sorted(p.name for p in pngs) == ["families.png", "forest.png"]
+    for png in pngs:
+        head = png.read_bytes()[:24]
+        assert head[:8] == b"\x89PNG\r\n\x1a\n"
+        width, height = struct.unpack(">II", head[16:24])
+        svg_w, svg_h = svg_size(png.with_suffix(".svg").read_text())
+        assert (width, height) == (2 * svg_w, 2 * svg_h)

@@ -21,6 +21,7 @@ def register(app: typer.Typer) -> None:
         include_flagged: bool = typer.Option(False, "--include-flagged", help="keep runs the audit marked unpublishable"),
         schema: str | None = typer.Option(None, "--schema", help="only runs of this schema variant"),
         benchmark: str = typer.Option("derive", "--benchmark", help="derive or dx"),
+        png: bool = typer.Option(False, "--png", help="also render each figure to PNG (needs a local Chromium)"),
     ) -> None:
         """Write the report of a campaign: headline, forest plot, families, strict passes, evidence."""
         from clinbench.report.build import write_report
@@ -28,7 +29,7 @@ def register(app: typer.Typer) -> None:
         if html is None and md is None:
             html = Path("report.html")
         files = write_report(source, html=html, markdown=md, figures_dir=figures, conditions=compare, seed=seed,
-                             draws=draws, include_flagged=include_flagged, schema=schema, benchmark=benchmark)
+                             draws=draws, include_flagged=include_flagged, schema=schema, benchmark=benchmark, png=png)
         console = Console()
         for label, path in (("html", files.html), ("markdown", files.markdown)):
             if path is not None:

@@ -14,6 +14,7 @@ from clinbench.report.atomic import write_text_atomic
 from clinbench.report.data import ReportData, column_diagnostics, make_figures
 from clinbench.report.html import render_html
 from clinbench.report.markdown import render_markdown
+from clinbench.report.png import svg_to_png
 from clinbench.stats.analysis import select_schema
 from clinbench.stats.compare import compare, parse_compare
 from clinbench.stats.errors import StatsError
@@ -63,10 +64,12 @@ def write_report(
     include_flagged: bool = False,
     schema: str | None = None,
     benchmark: str = "derive",
+    png: bool = False,
 ) -> ReportFiles:
     """Write the report of ``source`` (campaign folder or per-run CSV).
 
-    ``figures_dir`` defaults to ``<html stem>-figures`` beside the HTML (or the Markdown).
+    ``figures_dir`` defaults to ``<html stem>-figures`` beside the HTML (or the Markdown);
+    ``png`` also renders each figure to PNG with a local headless Chromium.
     """
     if html is None and markdown is None:
         raise StatsError("nothing to write: pass --html and/or --md")
@@ -79,6 +82,8 @@ def write_report(
     html_text = render_html(data, html_path) if html_path else None
     md_text = render_markdown(data) if md_path else None
     figures = [write_text_atomic(fig_dir / f"{name}.svg", svg + "\n") for name, svg in data.figures.items()]
+    if png:
+        figures += [svg_to_png(path, path.with_suffix(".png")) for path in list(figures)]
     if md_text is not None:
         write_text_atomic(md_path, md_text)
     if html_text is not None:
