@@ -1,0 +1,47 @@
+"""`clinbench score ID OUTPUT.csv --db DB [--json]`: score one output against the reference."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("score")
+    def score(
+        task_id: str,
+        output_csv: Path,
+        db: Path = typer.Option(..., "--db", help="Database with the built reference targets."),
+        as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
+    ) -> None:
+        """Score an agent's output CSV for a task (reward, strict pass, key F1, per-column rates)."""
+        from clinbench.derive.score import score_output
+
+        r = score_output(task_id, output_csv, db)
+        if as_json:
+            print(r.model_dump_json(indent=2))
+            return
+        verdict = "[green]strict pass[/]" if r.strict else "[red]strict fail[/]"
+        console.print(f"[bold]{r.task_id}[/]  reward {r.reward:.4f}  {verdict}")
+        nmae = "—" if r.ordered_value_nmae is None else f"{r.ordered_value_nmae:.4f}"
+        console.print(f"key precision {r.key_precision:.4f}, recall {r.key_recall:.4f}, F1 {r.key_f1:.4f}; "
+                      f"coverage {r.coverage:.4f}; ordered nMAE {nmae}")
+        console.print(f"reference rows {r.reference_rows}, agent rows {r.agent_rows}, "
+                      f"extra keys {r.extra_keys}, duplicate rows {r.duplicate_rows}")
+        if r.reason:
+            console.print(f"reason: {r.reason}", markup=False)
+        if r.columns:
+            table = Table(show_header=True)
+            for col in ("column", "match rate", "matched", "nMAE", "example mismatch"):
+                table.add_column(col)
+            for c in r.columns.values():
+                ex = c.examples[0] if c.examples else None
+                ex_text = "" if ex is None else f"{ex['key']}: ref {ex['reference']} vs {ex['agent']}"
+                table.add_row(c.name, f"{c.match_rate:.4f}", f"{c.matched}/{c.denominator}",
+                              "—" if c.nmae is None else f"{c.nmae:.4f}", ex_text)
+            console.print(table)

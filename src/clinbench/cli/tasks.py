@@ -1,0 +1,76 @@
+"""`clinbench tasks list | show ID | lint | reference ID`: the derivation task catalogue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+
+
+def register(app: typer.Typer) -> None:
+    tasks = typer.Typer(no_args_is_help=True, help="The derivation benchmark's task catalogue.")
+    app.add_typer(tasks, name="tasks")
+
+    @tasks.command("list")
+    def list_() -> None:
+        """List the 28 tasks with family, database, mode and thresholds."""
+        from clinbench.derive.catalogue import load_catalogue
+
+        table = Table(show_header=True)
+        for col in ("task", "family", "database", "mode", "keys", "scored", "coverage ≥", "match ≥", "op. spec"):
+            table.add_column(col, no_wrap=col in ("task", "keys"))
+        for t in load_catalogue().values():
+            table.add_row(t.id, t.family, t.database, t.mode, ", ".join(t.keys), str(len(t.scored_columns)),
+                          f"{t.coverage_threshold:g}", f"{t.accuracy_threshold:g}", "yes" if t.operational_spec else "")
+        console.print(table)
+
+    @tasks.command("show")
+    def show(task_id: str) -> None:
+        """Show one task's declaration and instruction."""
+        from clinbench.derive.catalogue import get_task
+
+        t = get_task(task_id)
+        console.print(f"[bold]{t.id}[/]  family {t.family}, {t.database}, {t.mode} mode; reference {t.target_table}")
+        console.print(f"keys: {', '.join(t.keys)}")
+        console.print(f"scored: {', '.join(t.scored_columns)}")
+        console.print(f"required: {', '.join(t.required_columns)}")
+        tol = ", ".join(f"{k} {v:g}" for k, v in t.tolerances.items()) or "exact"
+        console.print(f"tolerances: {tol}; timestamps ±{t.timestamp_tolerance_seconds:g} s")
+        console.print(f"strict: coverage ≥ {t.coverage_threshold:g}, every column ≥ {t.accuracy_threshold:g}")
+        console.print(f"skills: {', '.join(t.skills)}; decoy: {t.decoy_skill}; operational spec: {t.operational_spec}")
+        if t.drop:
+            console.print(f"also removed in standard mode: {', '.join(t.drop)}")
+        console.rule("instruction")
+        console.print((t.task_dir / "instruction.md").read_text(encoding="utf-8"), markup=False, highlight=False)
+
+    @tasks.command("lint")
+    def lint_(
+        db: Path = typer.Option(None, "--db", help="Also check that no reference key value appears in agent-visible files."),
+    ) -> None:
+        """Check instructions, skills and operational specs (exit 1 on any issue)."""
+        from clinbench.derive.lint import lint
+
+        issues = lint(db_path=db)
+        for issue in issues:
+            console.print(str(issue), markup=False, highlight=False)
+        if issues:
+            console.print(f"[red]{len(issues)} issue(s)[/]")
+            raise typer.Exit(1)
+        console.print("[green]tasks lint: clean[/]")
+
+    @tasks.command("reference")
+    def reference(
+        task_id: str,
+        db: Path = typer.Option(..., "--db", help="Database with the built reference targets."),
+        out: Path = typer.Option(..., "--out", help="CSV file to write."),
+        variant: str = typer.Option(None, "--variant", help="Export a reference-validity variant instead."),
+    ) -> None:
+        """Export a task's reference output as CSV (for auditing a target)."""
+        from clinbench.derive.reference import export_reference
+
+        rows = export_reference(task_id, db, out, variant=variant)
+        console.print(f"wrote {rows} rows to {out}")

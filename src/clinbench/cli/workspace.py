@@ -1,0 +1,30 @@
+"""`clinbench workspace ID --condition C --schema S --db DB --out DIR`: prepare one run's workspace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+console = Console()
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("workspace")
+    def workspace(
+        task_id: str,
+        condition: str = typer.Option("no-skill", "--condition", help="no-skill | with-skill | with-skill-decoy | with-skill-rawsql | operational-spec"),
+        schema: str = typer.Option("native", "--schema", help="native | obfuscated | restructured"),
+        db: Path = typer.Option(..., "--db", help="Source database (with concepts built)."),
+        out: Path = typer.Option(..., "--out", help="New folder for the workspace."),
+    ) -> None:
+        """Prepare a workspace: masked database.duckdb, prompt.md and skills/."""
+        from clinbench.derive.workspace import prepare_workspace
+
+        with console.status(f"preparing {task_id} ({condition}, {schema})"):
+            ws = prepare_workspace(task_id, condition, schema, db, out)
+        console.print(f"workspace ready: {ws}")
+        for p in sorted(ws.rglob("*")):
+            if p.is_file():
+                console.print(f"  {p.relative_to(ws)}  ({p.stat().st_size:,} bytes)", highlight=False)

@@ -1,0 +1,60 @@
+"""Export a task's reference rows (or a reference-validity variant's rows) as an output CSV.
+
+Used by ``clinbench tasks reference`` (users auditing a target) and by the built-in
+``reference``/``variant`` agents. The CSV has the task's required columns in order, rows
+sorted by the task's keys, written to a temporary file and renamed into place.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import duckdb
+
+from clinbench.derive.catalogue import TaskSpec, get_task
+from clinbench.errors import DataError, TaskError
+
+
+def variant_table(spec: TaskSpec, variant: str) -> str:
+    """Qualified name of a reference-validity variant's table (``<ref>__<variant>``)."""
+    name = variant.split("__", 1)[1] if "__" in variant else variant
+    return f"{spec.derived_schema}.variant_{spec.reference.replace('-', '_')}__{name.replace('-', '_')}"
+
+
+def export_reference(task_id: str, db_path: str | Path, out_csv: str | Path, *, variant: str | None = None) -> int:
+    """Write the reference (or variant) output of ``task_id`` to ``out_csv``; return the row count."""
+    spec = get_task(task_id)
+    db_path, out_csv = Path(db_path), Path(out_csv)
+    if not db_path.is_file():
+        raise DataError(f"database {db_path} not found; pass --db the database the references were built in")
+    table = spec.target_table if variant is None else variant_table(spec, variant)
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        schema, name = table.split(".")
+        have = {c for (c,) in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE schema_name = ? AND table_name = ?", [schema, name]
+        ).fetchall()}
+        if not have:
+            what = "reference" if variant is None else f"variant {variant!r}"
+            raise TaskError(f"{what} table {table} is not in {db_path}; run `clinbench concepts build {db_path}`")
+        missing = [c for c in spec.required_columns if c not in have]
+        if missing:
+            raise TaskError(f"{table} lacks required column(s) {', '.join(missing)}; rebuild the concepts")
+        cols = ", ".join(f'"{c}"' for c in spec.required_columns)
+        keys = ", ".join(f'"{c}"' for c in spec.keys)
+        out_csv.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out_csv.with_name(f".{out_csv.name}.part")
+        con.execute(
+            f"COPY (SELECT {cols} FROM {table} ORDER BY {keys}) TO '{_esc(str(tmp))}' "
+            "(HEADER, DELIMITER ',', TIMESTAMPFORMAT '%Y-%m-%d %H:%M:%S')"
+        )
+        rows = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    finally:
+        con.close()
+    os.replace(tmp, out_csv)
+    return rows
+
+
+def _esc(text: str) -> str:
+    return text.replace("'", "''")
