@@ -1,0 +1,118 @@
+"""`clinbench concepts …`: build the derived layer, list, show and inline concepts."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.syntax import Syntax
+from rich.table import Table
+
+console = Console()
+concepts_app = typer.Typer(no_args_is_help=True, help="Derived concepts (mimiciv_derived, eicu_derived) and task targets.")
+
+
+@concepts_app.command("build")
+def build(
+    db: Annotated[Path, typer.Argument(help="DuckDB database with mimiciv_hosp/mimiciv_icu (and/or eicu_crd)")],
+    only: Annotated[Optional[list[str]], typer.Option("--only", help="Build these concepts and what they need")] = None,
+    schema: Annotated[str, typer.Option("--schema", help="Name of the MIMIC-IV derived schema")] = "mimiciv_derived",
+    summary: Annotated[bool, typer.Option("--summary", help="Print cohort shares (SOFA>=2, KDIGO>=1, Sepsis-3)")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Rebuild even when SQL and inputs are unchanged")] = False,
+    no_targets: Annotated[bool, typer.Option("--no-targets", help="Skip the task reference targets")] = False,
+) -> None:
+    """Build concepts in dependency order; unchanged concepts are skipped."""
+    from clinbench.concepts.build import build_concepts
+
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    ) as bar:
+        task = bar.add_task("concepts", total=None)
+
+        def report(name, index, total, result):
+            bar.update(task, total=total, description=name)
+            if result is None:
+                return
+            bar.advance(task)
+            if result.status == "built":
+                bar.console.print(f"  [green]built[/]     {name}  {result.rows:,} rows  {result.seconds:.2f} s")
+            elif result.status == "unchanged":
+                bar.console.print(f"  [dim]unchanged[/] {name}  {result.rows:,} rows (SQL and inputs unchanged; skipped)")
+            else:
+                bar.console.print(f"  [yellow]skipped[/]   {name}  ({result.note})")
+
+        results = build_concepts(db, only=only, schema=schema, targets=not no_targets, progress=report, force=force)
+        bar.update(task, description="done")
+
+    built = [r for r in results if r.status == "built"]
+    console.print(
+        f"{len(built)} built, {sum(r.status == 'unchanged' for r in results)} unchanged, "
+        f"{sum(r.status == 'skipped' for r in results)} skipped in {sum(r.seconds for r in results):.1f} s"
+    )
+    if summary:
+        try:
+            module = importlib.import_module("clinbench.concepts.summary")
+        except ModuleNotFoundError:
+            console.print("no cohort summary available (clinbench.concepts.summary is not installed)")
+            return
+        for key, share in module.cohort_shares(db).items():
+            console.print(f"  {key}: {share:.1%}")
+
+
+@concepts_app.command("list")
+def list_concepts() -> None:
+    """Every concept: name, domain, grain and what it depends on."""
+    from clinbench.concepts.catalog import load_concepts
+    from clinbench.concepts.graph import dependency_map
+
+    concepts = load_concepts()
+    deps = dependency_map(concepts)
+    table = Table()
+    table.add_column("name", no_wrap=True)
+    table.add_column("domain", no_wrap=True)
+    for header in ("grain", "depends on"):
+        table.add_column(header, overflow="fold")
+    for qualified, c in sorted(concepts.items(), key=lambda kv: (kv[1].kind != "concept", kv[1].domain, kv[1].name)):
+        needs = ", ".join(d.split(".", 1)[1] for d in deps[qualified].derived) or "-"
+        label = c.name if c.schema == "mimiciv_derived" else f"{c.name} ({c.schema})"
+        table.add_row(label, c.domain, c.grain_text or "-", needs)
+    console.print(table)
+
+
+@concepts_app.command("show")
+def show(name: Annotated[str, typer.Argument(help="Concept name or qualified table")]) -> None:
+    """A concept's header fields and its SQL."""
+    from clinbench.concepts.catalog import HEADER_FIELDS, find_concept
+
+    concept = find_concept(name)
+    console.print(f"[bold]{concept.qualified}[/]  ({concept.path})")
+    for key in HEADER_FIELDS:
+        if key in concept.header:
+            console.print(f"[bold]{key.capitalize()}:[/] {concept.header[key]}", highlight=False)
+    console.print(Syntax(concept.sql, "sql", word_wrap=True))
+
+
+@concepts_app.command("sql")
+def sql(
+    name: Annotated[str, typer.Argument(help="Concept name or qualified table")],
+    inline: Annotated[bool, typer.Option("--inline", help="One statement with dependencies inlined as CTEs")] = False,
+) -> None:
+    """Print a concept's SQL (plain, or --inline as one self-contained statement)."""
+    from clinbench.concepts.catalog import find_concept
+    from clinbench.concepts.inline import inline_sql
+
+    text = inline_sql(name) if inline else find_concept(name).sql
+    typer.echo(text, nl=not text.endswith("\n"))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(concepts_app, name="concepts")

@@ -1,0 +1,135 @@
+"""The concept files: where they live, what table each becomes, and what its header says.
+
+Layout (names are conventions shared with every concept author):
+  mimic_iv/<domain>/<stem>.sql   -> mimiciv_derived.<stem>
+  eicu/<stem>.sql                -> eicu_derived.<stem>
+  targets/<stem>.sql             -> mimiciv_derived.target_<stem, '-' -> '_'>  (eicu_derived for 'eicu-*')
+  variants/<stem>.sql            -> mimiciv_derived.variant_<stem, '-' -> '_'> (eicu_derived for 'eicu-*')
+
+Every file opens with a ``--`` comment block holding ``-- Concept:``, ``-- Definition:``,
+``-- Source:``, ``-- Grain:`` and ``-- Deviations:`` lines; a line starting ``--   `` continues
+the field above it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from clinbench.errors import ConceptError
+
+CONCEPTS_DIR = Path(__file__).resolve().parent
+MIMIC_DERIVED = "mimiciv_derived"
+EICU_DERIVED = "eicu_derived"
+DERIVED_SCHEMAS = (MIMIC_DERIVED, EICU_DERIVED)
+HEADER_FIELDS = ("concept", "definition", "source", "grain", "deviations")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Concept:
+    name: str  # file stem, as users type it
+    kind: str  # 'concept' | 'target' | 'variant'
+    domain: str  # folder: 'measurement', 'score', ..., 'eicu', 'targets', 'variants'
+    path: Path
+    schema: str  # derived schema the table is written to (before any --schema rename)
+    table: str
+    header: dict[str, str] = field(compare=False)
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.table}"
+
+    @property
+    def sql(self) -> str:
+        return self.path.read_text(encoding="utf-8")
+
+    @property
+    def grain_text(self) -> str:
+        return self.header.get("grain", "")
+
+    def grain_columns(self, columns: list[str]) -> list[str]:
+        """The declared grain as column names, keeping only words that are columns of the table."""
+        present = set(columns)
+        seen: list[str] = []
+        for word in _IDENT.findall(self.grain_text):
+            if word in present and word not in seen:
+                seen.append(word)
+        return seen
+
+
+def parse_header(text: str) -> dict[str, str]:
+    """Fields of the leading ``--`` block: {'concept': ..., 'definition': ..., ...}."""
+    fields: dict[str, str] = {}
+    current: str | None = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if not stripped.startswith("--"):
+            break
+        body = stripped[2:]
+        match = re.match(r"\s*([A-Za-z][A-Za-z ]*?):\s?(.*)$", body)
+        if match and match.group(1).lower() in HEADER_FIELDS and not body.startswith("   "):
+            current = match.group(1).lower()
+            fields[current] = match.group(2).strip()
+        elif current is not None and body.startswith("  ") and body.strip():
+            fields[current] = (fields[current] + " " + body.strip()).strip()
+        else:
+            current = None
+    return fields
+
+
+def _target_schema(stem: str) -> str:
+    return EICU_DERIVED if stem.startswith("eicu-") else MIMIC_DERIVED
+
+
+def _discover(root: Path) -> list[Concept]:
+    found: list[Concept] = []
+    for path in sorted((root / "mimic_iv").glob("*/*.sql")):
+        found.append(Concept(path.stem, "concept", path.parent.name, path, MIMIC_DERIVED, path.stem, parse_header(path.read_text(encoding="utf-8"))))
+    for path in sorted((root / "eicu").rglob("*.sql")):
+        found.append(Concept(path.stem, "concept", "eicu", path, EICU_DERIVED, path.stem, parse_header(path.read_text(encoding="utf-8"))))
+    for folder, kind, prefix in (("targets", "target", "target_"), ("variants", "variant", "variant_")):
+        for path in sorted((root / folder).glob("*.sql")):
+            table = prefix + path.stem.replace("-", "_")
+            found.append(Concept(path.stem, kind, folder, path, _target_schema(path.stem), table, parse_header(path.read_text(encoding="utf-8"))))
+    return found
+
+
+@lru_cache(maxsize=4)
+def _load(root: Path, stamp: tuple[tuple[str, float], ...]) -> dict[str, Concept]:
+    concepts: dict[str, Concept] = {}
+    for concept in _discover(root):
+        if concept.qualified in concepts:
+            other = concepts[concept.qualified]
+            raise ConceptError(f"{concept.path} and {other.path} both define {concept.qualified}: rename one file")
+        concepts[concept.qualified] = concept
+    return concepts
+
+
+def load_concepts(root: Path | None = None) -> dict[str, Concept]:
+    """Every concept, target and variant file, keyed by its qualified table name."""
+    root = (root or CONCEPTS_DIR).resolve()
+    stamp = tuple(sorted((str(p), p.stat().st_mtime) for p in root.rglob("*.sql")))
+    return dict(_load(root, stamp))
+
+
+def find_concept(name: str, concepts: dict[str, Concept] | None = None) -> Concept:
+    """Look a concept up by qualified table name, table name or file stem."""
+    concepts = concepts if concepts is not None else load_concepts()
+    if name in concepts:
+        return concepts[name]
+    matches = [c for c in concepts.values() if name in (c.name, c.table)]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        options = ", ".join(sorted(c.qualified for c in matches))
+        raise ConceptError(f"{name!r} is ambiguous ({options}): give the qualified table name")
+    known = sorted({c.name for c in concepts.values()})
+    close = difflib.get_close_matches(name, known, n=3)
+    hint = f" (did you mean {', '.join(close)}?)" if close else ""
+    raise ConceptError(f"no concept named {name!r}{hint}: run `clinbench concepts list` to see them")

@@ -1,0 +1,82 @@
+-- Concept: urine_output_rate
+-- Definition: At each urine-output charting of an ICU stay: the volume charted (uo), the
+--   volume over the last 6, 12 and 24 h, and the rate in mL/kg/h. Each charting is assumed
+--   to cover the time since the previous one (the first: since the first heart-rate charting
+--   of the stay), so the "6 h" sum takes chartings at most 5 h before the current one (11 h,
+--   23 h for 12 h and 24 h) and its covered time uo_tm_6hr is the sum of those gaps (hours).
+--   A rate is given only when the covered time reaches 6 / 12 / 24 h: volume / weight /
+--   covered hours, rounded to 4 dp; covered hours rounded to 2 dp. Weight: the
+--   weight_durations interval with starttime < charttime <= endtime.
+-- Source: mimic-code measurement/urine_output_rate (MIT-LCP); KDIGO 2012 urine criteria.
+-- Grain: stay_id, charttime
+-- Deviations: none. Rounding goes through DECIMAL(38,9) as the public DuckDB build does;
+--   volumes are DOUBLE (MIMIC stores 32-bit floats), which only matters below 4 dp.
+WITH tm AS (
+    SELECT
+        ie.stay_id
+        , MIN(ce.charttime) AS intime_hr
+        , MAX(ce.charttime) AS outtime_hr
+    FROM mimiciv_icu.icustays AS ie
+    INNER JOIN mimiciv_icu.chartevents AS ce
+        ON ie.stay_id = ce.stay_id
+            AND ce.itemid = 220045 -- heart rate
+            AND ce.charttime > ie.intime - INTERVAL 1 MONTH
+            AND ce.charttime < ie.outtime + INTERVAL 1 MONTH
+    GROUP BY ie.stay_id
+)
+
+, uo_tm AS (
+    SELECT
+        tm.stay_id
+        , uo.charttime
+        , uo.urineoutput
+        , date_diff(
+            'second'
+            , COALESCE(LAG(uo.charttime) OVER (PARTITION BY tm.stay_id ORDER BY uo.charttime), tm.intime_hr)
+            , uo.charttime
+        ) / 60.0 AS tm_since_last_uo
+    FROM tm
+    INNER JOIN mimiciv_derived.urine_output AS uo
+        ON tm.stay_id = uo.stay_id
+)
+
+, ur_stg AS (
+    SELECT
+        io.stay_id
+        , io.charttime
+        , MAX(io.urineoutput) AS uo
+        , SUM(CASE WHEN date_diff('second', iosum.charttime, io.charttime) / 3600.0 <= 5 THEN iosum.urineoutput END) AS urineoutput_6hr
+        , ROUND(CAST(SUM(CASE WHEN date_diff('second', iosum.charttime, io.charttime) / 3600.0 <= 5 THEN iosum.tm_since_last_uo END) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_6hr
+        , SUM(CASE WHEN date_diff('second', iosum.charttime, io.charttime) / 3600.0 <= 11 THEN iosum.urineoutput END) AS urineoutput_12hr
+        , ROUND(CAST(SUM(CASE WHEN date_diff('second', iosum.charttime, io.charttime) / 3600.0 <= 11 THEN iosum.tm_since_last_uo END) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_12hr
+        , SUM(iosum.urineoutput) AS urineoutput_24hr
+        , ROUND(CAST(SUM(iosum.tm_since_last_uo) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_24hr
+    FROM uo_tm AS io
+    -- every charting of the previous 23 h (inclusive) belongs to the 24 h window
+    LEFT JOIN uo_tm AS iosum
+        ON io.stay_id = iosum.stay_id
+            AND io.charttime >= iosum.charttime
+            AND io.charttime <= iosum.charttime + INTERVAL 23 HOUR
+    GROUP BY io.stay_id, io.charttime
+)
+
+SELECT
+    ur.stay_id
+    , ur.charttime
+    , wd.weight
+    , ur.uo
+    , ur.urineoutput_6hr
+    , ur.urineoutput_12hr
+    , ur.urineoutput_24hr
+    , CASE WHEN ur.uo_tm_6hr >= 6 THEN CAST(ROUND(CAST(ur.urineoutput_6hr / wd.weight / CAST(ur.uo_tm_6hr AS DOUBLE) AS DECIMAL(38, 9)), 4) AS DOUBLE) END AS uo_mlkghr_6hr
+    , CASE WHEN ur.uo_tm_12hr >= 12 THEN CAST(ROUND(CAST(ur.urineoutput_12hr / wd.weight / CAST(ur.uo_tm_12hr AS DOUBLE) AS DECIMAL(38, 9)), 4) AS DOUBLE) END AS uo_mlkghr_12hr
+    , CASE WHEN ur.uo_tm_24hr >= 24 THEN CAST(ROUND(CAST(ur.urineoutput_24hr / wd.weight / CAST(ur.uo_tm_24hr AS DOUBLE) AS DECIMAL(38, 9)), 4) AS DOUBLE) END AS uo_mlkghr_24hr
+    , CAST(ROUND(ur.uo_tm_6hr, 2) AS DOUBLE) AS uo_tm_6hr
+    , CAST(ROUND(ur.uo_tm_12hr, 2) AS DOUBLE) AS uo_tm_12hr
+    , CAST(ROUND(ur.uo_tm_24hr, 2) AS DOUBLE) AS uo_tm_24hr
+FROM ur_stg AS ur
+LEFT JOIN mimiciv_derived.weight_durations AS wd
+    ON ur.stay_id = wd.stay_id
+        AND ur.charttime > wd.starttime
+        AND ur.charttime <= wd.endtime
+        AND wd.weight > 0

@@ -1,0 +1,27 @@
+-- Concept: dopamine
+-- Definition: Dopamine infusions (inputevents itemid 221662) with start/end time, rate in
+--   mcg/kg/min and amount. Rates charted in mg/kg/min are x1000; rates charted in mcg/min
+--   are divided by the patient weight recorded on the order (inputevents.patientweight).
+--   Typical dose range: 2 (low) - 10 (high) mcg/kg/min.
+--   Precision: rates are DOUBLE, so a charted 0.1 stays exactly 0.1 and compares equal to
+--   the 0.1 threshold (as MIMIC's own 32-bit value does against a 32-bit 0.1).
+-- Source: mimic-code medication/dopamine (MIT-LCP).
+-- Grain: stay_id, orderid, starttime
+-- Deviations: none beyond the unit harmonisation above (public converts mcg/min only for
+--   phenylephrine; MIMIC-IV has no mcg/min rows for the other agents, so results match).
+SELECT
+    stay_id
+    , linkorderid
+    , orderid
+    , CASE
+        WHEN rateuom = 'mg/kg/min' THEN rate * 1000.0
+        -- weight-based dose from a fixed rate: divide by the weight charted on the order
+        WHEN rateuom = 'mcg/min' AND patientweight > 0 THEN rate / patientweight
+        WHEN rateuom = 'mcg/min' THEN NULL
+        ELSE rate
+    END AS vaso_rate
+    , amount AS vaso_amount
+    , starttime
+    , endtime
+FROM mimiciv_icu.inputevents
+WHERE itemid = 221662 -- dopamine

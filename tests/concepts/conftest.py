@@ -1,0 +1,120 @@
+"""Fixtures for concept tests: empty official-schema databases, the demo and the synthetic database.
+
+Full builds are done once per session; hand-made patients go into small fresh databases.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from clinbench.ehr.schema import create_empty, dataset_tables
+
+
+def load_demo_csvs(src_dir: Path, out_path: Path) -> Path:
+    """Load the MIMIC-IV demo CSVs into the declared tables (used when the ehr loader is absent)."""
+    con = duckdb.connect(str(out_path))
+    try:
+        create_empty(con, "mimic-iv")
+        for table in dataset_tables("mimic-iv"):
+            folder = "hosp" if table.schema == "mimiciv_hosp" else "icu"
+            csv = src_dir / folder / f"{table.name}.csv.gz"
+            if csv.exists():
+                con.execute(
+                    f"INSERT INTO {table.qualified} BY NAME SELECT * FROM read_csv(?, header=true, all_varchar=true)",
+                    [str(csv)],
+                )
+    finally:
+        con.close()
+    return out_path
+
+
+def _loader():
+    try:
+        return importlib.import_module("clinbench.ehr.load").load_mimic_iv
+    except (ModuleNotFoundError, AttributeError):
+        return None
+
+
+@pytest.fixture(scope="session")
+def demo_db(mimic_demo_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real MIMIC-IV demo with every concept built (once per session)."""
+    from clinbench.concepts.build import build_concepts
+
+    out = tmp_path_factory.mktemp("demo") / "mimic_demo.duckdb"
+    load = _loader()
+    if load is not None:
+        load(mimic_demo_dir, out)
+    else:
+        load_demo_csvs(mimic_demo_dir, out)
+    build_concepts(out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def synth_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 200-patient synthetic MIMIC-IV database with every concept built (once per session)."""
+    try:
+        synth = importlib.import_module("clinbench.ehr.synth").synth_mimic_iv
+    except (ModuleNotFoundError, AttributeError):
+        pytest.skip("clinbench.ehr.synth.synth_mimic_iv is not available yet (being written by the ehr helper)")
+    from clinbench.concepts.build import build_concepts
+
+    out = tmp_path_factory.mktemp("synth") / "mimic_synth.duckdb"
+    synth(out, patients=200, seed=0)
+    build_concepts(out)
+    return out
+
+
+@pytest.fixture()
+def empty_db(tmp_path: Path) -> Path:
+    """A fresh database with every official MIMIC-IV table, empty."""
+    path = tmp_path / "hand.duckdb"
+    con = duckdb.connect(str(path))
+    create_empty(con, "mimic-iv")
+    con.close()
+    return path
+
+
+class HandDb:
+    """A small official-schema database for hand-made patients: insert rows, build, query."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def insert(self, table: str, *rows: dict) -> None:
+        con = duckdb.connect(str(self.path))
+        try:
+            for row in rows:
+                names = ", ".join(f'"{k}"' for k in row)
+                marks = ", ".join("?" for _ in row)
+                con.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", list(row.values()))
+        finally:
+            con.close()
+
+    def build(self, *names: str):
+        from clinbench.concepts.build import build_concepts
+
+        return build_concepts(self.path, only=list(names) or None, targets=False)
+
+    def rows(self, sql: str, params: list | None = None) -> list[dict]:
+        con = duckdb.connect(str(self.path), read_only=True)
+        try:
+            cur = con.execute(sql, params or [])
+            cols = [d[0] for d in cur.description]
+            return [dict(zip(cols, r)) for r in cur.fetchall()]
+        finally:
+            con.close()
+
+    def one(self, sql: str, params: list | None = None) -> dict:
+        found = self.rows(sql, params)
+        assert len(found) == 1, f"expected one row, got {len(found)}: {found}"
+        return found[0]
+
+
+@pytest.fixture()
+def hand(empty_db: Path) -> HandDb:
+    return HandDb(empty_db)
