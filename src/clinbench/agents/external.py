@@ -75,12 +75,14 @@ class ExternalAgent(Agent):
     def __init__(self, *, sandbox: Sandbox | None = None, unsafe_no_isolation: bool = False,
                  base_url: str | None = None, api_key: str | None = None, model: str | None = None,
                  executable: str | None = None):
+        if executable:
+            self.executable = executable
+        if shutil.which(self.executable) is None:
+            raise AgentError(f"{self.executable!r} is not on PATH: install it or put its folder on PATH")
         self.sandbox = sandbox or choose_sandbox(unsafe_no_isolation=unsafe_no_isolation)
         self.base_url = base_url
         self.api_key = api_key
         self.model = model
-        if executable:
-            self.executable = executable
 
     @abc.abstractmethod
     def command(self, workspace: Workspace, ctx: RunContext, home: str, base_url: str | None, root: str) -> Launch:

@@ -1,0 +1,139 @@
+"""One derive run, start to finish: workspace, agent, score, evidence, record.
+
+``execute_run`` runs in a worker (a local process or a Ray task). It writes evidence to a
+partial folder and returns the record; the campaign process publishes the folder and
+records the run, so a worker killed mid-run leaves nothing that looks finished.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from clinbench.agents.base import RunContext, Workspace
+from clinbench.agents.factory import BUILTIN_AGENTS, AgentOptions, make_agent
+from clinbench.campaign import evidence
+from clinbench.campaign.matrix import RunSpec
+from clinbench.campaign.store import ColumnScore, RunRecord
+from clinbench.errors import ClinbenchError
+
+DEFAULT_TIMEOUT_SECONDS = 30 * 60
+
+
+@dataclass(frozen=True)
+class CampaignConfig:
+    """What every run of a campaign shares (picklable)."""
+
+    db: str
+    out: str
+    options: AgentOptions = field(default_factory=AgentOptions)
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+
+
+@dataclass
+class RunResult:
+    record: RunRecord
+    partial_dir: str  # evidence to publish as runs/<run_id>
+    timings: dict[str, float] = field(default_factory=dict)  # harness cost by phase, seconds
+
+
+def score_into_record(record: RunRecord, task_id: str, output_csv: Path | None, db: str | Path) -> dict[str, Any]:
+    """Score an output (or its absence) and copy the numbers into ``record``; return score.json content."""
+    if output_csv is None or not Path(output_csv).is_file():
+        record.reward, record.strict, record.key_f1, record.ordered_value_nmae = 0.0, False, 0.0, None
+        record.column_scores = []
+        return {"task_id": task_id, "reward": 0.0, "strict": False, "reason": "no output.csv was written"}
+    from clinbench.derive.score import score_output
+
+    result = score_output(task_id, output_csv, db)
+    data = result.model_dump(mode="json")
+    record.reward = float(result.reward)
+    record.strict = bool(result.strict)
+    record.key_f1 = float(result.key_f1)
+    record.ordered_value_nmae = result.ordered_value_nmae
+    record.column_scores = [ColumnScore(name, c.match_rate, c.nmae) for name, c in sorted(result.columns.items())]
+    return data
+
+
+def execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
+    """Run one cell of the matrix; never raises for agent or task failures (they become the run's status)."""
+    t0 = time.monotonic()
+    campaign_dir = Path(config.out)
+    partial = evidence.new_partial_dir(campaign_dir, spec.run_id)
+    work = evidence.new_work_dir(campaign_dir, spec.run_id)
+    timings: dict[str, float] = {}
+    record = RunRecord(run_id=spec.run_id, benchmark="derive", task=spec.task, condition=spec.condition,
+                       schema=spec.schema, agent=spec.agent, model=spec.model, trial=spec.trial, status="ok")
+    outcome = None
+    error = None
+    try:
+        from clinbench.derive.catalogue import get_task
+        from clinbench.derive.workspace import prepare_workspace
+
+        record.family = get_task(spec.task).family
+        prepare_workspace(spec.task, spec.condition, spec.schema, config.db, work)
+        ws = Workspace.from_dir(work)
+        shutil.copyfile(ws.prompt_file, partial / "prompt.md")
+        if (work / "skills").is_dir():
+            shutil.copytree(work / "skills", partial / "skills")
+        timings["workspace"] = time.monotonic() - t0
+
+        t1 = time.monotonic()
+        agent = make_agent(spec.agent, config.options, spec.model)
+        timings["agent_setup"] = time.monotonic() - t1
+        ctx = RunContext(evidence_dir=partial, task_id=spec.task, condition=spec.condition, model=spec.model,
+                         timeout_seconds=config.timeout_seconds, trial=spec.trial,
+                         reference_db=Path(config.db) if spec.agent in BUILTIN_AGENTS else None,
+                         campaign_dir=campaign_dir, options={"schema": spec.schema})
+        t2 = time.monotonic()
+        outcome = agent.run(ws, ctx)
+        timings["agent"] = time.monotonic() - t2
+        record.status = outcome.status
+        record.isolated = outcome.isolated
+        record.cost = outcome.cost
+        record.usage = outcome.usage
+        error = outcome.error
+        if outcome.output_csv is not None:
+            shutil.copyfile(outcome.output_csv, partial / "output.csv")
+        if getattr(agent, "external", False) and not outcome.isolated:
+            record.publishable, record.flag_reason = False, "not isolated (--unsafe-no-isolation)"
+    except ClinbenchError as exc:
+        record.status, error = "error", str(exc)
+    except Exception as exc:  # a bug must not stop the campaign; the traceback is evidence
+        record.status, error = "error", f"{type(exc).__name__}: {exc}"
+        (partial / "harness_error.txt").write_text(traceback.format_exc(), encoding="utf-8")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    t3 = time.monotonic()
+    output = partial / "output.csv"
+    try:
+        score = score_into_record(record, spec.task, output if output.is_file() else None, config.db)
+    except ClinbenchError as exc:
+        score = {"task_id": spec.task, "reward": 0.0, "strict": False, "reason": f"scoring failed: {exc}"}
+        record.reward, record.strict = 0.0, False
+    if error:
+        score["run_error"] = error
+    evidence.write_json(partial / evidence.SCORE, score)
+    timings["score"] = time.monotonic() - t3
+    if not (partial / "transcript.jsonl").exists():
+        (partial / "transcript.jsonl").write_text("", encoding="utf-8")
+    record.elapsed_seconds = time.monotonic() - t0
+    record.finished_at = datetime.now()
+    record.evidence_dir = f"{evidence.RUNS_DIR}/{spec.run_id}"
+    evidence.write_manifest(partial, {
+        "run": spec.to_dict(),
+        "status": record.status,
+        "error": error,
+        "isolated": record.isolated,
+        "db": str(Path(config.db).resolve()),
+        "timeout_seconds": config.timeout_seconds,
+        "usage": vars(record.usage) if record.usage else None,
+        "finished_at": record.finished_at.isoformat(),
+    })
+    return RunResult(record, str(partial), timings)

@@ -1,0 +1,42 @@
+"""Rich progress for a campaign: done/total, ETA and the running mean reward per condition."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from clinbench.campaign.campaign import Reporter
+from clinbench.campaign.store import RunRecord
+
+
+class RichReporter(Reporter):
+    def __init__(self, console: Console | None = None):
+        self.console = console or Console(stderr=True)
+        self.progress = Progress(
+            TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[means]}"),
+            console=self.console, transient=False,
+        )
+        self._rewards: dict[str, list[float]] = defaultdict(list)
+        self._failed = 0
+        self._task = None
+
+    def start(self, total: int, skipped: int) -> None:
+        if skipped:
+            self.console.print(f"{skipped} run(s) already recorded: skipped")
+        self.progress.start()
+        self._task = self.progress.add_task("runs", total=total, means="")
+
+    def finished(self, record: RunRecord) -> None:
+        self._rewards[record.condition].append(record.reward or 0.0)
+        if record.status != "ok":
+            self._failed += 1
+        means = "  ".join(f"{c}: {sum(v) / len(v):.3f}" for c, v in sorted(self._rewards.items()))
+        if self._failed:
+            means += f"  [red]{self._failed} not ok"
+        self.progress.update(self._task, advance=1, means=means)
+
+    def stop(self) -> None:
+        self.progress.stop()

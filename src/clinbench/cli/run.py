@@ -1,0 +1,79 @@
+"""`clinbench run`: a campaign of derive runs (tasks × conditions × schema variants × agents × models × trials)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from clinbench.agents.factory import AgentOptions
+from clinbench.campaign.execute import CampaignConfig
+from clinbench.campaign.matrix import MatrixError, expand, split_list
+
+
+def resolve_tasks(names: list[str]) -> list[str]:
+    from clinbench.derive.catalogue import get_task, load_catalogue
+
+    if names == ["all"]:
+        return list(load_catalogue())
+    return [get_task(n).id for n in names]
+
+
+def run_command(
+    db: Path = typer.Option(..., "--db", help="Database with the task reference targets built (clinbench concepts build)."),
+    out: Path = typer.Option(..., "--out", help="Campaign folder: results.duckdb and runs/<run_id>/ evidence."),
+    tasks: list[str] = typer.Option(["all"], "--tasks", help="Task ids (comma-separated or repeated) or 'all'."),
+    conditions: list[str] = typer.Option(["no-skill"], "--conditions", help="Conditions, e.g. no-skill,with-skill."),
+    schema: list[str] = typer.Option(["native"], "--schema", help="Schema variants: native, obfuscated, restructured."),
+    agent: list[str] = typer.Option(..., "--agent", help="codex, claude, command, llm, reference, variant, empty, replay."),
+    model: list[str] = typer.Option([], "--model", help="Model names (each agent runs with each model)."),
+    trials: int = typer.Option(1, "--trials", min=1),
+    jobs: int = typer.Option(1, "--jobs", min=1, help="Runs in parallel."),
+    timeout: float = typer.Option(30.0, "--timeout", help="Per-run timeout in minutes."),
+    executor: str = typer.Option("local", "--executor", help="local or ray."),
+    ray_address: str | None = typer.Option(None, "--ray-address", help="Address of a running Ray cluster."),
+    base_url: str | None = typer.Option(None, "--base-url", help="Model endpoint (OpenAI-compatible or Anthropic)."),
+    api_key_env: str | None = typer.Option(None, "--api-key-env", help="Environment variable holding the API key."),
+    provider: str = typer.Option("openai", "--provider", help="For --agent llm: openai (any compatible server) or anthropic."),
+    reasoning_effort: str | None = typer.Option(None, "--reasoning-effort", help="codex/llm reasoning effort."),
+    allowed_tools: str | None = typer.Option(None, "--allowed-tools", help="claude: tools to allow, e.g. Bash,Read,Write."),
+    agent_command: str | None = typer.Option(None, "--agent-command", help="command agent template ({workspace}, {prompt_file}, {model})."),
+    max_steps: int = typer.Option(40, "--max-steps", help="llm agent step limit."),
+    replay_from: Path | None = typer.Option(None, "--replay-from", help="replay agent: an earlier campaign folder."),
+    variant: str | None = typer.Option(None, "--variant", help="variant agent: which variant of the reference."),
+    unsafe_no_isolation: bool = typer.Option(False, "--unsafe-no-isolation", help="Run external agents without a sandbox (runs marked not isolated and not publishable)."),
+) -> None:
+    """Run a campaign; rerunning the same command resumes it."""
+    from clinbench.campaign.campaign import run_campaign
+    from clinbench.campaign.progress import RichReporter
+
+    specs = expand(resolve_tasks(split_list(tasks)), split_list(conditions), split_list(schema),
+                   split_list(agent), split_list(model), trials)
+    options = AgentOptions(base_url=base_url, api_key_env=api_key_env, provider=provider,
+                           reasoning_effort=reasoning_effort, allowed_tools=allowed_tools,
+                           agent_command=agent_command, max_steps=max_steps,
+                           replay_from=str(replay_from) if replay_from else None, variant=variant,
+                           unsafe_no_isolation=unsafe_no_isolation)
+    _check_agents(split_list(agent), options)
+    config = CampaignConfig(db=str(db.resolve()), out=str(out.resolve()), options=options, timeout_seconds=timeout * 60)
+    console = Console(stderr=True)
+    summary = run_campaign(specs, config, jobs=jobs, executor=executor, ray_address=ray_address,
+                           reporter=RichReporter(console))
+    status = ", ".join(f"{n} {s}" for s, n in sorted(summary.by_status.items())) or "nothing to do"
+    Console().print(f"{summary.finished} run(s) done ({status}); {summary.skipped} already recorded; store {out / 'results.duckdb'}")
+
+
+def _check_agents(agents: list[str], options: AgentOptions) -> None:
+    """Fail before any run when an agent cannot start at all (e.g. no sandbox and no unsafe flag)."""
+    from clinbench.agents.factory import make_agent
+
+    for name in agents:
+        make_agent(name, options)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run_command)
+
+
+__all__ = ["register", "run_command", "MatrixError"]

@@ -1,0 +1,79 @@
+"""Campaigns over the real workspace builder and scorer on a tiny hand-made database."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from clinbench.agents.factory import AgentOptions
+from clinbench.agents.scripted_server import ScriptedServer
+from clinbench.campaign.campaign import CampaignError, campaign_lock, run_campaign
+from clinbench.campaign.evidence import verify_manifest
+from clinbench.campaign.execute import CampaignConfig
+from clinbench.campaign.matrix import RunSpec, expand
+from clinbench.campaign.store import Store
+
+from conftest import SOFA_COLUMNS
+
+SOFA_SQL = (
+    "SELECT i.subject_id, i.hadm_id, i.stay_id, v.* FROM mimiciv_icu.icustays i JOIN (VALUES "
+    "(100, 5, 1, 0, 2, 1, 1, 0), (200, 3, 0, 1, 0, 1, 1, 0)) v(sid, sofa, respiration, coagulation, liver, "
+    "cardiovascular, cns, renal) ON v.sid = i.stay_id"
+)
+
+
+def test_llm_agent_campaign_scores_one_with_full_evidence(tiny_db, tmp_path):
+    script = [
+        {"tool": "list_tables", "arguments": {}},
+        {"tool": "read_skill", "arguments": {"name": "sofa-score"}},
+        {"tool": "write_output", "arguments": {"sql": SOFA_SQL.replace("v.*", "v.* EXCLUDE (sid)")}},
+        {"text": "Done."},
+    ]
+    out = tmp_path / "camp"
+    with ScriptedServer(script) as srv:
+        config = CampaignConfig(db=str(tiny_db), out=str(out), options=AgentOptions(base_url=srv.base_url))
+        summary = run_campaign([RunSpec("mimic-sofa-24h", "with-skill", "native", "llm", "scripted", 0)], config)
+    assert summary.by_status == {"ok": 1}
+    run = Store.open(out).runs()[0]
+    assert run["reward"] == 1.0 and run["strict"] is True and run["key_f1"] == 1.0
+    assert run["input_tokens"] == 80 and run["requests"] == 4 and run["family"] == "sofa"
+    folder = out / run["evidence_dir"]
+    assert sorted(p.name for p in folder.iterdir()) == ["manifest.json", "output.csv", "prompt.md", "score.json", "skills", "transcript.jsonl"]
+    assert (folder / "skills" / "sofa-score" / "SKILL.md").is_file()
+    assert verify_manifest(folder) == []
+    assert json.loads((folder / "score.json").read_text())["reward"] == 1.0
+    assert (folder / "output.csv").read_text().splitlines()[0] == SOFA_COLUMNS
+    # the tool-visible workspace had no target table
+    assert "target_" not in json.dumps(srv.requests[1]["messages"])
+    assert not (out / ".work").exists() or not any((out / ".work").iterdir())
+
+
+def test_empty_agent_scores_zero_and_rerun_skips_recorded_runs(tiny_db, tmp_path):
+    out = tmp_path / "camp"
+    specs = expand(["mimic-sofa-24h", "mimic-meld-24h"], ["no-skill"], ["native"], ["empty"], [], 2)
+    config = CampaignConfig(db=str(tiny_db), out=str(out))
+    first = run_campaign(specs, config, jobs=2)
+    assert (first.finished, first.skipped) == (4, 0)
+    rows = Store.open(out).runs()
+    assert [r["reward"] for r in rows] == [0.0] * 4 and all(r["status"] == "ok" for r in rows)
+    again = run_campaign(specs, config, jobs=2)
+    assert (again.finished, again.skipped) == (0, 4)
+    assert Store.open(out).count() == 4
+
+
+def test_bad_task_becomes_an_error_run_not_a_crash(tiny_db, tmp_path):
+    out = tmp_path / "camp"
+    summary = run_campaign([RunSpec("mimic-sofa-24h", "no-such-condition", "native", "empty", "-", 0)],
+                           CampaignConfig(db=str(tiny_db), out=str(out)))
+    run = Store.open(out).runs()[0]
+    assert summary.by_status == {"error": 1} and run["reward"] == 0.0
+    score = json.loads((out / run["evidence_dir"] / "score.json").read_text())
+    assert "condition" in score["run_error"]
+
+
+def test_two_campaigns_cannot_share_a_folder(tmp_path):
+    with campaign_lock(tmp_path):
+        with pytest.raises(CampaignError, match="another campaign is running"):
+            with campaign_lock(tmp_path):
+                pass
