@@ -293,3 +293,20 @@ def test_eicu_camel_case_files_map_to_lower_case_tables(tmp_path):
     con = duckdb.connect(str(tmp_path / "e.duckdb"), read_only=True)
     assert con.execute("SELECT urine, creatinine FROM eicu_crd.apacheapsvar").fetchall() == [(1200.5, 0.9)]
     con.close()
+
+
+def test_optional_modules_duplicates_and_folder_output(small_mimic, tmp_path):
+    # hosp/patients as .csv.gz and .csv: the .csv.gz is loaded, the other named as ignored.
+    (small_mimic / "hosp" / "patients.csv").write_text(PATIENTS_CSV)
+    out = tmp_path / "out.duckdb"
+    report = load_dataset("mimic-iv", small_mimic, out, partial=True)
+    assert "hosp/patients.csv ignored: hosp/patients.csv.gz holds the same table and is loaded instead" in report.warnings
+    assert not any(t.startswith(("mimiciv_ed.", "mimiciv_note.")) for t in report.missing)  # modules absent: fine
+    # Once an ed/ folder exists, its absent tables are reported like any other.
+    write_gz(small_mimic / "ed" / "edstays.csv.gz", "subject_id,hadm_id,stay_id,intime,outtime,gender,race,"
+             "arrival_transport,disposition\n1,,30,2150-01-01 08:00:00,2150-01-01 12:00:00,F,WHITE,WALK IN,HOME\n")
+    report = load_dataset("mimic-iv", small_mimic, out, partial=True)
+    assert report.rows["mimiciv_ed.edstays"] == 1
+    assert "mimiciv_ed.triage" in report.missing and "mimiciv_note.discharge" not in report.missing
+    with pytest.raises(DataError, match="is a folder: give a file name"):
+        load_mimic_iv(small_mimic, tmp_path, partial=True)

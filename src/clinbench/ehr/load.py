@@ -135,6 +135,8 @@ def load_dataset(
         raise DataError(f"{src} is not a folder: give the folder that holds the PhysioNet files")
     if not out.parent.is_dir():
         raise DataError(f"{out.parent} does not exist: create it or choose another --out")
+    if out.is_dir():
+        raise DataError(f"{out} is a folder: give a file name such as {out / 'mimic.duckdb'}")
 
     sources, report.missing = _discover(dataset, src, warn)
     report.extra = [s.table.qualified for s in sources if not s.declared]
@@ -177,56 +179,61 @@ def load_dataset(
 # --------------------------------------------------------------------------- discovery
 
 
-def _data_files(folder: Path) -> dict[str, Path]:
-    """lower-case file stem -> path of the preferred data file in ``folder``."""
+def _data_files(folder: Path, src: Path, warn: Callable[[str], None]) -> dict[str, Path]:
+    """lower-case file stem -> the preferred data file for it in ``folder`` (see EXTENSIONS)."""
     found: dict[str, Path] = {}
     if not folder.is_dir():
         return found
     for ext in EXTENSIONS:  # preference order: the first extension found wins
         for path in sorted(folder.iterdir()):
             name = path.name.lower()
-            if path.is_file() and name.endswith(ext):
-                found.setdefault(name[: -len(ext)], path)
+            if not (path.is_file() and name.endswith(ext)):
+                continue
+            stem = name[: -len(ext)]
+            if stem in found:
+                warn(f"{path.relative_to(src).as_posix()} ignored: {found[stem].relative_to(src).as_posix()} "
+                     "holds the same table and is loaded instead")
+            else:
+                found[stem] = path
     return found
 
 
 def _discover(dataset: str, src: Path, warn: Callable[[str], None]) -> tuple[list[_Source], list[str]]:
     declared = dataset_tables(dataset)
+    folders: dict[str, dict[str, Path]]  # schema -> its data files
     if dataset == "mimic-iv":
         if not any((src / m).is_dir() for m in ("hosp", "icu")):
             raise DataError(f"{src} has no hosp/ or icu/ folder: give the MIMIC-IV folder that holds hosp/ and icu/ "
                             "(for example .../mimiciv/3.1)")
-        folders = {f"mimiciv_{m}": (m, _data_files(src / m)) for m in MIMIC_MODULES}
+        folders = {f"mimiciv_{m}": _data_files(src / m, src, warn) for m in MIMIC_MODULES}
     else:
-        top = _data_files(src)
-        if "patient" not in top and not any(t.source.lower() in top for t in declared):
+        top = _data_files(src, src, warn)
+        if not any(t.source.lower() in top for t in declared):
             raise DataError(f"{src} holds no eICU-CRD files (patient.csv.gz, lab.csv.gz, ...): "
                             "give the folder that holds them")
-        folders = {"eicu_crd": ("", top)}
+        for sub in sorted(p for p in src.iterdir() if p.is_dir()):
+            if _data_files(sub, src, lambda _: None):
+                warn(f"{sub.name}/ not read: eICU-CRD tables are the files at the top of {src}")
+        folders = {"eicu_crd": top}
 
     sources: list[_Source] = []
     missing: list[str] = []
-    claimed: set[tuple[str, str]] = set()
+    present = {schema for schema, files in folders.items() if files}
     for table in declared:
-        prefix, files = folders[table.schema]
-        stem = table.source.rsplit("/", 1)[-1].lower()
-        path = files.get(stem)
-        if path is None:
-            # Whole optional modules (ed/, note/) are simply not part of this copy.
-            if not (dataset == "mimic-iv" and not files and table.schema in ("mimiciv_ed", "mimiciv_note")):
-                missing.append(table.qualified)
-            continue
-        claimed.add((table.schema, stem))
-        sources.append(_Source(table, path, path.relative_to(src).as_posix(), declared=True))
+        files = folders[table.schema]
+        path = files.pop(table.source.rsplit("/", 1)[-1].lower(), None)
+        if path is not None:
+            sources.append(_Source(table, path, path.relative_to(src).as_posix(), declared=True))
+        elif table.schema in present or table.schema not in ("mimiciv_ed", "mimiciv_note"):
+            missing.append(table.qualified)  # an absent ed/ or note/ module is not "missing"
 
-    for schema, (_, files) in folders.items():
+    for schema, files in folders.items():  # what is left is not a declared table
         for stem, path in files.items():
-            if (schema, stem) in claimed:
-                continue
-            if not _TABLE_NAME.fullmatch(stem):
-                warn(f"{path.relative_to(src).as_posix()} skipped: {stem!r} is not a usable table name")
-                continue
-            sources.append(_Source(Table(schema, stem, ()), path, path.relative_to(src).as_posix(), declared=False))
+            rel = path.relative_to(src).as_posix()
+            if _TABLE_NAME.fullmatch(stem):
+                sources.append(_Source(Table(schema, stem, ()), path, rel, declared=False))
+            else:
+                warn(f"{rel} skipped: {stem!r} is not a usable table name")
     return sources, missing
 
 
