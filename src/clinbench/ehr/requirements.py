@@ -3,7 +3,7 @@
 A family needs a table when its reference derivation reads it directly or through an
 intermediate concept, for example SOFA reads ``inputevents`` through the vasopressor
 concepts and ``outputevents`` through urine output. The lists follow the public mimic-code /
-eicu-code conventions, and ``tests/ehr/test_requirements_match_concepts.py`` checks them
+eicu-code conventions, and ``tests/ehr/test_ehr_requirements.py`` checks them
 against the raw tables the reference SQL in ``concepts/`` actually reads.
 A database "supports" a family when every one of these tables is present and non-empty:
 an empty or absent source would make a score silently look normal, and a wrong clinical
