@@ -263,3 +263,12 @@ def test_cli_tables(hand_csv):
     assert "│ strict passes no-skill         │ 1/6" in out
     assert "seed 3" in out
     assert "│ m2    │ 3     │ 0.667 │ 0.800 │ +0.133 │" in out
+
+
+def test_filters_by_agent_and_model(tmp_path):
+    """Only m2's runs: A (0.7, 0.6, 0.7), B (1.0, 0.6, 0.8) → delta 0.4/3 (see test_by_model)."""
+    path = write_hand_csv(tmp_path / "r.csv")
+    c = analyse(path, "no-skill:with-skill", model="m2")
+    assert c.delta == pytest.approx(0.4 / 3) and c.runs_a == 3
+    with pytest.raises(StatsError, match="no runs with agent 'codex'; agents present: none"):
+        analyse(path, "no-skill:with-skill", agent="codex")

@@ -20,6 +20,8 @@ def register(app: typer.Typer) -> None:
         draws: int = typer.Option(20000, "--draws", help="bootstrap draws"),
         include_flagged: bool = typer.Option(False, "--include-flagged", help="keep runs the audit marked unpublishable"),
         schema: str | None = typer.Option(None, "--schema", help="only runs of this schema variant"),
+        agent: str | None = typer.Option(None, "--agent", help="only runs of this agent"),
+        model: str | None = typer.Option(None, "--model", help="only runs of this model"),
         benchmark: str = typer.Option("derive", "--benchmark", help="derive or dx"),
         png: bool = typer.Option(False, "--png", help="also render each figure to PNG (needs a local Chromium)"),
     ) -> None:
@@ -29,7 +31,8 @@ def register(app: typer.Typer) -> None:
         if html is None and md is None:
             html = Path("report.html")
         files = write_report(source, html=html, markdown=md, figures_dir=figures, conditions=compare, seed=seed,
-                             draws=draws, include_flagged=include_flagged, schema=schema, benchmark=benchmark, png=png)
+                             draws=draws, include_flagged=include_flagged, schema=schema, agent=agent, model=model,
+                             benchmark=benchmark, png=png)
         console = Console()
         for label, path in (("html", files.html), ("markdown", files.markdown)):
             if path is not None:

@@ -92,6 +92,8 @@ def register(app: typer.Typer) -> None:
         permutation_draws: int = typer.Option(200000, "--permutation-draws", help="sign-flip draws"),
         include_flagged: bool = typer.Option(False, "--include-flagged", help="keep runs the audit marked unpublishable"),
         schema: str | None = typer.Option(None, "--schema", help="only runs of this schema variant"),
+        agent: str | None = typer.Option(None, "--agent", help="only runs of this agent"),
+        model: str | None = typer.Option(None, "--model", help="only runs of this model"),
         benchmark: str = typer.Option("derive", "--benchmark", help="derive or dx (campaign stores hold both)"),
     ) -> None:
         """Compare two conditions: task-balanced means, paired deltas, bootstrap CIs, sign-flip p."""
@@ -99,7 +101,7 @@ def register(app: typer.Typer) -> None:
 
         result = analyse(
             source, compare, by=by, seed=seed, draws=draws, permutation_draws=permutation_draws,
-            include_flagged=include_flagged, schema=schema, benchmark=benchmark,
+            include_flagged=include_flagged, schema=schema, agent=agent, model=model, benchmark=benchmark,
         )
         if as_json:
             print(json.dumps(result.to_dict(), indent=2))

@@ -15,7 +15,7 @@ from clinbench.report.data import ReportData, column_diagnostics, make_figures
 from clinbench.report.html import render_html
 from clinbench.report.markdown import render_markdown
 from clinbench.report.png import svg_to_png
-from clinbench.stats.analysis import select_schema
+from clinbench.stats.analysis import select_runs
 from clinbench.stats.compare import compare, parse_compare
 from clinbench.stats.errors import StatsError
 from clinbench.stats.runs import load_runs
@@ -37,16 +37,20 @@ def build_report_data(
     permutation_draws: int = 200000,
     include_flagged: bool = False,
     schema: str | None = None,
+    agent: str | None = None,
+    model: str | None = None,
     benchmark: str = "derive",
 ) -> ReportData:
     a, b = parse_compare(conditions)
-    runs = select_schema(load_runs(source, include_flagged=include_flagged, benchmark=benchmark), schema)
+    runs = select_runs(load_runs(source, include_flagged=include_flagged, benchmark=benchmark),
+                       schema=schema, agent=agent, model=model)
     if len(runs) == 0:
         raise StatsError(f"{source} holds no {benchmark} runs to report on")
-    models = set(runs.model[(runs.condition == a) | (runs.condition == b)].tolist())
-    comparison = compare(runs, a, b, by="model" if len(models) > 1 else None, seed=seed, draws=draws,
-                         permutation_draws=permutation_draws)
-    pair = runs.subset((runs.condition == a) | (runs.condition == b))
+    pair_mask = (runs.condition == a) | (runs.condition == b)
+    # one row per agent when several agents ran, else per model when several models did
+    by = next((col for col in ("agent", "model") if len(set(getattr(runs, col)[pair_mask].tolist())) > 1), None)
+    comparison = compare(runs, a, b, by=by, seed=seed, draws=draws, permutation_draws=permutation_draws)
+    pair = runs.subset(pair_mask)
     return ReportData(comparison=comparison, runs=pair, columns=column_diagnostics(pair, a, b),
                       figures=make_figures(comparison))
 
@@ -63,6 +67,8 @@ def write_report(
     permutation_draws: int = 200000,
     include_flagged: bool = False,
     schema: str | None = None,
+    agent: str | None = None,
+    model: str | None = None,
     benchmark: str = "derive",
     png: bool = False,
 ) -> ReportFiles:
@@ -74,7 +80,8 @@ def write_report(
     if html is None and markdown is None:
         raise StatsError("nothing to write: pass --html and/or --md")
     data = build_report_data(source, conditions, seed=seed, draws=draws, permutation_draws=permutation_draws,
-                             include_flagged=include_flagged, schema=schema, benchmark=benchmark)
+                             include_flagged=include_flagged, schema=schema, agent=agent, model=model,
+                             benchmark=benchmark)
     html_path = Path(html) if html is not None else None
     md_path = Path(markdown) if markdown is not None else None
     anchor = html_path or md_path

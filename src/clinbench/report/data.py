@@ -11,7 +11,11 @@ from clinbench.report.svg import ForestRow, forest_plot, paired_bars
 from clinbench.stats.compare import Comparison
 from clinbench.stats.runs import Runs
 
-EVIDENCE_FILES = ("prompt.md", "transcript.jsonl", "output.csv", "score.json", "manifest.json")
+# Evidence files linked first, in reading order; anything else in the folder follows by name.
+EVIDENCE_FILES = ("prompt.md", "skills", "transcript.jsonl", "output.csv", "score.json", "manifest.json")
+# Where a run's readable transcript lives: clinbench's own agents write transcript.jsonl;
+# external coding agents' JSON event streams are kept as their stdout.
+TRANSCRIPT_CANDIDATES = ("transcript.jsonl", "agent_stdout.txt")
 
 
 @dataclass

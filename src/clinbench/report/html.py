@@ -13,7 +13,7 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
-from clinbench.report.data import EVIDENCE_FILES, ReportData
+from clinbench.report.data import EVIDENCE_FILES, TRANSCRIPT_CANDIDATES, ReportData
 from clinbench.report.transcript import render_transcript
 from clinbench.stats.compare import Interval, StrictCount
 
@@ -98,6 +98,16 @@ def _href(target: Path, report_dir: Path) -> str:
     return quote(Path(rel).as_posix())
 
 
+def _score_reason(path: Path) -> str:
+    """The scorer's one-line reason (e.g. "no output.csv was written"), when it gave one."""
+    try:
+        score = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    reason = score.get("reason") if isinstance(score, dict) else None
+    return str(reason)[:200] if reason else ""
+
+
 def _evidence_section(data: ReportData, report_dir: Path) -> str:
     runs = data.runs
     have = [i for i in range(len(runs)) if runs.evidence_dir[i] and Path(runs.evidence_dir[i]).is_dir()]
@@ -119,19 +129,25 @@ def _evidence_section(data: ReportData, report_dir: Path) -> str:
         folder = Path(runs.evidence_dir[i])
         strict = runs.strict[i]
         strict_s = "—" if strict != strict else ("strict pass" if strict == 1.0 else "not strict")
+        entries = sorted(folder.iterdir(), key=lambda e: (EVIDENCE_FILES.index(e.name) if e.name in EVIDENCE_FILES
+                                                          else len(EVIDENCE_FILES), e.name))
         links = " ".join(
-            f'<a href="{_href(folder / name, report_dir)}">{escape(name)}</a>' for name in EVIDENCE_FILES if (folder / name).exists()
+            f'<a href="{_href(e, report_dir)}{"/" if e.is_dir() else ""}">{escape(e.name)}{"/" if e.is_dir() else ""}</a>'
+            for e in entries if not e.name.startswith(".")
         )
-        links += f' <a href="{_href(folder, report_dir)}/">folder</a>'
         transcript = ""
-        if budget > 0:
-            transcript = render_transcript(folder / "transcript.jsonl", max_chars=min(TRANSCRIPT_CHARS_PER_RUN, budget))
+        source = next((folder / n for n in TRANSCRIPT_CANDIDATES if (folder / n).is_file()), None)
+        if budget > 0 and source is not None:
+            transcript = render_transcript(source, max_chars=min(TRANSCRIPT_CHARS_PER_RUN, budget))
             budget -= len(transcript)
         title = (f"{escape(runs.condition[i])} · {escape(runs.model[i] or runs.agent[i] or 'agent')} · trial {int(runs.trial[i])} · "
                  f"reward {runs.reward[i]:.3f} · {strict_s} · {escape(runs.status[i])}"
                  f"{' · run ' + escape(runs.run_id[i]) if runs.run_id[i] else ''}")
+        reason = _score_reason(folder / "score.json")
+        if reason:
+            title += f' · <span class="flag">{escape(reason)}</span>'
         parts.append(
-            f'<details class="run" data-run={json.dumps(runs.run_id[i])}><summary>{title}</summary>'
+            f'<details class="run" data-run="{escape(runs.run_id[i], quote=True)}"><summary>{title}</summary>'
             f'<div class="links">{links}</div>{transcript or "<p class=note>no transcript</p>"}</details>'
         )
     return "\n".join(parts)

@@ -10,14 +10,18 @@ from clinbench.stats.errors import StatsError
 from clinbench.stats.runs import Runs, load_runs
 
 
-def select_schema(runs: Runs, schema: str | None) -> Runs:
-    if schema is None:
-        return runs
-    mask = runs.schema == schema
-    if not mask.any():
-        present = ", ".join(sorted(set(runs.schema.tolist()))) or "none"
-        raise StatsError(f"no runs with schema {schema!r}; schemas present: {present}")
-    return runs.subset(mask)
+def select_runs(runs: Runs, *, schema: str | None = None, agent: str | None = None, model: str | None = None) -> Runs:
+    """Keep the runs of one schema variant / agent / model (each filter only when given)."""
+    for column, value in (("schema", schema), ("agent", agent), ("model", model)):
+        if value is None:
+            continue
+        values = getattr(runs, column)
+        mask = values == value
+        if not mask.any():
+            present = ", ".join(sorted(set(values.tolist()))) or "none"
+            raise StatsError(f"no runs with {column} {value!r}; {column}s present: {present}")
+        runs = runs.subset(mask)
+    return runs
 
 
 def analyse(
@@ -30,11 +34,14 @@ def analyse(
     permutation_draws: int = 200000,
     include_flagged: bool = False,
     schema: str | None = None,
+    agent: str | None = None,
+    model: str | None = None,
     benchmark: str = "derive",
 ) -> Comparison:
     """Load runs from ``source`` and compare the conditions "A:B" (delta = B − A)."""
     a, b = parse_compare(conditions)
-    runs = select_schema(load_runs(source, include_flagged=include_flagged, benchmark=benchmark), schema)
+    runs = select_runs(load_runs(source, include_flagged=include_flagged, benchmark=benchmark),
+                       schema=schema, agent=agent, model=model)
     if len(runs) == 0:
         raise StatsError(f"{source} holds no {benchmark} runs to analyse (after excluding {runs.n_flagged_excluded} flagged runs)")
     return compare(runs, a, b, by=by, seed=seed, draws=draws, permutation_draws=permutation_draws)
