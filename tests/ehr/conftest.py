@@ -37,15 +37,17 @@ def small_mimic(tmp_path) -> Path:
 
 @pytest.fixture
 def file_server(tmp_path):
-    """Serve ``root`` (a folder) on 127.0.0.1; yields (root, base_url, requests)."""
+    """Serve a folder on 127.0.0.1; yields (root folder, base_url, server) — see RangeHandler's knobs."""
     root = tmp_path / "served"
     root.mkdir()
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(RangeHandler, directory=str(root)))
     server.requests = []
+    server.honour_ranges = True
+    server.cut_once = {}
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
-        yield root, f"http://127.0.0.1:{server.server_address[1]}", server.requests
+        yield root, f"http://127.0.0.1:{server.server_address[1]}", server
     finally:
         server.shutdown()
         server.server_close()

@@ -25,7 +25,10 @@ PATIENTS_CSV = (
 class RangeHandler(SimpleHTTPRequestHandler):
     """Static files with single-range ``Range: bytes=N-`` support (http.server has none).
 
-    Every request's path and Range header is recorded in ``server.requests``."""
+    Every request's path and Range header is recorded in ``server.requests``. Knobs on the
+    server: ``honour_ranges`` (False: answer 200 with the whole file, as some servers do) and
+    ``cut_once`` (URL path -> bytes: the next response for it stops after that many bytes and
+    the connection closes, as when a network drops)."""
 
     def log_message(self, format, *args):  # keep test output quiet
         pass
@@ -34,7 +37,7 @@ class RangeHandler(SimpleHTTPRequestHandler):
         self.server.requests.append((self.path, self.headers.get("Range")))
         path = Path(self.translate_path(self.path))
         wanted = self.headers.get("Range")
-        if not wanted or not path.is_file():
+        if not wanted or not path.is_file() or not self.server.honour_ranges:
             return super().send_head()
         start = int(wanted.removeprefix("bytes=").split("-")[0])
         size = path.stat().st_size
@@ -51,3 +54,10 @@ class RangeHandler(SimpleHTTPRequestHandler):
         self.send_header("Content-Length", str(size - start))
         self.end_headers()
         return fh
+
+    def copyfile(self, source, outputfile):
+        cut = self.server.cut_once.pop(self.path, None)
+        if cut is None:
+            return super().copyfile(source, outputfile)
+        outputfile.write(source.read(cut))
+        self.close_connection = True

@@ -21,7 +21,7 @@ SMALL_MIMIC_FILES = ("LICENSE.txt", "hosp/patients.csv.gz", "hosp/admissions.csv
 @pytest.fixture
 def mimic_server(file_server, mimic_demo_dir, monkeypatch):
     """A PhysioNet-like tree holding four demo files and their official checksum lines."""
-    root, url, requests = file_server
+    root, url, server = file_server
     demo = root / "mimic-iv-demo" / "2.2"
     official = read_checksums(mimic_demo_dir / "SHA256SUMS.txt")
     lines = []
@@ -31,7 +31,7 @@ def mimic_server(file_server, mimic_demo_dir, monkeypatch):
         lines.append(f"{official[rel]}  {rel}")
     (demo / "SHA256SUMS.txt").write_text("\n".join(lines) + "\n")
     monkeypatch.setenv(BASE_URL_ENV, url)
-    return demo, url, requests
+    return demo, url, server
 
 
 def test_fetch_downloads_verifies_and_the_result_loads(mimic_server, mimic_demo_dir, tmp_path):
@@ -50,7 +50,8 @@ def test_fetch_downloads_verifies_and_the_result_loads(mimic_server, mimic_demo_
 
 
 def test_fetch_resumes_a_partial_file_with_a_range_request(mimic_server, mimic_demo_dir, tmp_path):
-    demo, _, requests = mimic_server
+    demo, _, server = mimic_server
+    requests = server.requests
     whole = (mimic_demo_dir / "hosp" / "admissions.csv.gz").read_bytes()
     half = len(whole) // 2
     target = tmp_path / "data" / "mimic-iv-demo-2.2" / "hosp" / "admissions.csv.gz.part"
@@ -68,12 +69,39 @@ def test_fetch_resumes_a_partial_file_with_a_range_request(mimic_server, mimic_d
 
 
 def test_second_fetch_downloads_nothing(mimic_server, tmp_path):
-    _, _, requests = mimic_server
+    _, _, server = mimic_server
+    requests = server.requests
     fetch_demo("mimic-iv-demo", tmp_path / "data")
     requests.clear()
     report = fetch_demo("mimic-iv-demo", tmp_path / "data")
     assert report.downloaded == [] and sorted(report.already_present) == sorted(SMALL_MIMIC_FILES)
     assert [path for path, _ in requests] == ["/mimic-iv-demo/2.2/SHA256SUMS.txt"]
+
+
+def test_an_interrupted_fetch_resumes_on_the_next_run(mimic_server, mimic_demo_dir, tmp_path):
+    _, _, server = mimic_server
+    path = "/mimic-iv-demo/2.2/hosp/admissions.csv.gz"
+    server.cut_once[path] = 4000  # the connection drops after 4000 bytes
+    with pytest.raises(DataError, match="run the fetch again to resume"):
+        fetch_demo("mimic-iv-demo", tmp_path / "data")
+    part = tmp_path / "data" / "mimic-iv-demo-2.2" / "hosp" / "admissions.csv.gz.part"
+    assert part.stat().st_size == 4000
+    report = fetch_demo("mimic-iv-demo", tmp_path / "data")
+    assert report.resumed == ["hosp/admissions.csv.gz"]
+    assert (path, "bytes=4000-") in server.requests
+    assert (report.path / "hosp" / "admissions.csv.gz").read_bytes() == (mimic_demo_dir / "hosp" / "admissions.csv.gz").read_bytes()
+
+
+def test_a_server_ignoring_ranges_gets_a_fresh_download(mimic_server, mimic_demo_dir, tmp_path):
+    _, _, server = mimic_server
+    server.honour_ranges = False
+    whole = (mimic_demo_dir / "hosp" / "admissions.csv.gz").read_bytes()
+    part = tmp_path / "data" / "mimic-iv-demo-2.2" / "hosp" / "admissions.csv.gz.part"
+    part.parent.mkdir(parents=True)
+    part.write_bytes(whole[:3000])
+    report = fetch_demo("mimic-iv-demo", tmp_path / "data")
+    assert report.resumed == []  # a 200 answer to a Range request restarts the file
+    assert (report.path / "hosp" / "admissions.csv.gz").read_bytes() == whole
 
 
 def test_checksum_failure_names_the_file_and_deletes_it(mimic_server, tmp_path):
