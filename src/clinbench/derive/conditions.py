@@ -44,7 +44,7 @@ def reference_sql(spec: TaskSpec) -> str:
         from clinbench.concepts.build import target_sql
     except ImportError as exc:
         raise TaskError("the concepts builder is not installed; the with-skill-rawsql condition needs it") from exc
-    return target_sql(spec.reference)
+    return target_sql(spec.target_table)
 
 
 def condition_skills(spec: TaskSpec, condition: str, rewrite=None) -> dict[str, str]:
