@@ -272,3 +272,21 @@ def test_filters_by_agent_and_model(tmp_path):
     assert c.delta == pytest.approx(0.4 / 3) and c.runs_a == 3
     with pytest.raises(StatsError, match="no runs with agent 'codex'; agents present: none"):
         analyse(path, "no-skill:with-skill", agent="codex")
+
+
+def test_dx_runs_compare_without_families(tmp_path):
+    """dx cases are not catalogue tasks: the comparison pairs cases and reports no family figures.
+    Cases c1: A 0, B 1; c2: A 1, B 1 → means 0.5 vs 1.0, delta +0.5, 1 of 2 improving."""
+    from clinbench.campaign.store import RunRecord, Store
+
+    store = Store.create(tmp_path / "campaign")
+    store.record_many([
+        RunRecord(run_id=f"{case}-{cond}", benchmark="dx", task=case, condition=cond, model="m", reward=reward)
+        for case, cond, reward in [("c1", "no-skill", 0.0), ("c1", "with-skill", 1.0),
+                                   ("c2", "no-skill", 1.0), ("c2", "with-skill", 1.0)]
+    ])
+    c = analyse(tmp_path / "campaign", "no-skill:with-skill", benchmark="dx")
+    assert (c.mean_a, c.mean_b, c.delta, c.improving, c.tasks) == (0.5, 1.0, 0.5, 1, 2)
+    assert c.families == 0 and c.ci_family is None and c.per_family == []
+    with pytest.raises(StatsError, match="holds no derive runs.*pass --benchmark dx"):
+        analyse(tmp_path / "campaign", "no-skill:with-skill")  # no derive runs in this store

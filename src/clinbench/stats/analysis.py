@@ -43,5 +43,9 @@ def analyse(
     runs = select_runs(load_runs(source, include_flagged=include_flagged, benchmark=benchmark),
                        schema=schema, agent=agent, model=model)
     if len(runs) == 0:
-        raise StatsError(f"{source} holds no {benchmark} runs to analyse (after excluding {runs.n_flagged_excluded} flagged runs)")
+        other = "dx" if benchmark == "derive" else "derive"
+        raise StatsError(
+            f"{source} holds no {benchmark} runs to analyse ({runs.n_flagged_excluded} flagged runs excluded); "
+            f"for the other benchmark pass --benchmark {other}"
+        )
     return compare(runs, a, b, by=by, seed=seed, draws=draws, permutation_draws=permutation_draws)
