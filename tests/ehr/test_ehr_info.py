@@ -109,3 +109,17 @@ def test_cli_load_reports_rows(tmp_path):
     assert "loaded 1 tables, 1 rows in" in run.stdout
     assert "mimiciv_hosp.patients" in run.stderr and "1 rows" in run.stderr  # the progress display
     assert "absent (not created): mimiciv_hosp.admissions" in run.stdout
+
+
+def test_cli_load_of_the_mimic_demo_reports_the_official_counts(mimic_demo_dir, tmp_path):
+    out = tmp_path / "demo.duckdb"
+    run = _cli("load", "mimic-iv", str(mimic_demo_dir), "--out", str(out))
+    assert run.returncode == 0, run.stderr
+    assert "loaded 31 tables, 1,398,500 rows in" in run.stdout
+    acceptance = {"patients": "100", "admissions": "275", "icustays": "140", "labevents": "107,727",
+                  "chartevents": "668,862", "inputevents": "20,404", "outputevents": "9,362",
+                  "prescriptions": "18,087", "microbiologyevents": "2,899", "diagnoses_icd": "4,506"}
+    lines = run.stderr.splitlines()
+    for table, rows in acceptance.items():
+        assert any(f".{table} " in line and f" {rows} rows" in line for line in lines), table
+    assert out.is_file() and not list(tmp_path.glob("*.tmp-*"))
