@@ -246,7 +246,7 @@ def compare(
 
     mask_a = runs.condition == a
     mask_b = runs.condition == b
-    if runs.n_missing_reward and runs.n_missing_reward >= int((mask_a | mask_b).sum()):
+    if runs.reward_missing[mask_a | mask_b].all():
         raise StatsError(
             f"none of the {a!r}/{b!r} runs has a reward; score them first (dx runs are judged, not rewarded: "
             "their accuracy is not a reward column)"
@@ -359,7 +359,7 @@ def compare(
         runs_a=int(mask_a.sum()),
         runs_b=int(mask_b.sum()),
         flagged_excluded=runs.n_flagged_excluded,
-        missing_reward=runs.n_missing_reward,
+        missing_reward=int(runs.reward_missing[mask_a | mask_b].sum()),
         tasks=len(tasks),
         families=len(fam_names),
         mean_a=float(xa.mean()),

@@ -46,8 +46,8 @@ class Runs:
     evidence_dir: np.ndarray  # absolute path or "" when none
     agent: np.ndarray
     status: np.ndarray
+    reward_missing: np.ndarray  # bool: the source had no reward (counted as 0)
     n_flagged_excluded: int = 0
-    n_missing_reward: int = 0
     benchmark: str = "derive"
     # column_scores rows (run_id, column_name, match_rate, nmae) when the source has them
     column_scores: list[tuple[str, str, float | None, float | None]] = field(default_factory=list)
@@ -62,14 +62,13 @@ class Runs:
             name: getattr(self, name)[mask]
             for name in (
                 "task", "condition", "model", "trial", "schema", "reward", "strict", "key_f1",
-                "nmae", "run_id", "evidence_dir", "agent", "status",
+                "nmae", "run_id", "evidence_dir", "agent", "status", "reward_missing",
             )
         }
         keep = set(arrays["run_id"].tolist()) if self.column_scores else set()
         return Runs(
             source=self.source,
             n_flagged_excluded=self.n_flagged_excluded,
-            n_missing_reward=self.n_missing_reward,
             benchmark=self.benchmark,
             column_scores=[c for c in self.column_scores if c[0] in keep],
             base_dir=self.base_dir,
@@ -189,15 +188,14 @@ def _to_runs(data: dict[str, np.ndarray], *, source: str, include_flagged: bool,
         evidence_dir=evidence,
         agent=strings("agent"),
         status=strings("status"),
+        reward_missing=missing_reward,
         benchmark=benchmark,
         base_dir=base_dir,
     )
-    runs.n_missing_reward = int(missing_reward.sum())
     if include_flagged:
         return runs
     kept = runs.subset(publishable)
     kept.n_flagged_excluded = int((~publishable).sum())
-    kept.n_missing_reward = int((missing_reward & publishable).sum())
     return kept
 
 
