@@ -118,3 +118,46 @@ class HandDb:
 @pytest.fixture()
 def hand(empty_db: Path) -> HandDb:
     return HandDb(empty_db)
+
+
+INTIME = "2150-01-01 10:00:00"
+OUTTIME = "2150-01-05 10:00:00"
+
+
+def add_stay(hand: HandDb, subject: int = 1, hadm: int = 10, stay: int = 100, intime: str = INTIME, outtime: str = OUTTIME,
+             gender: str = "M", anchor_age: int = 60, anchor_year: int = 2150) -> None:
+    """A patient with one admission (from 4 h before ICU to 10 days after) and one ICU stay."""
+    hand.insert("mimiciv_hosp.patients", dict(subject_id=subject, gender=gender, anchor_age=anchor_age, anchor_year=anchor_year))
+    hand.insert(
+        "mimiciv_hosp.admissions",
+        dict(subject_id=subject, hadm_id=hadm, admittime="2150-01-01 06:00:00", dischtime="2150-01-11 12:00:00", admission_type="EW EMER.", race="WHITE", hospital_expire_flag=0),
+    )
+    hand.insert("mimiciv_icu.icustays", dict(subject_id=subject, hadm_id=hadm, stay_id=stay, intime=intime, outtime=outtime, los=4.0))
+
+
+def chart(hand: HandDb, itemid: int, charttime: str, valuenum: float | None = None, value: str | None = None,
+          subject: int = 1, hadm: int = 10, stay: int = 100) -> None:
+    if value is None and valuenum is not None:
+        value = f"{valuenum:g}"
+    hand.insert(
+        "mimiciv_icu.chartevents",
+        dict(subject_id=subject, hadm_id=hadm, stay_id=stay, charttime=charttime, storetime=charttime, itemid=itemid, value=value, valuenum=valuenum),
+    )
+
+
+_lab_id = iter(range(1, 10**6))
+
+
+def lab(hand: HandDb, specimen: int, itemid: int, charttime: str, valuenum: float | None, value: str | None = None,
+        subject: int = 1, hadm: int | None = 10) -> None:
+    hand.insert(
+        "mimiciv_hosp.labevents",
+        dict(labevent_id=next(_lab_id), subject_id=subject, hadm_id=hadm, specimen_id=specimen, itemid=itemid, charttime=charttime,
+             value=value if value is not None else (None if valuenum is None else f"{valuenum:g}"), valuenum=valuenum),
+    )
+
+
+# tests reach the helpers through the `hand` fixture: hand.add_stay(...), hand.chart(...), hand.lab(...)
+HandDb.add_stay = add_stay
+HandDb.chart = chart
+HandDb.lab = lab

@@ -119,11 +119,16 @@ def load_concepts(root: Path | None = None) -> dict[str, Concept]:
 
 
 def find_concept(name: str, concepts: dict[str, Concept] | None = None) -> Concept:
-    """Look a concept up by qualified table name, table name or file stem."""
+    """Look a concept up by qualified table name, table name or file stem (concepts first, then targets)."""
     concepts = concepts if concepts is not None else load_concepts()
     if name in concepts:
         return concepts[name]
     matches = [c for c in concepts.values() if name in (c.name, c.table)]
+    # a bare stem names the concept before a target or variant of the same stem ('ventilation')
+    for kind in ("concept", "target", "variant"):
+        if len(matches) > 1 and any(c.kind == kind for c in matches):
+            matches = [c for c in matches if c.kind == kind]
+            break
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
