@@ -110,3 +110,26 @@ def test_leak_scan_every_task_and_variant(source_db, tmp_path):
             ws = prepare_workspace(task.id, "no-skill", variant, source_db, tmp_path / f"{task.id}-{variant}")
             data = (ws / "database.duckdb").read_bytes()
             assert [f for f in forbidden if f.encode() in data] == [], (task.id, variant)
+
+
+def test_conditions_deliver_the_right_material(source_db, tmp_path):
+    ws = prepare_workspace("mimic-sepsis3-raw", "with-skill", "native", source_db, tmp_path / "a")
+    assert sorted(p.name for p in (ws / "skills").iterdir()) == ["sepsis-3-cohort", "sofa-score", "suspicion-of-infection"]
+    ws = prepare_workspace("mimic-sepsis3-raw", "with-skill-decoy", "native", source_db, tmp_path / "b")
+    assert [p.name for p in (ws / "skills").iterdir()] == ["kdigo-aki-staging"]
+    ws = prepare_workspace("mimic-sepsis3-raw", "operational-spec", "native", source_db, tmp_path / "c")
+    prompt = (ws / "prompt.md").read_text()
+    assert "## Operational specification" in prompt and "48 hours" in prompt
+    assert not (ws / "skills").exists()
+    ws = prepare_workspace("mimic-sofa-24h", "no-skill", "restructured", source_db, tmp_path / "d")
+    assert "chartevents_numeric" in (ws / "prompt.md").read_text()
+    assert {"mimiciv_icu.chartevents_numeric", "mimiciv_icu.chartevents_text", "mimiciv_hosp.lab_results"} <= tables(ws / "database.duckdb")
+
+
+def test_obfuscated_mapping_kept_outside_workspace(source_db, tmp_path):
+    ws = prepare_workspace("mimic-meld-24h-raw", "no-skill", "obfuscated", source_db, tmp_path / "ws")
+    assert sorted(p.name for p in ws.iterdir()) == ["database.duckdb", "prompt.md"]
+    names = tables(ws / "database.duckdb")
+    assert not any("mimiciv" in n or "chartevents" in n for n in names)
+    mappings = list(cache_dir().glob("mimic-meld-24h-raw.obfuscated.*.mapping.json"))
+    assert len(mappings) == 1 and "mimiciv_icu.chartevents" in mappings[0].read_text()
