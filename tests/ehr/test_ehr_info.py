@@ -10,7 +10,7 @@ import pytest
 
 from clinbench.ehr.info import database_info
 from clinbench.ehr.requirements import families_needing, family_requirements, required_tables, supported_families
-from clinbench.ehr.schema import dataset_tables
+from clinbench.ehr.schema import create_empty, dataset_tables
 from clinbench.errors import DataError
 
 ALL_MIMIC_FAMILIES = ["apsiii", "charlson", "creatinine-baseline", "gcs", "kdigo", "meld", "oasis", "sapsii",
@@ -41,6 +41,18 @@ def test_info_on_the_mimic_demo(mimic_demo_db):
     assert info.tables["mimiciv_icu.icustays"] == 140 and len(info.tables) == 31
     assert info.datasets == ["mimic-iv"]
     assert info.supported == {"mimic-iv": ALL_MIMIC_FAMILIES}
+    # The shared demo's chartevents is reconstructed without text values (RECONSTRUCTED.md).
+    assert len(info.caveats) == 1 and info.caveats[0].startswith("mimiciv_icu.chartevents holds no text values")
+
+
+def test_no_caveat_when_chartevents_has_text(tmp_path):
+    db = tmp_path / "t.duckdb"
+    con = duckdb.connect(str(db))
+    create_empty(con, "mimic-iv", only={"mimiciv_icu.chartevents"})
+    con.execute("INSERT INTO mimiciv_icu.chartevents (subject_id, itemid, value, valuenum) VALUES "
+                "(1, 220045, '80', 80), (1, 223849, 'CMV/ASSIST', NULL)")
+    con.close()
+    assert database_info(db).caveats == []
 
 
 def test_info_on_the_partial_eicu_demo(eicu_demo_db):

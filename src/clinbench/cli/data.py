@@ -129,3 +129,5 @@ def info(db: Path = typer.Argument(..., help="a clinbench DuckDB database")) -> 
                       highlight=False)
         for family, lacking in result.unsupported[dataset].items():
             console.print(f"  {family}: lacks {', '.join(lacking)}", highlight=False)
+    for caveat in result.caveats:
+        console.print(f"[yellow]caveat:[/] {caveat}", highlight=False)

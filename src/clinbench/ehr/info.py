@@ -21,10 +21,20 @@ class DatabaseInfo:
     datasets: list[str] = field(default_factory=list)
     supported: dict[str, list[str]] = field(default_factory=dict)  # dataset -> families it can derive
     unsupported: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # dataset -> family -> lacking
+    caveats: list[str] = field(default_factory=list)  # present-but-degraded sources, one line each
 
     @property
     def schemas(self) -> list[str]:
         return sorted({name.split(".", 1)[0] for name in self.tables})
+
+
+CHARTEVENTS = "mimiciv_icu.chartevents"
+
+
+def _has_text_values(con: duckdb.DuckDBPyConnection) -> bool:
+    # Stops at the first text value, so it is quick on a real chartevents of any size.
+    return con.execute(f"SELECT 1 FROM {CHARTEVENTS} WHERE value IS NOT NULL "
+                       "AND TRY_CAST(value AS DOUBLE) IS NULL LIMIT 1").fetchone() is not None
 
 
 def database_info(db_path: str | Path) -> DatabaseInfo:
@@ -45,6 +55,11 @@ def database_info(db_path: str | Path) -> DatabaseInfo:
         info = DatabaseInfo(path=path)
         for schema, table in names:
             info.tables[f"{schema}.{table}"] = con.execute(f'SELECT count(*) FROM "{schema}"."{table}"').fetchone()[0]
+        if info.tables.get(CHARTEVENTS, 0) and not _has_text_values(con):
+            info.caveats.append(
+                f"{CHARTEVENTS} holds no text values (ventilator modes, O2 devices, 'No Response-ETT'): "
+                "ventilation comes out empty and the scores that use it, GCS 'unable' and CRRT modes are wrong; "
+                "a chartevents rebuilt from the MEDS export of the demo is like this, the official file is not")
     finally:
         con.close()
 
