@@ -218,6 +218,17 @@ class Store:
                 con.execute("ROLLBACK")
                 raise
 
+    def record_of(self, run_id: str) -> RunRecord | None:
+        """A recorded run back as a ``RunRecord`` (with its column scores and usage)."""
+        row = self.get(run_id)
+        if row is None:
+            return None
+        usage = None
+        if row.get("input_tokens") is not None or row.get("requests") is not None:
+            usage = Usage(row.get("input_tokens") or 0, row.get("output_tokens") or 0, row.get("requests") or 0)
+        scores = [ColumnScore(c["column_name"], c["match_rate"], c["nmae"]) for c in self.column_scores(run_id)]
+        return RunRecord(**{name: row[name] for name in RUN_COLUMNS}, column_scores=scores, usage=usage)
+
     def set_verdict(self, run_id: str, publishable: bool, flag_reason: str | None) -> None:
         """Store the audit verdict of one run."""
         with self.connect() as con:

@@ -1,0 +1,166 @@
+"""Audit a campaign: flag runs whose result should not be published, with the reason.
+
+A run is flagged when
+* what the agent wrote (commands, SQL, messages; not tool results or skill text it was
+  shown) names the reference database, the evaluator, the campaign store, another run's
+  folder, or a hidden table (a task reference ``target_*`` or a table the task drops);
+* its output.csv is byte-identical to another run's of the same task (builtin baselines
+  excepted, which are deterministic by design);
+* its commands write to an absolute path outside the workspace, or its egress log shows a
+  refused request;
+* its evidence no longer matches its manifest;
+* it is an external agent that ran without isolation.
+
+Flagged runs get ``publishable = false`` and ``flag_reason``; statistics leave them out by default.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from clinbench.agents.factory import BUILTIN_AGENTS
+from clinbench.campaign import evidence
+from clinbench.campaign.store import Store
+
+EXTERNAL_AGENTS = ("codex", "claude", "command")
+EVALUATOR_MARKERS = ("derive/score", "clinbench.derive.score", "concepts/targets", "results.duckdb", "score.json",
+                     "manifest.json", ".partial/", "/runs/")
+ALLOWED_WRITE_PREFIXES = ("/workspace", "/tmp", "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd")
+_WRITE_PATTERNS = [
+    re.compile(r">>?\s*['\"]?(/[^\s'\";|&)]+)"),
+    re.compile(r"\btee\s+(?:-a\s+)?['\"]?(/[^\s'\";|&)]+)"),
+    re.compile(r"\b(?:cp|mv|install)\s+(?:-\w+\s+)*\S+\s+['\"]?(/[^\s'\";|&)]+)"),
+    re.compile(r"\b(?:touch|mkdir|rm|truncate)\s+(?:-\w+\s+)*['\"]?(/[^\s'\";|&)]+)"),
+    re.compile(r"open\(\s*['\"](/[^'\"]+)['\"]\s*,\s*['\"][wax]"),
+    re.compile(r"\bCOPY\b.+?\bTO\s+'(/[^']+)'", re.IGNORECASE | re.DOTALL),
+]
+
+
+@dataclass
+class Verdict:
+    run_id: str
+    reasons: list[str]
+
+    @property
+    def publishable(self) -> bool:
+        return not self.reasons
+
+
+def agent_authored_text(transcript: Path) -> str:
+    """What the agent itself wrote, from any of the supported transcript formats."""
+    if not transcript.is_file():
+        return ""
+    parts: list[str] = []
+    for line in transcript.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            parts.append(line)
+            continue
+        if not isinstance(event, dict):
+            continue
+        kind = event.get("type")
+        if kind == "assistant":  # llm agent and Claude Code
+            if "message" in event:
+                for block in (event["message"] or {}).get("content") or []:
+                    if block.get("type") == "text":
+                        parts.append(block.get("text", ""))
+                    elif block.get("type") == "tool_use":
+                        parts.append(json.dumps(block.get("input"), ensure_ascii=False))
+            else:
+                parts.append(event.get("text") or "")
+                parts.extend(json.dumps(c.get("arguments"), ensure_ascii=False) for c in event.get("tool_calls") or [])
+        elif kind in ("item.started", "item.completed"):  # Codex
+            item = event.get("item") or {}
+            if item.get("type") == "command_execution":
+                parts.append(item.get("command", ""))
+            elif item.get("type") == "agent_message":
+                parts.append(item.get("text", ""))
+        elif kind == "stdout":  # command agent
+            parts.append(event.get("line", ""))
+    # JSON-escaped text (\" and \\n) is read as the agent meant it
+    return "\n".join(parts).replace('\\"', '"').replace("\\n", "\n")
+
+
+def hidden_names(task_id: str) -> list[str]:
+    from clinbench.derive.catalogue import get_task, load_catalogue
+
+    names = {f"target_{spec.reference.replace('-', '_')}" for spec in load_catalogue().values()}
+    names.update(get_task(task_id).drop)
+    return sorted(names)
+
+
+def outside_writes(text: str) -> list[str]:
+    found = []
+    for pattern in _WRITE_PATTERNS:
+        for match in pattern.finditer(text):
+            path = match.group(1)
+            if not path.startswith(ALLOWED_WRITE_PREFIXES) and path not in found:
+                found.append(path)
+    return found
+
+
+def _sandbox_refused_a_write(folder: Path) -> bool:
+    """Inside the sandbox everything but the workspace and /tmp is read-only: EROFS means an attempt."""
+    for name in ("transcript.jsonl", "agent_stderr.txt", "agent_stdout.txt"):
+        path = folder / name
+        if path.is_file() and "read-only file system" in path.read_text(encoding="utf-8", errors="replace").lower():
+            return True
+    return False
+
+
+def audit_campaign(out: str | Path) -> list[Verdict]:
+    """Flag runs of the campaign in ``out`` and store each verdict; return every verdict."""
+    out = Path(out).resolve()
+    store = Store.open(out)
+    runs = store.runs()
+    reasons: dict[str, list[str]] = {r["run_id"]: [] for r in runs}
+    by_output: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for run in runs:
+        rid = run["run_id"]
+        folder = out / (run["evidence_dir"] or f"{evidence.RUNS_DIR}/{rid}")
+        mine = reasons[rid]
+        if not (folder / evidence.MANIFEST).is_file():
+            mine.append("evidence folder or manifest missing")
+            continue
+        manifest = json.loads((folder / evidence.MANIFEST).read_text(encoding="utf-8"))
+        if bad := evidence.verify_manifest(folder):
+            mine.append(f"evidence changed since the run: {', '.join(bad)}")
+        # an unisolated run saw its workspace at its host path: read that as /workspace
+        own_workspace = re.compile(re.escape(str(out)) + r"/\.work/[^/\s'\"]+")
+        text = own_workspace.sub("/workspace", agent_authored_text(folder / "transcript.jsonl"))
+        lowered = text.lower()
+        markers = [m for m in (manifest.get("db"), Path(manifest.get("db") or "x").name, str(out)) if m]
+        mentioned = [m for m in markers if m.lower() in lowered and m != "database.duckdb"]
+        mentioned += [m for m in EVALUATOR_MARKERS if m in lowered]
+        mentioned += [n for n in hidden_names(run["task"]) if re.search(rf"\b{re.escape(n)}\b", lowered)]
+        if mentioned:
+            mine.append(f"transcript mentions {', '.join(sorted(set(mentioned)))}")
+        if writes := outside_writes(text):
+            mine.append(f"writes outside the workspace: {', '.join(writes[:5])}")
+        elif _sandbox_refused_a_write(folder):
+            mine.append("writes outside the workspace: the sandbox refused a write (read-only file system)")
+        egress_log = folder / "egress.jsonl"
+        if egress_log.is_file():
+            refused = [json.loads(line)["target"] for line in egress_log.read_text().splitlines()
+                       if line.strip() and not json.loads(line).get("allowed", True)]
+            if refused:
+                mine.append(f"refused egress to {', '.join(sorted(set(refused))[:5])}")
+        if run["agent"] in EXTERNAL_AGENTS and not run["isolated"]:
+            mine.append("not isolated (--unsafe-no-isolation)")
+        output = folder / "output.csv"
+        if run["agent"] not in BUILTIN_AGENTS and output.is_file() and output.stat().st_size > 0:
+            by_output[(run["task"], evidence.sha256_file(output))].append(rid)
+    for ids in by_output.values():
+        if len(ids) > 1:
+            for rid in ids:
+                others = [o for o in ids if o != rid]
+                reasons[rid].append(f"output.csv byte-identical to {', '.join(others[:3])}" + (" …" if len(others) > 3 else ""))
+    verdicts = [Verdict(rid, rs) for rid, rs in reasons.items()]
+    for v in verdicts:
+        store.set_verdict(v.run_id, v.publishable, "; ".join(v.reasons) or None)
+    return verdicts

@@ -1,0 +1,45 @@
+"""`clinbench audit DIR` and `clinbench rescore DIR`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+
+def audit_command(out: Path = typer.Argument(..., help="Campaign folder (the --out of clinbench run).")) -> None:
+    """Flag runs that must not be published (leaks, copies, writes outside the workspace); store the verdicts."""
+    from clinbench.campaign.audit import audit_campaign
+
+    verdicts = audit_campaign(out)
+    flagged = [v for v in verdicts if not v.publishable]
+    console = Console()
+    if flagged:
+        table = Table("run", "reason", title=f"{len(flagged)} of {len(verdicts)} runs flagged (publishable = false)")
+        for v in flagged:
+            table.add_row(v.run_id, "; ".join(v.reasons))
+        console.print(table)
+    else:
+        console.print(f"{len(verdicts)} runs audited: none flagged")
+
+
+def rescore_command(
+    out: Path = typer.Argument(..., help="Campaign folder (the --out of clinbench run)."),
+    db: Path | None = typer.Option(None, "--db", help="Database with the references (default: the one each run used)."),
+) -> None:
+    """Re-score every run from its evidence and update the store."""
+    from clinbench.campaign.rescore import rescore_campaign
+
+    results = rescore_campaign(out, db)
+    changed = [r for r in results if r.changed]
+    console = Console()
+    for r in changed:
+        console.print(f"{r.run_id}: {r.old_reward} -> {r.new_reward}")
+    console.print(f"{len(results)} runs re-scored; {len(changed)} changed")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("audit")(audit_command)
+    app.command("rescore")(rescore_command)

@@ -1,0 +1,120 @@
+"""Audit flags leaks, copies and outside writes; rescore reproduces or updates scores from evidence."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from clinbench.agents import sandbox as sb
+from clinbench.agents.factory import AgentOptions
+from clinbench.agents.scripted_server import ScriptedServer
+from clinbench.campaign.audit import agent_authored_text, audit_campaign, outside_writes
+from clinbench.campaign.campaign import run_campaign
+from clinbench.campaign.evidence import verify_manifest
+from clinbench.campaign.execute import CampaignConfig
+from clinbench.campaign.matrix import RunSpec
+from clinbench.campaign.rescore import rescore_campaign
+from clinbench.campaign.store import Store
+from clinbench.cli import app
+from clinbench.errors import SandboxError
+
+from agents.standins import install_standins
+from test_campaign_runs import SOFA_SQL
+
+GOOD = SOFA_SQL.replace("v.*", "v.* EXCLUDE (sid)")
+
+
+WRITE_SOFA = "printf 'subject_id,hadm_id,stay_id,sofa,respiration,coagulation,liver,cardiovascular,cns,renal\\n' > output.csv"
+
+
+@pytest.fixture
+def campaign(tiny_db, tmp_path, monkeypatch):
+    out = tmp_path / "camp"
+    monkeypatch.setenv("PATH", f"{install_standins(tmp_path / 'bin')}:{__import__('os').environ['PATH']}")
+    script = [
+        {"tool": "write_output", "arguments": {"sql": GOOD}}, {"text": "a"},          # trial 0
+        {"tool": "write_output", "arguments": {"sql": GOOD}}, {"text": "b"},          # trial 1: same bytes
+        {"tool": "run_sql", "arguments": {"sql": "SELECT * FROM mimiciv_derived.target_sofa_24h"}},  # trial 2: peeks
+        {"tool": "write_output", "arguments": {"sql": GOOD + " WHERE i.stay_id = 100"}}, {"text": "c"},
+    ]
+    with ScriptedServer(script) as srv:
+        config = CampaignConfig(db=str(tiny_db), out=str(out), options=AgentOptions(base_url=srv.base_url))
+        run_campaign([RunSpec("mimic-sofa-24h", "no-skill", "native", "llm", "m", t) for t in range(3)], config)
+    with ScriptedServer([{"shell": f"echo x > /etc/clinbench-escape; {WRITE_SOFA}"}, {"text": "done"}]) as srv:
+        options = AgentOptions(base_url=srv.base_url, unsafe_no_isolation=True)
+        run_campaign([RunSpec("mimic-sofa-24h", "no-skill", "native", "codex", "gpt-5.5", 0)],
+                     CampaignConfig(db=str(tiny_db), out=str(out), options=options))
+    monkeypatch.setattr(sb, "docker_available", lambda: False)
+    monkeypatch.setattr(sb, "bwrap_available", lambda: False)
+    cmd = AgentOptions(agent_command="/bin/sh -c 'echo a,b > output.csv'", unsafe_no_isolation=True)
+    run_campaign([RunSpec("mimic-sofa-24h", "no-skill", "native", "command", "-", 0),
+                  RunSpec("mimic-sofa-24h", "no-skill", "native", "empty", "-", 0)],
+                 CampaignConfig(db=str(tiny_db), out=str(out), options=cmd))
+    return out
+
+
+def test_audit_flags_each_kind_of_problem_and_spares_clean_runs(campaign):
+    verdicts = {v.run_id.split(".")[3] + v.run_id.split(".")[-1]: v for v in audit_campaign(campaign)}
+    assert "byte-identical" in " ".join(verdicts["llmt0"].reasons) and "byte-identical" in " ".join(verdicts["llmt1"].reasons)
+    assert verdicts["llmt2"].reasons == ["transcript mentions target_sofa_24h"]
+    assert verdicts["codext0"].reasons == ["writes outside the workspace: /etc/clinbench-escape"]
+    assert verdicts["commandt0"].reasons == ["not isolated (--unsafe-no-isolation)"]
+    assert verdicts["emptyt0"].publishable
+    stored = {r["run_id"]: r for r in Store.open(campaign).runs()}
+    assert sum(r["publishable"] for r in stored.values()) == 1
+    codex = stored[verdicts["codext0"].run_id]
+    if codex["isolated"]:  # the endpoint was reached through the per-run egress proxy
+        assert (campaign / codex["evidence_dir"] / "egress.jsonl").read_text().count('"allowed": true') == 2
+    assert [r["agent"] for r in Store.open(campaign).runs(publishable_only=True)] == ["empty"]
+
+
+def test_audit_cli_prints_the_flagged_runs(campaign):
+    res = subprocess.run([sys.executable, "-m", "clinbench", "audit", str(campaign)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert "5 of 6 runs flagged" in res.stdout
+
+
+def test_tampered_evidence_is_flagged(campaign):
+    run = Store.open(campaign).runs(benchmark="derive")[0]
+    (campaign / run["evidence_dir"] / "output.csv").write_text("stay_id\n999\n")
+    verdict = next(v for v in audit_campaign(campaign) if v.run_id == run["run_id"])
+    assert any("evidence changed since the run: output.csv" in r for r in verdict.reasons)
+
+
+def test_rescore_reproduces_then_follows_a_changed_reference(campaign, tiny_db):
+    before = {r["run_id"]: r["reward"] for r in Store.open(campaign).runs()}
+    assert sorted(before.values()) == [0.0, 0.0, 0.0, 0.5, 1.0, 1.0]
+    assert not any(r.changed for r in rescore_campaign(campaign))
+    con = duckdb.connect(str(tiny_db))
+    con.execute("UPDATE mimiciv_derived.target_sofa_24h SET renal = 4 WHERE stay_id = 200")
+    con.close()
+    res = subprocess.run([sys.executable, "-m", "clinbench", "rescore", str(campaign)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert "2 changed" in res.stdout
+    after = {r["run_id"]: r["reward"] for r in Store.open(campaign).runs()}
+    full = [rid for rid, v in before.items() if v == 1.0]
+    # 7 scored columns; renal of stay 200 now mismatches: (7*2 - 1) / 14
+    assert all(after[rid] == pytest.approx(13 / 14) for rid in full)
+    for rid in full:
+        folder = campaign / "runs" / rid
+        assert json.loads((folder / "score.json").read_text())["reward"] == pytest.approx(13 / 14)
+        assert verify_manifest(folder) == []
+
+
+def test_transcript_text_and_write_detection():
+    assert outside_writes("cat x > /etc/passwd; echo ok > /workspace/output.csv; cp a /root/b") == ["/etc/passwd", "/root/b"]
+    assert outside_writes("echo > /dev/null; tee /tmp/x") == []
+
+
+def test_run_refuses_external_agent_without_sandbox(monkeypatch, tiny_db, tmp_path):
+    monkeypatch.setattr(sb, "docker_available", lambda: False)
+    monkeypatch.setattr(sb, "bwrap_available", lambda: False)
+    result = CliRunner().invoke(app, ["run", "--db", str(tiny_db), "--out", str(tmp_path / "c"), "--tasks", "mimic-sofa-24h",
+                                      "--agent", "command", "--agent-command", "/bin/true"])
+    assert isinstance(result.exception, SandboxError) and "--unsafe-no-isolation" in str(result.exception)
+    assert not (tmp_path / "c" / "results.duckdb").exists()
