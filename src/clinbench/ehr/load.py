@@ -14,6 +14,11 @@ Rules a user can rely on:
   empty chartevents would make every score look normal. When a task family needs it, the
   load stops and names it unless ``partial`` is set (``requirements.py`` says which).
 - A data file that is not a declared table is loaded with inferred types, with a warning.
+- Where files are looked for: MIMIC-IV ``<dir>/{hosp,icu,ed,note}/`` (files at the top,
+  such as the demo's ``demo_subject_id.csv``, are not tables); eICU-CRD the top of ``<dir>``
+  only (a subfolder, such as a ``partial/`` subset of a table, is named as not read).
+- Rows keep the file's order (DuckDB's insertion order is preserved), so a derivation that
+  breaks ties by physical order gives the same answer on every load.
 """
 
 from __future__ import annotations
@@ -365,9 +370,9 @@ def _load_one(con: duckdb.DuckDBPyConnection, s: _Source) -> int:
 
 def _explain(s: _Source, exc: duckdb.Error) -> str:
     text = str(exc)
-    if "GZIP" in text.upper() or "gzip" in text:
+    if "GZIP" in text.upper():
         return f"{s.rel} is truncated or corrupt ({_first_line(exc)}): re-download it"
-    if "convert" in text.lower() or "Conversion" in text:
+    if "convert" in text.lower() or "conversion" in text.lower():
         return (f"{s.rel}: a value does not fit the official type of {s.table.qualified} ({_first_line(exc)}): "
                 "check that the file is the official one")
     return f"{s.rel}: cannot be read into {s.table.qualified} ({_first_line(exc)}): check or re-download the file"
