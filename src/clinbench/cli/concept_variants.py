@@ -1,0 +1,50 @@
+"""`clinbench concepts variants DB [NAME]`: the documented alternative targets and what they change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+
+
+def variants(
+    db: Annotated[Path, typer.Argument(help="DuckDB database with concepts, targets and variants built")],
+    name: Annotated[Optional[str], typer.Argument(help="One variant: also print example rows that move")] = None,
+    examples: Annotated[int, typer.Option("--examples", help="How many moved cells to print for NAME")] = 10,
+) -> None:
+    """List reference-validity variants with the rows and values that differ from each default target."""
+    from clinbench.concepts.variants import list_variants, variant_diff
+
+    chosen = [v.name for v in list_variants()] if name is None else [name]
+    table = Table(title=f"Variants on {db}")
+    for column in ("variant", "default target", "rows (default / variant)", "only default", "only variant", "changed", "changed columns"):
+        table.add_column(column)
+    diffs = [variant_diff(db, n, examples=examples) for n in chosen]
+    for d in diffs:
+        cols = ", ".join(f"{c} {n}" for c, n in d.changed_by_column.items() if n)
+        table.add_row(d.variant.name, d.variant.reference, f"{d.default_rows} / {d.variant_rows}",
+                      str(d.only_default), str(d.only_variant), str(d.changed), cols or "-")
+    console.print(table)
+    if name is None:
+        console.print("Give a variant NAME to see its clinical reason and the rows that move.")
+        return
+    console.print(f"[bold]{diffs[0].variant.name}[/]: {diffs[0].variant.reason}", highlight=False)
+    if diffs[0].examples:
+        moved = Table(title=f"Rows that move ({', '.join(diffs[0].keys)})")
+        for column in diffs[0].examples[0]:
+            moved.add_column(column)
+        for row in diffs[0].examples:
+            moved.add_row(*("" if v is None else str(v) for v in row.values()))
+        console.print(moved)
+
+
+def register(app: typer.Typer) -> None:
+    # attach to the `concepts` group defined by cli/concepts.py (imported, so it exists first)
+    from clinbench.cli.concepts import concepts_app
+
+    concepts_app.command("variants")(variants)
