@@ -290,3 +290,18 @@ def test_dx_runs_compare_without_families(tmp_path):
     assert c.families == 0 and c.ci_family is None and c.per_family == []
     with pytest.raises(StatsError, match="holds no derive runs.*pass --benchmark dx"):
         analyse(tmp_path / "campaign", "no-skill:with-skill")  # no derive runs in this store
+
+
+def test_default_conditions(tmp_path, hand_csv):
+    """No --compare: no-skill:with-skill when both exist; the only two otherwise (no-skill first);
+    an error naming the conditions when the choice is not obvious."""
+    assert (analyse(hand_csv).condition_a, analyse(hand_csv).condition_b) == ("no-skill", "with-skill")
+    two = tmp_path / "two.csv"
+    two.write_text("task,condition,model,trial,reward\n"
+                   "mimic-sofa-24h,with-skill-decoy,m,1,0.2\nmimic-sofa-24h,no-skill,m,1,0.5\n")
+    c = analyse(two)
+    assert (c.condition_a, c.condition_b, c.delta) == ("no-skill", "with-skill-decoy", pytest.approx(-0.3))
+    three = tmp_path / "three.csv"
+    three.write_text(two.read_text() + "mimic-sofa-24h,with-skill-rawsql,m,1,1.0\n")
+    with pytest.raises(StatsError, match="conditions no-skill, with-skill-decoy, with-skill-rawsql; pass --compare"):
+        analyse(three)

@@ -15,7 +15,8 @@ def register(app: typer.Typer) -> None:
         html: Path | None = typer.Option(None, "--html", help="write the HTML report here"),
         md: Path | None = typer.Option(None, "--md", help="write the Markdown tables here"),
         figures: Path | None = typer.Option(None, "--figures", help="folder for SVG figures (default: <report>-figures)"),
-        compare: str = typer.Option("no-skill:with-skill", "--compare", help="conditions A:B; delta = B − A"),
+        compare: str | None = typer.Option(
+            None, "--compare", help="conditions A:B; delta = B − A (default: no-skill:with-skill, or the only two present)"),
         seed: int = typer.Option(0, "--seed", help="seed of every bootstrap and sign-flip draw"),
         draws: int = typer.Option(20000, "--draws", help="bootstrap draws"),
         include_flagged: bool = typer.Option(False, "--include-flagged", help="keep runs the audit marked unpublishable"),

@@ -84,7 +84,8 @@ def register(app: typer.Typer) -> None:
     @app.command("stats")
     def stats(
         source: Path = typer.Argument(..., help="campaign folder (with results.duckdb) or per-run CSV"),
-        compare: str = typer.Option("no-skill:with-skill", "--compare", help="conditions A:B; delta = B − A"),
+        compare: str | None = typer.Option(
+            None, "--compare", help="conditions A:B; delta = B − A (default: no-skill:with-skill, or the only two present)"),
         by: str | None = typer.Option(None, "--by", help="also compare per value of: model, schema, agent"),
         as_json: bool = typer.Option(False, "--json", help="print the full result as JSON"),
         seed: int = typer.Option(0, "--seed", help="seed of every bootstrap and sign-flip draw"),

@@ -15,10 +15,9 @@ from clinbench.report.data import ReportData, column_diagnostics, make_figures
 from clinbench.report.html import render_html
 from clinbench.report.markdown import render_markdown
 from clinbench.report.png import svg_to_png
-from clinbench.stats.analysis import select_runs
-from clinbench.stats.compare import compare, parse_compare
+from clinbench.stats.analysis import load_selected, resolve_conditions
+from clinbench.stats.compare import compare
 from clinbench.stats.errors import StatsError
-from clinbench.stats.runs import load_runs
 
 
 @dataclass
@@ -30,7 +29,7 @@ class ReportFiles:
 
 def build_report_data(
     source: str | Path,
-    conditions: str = "no-skill:with-skill",
+    conditions: str | None = None,
     *,
     seed: int = 0,
     draws: int = 20000,
@@ -41,11 +40,9 @@ def build_report_data(
     model: str | None = None,
     benchmark: str = "derive",
 ) -> ReportData:
-    a, b = parse_compare(conditions)
-    runs = select_runs(load_runs(source, include_flagged=include_flagged, benchmark=benchmark),
-                       schema=schema, agent=agent, model=model)
-    if len(runs) == 0:
-        raise StatsError(f"{source} holds no {benchmark} runs to report on")
+    runs = load_selected(source, include_flagged=include_flagged, schema=schema, agent=agent, model=model,
+                         benchmark=benchmark)
+    a, b = resolve_conditions(runs, conditions)
     pair_mask = (runs.condition == a) | (runs.condition == b)
     # one row per agent when several agents ran, else per model when several models did
     by = next((col for col in ("agent", "model") if len(set(getattr(runs, col)[pair_mask].tolist())) > 1), None)
@@ -61,7 +58,7 @@ def write_report(
     html: str | Path | None = None,
     markdown: str | Path | None = None,
     figures_dir: str | Path | None = None,
-    conditions: str = "no-skill:with-skill",
+    conditions: str | None = None,
     seed: int = 0,
     draws: int = 20000,
     permutation_draws: int = 200000,
@@ -74,7 +71,8 @@ def write_report(
 ) -> ReportFiles:
     """Write the report of ``source`` (campaign folder or per-run CSV).
 
-    ``figures_dir`` defaults to ``<html stem>-figures`` beside the HTML (or the Markdown);
+    ``conditions`` is "A:B" (delta = B − A); None picks no-skill:with-skill, or the only two
+    conditions present. ``figures_dir`` defaults to ``<html stem>-figures`` beside the HTML (or the Markdown);
     ``png`` also renders each figure to PNG with a local headless Chromium.
     """
     if html is None and markdown is None:
