@@ -1,0 +1,55 @@
+"""`clinbench data synth`: write a synthetic MIMIC-IV or eICU database (no network, no credentials)."""
+
+from __future__ import annotations
+
+import time
+from enum import Enum
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from clinbench.ehr.synth.knobs import Knobs
+
+console = Console(soft_wrap=True)
+_DEFAULTS = Knobs()
+
+
+class SynthDataset(str, Enum):
+    mimic_iv = "mimic-iv"
+    eicu = "eicu"
+
+
+def synth(
+    dataset: SynthDataset = typer.Argument(..., help="mimic-iv or eicu"),
+    out: Path = typer.Option(..., "--out", help="DuckDB file to write (replaced only when complete)"),
+    patients: int = typer.Option(200, "--patients", min=1, help="number of patients"),
+    seed: int = typer.Option(0, "--seed", min=0, help="random seed: the same seed gives identical tables"),
+    septic: float = typer.Option(_DEFAULTS.septic, help="share of ICU stays with suspected infection "
+                                 "(cultures and antibiotics)"),
+    ventilated: float = typer.Option(_DEFAULTS.ventilated, help="share of ICU stays invasively ventilated"),
+    pressors: float = typer.Option(_DEFAULTS.pressors, help="share of ICU stays on vasopressor infusions"),
+    aki: float = typer.Option(_DEFAULTS.aki, help="share of ICU stays with acute kidney injury "
+                              "(creatinine rise, oliguria)"),
+    crrt: float = typer.Option(_DEFAULTS.crrt, help="share of ICU stays on CRRT (at most --aki)"),
+    liver: float = typer.Option(_DEFAULTS.liver, help="share of patients with liver disease "
+                                "(bilirubin, INR, platelets)"),
+    quirks: float = typer.Option(_DEFAULTS.quirks, help="rate of real-data quirks: duplicates, error values "
+                                 "such as 999999, charting outside the stay (0 for none)"),
+) -> None:
+    """Write a synthetic database with the same schemas, tables, columns and types as `data load`."""
+    from clinbench.ehr.synth import synth_eicu, synth_mimic_iv
+
+    build = synth_mimic_iv if dataset is SynthDataset.mimic_iv else synth_eicu
+    started = time.perf_counter()
+    with console.status(f"generating {patients:,} synthetic {dataset.value} patients"):
+        path = build(out, patients=patients, seed=seed, septic=septic, ventilated=ventilated, pressors=pressors,
+                     aki=aki, crrt=crrt, liver=liver, quirks=quirks)
+    console.print(f"wrote {path} ({patients:,} patients, seed {seed}) in {time.perf_counter() - started:.1f} s",
+                  highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    from clinbench.cli.data import data_app
+
+    data_app.command("synth")(synth)
