@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
+# helper modules beside these tests and the stats tests' fixtures, importable under either
+# pytest import mode (prepend or importlib)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "stats"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from chromium_page import find_chromium  # noqa: E402
 from stats_fixtures import M4BENCH_RUNS, write_hand_csv, write_hand_store  # noqa: E402,F401

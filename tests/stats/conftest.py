@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
-from stats_fixtures import M4BENCH_RUNS, write_hand_csv
+
+# helper modules beside the tests, importable under either pytest import mode (prepend or importlib)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from stats_fixtures import M4BENCH_RUNS, write_hand_csv  # noqa: E402
 
 
 @pytest.fixture
