@@ -1,0 +1,103 @@
+"""Every task reference on the synthetic databases: non-empty, the task's exact columns, unique grain,
+and every scored column taking more than one value (a constant column cannot tell agents apart)."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from clinbench.concepts.build import build_concepts
+from clinbench.concepts.catalog import find_concept
+from clinbench.derive.catalogue import load_catalogue
+
+TASKS = load_catalogue()
+REFERENCES = sorted({(t.reference, t.database) for t in TASKS.values()})
+# scored columns that are constant by construction: every reference row of Sepsis-3 is an onset
+CONSTANT_BY_DEFINITION = {("sepsis3", "sepsis3")}
+# the 200-patient synthetic MIMIC-IV (seed 0) charts no first-day temperature >= 39 C, so SAPS II
+# temperature points are all 0 there; strict so the test flags the day the generator adds fevers
+SYNTH_GAPS = {("sapsii-24h", "temp_score")}
+
+
+@pytest.fixture(scope="module")
+def synth_eicu_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    try:
+        synth = importlib.import_module("clinbench.ehr.synth").synth_eicu
+    except (ModuleNotFoundError, AttributeError):
+        pytest.skip("clinbench.ehr.synth.synth_eicu is not available")
+    out = tmp_path_factory.mktemp("synth_eicu") / "eicu_synth.duckdb"
+    synth(out, patients=200, seed=0)
+    build_concepts(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def databases(synth_db: Path, synth_eicu_db: Path):
+    cons = {"mimic-iv": duckdb.connect(str(synth_db), read_only=True), "eicu": duckdb.connect(str(synth_eicu_db), read_only=True)}
+    yield cons
+    for con in cons.values():
+        con.close()
+
+
+def _table(reference: str) -> str:
+    return find_concept(f"{'eicu_derived' if reference.startswith('eicu-') else 'mimiciv_derived'}.target_{reference.replace('-', '_')}").qualified
+
+
+@pytest.mark.parametrize("task_id", sorted(TASKS))
+def test_reference_has_exactly_the_task_columns_and_a_unique_grain(databases, task_id):
+    task = TASKS[task_id]
+    con = databases[task.database]
+    table = _table(task.reference)
+    columns = [d[0] for d in con.execute(f"SELECT * FROM {table} LIMIT 0").description]
+    assert columns == list(task.required_columns)
+    keys = ", ".join(task.keys)
+    total, distinct = con.execute(f"SELECT count(*), count(DISTINCT ({keys})) FROM {table}").fetchone()
+    assert total > 0
+    assert distinct == total
+    nulls = con.execute(f"SELECT count(*) FROM {table} WHERE " + " OR ".join(f"{k} IS NULL" for k in task.keys)).fetchone()[0]
+    assert nulls == 0
+
+
+SCORED = sorted({(t.reference, t.database, c) for t in TASKS.values() for c in t.scored_columns})
+
+
+@pytest.mark.parametrize(("reference", "database", "column"), SCORED, ids=[f"{r}-{c}" for r, _, c in SCORED])
+def test_scored_column_takes_more_than_one_value(databases, request, reference, database, column):
+    if (reference, column) in CONSTANT_BY_DEFINITION:
+        pytest.skip(f"{reference}.{column} is constant by definition (every reference row is an onset)")
+    if (reference, column) in SYNTH_GAPS:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="synthetic data has no first-day fever >= 39 C"))
+    con = databases[database]
+    distinct = con.execute(f'SELECT count(DISTINCT "{column}") FROM {_table(reference)}').fetchone()[0]
+    assert distinct > 1
+
+
+def test_every_reference_named_by_a_task_exists():
+    for reference, _ in REFERENCES:
+        assert find_concept(_table(reference)).kind == "target"
+
+
+def test_cohort_shares_on_synthetic_data(synth_db):
+    from clinbench.concepts.summary import cohort_shares
+
+    shares = cohort_shares(synth_db)
+    assert list(shares) == ["ICU stays with first-day SOFA >= 2", "ICU stays with KDIGO stage >= 1 in the first 48 h", "ICU stays with Sepsis-3"]
+    assert all(0 < s < 1 for s in shares.values())
+    con = duckdb.connect(str(synth_db), read_only=True)
+    stays = con.execute("SELECT count(*) FROM mimiciv_icu.icustays").fetchone()[0]
+    sepsis = con.execute("SELECT count(*) FROM mimiciv_derived.target_sepsis3").fetchone()[0]
+    con.close()
+    assert shares["ICU stays with Sepsis-3"] == pytest.approx(sepsis / stays)
+
+
+def test_cohort_shares_refuses_an_unbuilt_database(tmp_path):
+    from clinbench.concepts.summary import cohort_shares
+    from clinbench.errors import ConceptError
+
+    db = tmp_path / "raw.duckdb"
+    duckdb.connect(str(db)).close()
+    with pytest.raises(ConceptError, match="clinbench concepts build"):
+        cohort_shares(db)

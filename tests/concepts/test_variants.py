@@ -1,0 +1,123 @@
+"""Reference-validity variants: each one moves the rows its clinical reason says it should."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from clinbench.concepts.variants import list_variants, variant_diff
+from clinbench.errors import ConceptError
+from tests.concepts.fixtures2 import fresh, h, insert, make_template, recompute, rows, stay
+
+NAMES = ["sofa-24h__missing_as_null", "suspicion-infection__no_screening",
+         "vasopressor-equivalents__with_angiotensin", "ventilation__cpap_psv_noninvasive"]
+
+
+def test_list_variants_names_references_and_reasons():
+    found = list_variants()
+    assert [v.name for v in found] == NAMES
+    for v in found:
+        assert v.target_table == f"mimiciv_derived.target_{v.reference.replace('-', '_')}"
+        assert "Clinical reason" in v.reason
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_variant_differs_from_its_default_on_synthetic_data(synth_db, name):
+    diff = variant_diff(synth_db, name, examples=5)
+    assert diff.differs
+    assert diff.examples, "the rows that move are shown"
+    con = duckdb.connect(str(synth_db), read_only=True)
+    # every example is a real difference between the two tables
+    for ex in diff.examples:
+        where = " AND ".join(f"{k} = ?" for k in diff.keys)
+        key = [ex[k] for k in diff.keys]
+        d = con.execute(f'SELECT CAST("{ex["column_name"]}" AS VARCHAR) FROM {diff.variant.target_table} WHERE {where}', key).fetchall()
+        v = con.execute(f'SELECT CAST("{ex["column_name"]}" AS VARCHAR) FROM {diff.variant.table} WHERE {where}', key).fetchall()
+        assert (d[0][0] if d else None) == ex["default_value"] and (v[0][0] if v else None) == ex["variant_value"]
+        assert ex["default_value"] != ex["variant_value"]
+    con.close()
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    return make_template(tmp_path_factory.mktemp("variants") / "t.duckdb")
+
+
+def test_sofa_missing_as_null_moves_unmeasured_organs(template, tmp_path):
+    con = fresh(template, tmp_path / "v.duckdb")
+    stay(con, 1)
+    insert(con, "mimiciv_derived.first_day_lab", {"stay_id": 1, "platelets_min": 90, "bilirubin_total_max": 1.0, "creatinine_max": 1.0})
+    recompute(con, "first_day_sofa", "sofa-24h", "sofa-24h__missing_as_null")
+    default = rows(con, "SELECT sofa, coagulation, respiration FROM mimiciv_derived.target_sofa_24h")
+    variant = rows(con, "SELECT sofa, coagulation, respiration FROM mimiciv_derived.variant_sofa_24h__missing_as_null")
+    assert default == [{"sofa": 2, "coagulation": 2, "respiration": 0}]
+    assert variant == [{"sofa": None, "coagulation": 2, "respiration": None}]
+    con.close()
+
+
+def test_no_screening_drops_the_mrsa_swab(template, tmp_path):
+    con = fresh(template, tmp_path / "v.duckdb")
+    stay(con, 2)
+    insert(con, "mimiciv_derived.antibiotic", {"subject_id": 2, "hadm_id": 2, "stay_id": 2, "antibiotic": "Vancomycin", "starttime": h(5), "stoptime": h(20)})
+    insert(con, "mimiciv_hosp.microbiologyevents", {"microevent_id": 1, "subject_id": 2, "hadm_id": 2, "micro_specimen_id": 11,
+                                                   "chartdate": h(0), "charttime": h(1), "spec_type_desc": "MRSA SCREEN"})
+    recompute(con, "suspicion_of_infection", "suspicion-infection", "suspicion-infection__no_screening")
+    assert rows(con, "SELECT suspected_infection, specimen FROM mimiciv_derived.target_suspicion_infection") == [{"suspected_infection": 1, "specimen": "MRSA SCREEN"}]
+    assert rows(con, "SELECT suspected_infection, specimen FROM mimiciv_derived.variant_suspicion_infection__no_screening") == [{"suspected_infection": 0, "specimen": None}]
+    con.close()
+
+
+def test_angiotensin_adds_to_the_dose_and_cuts_intervals(template, tmp_path):
+    con = fresh(template, tmp_path / "v.duckdb")
+    stay(con, 3)
+    insert(con, "mimiciv_derived.vasoactive_agent", {"stay_id": 3, "starttime": h(0), "endtime": h(4), "norepinephrine": 0.1})
+    insert(con, "mimiciv_derived.norepinephrine_equivalent_dose", {"stay_id": 3, "starttime": h(0), "endtime": h(4), "norepinephrine_equivalent_dose": 0.1})
+    insert(con, "mimiciv_icu.inputevents", {"subject_id": 3, "hadm_id": 3, "stay_id": 3, "starttime": h(2), "endtime": h(6),
+                                           "itemid": 229709, "rate": 20.0, "rateuom": "ng/kg/min"})
+    recompute(con, "vasopressor-equivalents", "vasopressor-equivalents__with_angiotensin")
+    default = [(r["starttime"], r["endtime"], r["norepinephrine_equivalent_dose"]) for r in rows(con, "SELECT * FROM mimiciv_derived.target_vasopressor_equivalents")]
+    variant = [(r["starttime"], r["endtime"], r["norepinephrine_equivalent_dose"]) for r in rows(con, "SELECT * FROM mimiciv_derived.variant_vasopressor_equivalents__with_angiotensin ORDER BY starttime")]
+    assert default == [(h(0), h(4), 0.1)]
+    # 20 ng/kg/min angiotensin II = 0.2 mcg/kg/min norepinephrine
+    assert variant == [(h(0), h(2), 0.1), (h(2), h(4), 0.3), (h(4), h(6), 0.2)]
+    con.close()
+
+
+def test_cpap_psv_without_airway_is_noninvasive(template, tmp_path):
+    con = fresh(template, tmp_path / "v.duckdb")
+    for sid in (4, 5):
+        stay(con, sid)
+        for hr in (1, 2, 3):
+            insert(con, "mimiciv_derived.ventilator_setting", {"subject_id": sid, "stay_id": sid, "charttime": h(hr), "ventilator_mode": "CPAP/PSV"})
+    for hr in (1, 2, 3):  # stay 5 has an endotracheal tube charted alongside
+        insert(con, "mimiciv_derived.oxygen_delivery", {"subject_id": 5, "stay_id": 5, "charttime": h(hr), "o2_flow": 5, "o2_delivery_device_1": "Endotracheal tube"})
+    recompute(con, "mimiciv_derived.ventilation", "mimiciv_derived.target_ventilation", "ventilation__cpap_psv_noninvasive")
+    default = {r["stay_id"]: r["ventilation_status"] for r in rows(con, "SELECT * FROM mimiciv_derived.target_ventilation")}
+    variant = {r["stay_id"]: r["ventilation_status"] for r in rows(con, "SELECT * FROM mimiciv_derived.variant_ventilation__cpap_psv_noninvasive")}
+    assert default == {4: "InvasiveVent", 5: "InvasiveVent"}
+    assert variant == {4: "NonInvasiveVent", 5: "InvasiveVent"}
+    con.close()
+
+
+def test_variant_diff_errors_are_actionable(synth_db, tmp_path):
+    with pytest.raises(ConceptError, match="is not a variant"):
+        variant_diff(synth_db, "mimiciv_derived.target_sofa_24h")
+    raw = tmp_path / "raw.duckdb"
+    duckdb.connect(str(raw)).close()
+    with pytest.raises(ConceptError, match="clinbench concepts build"):
+        variant_diff(raw, NAMES[0])
+
+
+def test_cli_lists_variants_and_moved_rows(synth_db):
+    run = subprocess.run([sys.executable, "-m", "clinbench", "concepts", "variants", str(synth_db), NAMES[2]],
+                         capture_output=True, text=True, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
+    assert run.returncode == 0, run.stderr
+    assert "vasopressor-equivalents__with_angiotensin" in run.stdout
+    assert "Rows that move" in run.stdout and "Clinical reason" in run.stdout
+    bad = subprocess.run([sys.executable, "-m", "clinbench", "concepts", "variants", str(Path(synth_db).parent / "missing.duckdb")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "does not exist" in bad.stderr
