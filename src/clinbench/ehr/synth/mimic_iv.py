@@ -178,6 +178,10 @@ class _Mimic:
         elective = ELECTIVE[a_type]
         direct = via_ed & (self.r(A) < 0.5)
         pre = np.where(elective, self.u(2, 8, A), np.where(direct, self.u(0.5, 4, A), self.u(6, 72, A))) * HOUR
+        # the extremes of pre-ICU time: ICU admission within minutes of hospital admission, or weeks later
+        extreme = self.r(A)
+        pre = np.where(extreme < 0.06, self.u(0, 9, A) * MINUTE, pre)
+        pre = np.where(extreme > 0.97, self.u(13, 30, A) * DAY, pre)
         icu1 = np.clip(rng.lognormal(np.log(50), 0.75, A), 14, 480) * HOUR
         gap2 = np.where(two_icu, self.u(24, 120, A), 0) * HOUR
         icu2 = np.where(two_icu, np.clip(rng.lognormal(np.log(36), 0.6, A), 10, 240), 0) * HOUR
