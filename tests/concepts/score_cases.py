@@ -28,6 +28,8 @@ def build(con: duckdb.DuckDBPyConnection, stay_id: int, spec: dict) -> None:
             insert(con, table, {"subject_id": stay_id, "stay_id": stay_id, **spec[key]})
     if "uo" in spec:
         insert(con, "mimiciv_derived.first_day_urine_output", {"subject_id": stay_id, "stay_id": stay_id, "urineoutput": spec["uo"]})
+    for row in spec.get("vs", []):
+        insert(con, "mimiciv_derived.vitalsign", {"subject_id": stay_id, "stay_id": stay_id, "charttime": h(2), **row})
     for row in spec.get("bg", []):
         insert(con, "mimiciv_derived.bg", {"subject_id": stay_id, "hadm_id": stay_id, "specimen": "ART.", "charttime": h(2), **row})
     for start, end, status in spec.get("vent", []):

@@ -91,8 +91,12 @@ APSIII = [
     ("hr_score", vital(heart_rate_min=45, heart_rate_max=130), 7),
     ("mbp_score", vital(**same("mbp", 39)), 23), ("mbp_score", vital(**same("mbp", 59)), 15),
     ("mbp_score", vital(**same("mbp", 90)), 0), ("mbp_score", vital(**same("mbp", 140)), 10),
-    ("temp_score", vital(**same("temperature", 32.9)), 20), ("temp_score", vital(**same("temperature", 37)), 0),
-    ("temp_score", vital(**same("temperature", 40)), 4),
+    ("temp_score", {"vs": [{"temperature": 32.9}]}, 20), ("temp_score", {"vs": [{"temperature": 37}]}, 0),
+    ("temp_score", {"vs": [{"temperature": 40}]}, 4), ("temp_score", {"vs": [{"temperature": 35.5}]}, 2),
+    # axillary readings are raised by 1 C: 35.5 axillary scores as 36.5
+    ("temp_score", {"vs": [{"temperature": 35.5, "temperature_site": "Axillary"}]}, 0),
+    # a reading 7 h before admission is outside the window
+    ("temp_score", {"vs": [{"temperature": 32.0, "charttime": h(-7)}]}, None),
     ("resp_rate_score", vital(**same("resp_rate", 5)), 17), ("resp_rate_score", vital(**same("resp_rate", 19)), 0),
     ("resp_rate_score", vital(**same("resp_rate", 50)), 18),
     ("resp_rate_score", {**vital(**same("resp_rate", 10)), "vent": VENT_ALL_DAY}, 0),

@@ -101,3 +101,16 @@ def test_cohort_shares_refuses_an_unbuilt_database(tmp_path):
     duckdb.connect(str(db)).close()
     with pytest.raises(ConceptError, match="clinbench concepts build"):
         cohort_shares(db)
+
+
+@pytest.mark.parametrize(("reference", "database"), REFERENCES, ids=[r for r, _ in REFERENCES])
+def test_inlined_reference_sql_reproduces_the_built_target(databases, reference, database):
+    """target_sql() is what raw tasks and the with-skill-rawsql condition use: it must give the same rows."""
+    from clinbench.concepts.build import target_sql
+
+    con = databases[database]
+    sql = target_sql(reference)
+    table = _table(reference)
+    extra = con.execute(f"SELECT count(*) FROM (({sql}) EXCEPT ALL (SELECT * FROM {table}))").fetchone()[0]
+    missing = con.execute(f"SELECT count(*) FROM ((SELECT * FROM {table}) EXCEPT ALL ({sql}))").fetchone()[0]
+    assert (extra, missing) == (0, 0)

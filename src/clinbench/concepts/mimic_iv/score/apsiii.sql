@@ -7,13 +7,14 @@
 --   invasively ventilated with FiO2 < 50% and A-aDO2 when ventilated with FiO2 >= 50%;
 --   acid-base scores the pH/PaCO2 pair; acute renal failure (creatinine >= 1.5, urine < 410 mL,
 --   no end-stage renal disease) changes the creatinine table; GCS scores the eyes/verbal/motor
---   combination (0 when the verbal response cannot be assessed). Components are NULL when
+--   combination (0 when the verbal response cannot be assessed). Axillary temperatures are
+--   raised by 1 C before scoring, per the APACHE III method. Components are NULL when
 --   unmeasured; apsiii sums them with missing = 0.
 -- Source: Knaus et al., Chest 1991; MIT-LCP mimic-code score/apsiii.
 -- Grain: stay_id
 -- Deviations: blood gases are read from the same first-day window as every other variable
 --   (the public code reads PaO2, A-aDO2 and acid-base over the whole ICU stay, which contradicts
---   its own first-day definition). Temperature is taken as charted (no axillary +1 C).
+--   its own first-day definition).
 WITH win AS (
     SELECT subject_id, hadm_id, stay_id, intime,
         intime - INTERVAL 6 HOUR AS starttime, intime + INTERVAL 1 DAY AS endtime
@@ -67,6 +68,17 @@ esrd AS (
     FROM mimiciv_hosp.diagnoses_icd
     GROUP BY hadm_id
 ),
+vital_temp AS (
+    -- axillary readings under-read core temperature by about 1 C
+    SELECT w.stay_id,
+        MIN(CASE WHEN LOWER(v.temperature_site) LIKE '%axillary%' THEN v.temperature + 1.0 ELSE v.temperature END) AS temperature_min,
+        MAX(CASE WHEN LOWER(v.temperature_site) LIKE '%axillary%' THEN v.temperature + 1.0 ELSE v.temperature END) AS temperature_max
+    FROM win AS w
+    INNER JOIN mimiciv_derived.vitalsign AS v
+        ON v.stay_id = w.stay_id AND v.charttime >= w.starttime AND v.charttime <= w.endtime
+        AND v.temperature IS NOT NULL
+    GROUP BY w.stay_id
+),
 vent AS (
     SELECT w.stay_id, MAX(CASE WHEN v.stay_id IS NOT NULL THEN 1 ELSE 0 END) AS vent
     FROM win AS w
@@ -78,7 +90,7 @@ vent AS (
 cohort AS (
     SELECT w.subject_id, w.hadm_id, w.stay_id,
         v.heart_rate_min, v.heart_rate_max, v.mbp_min, v.mbp_max,
-        v.temperature_min, v.temperature_max, v.resp_rate_min, v.resp_rate_max,
+        vt.temperature_min, vt.temperature_max, v.resp_rate_min, v.resp_rate_max,
         pa.pao2, aa.aado2, ab.acidbase_score,
         l.hematocrit_min, l.hematocrit_max, l.wbc_min, l.wbc_max,
         l.creatinine_min, l.creatinine_max, l.bun_min, l.bun_max,
@@ -100,6 +112,7 @@ cohort AS (
     LEFT JOIN acidbase AS ab ON ab.stay_id = w.stay_id
     LEFT JOIN esrd ON esrd.hadm_id = w.hadm_id
     LEFT JOIN vent ON vent.stay_id = w.stay_id
+    LEFT JOIN vital_temp AS vt ON vt.stay_id = w.stay_id
     LEFT JOIN mimiciv_derived.first_day_vitalsign AS v ON v.stay_id = w.stay_id
     LEFT JOIN mimiciv_derived.first_day_lab AS l ON l.stay_id = w.stay_id
     LEFT JOIN mimiciv_derived.first_day_urine_output AS uo ON uo.stay_id = w.stay_id
