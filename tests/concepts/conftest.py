@@ -11,32 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from clinbench.ehr.schema import create_empty, dataset_tables
-
-
-def load_demo_csvs(src_dir: Path, out_path: Path) -> Path:
-    """Load the MIMIC-IV demo CSVs into the declared tables (used when the ehr loader is absent)."""
-    con = duckdb.connect(str(out_path))
-    try:
-        create_empty(con, "mimic-iv")
-        for table in dataset_tables("mimic-iv"):
-            folder = "hosp" if table.schema == "mimiciv_hosp" else "icu"
-            csv = src_dir / folder / f"{table.name}.csv.gz"
-            if csv.exists():
-                con.execute(
-                    f"INSERT INTO {table.qualified} BY NAME SELECT * FROM read_csv(?, header=true, all_varchar=true)",
-                    [str(csv)],
-                )
-    finally:
-        con.close()
-    return out_path
-
-
-def _loader():
-    try:
-        return importlib.import_module("clinbench.ehr.load").load_mimic_iv
-    except (ModuleNotFoundError, AttributeError):
-        return None
+from clinbench.ehr.schema import create_empty
 
 
 @pytest.fixture(scope="session")
@@ -44,12 +19,10 @@ def demo_db(mimic_demo_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> P
     """The real MIMIC-IV demo with every concept built (once per session)."""
     from clinbench.concepts.build import build_concepts
 
+    from clinbench.ehr.load import load_mimic_iv
+
     out = tmp_path_factory.mktemp("demo") / "mimic_demo.duckdb"
-    load = _loader()
-    if load is not None:
-        load(mimic_demo_dir, out)
-    else:
-        load_demo_csvs(mimic_demo_dir, out)
+    load_mimic_iv(mimic_demo_dir, out)
     build_concepts(out)
     return out
 

@@ -179,15 +179,10 @@ def test_inlined_statement_runs_without_derived_schema_and_matches(toy_root, toy
     assert con.execute(sql).fetchall() == [(100,)]
 
 
-@pytest.mark.parametrize(
-    "name",
-    ["urine_output_rate", "norepinephrine_equivalent_dose", "first_day_lab", "icustay_hourly", "creatinine_baseline", "first_day_gcs", "bg"],
-)
-def test_inlined_concept_on_raw_demo_equals_built_table(demo_db, tmp_path, name):
-    """The single statement, run where no derived schema exists, returns the built table's rows."""
-    concept = find_concept(name)
-    sql = inline_sql(name).rstrip().rstrip(";")
-    raw = tmp_path / "raw.duckdb"
+@pytest.fixture(scope="module")
+def raw_demo(demo_db, tmp_path_factory) -> Path:
+    """A copy of the demo's raw tables only: no mimiciv_derived schema at all."""
+    raw = tmp_path_factory.mktemp("raw") / "raw.duckdb"
     con = duckdb.connect(str(raw))
     con.execute(f"ATTACH '{demo_db}' AS src (READ_ONLY)")
     for schema, table in con.execute(
@@ -195,15 +190,31 @@ def test_inlined_concept_on_raw_demo_equals_built_table(demo_db, tmp_path, name)
     ).fetchall():
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
         con.execute(f"CREATE TABLE {schema}.{table} AS SELECT * FROM src.{schema}.{table}")
-    assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = 'raw' AND schema_name = 'mimiciv_derived'").fetchone() == (0,)
-    con.execute(f"CREATE TABLE inlined AS {sql}")
-    columns = [r[0] for r in con.execute("DESCRIBE inlined").fetchall()]
-    # doubles compared at 1e-9: a mean over many rows can differ in its last bit with row order
-    rounded = ", ".join(f"CASE WHEN typeof({c}) = 'DOUBLE' THEN round({c}::DOUBLE, 9)::VARCHAR ELSE {c}::VARCHAR END" for c in columns)
-    ours = con.execute(f"SELECT {rounded} FROM inlined EXCEPT ALL SELECT {rounded} FROM src.{concept.qualified}").fetchall()
-    theirs = con.execute(f"SELECT {rounded} FROM src.{concept.qualified} EXCEPT ALL SELECT {rounded} FROM inlined").fetchall()
-    count = con.execute("SELECT count(*) FROM inlined").fetchone()[0]
     con.close()
+    return raw
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["urine_output_rate", "norepinephrine_equivalent_dose", "first_day_lab", "icustay_hourly", "creatinine_baseline", "first_day_gcs", "bg"],
+)
+def test_inlined_concept_on_raw_demo_equals_built_table(demo_db, raw_demo, name):
+    """The single statement, run where no derived schema exists, returns the built table's rows."""
+    concept = find_concept(name)
+    sql = inline_sql(name).rstrip().rstrip(";")
+    con = duckdb.connect(str(raw_demo), read_only=True)
+    try:
+        assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'mimiciv_derived'").fetchone() == (0,)
+        con.execute(f"CREATE TEMP TABLE inlined AS {sql}")
+        con.execute(f"ATTACH '{demo_db}' AS src (READ_ONLY)")
+        columns = [r[0] for r in con.execute("DESCRIBE inlined").fetchall()]
+        # doubles compared at 1e-9: a mean over many rows can differ in its last bit with row order
+        rounded = ", ".join(f"CASE WHEN typeof({c}) = 'DOUBLE' THEN round({c}::DOUBLE, 9)::VARCHAR ELSE {c}::VARCHAR END" for c in columns)
+        ours = con.execute(f"SELECT {rounded} FROM inlined EXCEPT ALL SELECT {rounded} FROM src.{concept.qualified}").fetchall()
+        theirs = con.execute(f"SELECT {rounded} FROM src.{concept.qualified} EXCEPT ALL SELECT {rounded} FROM inlined").fetchall()
+        count = con.execute("SELECT count(*) FROM inlined").fetchone()[0]
+    finally:
+        con.close()
     assert count > 0
     assert ours == [] and theirs == []
 
