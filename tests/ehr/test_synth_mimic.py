@@ -411,3 +411,22 @@ def test_a_failure_midway_leaves_the_previous_file_untouched(tmp_path, monkeypat
         synth_mimic_iv(out, patients=10, seed=2)
     assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.duckdb"]
+
+
+def test_every_item_id_a_concept_reads_is_in_the_dictionaries(synth_mimic_clean):
+    """Item ids named in the project's concept SQL (``itemid = n`` / ``itemid IN (...)``) exist with a label."""
+    import re
+    from pathlib import Path
+
+    concepts = pytest.importorskip("clinbench.concepts", reason="the concepts package is not available")
+    sql_files = list(Path(concepts.__file__).parent.rglob("*.sql"))
+    if not sql_files:
+        pytest.skip("no concept SQL files yet")
+    ids: set[int] = set()
+    for path in sql_files:
+        for match in re.finditer(r"itemid\s*(?:IN\s*\(([^)]*)\)|=\s*(\d+))", path.read_text(), re.IGNORECASE):
+            ids |= {int(i) for i in re.findall(r"\b\d{5,6}\b", match.group(1) or match.group(2))}
+    icu = {i for (i,) in _q(synth_mimic_clean, "SELECT itemid FROM mimiciv_icu.d_items WHERE label IS NOT NULL")}
+    lab = {i for (i,) in _q(synth_mimic_clean, "SELECT itemid FROM mimiciv_hosp.d_labitems WHERE label IS NOT NULL")}
+    assert len(ids) > 100
+    assert sorted(i for i in ids if i not in icu | lab) == []

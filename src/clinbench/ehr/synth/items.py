@@ -5,7 +5,7 @@ its official label, abbreviation, table, category and unit (checked against the 
 d_labitems files of the MIMIC-IV Clinical Database Demo v2.2, and the item ids against
 MIT-LCP mimic-code's MIMIC-IV concepts: vitalsign, gcs, oxygen_delivery, ventilator_setting,
 weight_durations, height, urine_output, crrt, rrt, the vasoactive agents, bg, chemistry,
-complete_blood_count, blood_differential, coagulation, enzyme). A concept that reads an id
+complete_blood_count, blood_differential, coagulation, enzyme, cardiac_marker, inflammation). A concept that reads an id
 finds it here even when the generator never charts it (e.g. peritoneal dialysis items).
 """
 
@@ -228,10 +228,25 @@ D_LABITEMS: tuple[tuple, ...] = (
     (52075, 'Absolute Neutrophil Count', 'Blood', 'Hematology'),
     (52159, 'Platelet Aggregation', 'Blood', 'Hematology'),
     (50807, 'Comments', 'Blood', 'Blood Gas'),
+    (50889, 'C-Reactive Protein', 'Blood', 'Chemistry'),
+    (50963, 'NTproBNP', 'Blood', 'Chemistry'),
+    (51003, 'Troponin T', 'Blood', 'Chemistry'),
+    (51143, 'Atypical Lymphocytes', 'Blood', 'Hematology'),
+    (51199, 'Eosinophil Count', 'Blood', 'Hematology'),
+    (51218, 'Granulocyte Count', 'Blood', 'Hematology'),
+    (51245, 'Lymphocytes, Percent', 'Blood', 'Hematology'),
+    (51251, 'Metamyelocytes', 'Blood', 'Hematology'),
+    (51253, 'Monocyte Count', 'Blood', 'Hematology'),
+    (51257, 'Nucleated Red Cells', 'Blood', 'Hematology'),
+    (51755, 'White Blood Cells', 'Blood', 'Chemistry'),
+    (52135, 'Immature Granulocytes', 'Blood', 'Hematology'),
+    (52769, 'Absolute Lymphocyte Count', 'Blood', 'Hematology'),
 )
 
 # Unit each lab result is reported in (labevents.valueuom); None where MIMIC leaves it empty.
 LAB_UNITS: dict[int, str | None] = {
+    50889: 'mg/L', 50963: 'pg/mL', 51003: 'ng/mL', 51143: '%', 51218: '#/uL', 51245: '%', 51251: '%',
+    51257: '%', 52135: '%', 52769: '#/uL',
     50801: 'mm Hg',
     50802: 'mEq/L',
     50803: 'mEq/L',

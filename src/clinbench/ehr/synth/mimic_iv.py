@@ -157,7 +157,8 @@ class _Mimic:
         n, rng = self.n, self.rng
         self.subject_id = 10_000_001 + np.arange(n, dtype=np.int64) * 3
         self.male = self.r(n) < 0.56
-        self.anchor_age = np.clip(rng.normal(63, 16, n), 18, 91).astype(np.int64)
+        age = np.clip(rng.normal(63, 16, n), 18, 95).astype(np.int64)
+        self.anchor_age = np.where(age > 89, 91, age)  # MIMIC-IV groups everyone over 89 at 91
         self.anchor_year = 2110 + rng.integers(0, 90, n)
         year_start = (self.anchor_year - 1970).astype("datetime64[Y]").astype("datetime64[s]").astype(np.int64)
         self.weight_p = np.round(np.clip(rng.normal(np.where(self.male, 84, 72), 17), 40, 180), 1)
@@ -230,7 +231,8 @@ class _Mimic:
         self.crrt = self.aki & (self.r(S) < (k.crrt / k.aki if k.aki > 0 else 0))
         self.liver = self.liver_p[self.s_pat]
         self.artline = self.vent | self.pressor | (self.r(S) < 0.25)
-        self.threshold = self.r(S) < 0.03  # weight 80 kg and urine exactly 0.5 mL/kg/h for 8 h
+        self.threshold = self.r(S) < 0.04  # weight 80 kg and urine at exactly 0.5 or 0.3 mL/kg/h
+        self.threshold_half = self.r(S) < 0.5
         self.no_hr = self.quirk(S, 0.5)  # no heart-rate charting: no hourly grid for this stay
         self.late = self.quirk(S, 3)  # charting continues up to 2 h after outtime
         self.weight = np.where(self.threshold, 80.0, np.round(self.weight_p[self.s_pat] * (1 + rng.normal(0, 0.02, S)), 1))
@@ -360,6 +362,7 @@ class _Mimic:
                       "value": pa.string()})
         if t.num_rows == 0:
             return
+        t = pa.concat_tables([t, t.filter(pa.array(self.quirk(t.num_rows, 0.5)))])  # duplicate charting
         g = t["g"].to_numpy()
         tt = t["t"].to_numpy()
         n = len(g)
@@ -526,6 +529,8 @@ class _Mimic:
         ev.add(g=g[with_flow], t=t[with_flow], itemid=flow_item, valuenum=flow[with_flow])
         if device == "High flow nasal cannula":
             ev.add(g=g, t=t, itemid=223835, valuenum=np.round(self.u(40, 80, n) / 5) * 5)
+            second = self.r(n) < 0.15  # a second device charted in the same minute
+            ev.add(g=g[second], t=t[second], itemid=226732, value=pick(("Nasal cannula",), np.zeros(second.sum(), int)))
 
     def crrt_and_body(self) -> None:
         rng, S = self.rng, self.S
@@ -573,7 +578,7 @@ class _Mimic:
             "vasopressin": (nore & (self.r(S) < 0.3)) | vaso_only,
             "phenylephrine": (nore & (self.r(S) < 0.2)) | phen_only,
             "epinephrine": nore & (self.r(S) < 0.1),
-            "dopamine": pressor & (self.r(S) < 0.08),
+            "dopamine": pressor & (self.r(S) < 0.12),
             "dobutamine": (pressor & (self.r(S) < 0.08)) | (~pressor & (self.r(S) < 0.03)),
             "milrinone": (pressor & (self.r(S) < 0.04)) | (~pressor & (self.r(S) < 0.01)),
             "angiotensin_ii": nore & (self.r(S) < 0.04),
@@ -665,8 +670,11 @@ class _Mimic:
         g = fidx[g0]
         rate = self._uo_rate(g, t, base_rate)
         value = np.round(rate * self.weight[g] / 5) * 5
-        value = np.where(self.threshold[g] & (t >= self.s_in[g] + 8 * HOUR) & (t < self.s_in[g] + 16 * HOUR),
-                         40.0, value)
+        # threshold stays (80 kg): 40 mL/h for 8 h is exactly 0.5 mL/kg/h; 24 mL/h for 26 h exactly 0.3
+        since = t - self.s_in[g]
+        half = self.threshold_half[g]
+        value = np.where(self.threshold[g] & half & (since >= 8 * HOUR) & (since < 16 * HOUR), 40.0, value)
+        value = np.where(self.threshold[g] & ~half & (since >= 8 * HOUR) & (since < 34 * HOUR), 24.0, value)
         irrigant = (self.r(S) < 0.03)[g] & ~self.threshold[g]
         flush = np.round(self.u(100, 300, len(g)) / 10) * 10
         ev.add(g=g[~irrigant], t=t[~irrigant], itemid=226559, value=value[~irrigant])
