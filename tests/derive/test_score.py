@@ -201,3 +201,22 @@ def test_score_output_reads_target_table(tmp_path):
     out = write(tmp_path, "subject_id,hadm_id,stay_id,meld\n1,10,100,21\n2,20,200,9\n")
     r = score_output("mimic-meld-24h", out, db)  # meld tolerance 1.0 point
     assert r.columns["meld"].matched == 1 and r.reward == 0.5
+
+
+def test_nan_is_empty_and_inf_is_not_a_value(con, tmp_path):
+    # typed fast path (clean file) and text path (a 'NA' forces it) give the same answer
+    for empty in ("nan", "NaN"):
+        for filler in ("", "\n"):
+            r = run(con, tmp_path, f"stay_id,score,dose\n1,3,1.0\n2,0,{empty}\n3,4,0.25\n4,1,2.0\n{filler}")
+            assert r.columns["dose"].matched == 4
+    r = run(con, tmp_path, "stay_id,score,dose\n1,3,1.0\n2,0,inf\n3,4,0.25\n4,1,2.0\n")
+    assert r.columns["dose"].matched == 3
+    r = run(con, tmp_path, "stay_id,score,dose\n1,3,1.0\n2,NA,inf\n3,4,0.25\n4,1,2.0\n")
+    assert r.columns["dose"].matched == 3 and r.columns["score"].matched == 3
+    assert r.columns["score"].examples[0]["agent"] == ""
+
+
+def test_duplicate_null_keys_count_once(con, tmp_path):
+    r = run(con, tmp_path, PERFECT + ",1,1\n,2,2\n")
+    assert r.duplicate_rows == 1 and r.extra_keys == 1
+    assert r.columns["score"].match_rate == 4 / 6

@@ -106,7 +106,7 @@ def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyCo
         "CREATE OR REPLACE TEMP TABLE __ref AS SELECT "
         + ", ".join(f"{_q(c) if c in spec.keys and kinds[c] == 'numeric' else _ref_expr(c, kinds[c])} AS {_q(c)}"
                     for c in ref_cols)
-        + f" FROM {reference}"
+        + f", row_number() OVER () AS __pos FROM {reference}"
     )
     n_ref = con.execute("SELECT count(*) FROM __ref").fetchone()[0]
 
@@ -119,61 +119,62 @@ def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyCo
     problem = _file_problem(path)
     if problem:
         return failed(problem, checks={"output_exists": path.is_file(), "non_empty": False})
+    reader = (f"read_csv({_lit(str(path))}, all_varchar = true, header = true, delim = ',', quote = '\"', "
+              "escape = '\"', null_padding = true)")
     try:
-        con.execute(
-            "CREATE OR REPLACE TEMP TABLE __raw AS SELECT * FROM read_csv("
-            f"{_lit(str(path))}, all_varchar = true, header = true, delim = ',', quote = '\"', "
-            "escape = '\"', null_padding = true)"
-        )
+        header = [name for name, *_ in con.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()]
     except duckdb.Error as exc:
         return failed(f"output is not a readable CSV: {str(exc).splitlines()[0]}",
                       checks={"output_exists": True, "non_empty": False})
     raw_cols: dict[str, str] = {}
-    for name, *_ in con.execute("DESCRIBE __raw").fetchall():
+    for name in header:
         raw_cols.setdefault(name.strip().lstrip("\ufeff").strip().lower(), name)
-    n_agent = con.execute("SELECT count(*) FROM __raw").fetchone()[0]
-    if n_agent == 0:
-        return failed("output has a header but no rows", checks={"output_exists": True, "non_empty": False})
     missing = [c for c in spec.required_columns if c not in raw_cols]
     missing_keys = [c for c in spec.keys if c not in raw_cols]
     if missing_keys:
-        return failed(f"missing key column(s): {', '.join(missing_keys)}", agent_rows=n_agent,
-                      missing_columns=missing,
+        return failed(f"missing key column(s): {', '.join(missing_keys)}", missing_columns=missing,
                       checks={"output_exists": True, "non_empty": True, "required_columns": False})
 
     present = [c for c in spec.scored_columns if c in raw_cols]
-    select = ["rowid AS __rn"]
-    for i, c in enumerate(spec.keys):
-        select.append(f"{_parse_expr(_q(raw_cols[c]), kinds[c])} AS __k{i}")
-    for c in present:
-        col = _q(raw_cols[c])
-        select.append(f"{_parse_expr(col, kinds[c])} AS {_q('v_' + c)}")
-        select.append(f"({_empty_expr(col)}) AS {_q('e_' + c)}")
-        select.append(f"{col} AS {_q('s_' + c)}")
+    try:
+        _load_agent(con, path, spec, kinds, raw_cols, present)
+    except duckdb.Error as exc:
+        return failed(f"output is not a readable CSV: {str(exc).splitlines()[0]}",
+                      checks={"output_exists": True, "non_empty": False})
+    n_agent = con.execute("SELECT count(*) FROM __parsed").fetchone()[0]
+    if n_agent == 0:
+        return failed("output has a header but no rows", checks={"output_exists": True, "non_empty": False})
+    key_names = ", ".join(f"__k{i}" for i in range(len(spec.keys)))
+    # Duplicated keys keep their first row: rowid follows file order, so the first occurrence
+    # has the smallest rowid. Duplicates are usually few, so delete them in place.
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE __agent AS SELECT * FROM (SELECT " + ", ".join(select)
-        + " FROM __raw) QUALIFY row_number() OVER (PARTITION BY "
-        + ", ".join(f"__k{i}" for i in range(len(spec.keys))) + " ORDER BY __rn) = 1"
+        f"CREATE OR REPLACE TEMP TABLE __dupkeys AS SELECT {key_names}, min(rowid) AS __first "
+        f"FROM __parsed GROUP BY {key_names} HAVING count(*) > 1"
     )
+    if con.execute("SELECT count(*) FROM __dupkeys").fetchone()[0]:
+        same = " AND ".join(f"p.__k{i} IS NOT DISTINCT FROM d.__k{i}" for i in range(len(spec.keys)))
+        con.execute(f"DELETE FROM __parsed p USING __dupkeys d WHERE {same} AND p.rowid <> d.__first")
+    con.execute("CREATE OR REPLACE TEMP VIEW __agent AS SELECT * FROM __parsed")
     n_keys = con.execute("SELECT count(*) FROM __agent").fetchone()[0]
     join_on = " AND ".join(f"r.{_q(c)} = a.__k{i}" for i, c in enumerate(spec.keys))
-    n_found = con.execute(f"SELECT count(*) FROM __agent a JOIN __ref r ON {join_on}").fetchone()[0]
     n_dup = n_agent - n_keys
+
+    scales = _scales(con, spec, kinds)
+    aggregates = ["count(a.__k0)"]
+    for c in present:
+        match = _match_expr(spec, c, kinds[c])
+        aggregates.append(f"count_if({match})")
+        # positions of the first few mismatching reference rows (an integer heap: cheap)
+        aggregates.append(f"min_by(r.__pos, r.__pos, {_EXAMPLES}) FILTER (WHERE NOT ({match}))")
+        if c in scales:
+            aggregates.append(f"avg({_cost_expr(c, scales[c])}) FILTER (WHERE a.__k0 IS NOT NULL)")
+    row = con.execute(f"SELECT {', '.join(aggregates)} FROM __ref r LEFT JOIN __agent a ON {join_on}").fetchone()
+    it = iter(row)
+    n_found = int(next(it))
     n_extra = n_keys - n_found
     denom = n_ref + n_extra + n_dup
 
-    scales = _scales(con, spec, kinds)
-    aggregates = []
-    for c in present:
-        aggregates.append(f"count_if({_match_expr(spec, c, kinds[c])})")
-        if c in scales:
-            aggregates.append(f"avg({_cost_expr(c, scales[c])}) FILTER (WHERE a.__rn IS NOT NULL)")
-    row = con.execute(
-        f"SELECT {', '.join(aggregates) or '0'} FROM __ref r LEFT JOIN __agent a ON {join_on}"
-    ).fetchone() if present else ()
-
     columns: dict[str, ColumnScore] = {}
-    it = iter(row)
     for c in spec.scored_columns:
         kind = kinds[c]
         tol = spec.timestamp_tolerance_seconds if kind == "timestamp" else spec.tolerance(c)
@@ -182,12 +183,12 @@ def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyCo
                                      match_rate=0.0, nmae=1.0 if c in scales else None)
             continue
         matched = int(next(it) or 0)
+        examples = _examples(con, spec, c, join_on, next(it) or [])
         nmae = None
         if c in scales:
             nmae_val = next(it)
             nmae = 1.0 if nmae_val is None else float(nmae_val)
         rate = matched / denom if denom else 0.0
-        examples = [] if matched == n_ref and denom == n_ref else _examples(con, spec, c, kind, join_on)
         columns[c] = ColumnScore(name=c, kind=kind, tolerance=tol, matched=matched, denominator=denom,
                                  match_rate=rate, nmae=nmae, examples=examples)
 
@@ -219,6 +220,50 @@ def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyCo
         reference_rows=n_ref, agent_rows=n_agent, extra_keys=n_extra, duplicate_rows=n_dup,
         missing_columns=missing, reason=reason,
     )
+
+
+def _load_agent(con: duckdb.DuckDBPyConnection, path: Path, spec: TaskSpec, kinds: dict[str, str],
+                raw_cols: dict[str, str], present: list[str]) -> None:
+    """Parse the agent CSV into ``__parsed`` (keys ``__k<i>``, values ``v_<col>``, empties ``e_<col>``).
+
+    Fast path: DuckDB's typed CSV reader, which accepts clean files (quoted numbers included).
+    Any conversion error (true/false, 'NA', stray spaces, odd timestamps) falls back to the
+    forgiving path, which reads text and parses each cell with the same rules. Both give the
+    same values; the table's rowid follows file order.
+    """
+    base = (f"read_csv({_lit(str(path))}, all_varchar = true, header = true, delim = ',', quote = '\"', "
+            "escape = '\"', null_padding = true")
+    columns = [*spec.keys, *present]
+    typed = {raw_cols[c]: {"numeric": "DOUBLE", "timestamp": "TIMESTAMP"}[kinds[c]]
+             for c in columns if kinds[c] != "string"}
+    types = "{" + ", ".join(f"{_lit(k)}: {_lit(v)}" for k, v in typed.items()) + "}"
+
+    def fast(c: str) -> tuple[str, str]:
+        x = _q(raw_cols[c])
+        if kinds[c] == "numeric":
+            return f"CASE WHEN isfinite({x}) THEN {x} END", f"{x} IS NULL OR isnan({x})"
+        if kinds[c] == "timestamp":
+            return x, f"{x} IS NULL"
+        return _parse_expr(x, "string"), _empty_expr(x)
+
+    def slow(c: str) -> tuple[str, str]:
+        x = _q(raw_cols[c])
+        return _parse_expr(x, kinds[c]), _empty_expr(x)
+
+    for reader, cell in ((f"{base}, types = {types})", fast), (f"{base})", slow)):
+        select = [f"{cell(c)[0]} AS __k{i}" for i, c in enumerate(spec.keys)]
+        for c in present:
+            v, e = cell(c)
+            select += [f"{v} AS {_q('v_' + c)}", f"({e}) AS {_q('e_' + c)}"]
+        try:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE __parsed AS SELECT {', '.join(select)} FROM {reader}")
+            return
+        except duckdb.ConversionException:
+            if cell is slow:
+                raise
+        except duckdb.Error:
+            if cell is slow or not typed:
+                raise
 
 
 def _file_problem(path: Path) -> str:
@@ -276,10 +321,13 @@ def _parse_expr(col: str, kind: str) -> str:
     """Agent text -> typed value; NULL for empty or unparseable (the empty flag tells them apart)."""
     v = f"trim({col})"
     if kind == "numeric":
-        return (f"CASE WHEN lower({v}) IN ('true', 't', 'yes') THEN 1.0 "
-                f"WHEN lower({v}) IN ('false', 'f', 'no') THEN 0.0 ELSE TRY_CAST({v} AS DOUBLE) END")
+        # the cast tolerates surrounding spaces; NaN/inf are not values; words last (rare)
+        num = f"TRY_CAST({col} AS DOUBLE)"
+        return (f"COALESCE(CASE WHEN isfinite({num}) THEN {num} END, "
+                f"CASE lower({v}) WHEN 'true' THEN 1.0 WHEN 't' THEN 1.0 WHEN 'yes' THEN 1.0 "
+                f"WHEN 'false' THEN 0.0 WHEN 'f' THEN 0.0 WHEN 'no' THEN 0.0 END)")
     if kind == "timestamp":
-        return f"TRY_CAST({v} AS TIMESTAMP)"
+        return f"TRY_CAST({col} AS TIMESTAMP)"
     return f"CASE WHEN {_empty_expr(col)} THEN NULL ELSE {v} END"
 
 
@@ -293,7 +341,7 @@ def _match_expr(spec: TaskSpec, c: str, kind: str) -> str:
     else:
         close = f"{r} = {a}"
     both_empty = f"({r} IS NULL AND {e})"
-    return f"a.__rn IS NOT NULL AND ({both_empty} OR ({r} IS NOT NULL AND {a} IS NOT NULL AND {close}))"
+    return f"a.__k0 IS NOT NULL AND ({both_empty} OR ({r} IS NOT NULL AND {a} IS NOT NULL AND {close}))"
 
 
 def _scales(con: duckdb.DuckDBPyConnection, spec: TaskSpec, kinds: dict[str, str]) -> dict[str, float]:
@@ -312,22 +360,25 @@ def _cost_expr(c: str, scale: float) -> str:
             f"ELSE least(abs({a} - {r}) / {scale!r}, 1.0) END")
 
 
-def _examples(con: duckdb.DuckDBPyConnection, spec: TaskSpec, c: str, kind: str, join_on: str) -> list[dict[str, Any]]:
-    keys = ", ".join(f"r.{_q(k)}" for k in spec.keys)
+def _examples(con: duckdb.DuckDBPyConnection, spec: TaskSpec, c: str, join_on: str,
+              positions: list[int]) -> list[dict[str, Any]]:
+    if not positions:
+        return []
+    keys = ", ".join(f"CAST(r.{_q(k)} AS VARCHAR)" for k in spec.keys)
     rows = con.execute(
-        f"SELECT {keys}, CAST(r.{_q(c)} AS VARCHAR), a.{_q('s_' + c)}, a.__rn IS NULL "
-        f"FROM __ref r LEFT JOIN __agent a ON {join_on} WHERE NOT ({_match_expr(spec, c, kind)}) "
-        f"ORDER BY {keys} LIMIT {_EXAMPLES}"
+        f"SELECT {keys}, CAST(r.{_q(c)} AS VARCHAR), {_agent_text(c)}, a.__k0 IS NULL "
+        f"FROM (SELECT * FROM __ref WHERE __pos IN (SELECT unnest(?))) r LEFT JOIN __agent a ON {join_on} "
+        "ORDER BY r.__pos",
+        [list(positions)],
     ).fetchall()
-    out = []
-    for row in rows:
-        n = len(spec.keys)
-        out.append({
-            "key": {k: str(v) for k, v in zip(spec.keys, row[:n])},
-            "reference": row[n],
-            "agent": "(key missing)" if row[n + 2] else row[n + 1],
-        })
-    return out
+    n = len(spec.keys)
+    return [{"key": dict(zip(spec.keys, row[:n])), "reference": row[n],
+             "agent": "(key missing)" if row[n + 2] else row[n + 1]} for row in rows]
+
+
+def _agent_text(c: str) -> str:
+    v, e = f"a.{_q('v_' + c)}", f"a.{_q('e_' + c)}"
+    return f"CASE WHEN {e} THEN '' WHEN {v} IS NULL THEN '(unparseable)' ELSE CAST({v} AS VARCHAR) END"
 
 
 def _q(name: str) -> str:
