@@ -16,13 +16,13 @@ from clinbench.agents.egress import EgressProxy
 from clinbench.agents.sandbox import BwrapSandbox, DockerSandbox, Egress, NoSandbox, choose_sandbox
 from clinbench.errors import SandboxError
 
-from conftest import make_workspace
+from agent_fixtures import make_workspace
 
 needs_bwrap = pytest.mark.skipif(not sb.bwrap_available(), reason="bubblewrap cannot create namespaces here (.ci/run installs it)")
 
 PROBE = r'''
 import json, os, socket, sys
-port, reference, other_run, outside = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+port, reference, other_run, outside, private = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 result = {}
 s = socket.socket()
 s.settimeout(3)
@@ -41,7 +41,7 @@ for name, path in (("outside", outside), ("usr", "/usr/clinbench-probe"), ("root
         open(path, "w").write("x"); result["write_" + name] = "ok"
     except OSError as exc:
         result["write_" + name] = type(exc).__name__
-open("/tmp/private", "w").write("tmp is writable")
+open(private, "w").write("tmp is writable")
 result["home"] = os.environ.get("HOME")
 result["home_writable"] = os.access(os.environ["HOME"], os.W_OK)
 open("output.csv", "w").write("probe\n" + json.dumps(result) + "\n")
@@ -67,7 +67,7 @@ def _listener():
     return srv, accepted
 
 
-def _probe(tmp_path, sandbox):
+def _probe(tmp_path, sandbox, private):
     campaign = tmp_path / "campaign"
     ws = make_workspace(campaign / "runs" / "r1" / "workspace")
     other = make_workspace(campaign / "runs" / "r2" / "workspace")
@@ -78,7 +78,7 @@ def _probe(tmp_path, sandbox):
     srv, accepted = _listener()
     try:
         agent = CommandAgent(
-            f"/usr/bin/python3 {{workspace}}/probe.py {srv.getsockname()[1]} {reference} {other / 'database.duckdb'} {outside}",
+            f"/usr/bin/python3 {{workspace}}/probe.py {srv.getsockname()[1]} {reference} {other / 'database.duckdb'} {outside} {private}",
             sandbox=sandbox,
         )
         ctx = RunContext(evidence_dir=campaign / "runs" / "r1" / "evidence", task_id="t", timeout_seconds=60)
@@ -91,7 +91,8 @@ def _probe(tmp_path, sandbox):
 
 @needs_bwrap
 def test_bwrap_blocks_network_reference_other_runs_and_outside_writes(tmp_path):
-    outcome, seen, accepted, outside = _probe(tmp_path, BwrapSandbox())
+    private = Path(f"/tmp/clinbench-probe-{tmp_path.name}")
+    outcome, seen, accepted, outside = _probe(tmp_path, BwrapSandbox(), private)
     assert outcome.isolated is True
     assert seen["host_loopback"] == "ConnectionRefusedError" and accepted == []
     assert seen["internet"] != "connected"
@@ -99,11 +100,11 @@ def test_bwrap_blocks_network_reference_other_runs_and_outside_writes(tmp_path):
     assert seen["write_outside"] != "ok" and not outside.exists()
     assert seen["write_usr"] != "ok" and seen["write_root"] != "ok"
     assert seen["home"] == "/tmp/home" and seen["home_writable"] is True
-    assert not Path("/tmp/private").exists() or Path("/tmp/private").read_text() != "tmp is writable"
+    assert not private.exists()  # the sandbox's /tmp is its own
 
 
 def test_unsafe_run_sees_everything_and_is_marked_not_isolated(tmp_path):
-    outcome, seen, accepted, _ = _probe(tmp_path, NoSandbox())
+    outcome, seen, accepted, _ = _probe(tmp_path, NoSandbox(), tmp_path / "private")
     assert outcome.isolated is False
     assert seen["reference_visible"] is True and seen["host_loopback"] == "connected"
 
@@ -141,3 +142,13 @@ def test_egress_proxy_refuses_other_hosts_and_logs_every_request(tmp_path):
             assert reply.startswith(b"HTTP/1.1 403")
     entries = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(e["target"], e["allowed"]) for e in entries] == [("evil.example.com:443", False), ("http://other.example.com/", False)]
+
+
+def test_an_agent_past_its_timeout_is_killed_and_marked_timeout(tmp_path):
+    ws = make_workspace(tmp_path / "ws")
+    agent = CommandAgent("/bin/sh -c 'sleep 30; echo late > output.csv'", sandbox=NoSandbox())
+    ctx = RunContext(evidence_dir=tmp_path / "ev", task_id="t", timeout_seconds=1)
+    start = __import__("time").monotonic()
+    outcome = agent.run(Workspace.from_dir(ws), ctx)
+    assert outcome.status == "timeout" and outcome.output_csv is None
+    assert __import__("time").monotonic() - start < 10

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -24,6 +25,7 @@ from clinbench.cli import app
 from clinbench.errors import SandboxError
 
 from agents.standins import install_standins
+from campaign_fixtures import build_tiny_db
 from test_campaign_runs import SOFA_SQL
 
 GOOD = SOFA_SQL.replace("v.*", "v.* EXCLUDE (sid)")
@@ -32,8 +34,15 @@ GOOD = SOFA_SQL.replace("v.*", "v.* EXCLUDE (sid)")
 WRITE_SOFA = "printf 'subject_id,hadm_id,stay_id,sofa,respiration,coagulation,liver,cardiovascular,cns,renal\\n' > output.csv"
 
 
-@pytest.fixture
-def campaign(tiny_db, tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        return _make_campaign(tmp_path_factory.mktemp("audit"), monkeypatch)
+
+
+def _make_campaign(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    tiny_db = build_tiny_db(tmp_path / "tiny.duckdb")
     out = tmp_path / "camp"
     monkeypatch.setenv("PATH", f"{install_standins(tmp_path / 'bin')}:{__import__('os').environ['PATH']}")
     script = [
@@ -79,21 +88,26 @@ def test_audit_cli_prints_the_flagged_runs(campaign):
     assert "5 of 6 runs flagged" in res.stdout
 
 
-def test_tampered_evidence_is_flagged(campaign):
+def test_tampered_evidence_is_flagged(campaign, tmp_path):
+    campaign = shutil.copytree(campaign, tmp_path / "copy")
     run = Store.open(campaign).runs(benchmark="derive")[0]
     (campaign / run["evidence_dir"] / "output.csv").write_text("stay_id\n999\n")
     verdict = next(v for v in audit_campaign(campaign) if v.run_id == run["run_id"])
     assert any("evidence changed since the run: output.csv" in r for r in verdict.reasons)
 
 
-def test_rescore_reproduces_then_follows_a_changed_reference(campaign, tiny_db):
+def test_rescore_reproduces_then_follows_a_changed_reference(campaign, tmp_path):
+    original_db = campaign.parent / "tiny.duckdb"
+    campaign = shutil.copytree(campaign, tmp_path / "copy")
     before = {r["run_id"]: r["reward"] for r in Store.open(campaign).runs()}
     assert sorted(before.values()) == [0.0, 0.0, 0.0, 0.5, 1.0, 1.0]
     assert not any(r.changed for r in rescore_campaign(campaign))
-    con = duckdb.connect(str(tiny_db))
+    changed_db = shutil.copyfile(original_db, tmp_path / "changed.duckdb")
+    con = duckdb.connect(str(changed_db))
     con.execute("UPDATE mimiciv_derived.target_sofa_24h SET renal = 4 WHERE stay_id = 200")
     con.close()
-    res = subprocess.run([sys.executable, "-m", "clinbench", "rescore", str(campaign)], capture_output=True, text=True)
+    res = subprocess.run([sys.executable, "-m", "clinbench", "rescore", str(campaign), "--db", str(changed_db)],
+                         capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert "2 changed" in res.stdout
     after = {r["run_id"]: r["reward"] for r in Store.open(campaign).runs()}

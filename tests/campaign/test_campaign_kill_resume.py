@@ -14,7 +14,7 @@ from clinbench.campaign.store import Store
 
 # Writes a half-right SOFA answer (one of two stays) or a fully right MELD answer, after a pause.
 ANSWER = (
-    "/bin/sh -c 'sleep 0.3; if grep -q SOFA prompt.md; then "
+    "/bin/sh -c 'sleep 0.1; if grep -q SOFA prompt.md; then "
     "printf \"subject_id,hadm_id,stay_id,sofa,respiration,coagulation,liver,cardiovascular,cns,renal\\n1,10,100,5,1,0,2,1,1,0\\n\"; "
     "else printf \"subject_id,hadm_id,stay_id,meld\\n1,10,100,12\\n2,20,200,25\\n\"; fi > output.csv'"
 )

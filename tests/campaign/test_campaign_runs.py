@@ -14,7 +14,7 @@ from clinbench.campaign.execute import CampaignConfig
 from clinbench.campaign.matrix import RunSpec, expand
 from clinbench.campaign.store import Store
 
-from conftest import SOFA_COLUMNS
+from campaign_fixtures import SOFA_COLUMNS
 
 SOFA_SQL = (
     "SELECT i.subject_id, i.hadm_id, i.stay_id, v.* FROM mimiciv_icu.icustays i JOIN (VALUES "
@@ -77,3 +77,29 @@ def test_two_campaigns_cannot_share_a_folder(tmp_path):
         with pytest.raises(CampaignError, match="another campaign is running"):
             with campaign_lock(tmp_path):
                 pass
+
+
+def test_reference_variant_and_replay_builtins(tiny_db, tmp_path):
+    import duckdb
+
+    con = duckdb.connect(str(tiny_db))
+    con.execute("CREATE TABLE mimiciv_derived.variant_sofa_24h__missing_as_null AS SELECT * FROM mimiciv_derived.target_sofa_24h")
+    con.execute("UPDATE mimiciv_derived.variant_sofa_24h__missing_as_null SET liver = 0, sofa = 3 WHERE stay_id = 100")
+    con.close()
+    first = tmp_path / "first"
+    options = AgentOptions(variant="missing_as_null")
+    specs = [RunSpec("mimic-sofa-24h", "no-skill", "native", a, "-", 0) for a in ("reference", "variant")]
+    run_campaign(specs, CampaignConfig(db=str(tiny_db), out=str(first), options=options))
+    rewards = {r["agent"]: r["reward"] for r in Store.open(first).runs()}
+    # the variant differs in 2 of 14 scored cells (sofa and liver of stay 100)
+    assert rewards["reference"] == 1.0 and rewards["variant"] == pytest.approx(12 / 14)
+    assert {r["agent"]: r["isolated"] for r in Store.open(first).runs()} == {"reference": False, "variant": False}
+
+    second = tmp_path / "second"
+    replay = AgentOptions(replay_from=str(first))
+    run_campaign([RunSpec("mimic-sofa-24h", "no-skill", "native", "replay", "-", 0)],
+                 CampaignConfig(db=str(tiny_db), out=str(second), options=replay))
+    replayed = Store.open(second).runs()[0]
+    assert replayed["reward"] in (1.0, pytest.approx(12 / 14)) and replayed["status"] == "ok"
+    source = json.loads((second / replayed["evidence_dir"] / "transcript.jsonl").read_text().splitlines()[-1])["replayed"]
+    assert (second / replayed["evidence_dir"] / "output.csv").read_bytes() == (first / "runs" / source / "output.csv").read_bytes()

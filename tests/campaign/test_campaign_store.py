@@ -88,7 +88,7 @@ def _writer(directory, start):
 
 def test_two_processes_recording_concurrently_lose_nothing(tmp_path):
     Store.create(tmp_path)
-    ctx = mp.get_context("spawn")
+    ctx = mp.get_context("fork")
     procs = [ctx.Process(target=_writer, args=(tmp_path, s)) for s in (0, 100)]
     for p in procs:
         p.start()
