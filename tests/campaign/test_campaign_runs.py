@@ -103,3 +103,14 @@ def test_reference_variant_and_replay_builtins(tiny_db, tmp_path):
     assert replayed["reward"] in (1.0, pytest.approx(12 / 14)) and replayed["status"] == "ok"
     source = json.loads((second / replayed["evidence_dir"] / "transcript.jsonl").read_text().splitlines()[-1])["replayed"]
     assert (second / replayed["evidence_dir"] / "output.csv").read_bytes() == (first / "runs" / source / "output.csv").read_bytes()
+
+
+def test_demo_campaign_brackets_every_task(tiny_db, tmp_path):
+    from clinbench.campaign.demo import run_demo_campaign
+
+    summary = run_demo_campaign(tiny_db, tmp_path / "demo", tasks=("mimic-sofa-24h", "mimic-meld-24h"))
+    assert summary.by_status == {"ok": 8}
+    rewards = {(r["task"], r["condition"], r["agent"]): r["reward"] for r in Store.open(tmp_path / "demo").runs()}
+    assert {k: v for k, v in rewards.items() if k[2] == "reference"} == {
+        (t, c, "reference"): 1.0 for t in ("mimic-sofa-24h", "mimic-meld-24h") for c in ("no-skill", "with-skill")}
+    assert all(v == 0.0 for k, v in rewards.items() if k[2] == "empty")
