@@ -118,3 +118,25 @@ def test_oasis_inputs_cover_every_pre_icu_bin_and_the_missing_data_cases(synth_e
     exam = _one(synth_eicu200, """SELECT count(*) FROM eicu_crd.physicalexam WHERE physicalexampath LIKE
                                   'notes/Progress Notes/Physical Exam/Physical Exam/Neurologic/GCS/__'""")
     assert exam > 0
+
+
+def test_values_and_charting_density_resemble_the_real_eicu_demo(synth_eicu200, eicu_demo_dir):
+    demo = eicu_demo_dir
+    with duckdb.connect() as con:
+        con.execute(f"ATTACH '{synth_eicu200}' AS s (READ_ONLY)")
+        labs = con.execute(f"""
+            WITH d AS (SELECT labname, count(*) AS n, median(labresult) AS m
+                       FROM read_csv_auto('{demo}/partial/lab.csv.gz') GROUP BY 1),
+                 s AS (SELECT labname, median(labresult) AS m FROM s.eicu_crd.lab GROUP BY 1)
+            SELECT d.labname, d.m, s.m FROM d JOIN s USING (labname) ORDER BY d.n DESC LIMIT 10""").fetchall()
+        assert len(labs) == 10
+        assert [(n, dm, sm) for n, dm, sm in labs if not dm / 1.5 <= sm <= dm * 1.5] == []
+        for column in ("unitdischargeoffset", "hospitaladmitoffset", "admissionweight"):
+            dm = con.execute(f"SELECT median({column}) FROM read_csv_auto('{demo}/patient.csv.gz')").fetchone()[0]
+            sm = con.execute(f"SELECT median({column}) FROM s.eicu_crd.patient").fetchone()[0]
+            assert min(dm, sm) / max(dm, sm) >= 1 / 1.5, column
+        rate = "SELECT count(*) / (SELECT sum(unitdischargeoffset) / 1440 FROM {p}) FROM {v}"
+        demo_rate = con.execute(rate.format(p=f"read_csv_auto('{demo}/patient.csv.gz')",
+                                            v=f"read_csv_auto('{demo}/vitalAperiodic.csv.gz')")).fetchone()[0]
+        synth_rate = con.execute(rate.format(p="s.eicu_crd.patient", v="s.eicu_crd.vitalaperiodic")).fetchone()[0]
+        assert 0.5 <= synth_rate / demo_rate <= 2

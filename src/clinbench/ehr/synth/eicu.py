@@ -85,13 +85,20 @@ class _Eicu:
         age_text = pa.array(age.astype(str))
         self.age = pc.if_else(pa.array(age > 89), pa.scalar("> 89"), age_text).take(pa.array(p))
         self.male = (self.r(n) < 0.54)[p]
-        self.los = np.clip(rng.lognormal(np.log(2.2 * D), 0.7, U), 8 * H, 20 * D).astype(np.int64)
+        self.los = np.clip(rng.lognormal(np.log(1.5 * D), 0.75, U), 8 * H, 20 * D).astype(np.int64)
         pre = np.where(self.r(U) < 0.1, self.rng.integers(0, 10, U),
-                       (np.clip(rng.lognormal(np.log(8 * H), 1.4, U), 10, 40 * D)).astype(np.int64))
-        first_len = self.los[np.maximum(np.arange(U) - 1, 0)]
-        gap = self.u(1, 3, U).astype(np.int64) * D
-        self.hadm_off = np.where(visit == 0, -pre, -(pre + first_len + gap))
-        self.hdisch_off = self.los + self.u(0.5, 6, U).astype(np.int64) * D
+                       (np.clip(rng.lognormal(np.log(4.5 * H), 1.4, U), 10, 40 * D)).astype(np.int64))
+        pre = np.where(self.r(U) < 0.04, (self.u(13, 30, U) * D).astype(np.int64), pre)  # weeks on the ward
+        first = np.flatnonzero(visit == 0)[p]  # each patient's first unit stay
+        pre = pre[first]  # one hospital admission per patient
+        # a second unit stay starts after the first one ends (plus a ward gap): offsets move with it
+        gap = (self.u(0.5, 3, U) * D).astype(np.int64)
+        shift = np.where(visit == 0, 0, self.los[first] + gap)
+        self.hadm_off = -(pre + shift)
+        post = (self.u(0.5, 6, U) * D).astype(np.int64)
+        end_of_hospital = np.zeros(len(stays), dtype=np.int64)
+        np.maximum.at(end_of_hospital, p, shift + self.los + post)  # minutes after the first unit admission
+        self.hdisch_off = end_of_hospital[p] - shift
         self.source = rng.choice(len(ADMIT_SOURCES), size=U, p=ADMIT_P)
         self.sev = rng.beta(2, 3, U)
         self.sepsis = self.r(U) < k.septic
@@ -254,7 +261,7 @@ class _Eicu:
             "systemicsystolic": pa.array(np.round(sbp).astype(np.int32), mask=~art),
             "systemicdiastolic": pa.array(np.round(dbp).astype(np.int32), mask=~art),
             "systemicmean": pa.array(np.round((sbp + 2 * dbp) / 3).astype(np.int32), mask=~art)})
-        g, _, t = grid(np.zeros(U, np.int64) + 7, self.los, np.full(U, 60))
+        g, _, t = grid(np.zeros(U, np.int64) + 7, self.los, np.full(U, 30))
         n = len(g)
         s = np.clip(rng.normal(120, 15, U)[g] + rng.normal(0, 9, n), 60, 220)
         d = np.clip(s * 0.55 + rng.normal(0, 6, n), 25, 130)
@@ -357,15 +364,24 @@ class _Eicu:
             "vent": vented.astype(np.int16), "dialysis": np.zeros(m, np.int16),
             "eyes": np.where(meds, -1, eyes).astype(np.int16), "motor": np.where(meds, -1, motor).astype(np.int16),
             "verbal": np.where(meds, -1, verbal).astype(np.int16), "meds": meds.astype(np.int16),
-            "urine": missing(np.round(self.u(400, 3500, m)), 0.15), "wbc": missing(np.round(self.u(4, 20, m), 1), 0.05),
-            "temperature": missing(np.round(self.u(35.5, 39.5, m), 1), 0.03),
-            "respiratoryrate": missing(np.round(self.u(8, 36, m)), 0.02), "sodium": missing(np.round(self.u(128, 148, m)), 0.05),
-            "heartrate": missing(np.round(self.u(50, 140, m)), 0.01), "meanbp": missing(np.round(self.u(50, 110, m)), 0.01),
-            "ph": missing(np.round(self.u(7.2, 7.5, m), 2), 0.5), "hematocrit": missing(np.round(self.u(22, 45, m), 1), 0.05),
-            "creatinine": missing(np.round(self.u(0.5, 4, m), 2), 0.05), "albumin": missing(np.round(self.u(2, 4.5, m), 1), 0.5),
-            "pao2": missing(np.round(self.u(60, 300, m)), 0.5), "pco2": missing(np.round(self.u(28, 60, m)), 0.5),
-            "bun": missing(np.round(self.u(6, 80, m)), 0.05), "glucose": missing(np.round(self.u(70, 300, m)), 0.05),
-            "bilirubin": missing(np.round(self.u(0.2, 5, m), 1), 0.5), "fio2": missing(np.round(self.u(21, 100, m)), 0.5)})
+            # APACHE's worst first-day values, spread like the eICU demo's
+            "urine": missing(np.round(rng.lognormal(np.log(1430), 0.6, m)), 0.15),
+            "wbc": missing(np.round(rng.lognormal(np.log(9.9), 0.45, m), 1), 0.05),
+            "temperature": missing(np.round(rng.normal(36.5, 0.8, m), 1), 0.03),
+            "respiratoryrate": missing(np.round(np.clip(rng.normal(26, 9, m), 4, 60)), 0.02),
+            "sodium": missing(np.round(rng.normal(138, 5, m)), 0.05),
+            "heartrate": missing(np.round(np.clip(rng.normal(104, 24, m), 30, 200)), 0.01),
+            "meanbp": missing(np.round(np.clip(rng.normal(66, 20, m), 30, 180)), 0.01),
+            "ph": missing(np.round(rng.normal(7.36, 0.08, m), 2), 0.5),
+            "hematocrit": missing(np.round(rng.normal(31, 6, m), 1), 0.05),
+            "creatinine": missing(np.round(rng.lognormal(np.log(1.0), 0.6, m), 2), 0.05),
+            "albumin": missing(np.round(rng.normal(2.9, 0.6, m), 1), 0.5),
+            "pao2": missing(np.round(rng.lognormal(np.log(90), 0.4, m)), 0.5),
+            "pco2": missing(np.round(rng.normal(40, 8, m)), 0.5),
+            "bun": missing(np.round(rng.lognormal(np.log(20), 0.6, m)), 0.05),
+            "glucose": missing(np.round(rng.lognormal(np.log(128), 0.35, m)), 0.05),
+            "bilirubin": missing(np.round(rng.lognormal(np.log(0.6), 0.7, m), 1), 0.5),
+            "fio2": missing(np.round(rng.choice([21, 28, 35, 40, 50, 60, 100], m)), 0.5)})
         surgical = np.isin(self.source[a], (1, 4))
         elective = np.where(surgical, (self.r(m) < 0.6).astype(np.int16), 0)
         self.put("apachepredvar", {
@@ -383,16 +399,18 @@ class _Eicu:
         off = rng.integers(30, 20 * H, m)
         vented = self.vent[e] & (off >= self.vs[e]) & (off <= self.ve[e])
         eyes, verbal, motor = self.gcs_components(m, vented, e)
+        # many units chart only the total ('.../Neurologic/GCS/<total>'), others the scored components
+        tot = self.r(m) < 0.6
         ev = Events()
-        ev.add(g=e, t=off, path=GCS_PREFIX + "Score/scored", value="scored")
-        for name, v in (("Motor Score", motor), ("Eyes Score", eyes), ("Verbal Score", verbal)):
-            txt = pa.array(v).cast(pa.string())
-            ev.add(g=e, t=off, path=pc.binary_join_element_wise(pa.array(np.full(m, GCS_PREFIX + name)), txt, "/"),
-                   value=txt)
-        tot = self.r(m) < 0.2
         txt = pa.array((eyes + verbal + motor)[tot]).cast(pa.string())
-        ev.add(g=e[tot], t=off[tot], path=pc.binary_join_element_wise(pa.array(np.full(tot.sum(), GCS_PREFIX[:-1])), txt, "/"),
-               value=txt)
+        ev.add(g=e[tot], t=off[tot], value=txt,
+               path=pc.binary_join_element_wise(pa.array(np.full(tot.sum(), GCS_PREFIX[:-1])), txt, "/"))
+        c = ~tot
+        ev.add(g=e[c], t=off[c], path=GCS_PREFIX + "Score/scored", value="scored")
+        for name, v in (("Motor Score", motor), ("Eyes Score", eyes), ("Verbal Score", verbal)):
+            txt = pa.array(v[c]).cast(pa.string())
+            ev.add(g=e[c], t=off[c], value=txt,
+                   path=pc.binary_join_element_wise(pa.array(np.full(c.sum(), GCS_PREFIX + name)), txt, "/"))
         tb = ev.table({"g": pa.int64(), "t": pa.int64(), "path": pa.string(), "value": pa.string()})
         gg = tb["g"].to_numpy()
         self.put("physicalexam", {"physicalexamid": 1 + np.arange(len(gg)), "patientunitstayid": self.pid[gg],
