@@ -136,6 +136,9 @@ def test_unchanged_concepts_are_skipped_until_sql_or_inputs_change(toy_root, toy
     fourth = {r.name: r.status for r in build_concepts(toy_db)}
     assert (fourth["mimiciv_derived.stays"], fourth["mimiciv_derived.stay_hours"], fourth["mimiciv_derived.long_stays"]) == ("unchanged", "built", "built")
 
+    forced = {r.name: r.status for r in build_concepts(toy_db, only=["stays"], force=True)}
+    assert forced == {"mimiciv_derived.stays": "built"}
+
 
 def test_failing_concept_keeps_previous_table_and_names_file_and_line(toy_root, toy_db):
     build_concepts(toy_db, only=["stay_hours"])
@@ -244,9 +247,9 @@ def test_cli_list_show_sql_and_build(empty_db):
     assert inlined.returncode == 0 and "mimiciv_derived_urine_output" in inlined.stdout
     assert not any(ref.startswith("mimiciv_derived.") for ref in table_references(inlined.stdout))
 
-    first = _cli("build", str(empty_db), "--only", "icustay_times", "--no-targets")
+    first = _cli("build", str(empty_db), "--only", "icustay_times,age", "--no-targets")
     assert first.returncode == 0, first.stderr
-    assert "built" in first.stdout and "icustay_times" in first.stdout
+    assert "built" in first.stdout and "icustay_times" in first.stdout and "mimiciv_derived.age" in first.stdout
     again = _cli("build", str(empty_db), "--only", "icustay_times", "--no-targets")
     assert "unchanged" in again.stdout
 

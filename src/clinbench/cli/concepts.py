@@ -19,7 +19,7 @@ concepts_app = typer.Typer(no_args_is_help=True, help="Derived concepts (mimiciv
 @concepts_app.command("build")
 def build(
     db: Annotated[Path, typer.Argument(help="DuckDB database with mimiciv_hosp/mimiciv_icu (and/or eicu_crd)")],
-    only: Annotated[Optional[list[str]], typer.Option("--only", help="Build these concepts and what they need")] = None,
+    only: Annotated[Optional[list[str]], typer.Option("--only", help="Build these concepts and what they need (repeat or comma-separate)")] = None,
     schema: Annotated[str, typer.Option("--schema", help="Name of the MIMIC-IV derived schema")] = "mimiciv_derived",
     summary: Annotated[bool, typer.Option("--summary", help="Print cohort shares (SOFA>=2, KDIGO>=1, Sepsis-3)")] = False,
     force: Annotated[bool, typer.Option("--force", help="Rebuild even when SQL and inputs are unchanged")] = False,
@@ -28,6 +28,7 @@ def build(
     """Build concepts in dependency order; unchanged concepts are skipped."""
     from clinbench.concepts.build import build_concepts
 
+    names = [n.strip() for value in only or [] for n in value.split(",") if n.strip()] or None
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -50,7 +51,7 @@ def build(
             else:
                 bar.console.print(f"  [yellow]skipped[/]   {name}  ({result.note})")
 
-        results = build_concepts(db, only=only, schema=schema, targets=not no_targets, progress=report, force=force)
+        results = build_concepts(db, only=names, schema=schema, targets=not no_targets, progress=report, force=force)
         bar.update(task, description="done")
 
     built = [r for r in results if r.status == "built"]
