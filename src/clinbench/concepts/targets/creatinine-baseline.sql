@@ -5,7 +5,7 @@
 --   baseline creatinine chosen from them.
 -- Source: measurement/creatinine_baseline (KDIGO 2012; MDRD, Levey et al. 1999).
 -- Grain: hadm_id
--- Deviations: none.
+-- Deviations: none. (The adult filter and the MDRD back-calculation live in
+--   creatinine_baseline, the one place for those rules.)
 SELECT hadm_id, gender, age, scr_min, ckd, mdrd_est, scr_baseline
 FROM mimiciv_derived.creatinine_baseline
-WHERE age >= 18

@@ -5,13 +5,9 @@
 --   by the first and last heart-rate charting); rates rounded to 4 places, hours to 2.
 -- Source: measurement/urine_output_rate (mimic-code conventions).
 -- Grain: stay_id, charttime
--- Deviations: none.
+-- Deviations: none. (The elapsed-window rule and the rounding live in urine_output_rate.)
 SELECT stay_id, charttime, weight, uo,
     urineoutput_6hr, urineoutput_12hr, urineoutput_24hr,
-    ROUND(uo_mlkghr_6hr, 4) AS uo_mlkghr_6hr,
-    ROUND(uo_mlkghr_12hr, 4) AS uo_mlkghr_12hr,
-    ROUND(uo_mlkghr_24hr, 4) AS uo_mlkghr_24hr,
-    ROUND(uo_tm_6hr, 2) AS uo_tm_6hr,
-    ROUND(uo_tm_12hr, 2) AS uo_tm_12hr,
-    ROUND(uo_tm_24hr, 2) AS uo_tm_24hr
+    uo_mlkghr_6hr, uo_mlkghr_12hr, uo_mlkghr_24hr,
+    uo_tm_6hr, uo_tm_12hr, uo_tm_24hr
 FROM mimiciv_derived.urine_output_rate
