@@ -12,7 +12,7 @@ pytest_plugins = ["synth_fixtures"]
 
 FILLED = ("patient", "hospital", "apacheapsvar", "apachepredvar", "nursecharting", "vitalperiodic", "vitalaperiodic",
           "lab", "intakeoutput", "respiratorycare", "respiratorycharting", "physicalexam", "diagnosis",
-          "infusiondrug", "medication", "treatment")
+          "infusiondrug", "medication", "treatment", "microlab")
 
 
 def _q(path, sql):

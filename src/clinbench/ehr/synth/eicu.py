@@ -419,18 +419,41 @@ class _Eicu:
 
     def drugs_and_diagnoses(self) -> None:
         rng, U = self.rng, self.U
-        p = np.flatnonzero(self.pressor)
-        g0, _, t = grid(rng.integers(30, 600, len(p)), np.minimum(rng.integers(12, 72, len(p)) * H, self.los[p]),
-                        np.full(len(p), H))
-        g = p[g0]
+        # infusions charted hourly: vasopressors for shocked stays, sedation for ventilated ones
+        ev = Events()
+        for name, on, rates in (
+            ("Norepinephrine (mcg/min)", self.pressor, (2, 4, 5, 8, 10, 15, 20)),
+            ("Vasopressin (units/min)", self.pressor & (self.r(U) < 0.3), (0.03, 0.04)),
+            ("Propofol (mcg/kg/min)", self.vent & (self.r(U) < 0.6), (10, 20, 30, 40, 50)),
+            ("Fentanyl (mcg/hr)", self.vent & (self.r(U) < 0.6), (25, 50, 75, 100)),
+        ):
+            idx = np.flatnonzero(on)
+            g0, _, t = grid(rng.integers(30, 600, len(idx)),
+                            np.minimum(rng.integers(12, 72, len(idx)) * H, self.los[idx]), np.full(len(idx), H))
+            g = idx[g0]
+            ev.add(g=g, t=t, name=name, rate=np.asarray(rates)[rng.integers(0, len(rates), len(g))])
+        tb = ev.table({"g": pa.int64(), "t": pa.int64(), "name": pa.string(), "rate": pa.float64()})
+        g = tb["g"].to_numpy()
         n = len(g)
-        rate = np.asarray((2, 4, 5, 8, 10, 15, 20))[rng.integers(0, 7, n)]
         self.put("infusiondrug", {
-            "infusiondrugid": 1 + np.arange(n), "patientunitstayid": self.pid[g], "infusionoffset": t,
-            "drugname": pa.array(np.full(n, "Norepinephrine (mcg/min)")), "drugrate": pa.array(rate).cast(pa.string()),
-            "infusionrate": pa.array(np.round(rate * 60 / 16, 1)).cast(pa.string()),
+            "infusiondrugid": 1 + np.arange(n), "patientunitstayid": self.pid[g], "infusionoffset": tb["t"],
+            "drugname": tb["name"], "drugrate": tb["rate"].cast(pa.string()),
+            "infusionrate": pa.array(np.round(tb["rate"].to_numpy() * 60 / 16, 1)).cast(pa.string()),
             "drugamount": pa.array(np.full(n, "4")), "volumeoffluid": pa.array(np.full(n, "250")),
             "patientweight": pa.array(self.weight[g]).cast(pa.string())})
+        # cultures for suspected infection, a third with an organism
+        c = np.flatnonzero(self.sepsis)
+        m = len(c)
+        grows = self.r(m) < 0.35
+        self.put("microlab", {
+            "microlabid": 1 + np.arange(m), "patientunitstayid": self.pid[c],
+            "culturetakenoffset": rng.integers(-180, 24 * H, m),
+            "culturesite": pick(("Blood, Venipuncture", "Urine, Catheter Specimen", "Sputum, Tracheal Specimen"),
+                                rng.integers(0, 3, m)),
+            "organism": pick(("no growth", "Escherichia coli", "Staphylococcus aureus"),
+                             np.where(grows, rng.integers(1, 3, m), 0)),
+            "antibiotic": pa.array(np.full(m, "ceftriaxone"), mask=~grows),
+            "sensitivitylevel": pa.array(np.full(m, "Sensitive"), mask=~grows)})
         s = np.flatnonzero(self.sepsis)
         gi, _ = expand(rng.integers(1, 3, len(s)))
         g = s[gi]

@@ -33,7 +33,7 @@ from clinbench.ehr.synth import icd
 from clinbench.ehr.synth.frames import (
     DAY, HOUR, Events, atomic_database, ceil_hour, expand, floor_day, grid, group_cumsum, insert, pick, ts,
 )
-from clinbench.ehr.synth.items import D_ITEMS, D_LABITEMS, LAB_UNITS
+from clinbench.ehr.synth.items import D_ITEMS, D_LABITEMS, LAB_REFERENCE, LAB_UNITS
 from clinbench.ehr.synth.knobs import Knobs, check_size
 
 HOSP = "mimiciv_hosp"
@@ -921,6 +921,13 @@ class _Mimic:
         unit_idx = np.searchsorted(unit_items, item)
         known = (unit_idx < len(unit_items)) & (unit_items[np.minimum(unit_idx, len(unit_items) - 1)] == item)
         uom = pick(units + [None], np.where(known, unit_idx, len(units)))
+        lower = np.full(n, np.nan)
+        upper = np.full(n, np.nan)
+        for k, (lo, hi) in LAB_REFERENCE.items():
+            hit = item == k
+            lower[hit], upper[hit] = lo, hi
+        ranged = ~np.isnan(lower)
+        abnormal = ranged & ~np.isnan(vnum) & ((vnum < lower) | (vnum > upper))
         adm = d_adm[d]
         tt = d_t[d]
         start = int(self.counts.get(f"{HOSP}.labevents", 0))
@@ -929,6 +936,8 @@ class _Mimic:
             "hadm_id": pa.array(self.hadm_id[np.maximum(adm, 0)], mask=adm < 0), "specimen_id": t["specimen"],
             "itemid": t["itemid"], "charttime": ts(tt), "storetime": ts(tt + self.rng.integers(30, 180, n) * MINUTE),
             "value": text, "valuenum": pa.array(vnum, mask=np.isnan(vnum)), "valueuom": uom,
+            "ref_range_lower": pa.array(lower, mask=~ranged), "ref_range_upper": pa.array(upper, mask=~ranged),
+            "flag": pick((None, "abnormal"), abnormal.astype(int)),
             "priority": pick(("ROUTINE", "STAT"), (self.r(n) < 0.3).astype(int)),
         })
         self.put(f"{HOSP}.labevents", data, select=(
