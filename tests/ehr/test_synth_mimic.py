@@ -430,3 +430,20 @@ def test_every_item_id_a_concept_reads_is_in_the_dictionaries(synth_mimic_clean)
     lab = {i for (i,) in _q(synth_mimic_clean, "SELECT itemid FROM mimiciv_hosp.d_labitems WHERE label IS NOT NULL")}
     assert len(ids) > 100
     assert sorted(i for i in ids if i not in icu | lab) == []
+
+
+def test_knobs_at_zero_and_one_switch_the_courses_off_and_on(tmp_path):
+    off = synth_mimic_iv(tmp_path / "off.duckdb", patients=30, seed=5, septic=0, ventilated=0, pressors=0, aki=0,
+                         crrt=0, liver=0, quirks=0)
+    assert _one(off, "SELECT count(*) FROM mimiciv_icu.chartevents WHERE itemid IN (223849, 229314)") == 0
+    assert _one(off, "SELECT count(*) FROM mimiciv_icu.inputevents WHERE itemid IN (221906, 221289, 221749, "
+                     "221662, 222315)") == 0
+    assert _one(off, "SELECT count(*) FROM mimiciv_icu.chartevents WHERE valuenum = 999999") == 0
+    on = synth_mimic_iv(tmp_path / "on.duckdb", patients=30, seed=5, septic=1, ventilated=1, pressors=1, aki=1,
+                        crrt=1, liver=1, quirks=1)
+    share = _one(on, "SELECT avg(CASE WHEN stay_id IN (SELECT stay_id FROM mimiciv_icu.inputevents WHERE itemid IN "
+                     "(221906, 221289, 221749, 221662, 222315)) THEN 1 ELSE 0 END) FROM mimiciv_icu.icustays")
+    assert share > 0.9
+    for patients in (1, 2):
+        tiny = synth_mimic_iv(tmp_path / f"tiny{patients}.duckdb", patients=patients, seed=5)
+        assert _one(tiny, "SELECT count(*) FROM mimiciv_hosp.patients") == patients
