@@ -255,3 +255,22 @@ def test_cli_list_show_sql_and_build(empty_db):
 
     missing = _cli("build", "/nonexistent/x.duckdb")
     assert missing.returncode == 2 and "error:" in missing.stderr and "does not exist" in missing.stderr
+
+
+def test_schema_rewrite_touches_only_derived_references():
+    from clinbench.concepts.build import rewrite_schema
+
+    sql = "SELECT * FROM mimiciv_derived.bg JOIN my_mimiciv_derived.x ON true -- mimiciv_derived_bg stays"
+    assert rewrite_schema(sql, "d2") == "SELECT * FROM d2.bg JOIN my_mimiciv_derived.x ON true -- mimiciv_derived_bg stays"
+    assert rewrite_schema(sql, "mimiciv_derived") == sql
+
+
+def test_progress_reports_start_and_result_of_each_concept(toy_root, toy_db):
+    events = []
+    build_concepts(toy_db, only=["stay_hours"], progress=lambda name, i, n, result: events.append((name, i, n, result and result.status)))
+    assert events == [
+        ("mimiciv_derived.stays", 0, 2, None),
+        ("mimiciv_derived.stays", 0, 2, "built"),
+        ("mimiciv_derived.stay_hours", 1, 2, None),
+        ("mimiciv_derived.stay_hours", 1, 2, "built"),
+    ]
