@@ -152,3 +152,48 @@ def test_an_agent_past_its_timeout_is_killed_and_marked_timeout(tmp_path):
     outcome = agent.run(Workspace.from_dir(ws), ctx)
     assert outcome.status == "timeout" and outcome.output_csv is None
     assert __import__("time").monotonic() - start < 10
+
+
+@needs_bwrap
+def test_a_reference_under_a_mounted_program_folder_is_masked(tmp_path):
+    program = tmp_path / "tools"
+    program.mkdir()
+    secret_db, secret_dir = program / "reference.duckdb", program / "campaign"
+    secret_db.write_text("secret rows")
+    secret_dir.mkdir()
+    (secret_dir / "results.duckdb").write_text("secret store")
+    script = program / "agent.sh"
+    script.write_text(f"#!/bin/sh\ncat {secret_db} {secret_dir}/results.duckdb > output.csv 2>&1; cat {script} >> output.csv\n")
+    script.chmod(0o755)
+    ws = make_workspace(tmp_path / "ws")
+    ctx = RunContext(evidence_dir=tmp_path / "ev", task_id="t", timeout_seconds=30, hidden_paths=[secret_db, secret_dir])
+    outcome = CommandAgent(str(script), sandbox=BwrapSandbox()).run(Workspace.from_dir(ws), ctx)
+    seen = outcome.output_csv.read_text()
+    assert "secret" not in seen.replace(str(secret_db), "").replace(str(secret_dir), "")
+    assert "#!/bin/sh" in seen  # the program folder itself stays readable
+
+
+def test_egress_proxy_tunnels_connect_to_the_allowed_host_only(tmp_path):
+    echo = socket.socket()
+    echo.bind(("127.0.0.1", 0))
+    echo.listen(1)
+    port = echo.getsockname()[1]
+
+    def serve():
+        conn, _ = echo.accept()
+        conn.sendall(conn.recv(100).upper())
+        conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    log = tmp_path / "egress.jsonl"
+    with EgressProxy(f"https://127.0.0.1:{port}/v1", tmp_path / "p.sock", log):
+        c = socket.socket(socket.AF_UNIX)
+        c.connect(str(tmp_path / "p.sock"))
+        c.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode())
+        assert c.recv(100).startswith(b"HTTP/1.1 200")
+        c.sendall(b"tls bytes")
+        assert c.recv(100) == b"TLS BYTES"
+        c.close()
+    echo.close()
+    entry = json.loads(log.read_text().splitlines()[0])
+    assert entry["allowed"] and entry["target"] == f"127.0.0.1:{port}" and entry["bytes_received"] == 9

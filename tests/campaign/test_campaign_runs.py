@@ -114,3 +114,23 @@ def test_demo_campaign_brackets_every_task(tiny_db, tmp_path):
     assert {k: v for k, v in rewards.items() if k[2] == "reference"} == {
         (t, c, "reference"): 1.0 for t in ("mimic-sofa-24h", "mimic-meld-24h") for c in ("no-skill", "with-skill")}
     assert all(v == 0.0 for k, v in rewards.items() if k[2] == "empty")
+
+
+def test_run_cli_all_means_the_tasks_of_the_databases_dataset(tiny_db, tmp_path):
+    from typer.testing import CliRunner
+
+    from clinbench.campaign.matrix import datasets_in
+    from clinbench.cli import app
+    from clinbench.cli.run import resolve_tasks
+    from clinbench.derive.catalogue import load_catalogue
+    from clinbench.errors import TaskError
+
+    assert datasets_in(tiny_db) == {"mimic-iv"}
+    tasks = resolve_tasks(["all"], tiny_db)
+    assert tasks and all(load_catalogue()[t].database == "mimic-iv" for t in tasks)
+    with pytest.raises(TaskError, match="holds no data for eicu-gcs"):
+        resolve_tasks(["eicu-gcs"], tiny_db)
+    res = CliRunner().invoke(app, ["run", "--db", str(tiny_db), "--out", str(tmp_path / "c"), "--tasks", "mimic-meld-24h",
+                                   "--conditions", "no-skill,with-skill", "--agent", "reference", "--jobs", "2"])
+    assert res.exit_code == 0, res.output
+    assert "2 run(s) done (2 ok); 0 already recorded" in res.output

@@ -85,6 +85,7 @@ class RunContext:
     trial: int = 0
     reference_db: Path | None = None  # only built-in agents may read it; never passed into a sandbox
     campaign_dir: Path | None = None
+    hidden_paths: list[Path] = field(default_factory=list)  # must stay invisible to a sandboxed agent
     options: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -116,7 +116,8 @@ class ExternalAgent(Agent):
             ro = program_paths(self.executable)
             extra_path = ":".join(str(p) for p in ro)
             env["PATH"] = f"{extra_path}:{env['PATH']}" if extra_path else env["PATH"]
-            argv, host_env = self.sandbox.wrap(launch.argv, workspace.root, env, ro_paths=ro, egress=egress)
+            argv, host_env = self.sandbox.wrap(launch.argv, workspace.root, env, ro_paths=ro, egress=egress,
+                                               hidden=ctx.hidden_paths)
             if not self.sandbox.isolated:
                 host_env = {**env, "PATH": f"{env['PATH']}:{os.environ.get('PATH', '')}"}
             stdout_path, stderr_path = ctx.evidence_dir / STDOUT_FILE, ctx.evidence_dir / STDERR_FILE

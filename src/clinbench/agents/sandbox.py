@@ -13,6 +13,7 @@ With neither Docker nor bubblewrap, ``choose_sandbox`` refuses unless the user p
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
@@ -53,10 +54,12 @@ def _answers(cmd: list[str]) -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=1)
 def docker_available() -> bool:
     return shutil.which("docker") is not None and _answers(["docker", "info"])
 
 
+@functools.lru_cache(maxsize=1)
 def bwrap_available() -> bool:
     """bwrap is installed and can create the namespaces we need on this kernel."""
     exe = shutil.which("bwrap")
@@ -84,8 +87,8 @@ class Sandbox:
     isolated = False
 
     def wrap(self, argv: list[str], workspace: Path, env: dict[str, str], *, ro_paths: list[Path] = (),
-             egress: Egress | None = None) -> tuple[list[str], dict[str, str]]:
-        """(argv, env) to run on the host."""
+             egress: Egress | None = None, hidden: list[Path] = ()) -> tuple[list[str], dict[str, str]]:
+        """(argv, env) to run on the host; ``hidden`` paths must not be visible inside."""
         home = Path(env["HOME"])
         home.mkdir(parents=True, exist_ok=True)
         return list(argv), dict(env)
@@ -115,7 +118,7 @@ class BwrapSandbox(Sandbox):
     def workspace_path(self, workspace: Path) -> str:
         return SANDBOX_WORKSPACE
 
-    def wrap(self, argv, workspace, env, *, ro_paths=(), egress=None):
+    def wrap(self, argv, workspace, env, *, ro_paths=(), egress=None, hidden=()):
         ws = str(Path(workspace).resolve())
         args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
         for path in SYSTEM_RO:
@@ -123,9 +126,14 @@ class BwrapSandbox(Sandbox):
                 args += ["--ro-bind", path, path]
         args += _usr_merge_links()
         args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
-        for extra in [*self.extra_ro, *ro_paths]:
-            p = str(Path(extra).resolve())
+        mounted = [*SYSTEM_RO, *(str(Path(p).resolve()) for p in [*self.extra_ro, *ro_paths])]
+        for p in mounted[len(SYSTEM_RO):]:
             args += ["--ro-bind", p, p]
+        # a reference, store or cache that happens to sit under a mounted folder is masked
+        for path in hidden:
+            path = Path(path).resolve()
+            if path.exists() and any(path.is_relative_to(m) for m in mounted):
+                args += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
         args += ["--bind", ws, SANDBOX_WORKSPACE]
         inner = list(argv)
         if egress is not None:
@@ -155,7 +163,8 @@ class DockerSandbox(Sandbox):
     def workspace_path(self, workspace: Path) -> str:
         return SANDBOX_WORKSPACE
 
-    def wrap(self, argv, workspace, env, *, ro_paths=(), egress=None):
+    def wrap(self, argv, workspace, env, *, ro_paths=(), egress=None, hidden=()):
+        # only the workspace, the program and the egress socket are mounted: nothing else to hide
         ws = str(Path(workspace).resolve())
         args = ["docker", "run", "--rm", "-i", "--network", "none", "--cpus", str(self.cpus), "--memory", self.memory,
                 "--read-only", "--tmpfs", "/tmp:exec", "--security-opt", "no-new-privileges", "--cap-drop", "ALL",

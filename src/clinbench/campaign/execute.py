@@ -73,7 +73,7 @@ def execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
     error = None
     try:
         from clinbench.derive.catalogue import get_task
-        from clinbench.derive.workspace import prepare_workspace
+        from clinbench.derive.workspace import cache_dir, prepare_workspace
 
         record.family = get_task(spec.task).family
         prepare_workspace(spec.task, spec.condition, spec.schema, config.db, work)
@@ -89,7 +89,8 @@ def execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
         ctx = RunContext(evidence_dir=partial, task_id=spec.task, condition=spec.condition, model=spec.model,
                          timeout_seconds=config.timeout_seconds, trial=spec.trial,
                          reference_db=Path(config.db) if spec.agent in BUILTIN_AGENTS else None,
-                         campaign_dir=campaign_dir, options={"schema": spec.schema})
+                         campaign_dir=campaign_dir, options={"schema": spec.schema},
+                         hidden_paths=[Path(config.db), campaign_dir, cache_dir()])
         t2 = time.monotonic()
         outcome = agent.run(ws, ctx)
         timings["agent"] = time.monotonic() - t2

@@ -10,9 +10,11 @@ import hashlib
 import itertools
 import re
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from clinbench.errors import ClinbenchError
 
+_DATASET_SCHEMAS = {"mimic-iv": {"mimiciv_hosp", "mimiciv_icu"}, "eicu": {"eicu_crd"}}
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -53,6 +55,20 @@ def split_list(value: str | list[str] | None) -> list[str]:
             if part and part not in out:
                 out.append(part)
     return out
+
+
+def datasets_in(db: str | Path) -> set[str]:
+    """The datasets ('mimic-iv', 'eicu') whose source schemas the database holds."""
+    import duckdb
+
+    if not Path(db).is_file():
+        raise MatrixError(f"database {db} not found; build one with `clinbench data synth` or `clinbench data load`")
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        schemas = {r[0] for r in con.execute("SELECT DISTINCT schema_name FROM duckdb_tables()").fetchall()}
+    finally:
+        con.close()
+    return {name for name, needed in _DATASET_SCHEMAS.items() if needed <= schemas}
 
 
 def expand(tasks: list[str], conditions: list[str], schemas: list[str], agents: list[str],

@@ -12,12 +12,21 @@ from clinbench.campaign.execute import CampaignConfig
 from clinbench.campaign.matrix import MatrixError, expand, split_list
 
 
-def resolve_tasks(names: list[str]) -> list[str]:
+def resolve_tasks(names: list[str], db: Path) -> list[str]:
+    """Task ids; 'all' means every task whose dataset the database holds. Fails early on a mismatch."""
+    from clinbench.campaign.matrix import datasets_in
     from clinbench.derive.catalogue import get_task, load_catalogue
+    from clinbench.errors import TaskError
 
+    present = datasets_in(db)
     if names == ["all"]:
-        return list(load_catalogue())
-    return [get_task(n).id for n in names]
+        return [t for t, spec in load_catalogue().items() if spec.database in present]
+    specs = [get_task(n) for n in names]
+    wrong = [s.id for s in specs if s.database not in present]
+    if wrong:
+        raise TaskError(f"{db} holds no data for {', '.join(wrong)} ({', '.join(sorted(present)) or 'no dataset'} found); "
+                        "drop these tasks or pass the matching --db")
+    return [s.id for s in specs]
 
 
 def run_command(
@@ -48,7 +57,7 @@ def run_command(
     from clinbench.campaign.campaign import run_campaign
     from clinbench.campaign.progress import RichReporter
 
-    specs = expand(resolve_tasks(split_list(tasks)), split_list(conditions), split_list(schema),
+    specs = expand(resolve_tasks(split_list(tasks), db), split_list(conditions), split_list(schema),
                    split_list(agent), split_list(model), trials)
     options = AgentOptions(base_url=base_url, api_key_env=api_key_env, provider=provider,
                            reasoning_effort=reasoning_effort, allowed_tools=allowed_tools,
