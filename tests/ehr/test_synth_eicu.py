@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import duckdb
-import pytest
 
 from clinbench.ehr.eicu_tables import EICU_TABLES
 from clinbench.ehr.synth import synth_eicu

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from clinbench.ehr.schema import create_empty
 from clinbench.ehr.synth.frames import Events, atomic_database, expand, grid, group_cumsum, insert, pick
-from clinbench.ehr.synth.knobs import Knobs, check_size
+from clinbench.ehr.synth.knobs import Knobs, check_size, known_knobs
 
 EICU = "eicu_crd"
 H = 60  # minutes per hour
@@ -500,10 +500,8 @@ def synth_eicu(out_path: str | Path, *, patients: int = 200, seed: int = 0, **kn
     Same ``patients``, ``seed`` and knobs give identical tables; the file appears only when complete.
     Knobs as for MIMIC-IV (``aki``, ``crrt`` and ``liver`` shape MIMIC-IV only).
     """
-    from clinbench.ehr.synth.mimic_iv import _known
-
     check_size(patients, seed)
-    settings = Knobs(**_known(knobs))
+    settings = Knobs(**known_knobs(knobs))
     out = Path(out_path)
     with atomic_database(out) as con:
         _Eicu(con, patients, seed, settings).build()

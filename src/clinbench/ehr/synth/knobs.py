@@ -39,3 +39,11 @@ def check_size(patients: int, seed: int) -> None:
         raise DataError(f"patients={patients} is too many for one file: use at most 2,000,000")
     if not isinstance(seed, int) or seed < 0:
         raise DataError(f"seed={seed!r}: give a whole number of 0 or more")
+
+
+def known_knobs(knobs: dict) -> dict:
+    """``knobs`` unchanged, or a DataError naming the unknown ones."""
+    unknown = set(knobs) - set(Knobs.names())
+    if unknown:
+        raise DataError(f"unknown knob(s) {', '.join(sorted(unknown))}: use {', '.join(Knobs.names())}")
+    return knobs
