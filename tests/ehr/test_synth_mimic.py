@@ -396,6 +396,9 @@ def test_output_must_be_a_duckdb_file_in_an_existing_folder(tmp_path):
         synth_mimic_iv(tmp_path / "x.db", patients=5)
     with pytest.raises(DataError, match="does not exist"):
         synth_mimic_iv(tmp_path / "nope" / "x.duckdb", patients=5)
+    (tmp_path / "dir.duckdb").mkdir()
+    with pytest.raises(DataError, match="is a folder"):
+        synth_mimic_iv(tmp_path / "dir.duckdb", patients=5)
 
 
 def test_a_failure_midway_leaves_the_previous_file_untouched(tmp_path, monkeypatch):

@@ -230,8 +230,8 @@ class _Eicu:
         s1 = style == 1
         ev.add(g=g[s1], t=t[s1], cat="Scores", label="Score (Glasgow Coma Scale)", name="Value",
                value=text_total.filter(pa.array(s1)))
-        comp = style != 1
         for name, v in (("Eyes", eyes), ("Verbal", verbal), ("Motor", motor)):
+            comp = (style != 1) & (self.r(n) > 0.04)  # now and then a component is not charted
             ev.add(g=g[comp], t=t[comp], cat="Scores", label="Glasgow coma score", name=name,
                    value=pa.array(v[comp]).cast(pa.string()))
         tb = ev.table({"g": pa.int64(), "t": pa.int64(), "cat": pa.string(), "label": pa.string(),

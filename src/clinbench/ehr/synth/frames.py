@@ -123,6 +123,8 @@ def atomic_database(out_path: str | os.PathLike) -> Iterator[duckdb.DuckDBPyConn
     out = Path(out_path)
     if out.suffix != ".duckdb":
         raise DataError(f"{out} must end in .duckdb: pass --out FILE.duckdb")
+    if out.is_dir():
+        raise DataError(f"{out} is a folder: pass --out FILE.duckdb")
     if not out.parent.exists():
         raise DataError(f"folder {out.parent} does not exist: create it or choose another --out")
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
