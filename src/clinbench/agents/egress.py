@@ -83,7 +83,9 @@ class EgressProxy:
                 proxy._handle(self.request)
 
         self._server = socketserver.ThreadingUnixStreamServer(str(self.socket_path), Handler)
-        self._server.daemon_threads = True
+        # stop() waits for connections in flight, so every request is in the log when the run's evidence is sealed
+        self._server.daemon_threads = False
+        self._server.block_on_close = True
         os.chmod(self.socket_path, 0o666)
         self._thread = threading.Thread(target=self._server.serve_forever, name="egress-proxy", daemon=True)
         self._thread.start()
