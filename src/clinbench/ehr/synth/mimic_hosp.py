@@ -123,8 +123,11 @@ class HospTables(MimicCohort):
         first_stay = np.r_[True, self.s_adm[1:] != self.s_adm[:-1]]
         first_in[self.s_adm[first_stay]] = self.s_in[first_stay]
         end_admit = np.where(first_in >= 0, first_in, self.disch)
-        ev.add(a=np.arange(A), type="admit", unit=pick(WARDS, ward), tin=self.admit, tout=end_admit)
-        ev.add(a=self.s_adm, type="transfer", unit=pick(ICU_UNITS, self.s_unit), tin=self.s_in, tout=self.s_out)
+        ward_first = np.flatnonzero(end_admit > self.admit)  # else the patient is admitted straight to the ICU
+        ev.add(a=ward_first, type="admit", unit=pick(WARDS, ward[ward_first]), tin=self.admit[ward_first],
+               tout=end_admit[ward_first])
+        ev.add(a=self.s_adm, type=pick(("transfer", "admit"), (self.s_in == self.admit[self.s_adm]).astype(int)),
+               unit=pick(ICU_UNITS, self.s_unit), tin=self.s_in, tout=self.s_out)
         nxt = np.r_[self.s_in[1:], 0]
         same_next = np.r_[self.s_adm[1:] == self.s_adm[:-1], False]
         ward_end = np.where(same_next, nxt, self.disch[self.s_adm])
