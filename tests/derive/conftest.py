@@ -96,5 +96,6 @@ def source_db(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def isolated_cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+def isolated_cache(tmp_path, monkeypatch):
+    """Each test gets its own workspace cache (never the user's ~/.cache/clinbench)."""
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))

@@ -107,13 +107,13 @@ def test_schema_variant_rewrite_returns_native_rows(variant, synth_dbs):
             db = synth_dbs(database)
         except pytest.skip.Exception:
             continue
-        native = prepare_database(specs[0], "native", db)
         other = prepare_database(specs[0], variant, db)
         for spec in specs:
             if not _has_table(db, spec.target_table):
                 continue
             sql = reference_sql(spec)
-            expected = _rows(native.path, sql)
+            # the built target is the native result of the same SQL (the concept builder runs it)
+            expected = _rows(db, f"SELECT * FROM {spec.target_table}")
             assert _rows(other.path, rewrite_sql(sql, other.plan)) == expected, spec.id
             assert expected, f"{spec.id}: no rows to compare"
             checked += 1

@@ -104,9 +104,15 @@ def test_leak_scan_every_task_and_variant(source_db, tmp_path):
     assert drop_marker("first_day_sofa").encode() in raw
     cat = load_catalogue()
     always = [MARKER] + sorted({t.target_table.split(".")[1] for t in cat.values()}) + ["variant_sofa_24h", "variant_"]
+    # every task natively; the renaming variants once per (database, mode) — they copy the same tables
+    seen: set[tuple[str, str]] = set()
     for task in cat.values():
         forbidden = always + [drop_marker(d) for d in task.drop]
-        for variant in ("native", "obfuscated", "restructured"):
+        variants = ["native"]
+        if (task.database, task.mode) not in seen:
+            seen.add((task.database, task.mode))
+            variants += ["obfuscated", "restructured"]
+        for variant in variants:
             ws = prepare_workspace(task.id, "no-skill", variant, source_db, tmp_path / f"{task.id}-{variant}")
             data = (ws / "database.duckdb").read_bytes()
             assert [f for f in forbidden if f.encode() in data] == [], (task.id, variant)
