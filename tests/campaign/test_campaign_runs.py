@@ -134,3 +134,15 @@ def test_run_cli_all_means_the_tasks_of_the_databases_dataset(tiny_db, tmp_path)
                                    "--conditions", "no-skill,with-skill", "--agent", "reference", "--jobs", "2"])
     assert res.exit_code == 0, res.output
     assert "2 run(s) done (2 ok); 0 already recorded" in res.output
+
+
+def test_matrix_ids_are_stable_and_builtins_ignore_models():
+    from clinbench.campaign.matrix import split_list
+
+    specs = expand(["a"], ["no-skill"], ["native"], ["llm", "reference"], split_list("gpt-x,org/model:7b"), 2)
+    ids = [s.run_id for s in specs]
+    assert len(ids) == 6 and len(set(ids)) == 6  # 2 models x 2 trials for llm, 2 trials for reference
+    assert "a.no-skill.native.llm.gpt-x.t0" in ids
+    slugged = next(i for i in ids if "org_model_7b" in i and i.split(".")[-2] == "t1")
+    assert slugged == RunSpec("a", "no-skill", "native", "llm", "org/model:7b", 1).run_id  # deterministic
+    assert split_list(["no-skill,with-skill", "with-skill"]) == ["no-skill", "with-skill"]

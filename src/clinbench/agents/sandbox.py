@@ -184,6 +184,8 @@ class DockerSandbox(Sandbox):
 
 def choose_sandbox(*, unsafe_no_isolation: bool = False, prefer: str | None = None) -> Sandbox:
     """The strongest sandbox this machine offers; refuse when there is none and no explicit unsafe flag."""
+    if prefer not in (None, "docker", "bwrap"):
+        raise SandboxError(f"unknown sandbox {prefer!r}: use bwrap or docker")
     if prefer in (None, "docker") and docker_available():
         return DockerSandbox(image=os.environ.get(DOCKER_IMAGE_ENV, DockerSandbox.image))
     if prefer in (None, "bwrap") and bwrap_available():

@@ -30,6 +30,7 @@ EXTERNAL_AGENTS = ("codex", "claude", "command")
 EVALUATOR_MARKERS = ("derive/score", "clinbench.derive.score", "concepts/targets", "results.duckdb", "score.json",
                      "manifest.json", ".partial/", "/runs/")
 ALLOWED_WRITE_PREFIXES = ("/workspace", "/tmp", "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd")
+_HIDDEN_QUALIFIED = re.compile(r"\b(?:mimiciv_derived|eicu_derived)\.(?:target|variant)_\w+")
 _WRITE_PATTERNS = [
     re.compile(r">>?\s*['\"]?(/[^\s'\";|&)]+)"),
     re.compile(r"\btee\s+(?:-a\s+)?['\"]?(/[^\s'\";|&)]+)"),
@@ -138,6 +139,7 @@ def audit_campaign(out: str | Path) -> list[Verdict]:
         mentioned = [m for m in markers if m.lower() in lowered and m != "database.duckdb"]
         mentioned += [m for m in EVALUATOR_MARKERS if m in lowered]
         mentioned += [n for n in hidden_names(run["task"]) if re.search(rf"\b{re.escape(n)}\b", lowered)]
+        mentioned += [m.group(0).split(".", 1)[1] for m in _HIDDEN_QUALIFIED.finditer(lowered)]
         if mentioned:
             mine.append(f"transcript mentions {', '.join(sorted(set(mentioned)))}")
         if writes := outside_writes(text):

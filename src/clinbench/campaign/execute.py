@@ -86,7 +86,8 @@ def execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
         t1 = time.monotonic()
         agent = make_agent(spec.agent, config.options, spec.model)
         timings["agent_setup"] = time.monotonic() - t1
-        ctx = RunContext(evidence_dir=partial, task_id=spec.task, condition=spec.condition, model=spec.model,
+        ctx = RunContext(evidence_dir=partial, task_id=spec.task, condition=spec.condition,
+                         model=None if spec.model in ("", "-") else spec.model,
                          timeout_seconds=config.timeout_seconds, trial=spec.trial,
                          reference_db=Path(config.db) if spec.agent in BUILTIN_AGENTS else None,
                          campaign_dir=campaign_dir, options={"schema": spec.schema},

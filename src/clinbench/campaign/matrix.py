@@ -78,6 +78,12 @@ def expand(tasks: list[str], conditions: list[str], schemas: list[str], agents: 
     for name, values in (("--tasks", tasks), ("--conditions", conditions), ("--schema", schemas), ("--agent", agents)):
         if not values:
             raise MatrixError(f"{name} is empty: give at least one value")
+    from clinbench.agents.factory import BUILTIN_AGENTS
+
     models = models or ["-"]
-    return [RunSpec(t, c, s, a, m, k) for t, c, s, a, m, k in
-            itertools.product(tasks, conditions, schemas, agents, models, range(trials))]
+    specs = []
+    for t, c, s, a, k in itertools.product(tasks, conditions, schemas, agents, range(trials)):
+        # built-ins use no model: one run each, not one per --model
+        for m in (["-"] if a in BUILTIN_AGENTS else models):
+            specs.append(RunSpec(t, c, s, a, m, k))
+    return specs

@@ -51,6 +51,7 @@ def run_command(
     max_steps: int = typer.Option(40, "--max-steps", help="llm agent step limit."),
     replay_from: Path | None = typer.Option(None, "--replay-from", help="replay agent: an earlier campaign folder."),
     variant: str | None = typer.Option(None, "--variant", help="variant agent: which variant of the reference."),
+    sandbox: str | None = typer.Option(None, "--sandbox", help="Force a sandbox for external agents: bwrap or docker (default: the strongest available)."),
     unsafe_no_isolation: bool = typer.Option(False, "--unsafe-no-isolation", help="Run external agents without a sandbox (runs marked not isolated and not publishable)."),
 ) -> None:
     """Run a campaign; rerunning the same command resumes it."""
@@ -63,7 +64,7 @@ def run_command(
                            reasoning_effort=reasoning_effort, allowed_tools=allowed_tools,
                            agent_command=agent_command, max_steps=max_steps,
                            replay_from=str(replay_from) if replay_from else None, variant=variant,
-                           unsafe_no_isolation=unsafe_no_isolation)
+                           unsafe_no_isolation=unsafe_no_isolation, sandbox=sandbox)
     _check_agents(split_list(agent), options)
     config = CampaignConfig(db=str(db.resolve()), out=str(out.resolve()), options=options, timeout_seconds=timeout * 60)
     console = Console(stderr=True)
