@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import json
 
-import pytest
 
 from clinbench.agents.base import RunContext, Workspace
 from clinbench.agents.llm_agent import LLMAgent

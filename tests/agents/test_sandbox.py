@@ -13,7 +13,7 @@ from clinbench.agents import sandbox as sb
 from clinbench.agents.base import RunContext, Workspace
 from clinbench.agents.command import CommandAgent
 from clinbench.agents.egress import EgressProxy
-from clinbench.agents.sandbox import BwrapSandbox, DockerSandbox, Egress, NoSandbox, choose_sandbox
+from clinbench.agents.sandbox import BwrapSandbox, Egress, NoSandbox, choose_sandbox
 from clinbench.errors import SandboxError
 
 from agent_fixtures import make_workspace

@@ -120,7 +120,18 @@ def test_rescore_reproduces_then_follows_a_changed_reference(campaign, tmp_path)
         assert verify_manifest(folder) == []
 
 
-def test_transcript_text_and_write_detection():
+def test_transcript_text_and_write_detection(tmp_path):
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("\n".join(json.dumps(e) for e in [
+        {"type": "item.completed", "item": {"type": "command_execution", "command": "/bin/bash -lc \"cat > /root/x\"", "aggregated_output": "SECRET RESULT"}},
+        {"type": "assistant", "message": {"content": [{"type": "tool_use", "name": "Bash", "input": {"command": "ls /data"}}]}},
+        {"type": "user", "message": {"content": [{"type": "tool_result", "content": "skill text naming first_day_sofa"}]}},
+        {"type": "assistant", "text": "thinking", "tool_calls": [{"name": "run_sql", "arguments": {"sql": "select 1"}}]},
+        {"type": "tool_result", "content": "tool output"},
+    ]))
+    text = agent_authored_text(transcript)
+    assert "cat > /root/x" in text and "ls /data" in text and "select 1" in text and "thinking" in text
+    assert "SECRET RESULT" not in text and "first_day_sofa" not in text and "tool output" not in text
     assert outside_writes("cat x > /etc/passwd; echo ok > /workspace/output.csv; cp a /root/b") == ["/etc/passwd", "/root/b"]
     assert outside_writes("echo > /dev/null; tee /tmp/x") == []
 
