@@ -9,7 +9,7 @@ from clinbench.derive.catalogue import load_catalogue
 from clinbench.derive.workspace import cache_dir, prepare_workspace
 from clinbench.errors import DataError, TaskError
 
-from conftest import MARKER, drop_marker
+from derive_fixtures import MARKER, drop_marker
 
 
 def tables(db) -> set[str]:
@@ -68,7 +68,7 @@ def test_each_run_gets_own_copy_of_cached_db(source_db, tmp_path):
 
 
 def test_cache_invalidated_when_source_changes(tmp_path):
-    from conftest import make_source_db
+    from derive_fixtures import make_source_db
 
     src = make_source_db(tmp_path / "s.duckdb")
     prepare_workspace("mimic-meld-24h-raw", "no-skill", "native", src, tmp_path / "a")
