@@ -7,7 +7,7 @@ Baselines, printed as ratios:
   set-based SQL scales linearly (well above 10 would point at a quadratic join).
 It also times a second build of the unchanged database (every concept skipped).
 
-Usage: .venv/bin/python benchmarks/concepts.py [--patients 2000] [--seed 0] [--top 15]
+Usage: .venv/bin/python benchmarks/concepts.py [--patients 2000] [--seed 0] [--top N]
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--patients", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--top", type=int, default=15, help="how many of the slowest concepts to list")
+    parser.add_argument("--top", type=int, default=0, help="list only the N slowest concepts (default: all)")
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="cb-concepts-"))
@@ -73,10 +73,13 @@ def main() -> None:
     print(f"\n{len(built)} concepts built, {sum(r.status == 'skipped' for r in results)} skipped (no eicu_crd)")
     print(f"{'concept':<52} {'rows':>10} {'seconds':>8}")
     slowest = sorted(built, key=lambda r: -r.seconds)
-    for r in slowest[: args.top]:
+    shown = slowest[: args.top] if args.top else slowest
+    for r in shown:
         print(f"{r.name:<52} {r.rows:>10,} {r.seconds:>8.3f}")
-    rest = slowest[args.top :]
-    print(f"... {len(rest)} more, {sum(r.seconds for r in rest):.2f} s together")
+    rest = slowest[len(shown) :]
+    if rest:
+        print(f"... {len(rest)} more, {sum(r.seconds for r in rest):.2f} s together")
+    print(f"sum over concepts: {sum(r.seconds for r in built):.2f} s")
     print(f"\ntotal build ({args.patients} patients): {total:.2f} s")
     print(f"baseline, bare copy of the raw inputs: {copy:.2f} s -> ratio {total / copy:.1f}x")
     print(f"baseline, same build at {max(args.patients // 10, 1)} patients: {small_total:.2f} s -> ratio {total / small_total:.1f}x for 10x patients")
