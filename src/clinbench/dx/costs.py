@@ -1,0 +1,182 @@
+"""What a workup costs: physician visits and test prices.
+
+Visits follow the SDBench paper: $300 per physician visit, where a run of consecutive
+question turns is one visit and a test order ends it (``count_visits``). Tests are priced
+from ``data/prices.csv``: one row per orderable test with its CPT code(s) ("71260+74177"
+for a study billed as two codes), a price, the price's source and the names clinicians
+use for it. The bundled prices are estimates written for clinbench (each row says so), not
+a published fee schedule; ``PriceTable.load(user_csv)`` overlays a user's own file
+(columns code, description, price[, source]): its prices replace ours code by code and its
+descriptions become extra names to match. An order that matches no row is charged
+``DEFAULT_UNMATCHED_PRICE`` and counted, so every run reports its price coverage.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from clinbench.dx.matching import best_match
+from clinbench.errors import DataError
+
+VISIT_FEE = 300.0
+DEFAULT_UNMATCHED_PRICE = 100.0
+MATCH_THRESHOLD = 85.0
+
+
+@dataclass(frozen=True)
+class PriceRow:
+    code: str
+    description: str
+    price: float
+    source: str
+    aliases: tuple[str, ...] = ()
+
+    def names(self) -> tuple[str, ...]:
+        return (self.description, *self.aliases)
+
+
+@dataclass(frozen=True)
+class PricedOrder:
+    order: str
+    price: float
+    code: str | None  # None when unmatched
+    description: str | None
+
+    @property
+    def matched(self) -> bool:
+        return self.code is not None
+
+
+def _read_csv(path: Path | str, *, bundled: bool) -> list[dict]:
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            missing = {"code", "description", "price"} - set(reader.fieldnames or [])
+            if missing:
+                raise DataError(f"price file {path} lacks column(s) {', '.join(sorted(missing))}: "
+                                "it needs code, description, price")
+            rows = list(reader)
+    except FileNotFoundError as exc:
+        raise DataError(f"no price file at {path}") from exc
+    for i, r in enumerate(rows, start=2):
+        try:
+            r["price"] = float(r["price"])
+        except (TypeError, ValueError) as exc:
+            raise DataError(f"price file {path} line {i}: price {r.get('price')!r} is not a number") from exc
+        if r["price"] < 0:
+            raise DataError(f"price file {path} line {i}: negative price")
+    return rows
+
+
+class PriceTable:
+    def __init__(self, rows: list[PriceRow], label: str = "bundled estimates") -> None:
+        self.rows = rows
+        self.label = label
+        self._names = [(n, r) for r in rows for n in r.names()]
+        self._cache: dict[str, PricedOrder] = {}
+
+    @classmethod
+    def bundled(cls) -> "PriceTable":
+        return _bundled()
+
+    @classmethod
+    def load(cls, user_csv: str | Path | None = None) -> "PriceTable":
+        base = _bundled()
+        if user_csv is None:
+            return base
+        user = _read_csv(user_csv, bundled=False)
+        by_code = {str(r["code"]).strip(): r for r in user}
+        src = f"user price file {Path(user_csv).name}"
+
+        def overlay(row: PriceRow) -> PriceRow:
+            parts = row.code.split("+")
+            if all(p in by_code for p in parts):
+                price = sum(by_code[p]["price"] for p in parts)
+                return PriceRow(row.code, row.description, price, (by_code[parts[0]].get("source") or src), row.aliases)
+            return row
+
+        rows = [overlay(r) for r in base.rows]
+        known = {r.code for r in rows}
+        rows += [PriceRow(str(r["code"]).strip(), r["description"], r["price"], r.get("source") or src)
+                 for r in user if str(r["code"]).strip() not in known]
+        return cls(rows, label=f"{src} over bundled estimates")
+
+    def price(self, order: str) -> PricedOrder:
+        key = order.strip().lower()
+        if key not in self._cache:
+            row, _ = best_match(order, self._names, MATCH_THRESHOLD)
+            self._cache[key] = (PricedOrder(order, row.price, row.code, row.description) if row is not None
+                                else PricedOrder(order, DEFAULT_UNMATCHED_PRICE, None, None))
+        return self._cache[key]
+
+
+@functools.lru_cache(maxsize=1)
+def _bundled() -> PriceTable:
+    path = resources.files("clinbench.dx") / "data" / "prices.csv"
+    rows = [PriceRow(r["code"], r["description"], r["price"], r["source"],
+                     tuple(a for a in (r.get("aliases") or "").split("|") if a))
+            for r in _read_csv(str(path), bundled=True)]
+    return PriceTable(rows)
+
+
+def count_visits(kinds: list[str]) -> int:
+    """Physician visits for a sequence of turn kinds ('question', 'test', anything else).
+
+    A run of consecutive question turns is one visit; a test turn ends the run. Turns of
+    other kinds (a malformed turn, the diagnosis) neither start nor end a visit.
+    """
+    visits, in_visit = 0, False
+    for k in kinds:
+        if k == "question":
+            if not in_visit:
+                visits += 1
+                in_visit = True
+        elif k == "test":
+            in_visit = False
+    return visits
+
+
+@dataclass
+class CostLedger:
+    """Charges of one encounter."""
+
+    turn_kinds: list[str] = field(default_factory=list)
+    tests: list[PricedOrder] = field(default_factory=list)
+
+    @property
+    def visits(self) -> int:
+        return count_visits(self.turn_kinds)
+
+    @property
+    def visit_cost(self) -> float:
+        return self.visits * VISIT_FEE
+
+    @property
+    def test_cost(self) -> float:
+        return sum(t.price for t in self.tests)
+
+    @property
+    def total(self) -> float:
+        return self.visit_cost + self.test_cost
+
+    @property
+    def unmatched(self) -> int:
+        return sum(not t.matched for t in self.tests)
+
+    @property
+    def coverage(self) -> float | None:
+        return None if not self.tests else 1.0 - self.unmatched / len(self.tests)
+
+    def summary(self) -> dict:
+        return {
+            "visits": self.visits, "visit_fee": VISIT_FEE, "visit_cost": self.visit_cost,
+            "test_cost": self.test_cost, "total": self.total, "tests_ordered": len(self.tests),
+            "tests_unmatched": self.unmatched, "price_coverage": self.coverage,
+            "unmatched_price": DEFAULT_UNMATCHED_PRICE,
+            "tests": [{"order": t.order, "code": t.code, "description": t.description, "price": t.price}
+                      for t in self.tests],
+        }

@@ -1,0 +1,323 @@
+"""The gatekeeper: the only way an agent learns about a case beyond its vignette.
+
+One interface (``Gatekeeper.answer(kind, content) -> Reply``), two implementations:
+
+* ``OfflineGatekeeper``, deterministic: questions are answered from the history and
+  examination sections by BM25 over their sentences (each sentence also indexed under
+  its section's vocabulary, so "does she smoke?" reaches the social history); test
+  orders are matched to the record's results by name (abbreviation expansion, stemming,
+  fuzzy ratio), then to single analytes inside result lines; an order the record does
+  not cover gets a normal result with values and units from ``data/normal_results.csv``,
+  seeded by case and test so reruns agree. Vague orders are refused.
+* ``LLMGatekeeper``: a model prompted with the SDBench rules and the whole case.
+
+Both never serve the hospital course, discharge diagnosis or impressions, and every reply
+passes the leak guard. Each reply carries ``source`` (REAL, SYNTHETIC or REFUSED), which
+is recorded in the transcript and never shown to the agent.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import hashlib
+import math
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass
+from importlib import resources
+from typing import Protocol
+
+from clinbench.dx.cases import Case
+from clinbench.dx.leakguard import LeakGuard
+from clinbench.dx.matching import best_match, is_modality_only, name_score
+from clinbench.dx.record import parse_record
+from clinbench.dx.text import clauses, expand, normal_form, sentences, stem, tokens
+
+REAL, SYNTHETIC, REFUSED = "REAL", "SYNTHETIC", "REFUSED"
+
+VAGUE_REFUSAL = ("That request is too broad. Please order specific tests by name "
+                 "(for example 'complete blood count' or 'CT head without contrast').")
+SITE_REFUSAL = ("Please specify the study and the body part (for example "
+                "'CT abdomen and pelvis with contrast' or 'MRI brain').")
+CONCLUSION_REFUSAL = ("I can tell you what the patient reports, what examination shows and the "
+                      "results of tests you order, but not diagnoses, impressions or the team's conclusions.")
+RESULT_IN_QUESTION = "That is a test result: order the test by name to see it."
+
+
+@dataclass
+class Reply:
+    text: str
+    source: str  # REAL | SYNTHETIC | REFUSED
+    blocked: bool = False  # the leak guard removed something
+    matched: str = ""  # record entry or table row the reply came from
+
+
+class Gatekeeper(Protocol):
+    def answer(self, kind: str, content: str) -> Reply:  # kind: 'question' | 'test'
+        ...
+
+
+# --- vocabulary -------------------------------------------------------------------------
+
+_SECTION_WORDS = {
+    "vignette": "present complaint problem",
+    "chief complaint": "complaint problem present come",
+    "history of present illness": "symptom start onset when how long pain illness present",
+    "past medical history": "past medical condition illness previous surgery operation problem",
+    "medications": "medication medicine drug tablet take taking prescription dose",
+    "allergies": "allergy allergic reaction",
+    "social history": "smoke smoking tobacco alcohol drink drug work job occupation live travel sexual",
+    "family history": "family mother father brother sister sibling relative parent",
+    "physical examination": "examination exam sign vital temperature pulse heart rate blood pressure "
+                            "respiratory saturation oxygen auscultation palpation",
+}
+_SECTION_WORDS["review of systems"] = "symptom system"
+# Everyday question words -> the words notes use for the same thing.
+_QUERY_SYNONYMS = {stem(k): v for k, v in {
+    "fever": "temperature febrile chills rigors", "feverish": "temperature chills", "temperature": "fever",
+    "smoke": "cigarettes tobacco pack", "smoker": "cigarettes tobacco smokes", "drink": "alcohol units",
+    "alcohol": "drinks units", "drugs": "cannabis cocaine injecting", "weight": "kg lost", "breath": "breathless",
+    "breathing": "breathless breathlessness", "vomit": "vomiting vomited nausea", "vomiting": "vomited nausea",
+    "urine": "urinary urinating passing", "bowel": "stool stools diarrhoea", "stool": "bowel diarrhoea",
+    "medicine": "medications", "meds": "medications", "allergic": "allergies", "job": "works occupation",
+    "vitals": "vital signs temperature heart rate blood pressure", "pain": "ache", "headache": "head",
+    "period": "menstrual", "travelled": "trip flight flew travel", "traveled": "trip flight flew travel", "pregnant": "menstrual pregnancy", "travel": "trip flight flew", "recent": "recently", "clot": "clots thrombosis",
+}.items()}
+_EXAM_WORDS = {stem(w) for w in "examine examination exam auscultate auscultation palpate palpation sign "
+               "tender tenderness sound reflex inspect look listen feel percussion murmur pulse".split()}
+
+_CONCLUSION = re.compile(
+    r"diagnos|conclu|impression|discharge|what (is|was) wrong|what does (he|she|the patient) have|"
+    r"ignore|your (rules|instructions)|system prompt|hospital course|differential|what (disease|condition)|"
+    r"assessment|\bplan\b|summary|summari[sz]e|interpret|what do(es)? (the|these|this) (results?|findings?) (show|mean)|"
+    r"final answer|the team|doctors? (think|said|thought)|was (he|she) treated|treatment|outcome|"
+    r"what happened|read (me|out)|full (record|text|note)",
+    re.I,
+)
+
+_VAGUE = re.compile(
+    r"^(all|any|every|routine|standard|basic|general|usual|full|complete|some|more|further|other|"
+    r"relevant|appropriate|necessary|additional|the|a|an|and|of|for|please|order|run|do|get|check|"
+    r"blood ?work|bloods?|labs?|laborator(y|ies)|tests?|studies|study|work ?up|investigations?|"
+    r"panels?|screen(ing)?|imaging|scans?|everything|anything|results?|\s)+$",
+    re.I,
+)
+_INDIRECT = re.compile(r"\b(test(s|ing)? (for|to)|rule out|r/o|check (for|if)|look(ing)? for|confirm|exclude|"
+                       r"evaluate for|diagnostic test|confirmatory)\b", re.I)
+
+# --- reference table of normal results --------------------------------------------------
+
+@dataclass(frozen=True)
+class NormalResult:
+    test: str
+    aliases: tuple[str, ...]
+    template: str
+
+    def names(self) -> tuple[str, ...]:
+        return (self.test, *self.aliases)
+
+    def render(self, seed: str) -> str:
+        rng = random.Random(hashlib.sha256(seed.encode()).hexdigest())
+
+        def draw(m: re.Match) -> str:
+            lo, hi = m.group(1), m.group(2)
+            places = len(lo.split(".")[1]) if "." in lo else 0
+            value = rng.uniform(float(lo), float(hi))
+            return f"{value:.{places}f}"
+
+        return re.sub(r"\{([0-9.]+)-([0-9.]+)\}", draw, self.template)
+
+
+@functools.lru_cache(maxsize=1)
+def normal_results() -> tuple[NormalResult, ...]:
+    path = resources.files("clinbench.dx") / "data" / "normal_results.csv"
+    with path.open(encoding="utf-8") as fh:
+        return tuple(NormalResult(r["test"], tuple(a for a in r["aliases"].split("|") if a), r["result"])
+                     for r in csv.DictReader(fh))
+
+
+def find_normal(order: str, threshold: float = 88.0) -> NormalResult | None:
+    return best_match(order, _normal_names(), threshold)[0]
+
+
+@functools.lru_cache(maxsize=1)
+def _normal_names() -> list[tuple[str, NormalResult]]:
+    return [(n, row) for row in normal_results() for n in row.names()]
+
+
+# --- BM25 -------------------------------------------------------------------------------
+
+class BM25:
+    """Okapi BM25 (k1=1.2, b=0.75) over pre-tokenised documents."""
+
+    def __init__(self, docs: list[list[str]], k1: float = 1.2, b: float = 0.75) -> None:
+        self.docs = [Counter(d) for d in docs]
+        self.lens = [len(d) for d in docs]
+        self.avg = sum(self.lens) / max(len(docs), 1)
+        df: Counter[str] = Counter()
+        for d in self.docs:
+            df.update(d.keys())
+        n = len(docs)
+        self.idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+        self.k1, self.b = k1, b
+
+    def scores(self, query: list[str]) -> list[float]:
+        out = []
+        for d, length in zip(self.docs, self.lens):
+            s = 0.0
+            for t in set(query):
+                f = d.get(t, 0)
+                if f:
+                    s += self.idf[t] * f * (self.k1 + 1) / (f + self.k1 * (1 - self.b + self.b * length / self.avg))
+            out.append(s)
+        return out
+
+
+# --- offline gatekeeper -----------------------------------------------------------------
+
+class OfflineGatekeeper:
+    """Deterministic gatekeeper over a parsed discharge summary."""
+
+    min_score = 1.0  # score below which a question is treated as not covered
+    section_bonus = 1.5
+
+    def __init__(self, case: Case) -> None:
+        self.case = case
+        self.record = parse_record(case.full_text, case.case_summary)
+        self.guard = LeakGuard(case)
+        self.units: list[tuple[str, str]] = []  # (section name, sentence)
+        # The vignette is left out: the agent has it already.
+        for sec in self.record.of_kind("history", "exam"):
+            for s in sentences(sec.text.replace("\n", " ")):
+                self.units.append((sec.name, s))
+        self.bm25 = BM25([tokens(s) for _, s in self.units])
+        # Section-aware: a query word naming a section ("medications", "smoke") adds a
+        # fixed bonus to every sentence of that section, so "None." under Medications
+        # answers "what does she take?".
+        self.section_vocab = [set(tokens(_SECTION_WORDS.get(sec, ""))) for sec, _ in self.units]
+        self.named = [r for r in self.record.results if r.name]
+
+    # questions
+    def _question(self, q: str) -> Reply:
+        if _CONCLUSION.search(q):
+            return Reply(CONCLUSION_REFUSAL, REFUSED)
+        qt = tokens(q)
+        qt += [t for word in qt for t in tokens(_QUERY_SYNONYMS.get(word, ""))]
+        scores = self.bm25.scores(qt) if qt else []
+        scores = [sc + self.section_bonus * len(set(qt) & voc) for sc, voc in zip(scores, self.section_vocab)]
+        top = max(scores, default=0.0)
+        if top < self.min_score:
+            if any(name_score(q, r.name) >= 95 for r in self.named) or find_normal(q, 95) is not None:
+                return Reply(RESULT_IN_QUESTION, REFUSED)
+            if set(qt) & _EXAM_WORDS:
+                return Reply("On examination that is unremarkable.", SYNTHETIC)
+            return Reply("No, nothing of that kind is reported.", SYNTHETIC)
+        ranked = sorted(range(len(scores)), key=lambda i: -scores[i])
+        chosen = sorted(i for i in ranked[:3] if scores[i] >= max(self.min_score, 0.6 * top))
+        text = " ".join(self.units[i][1] for i in chosen)
+        return Reply(text, REAL, matched=self.units[chosen[0]][0])
+
+    # tests
+    def _test(self, order: str) -> Reply:
+        order = order.strip().strip(".")
+        ot = tokens(order)
+        if not ot or _VAGUE.match(order) or _VAGUE.match(expand(order)) or _INDIRECT.search(order):
+            return Reply(VAGUE_REFUSAL, REFUSED)
+        if is_modality_only(ot):
+            return Reply(SITE_REFUSAL, REFUSED)
+        # 1. a named result line of the record
+        best, _ = best_match(order, [(r.name, r) for r in self.named], 88.0)
+        if best is not None:
+            return Reply(f"{best.name}: {best.text}", REAL, matched=best.name)
+        # 2. one analyte inside a result line ("haemoglobin" inside the blood count)
+        want = set(ot)
+        for r in self.record.results:
+            for part in re.split(r",\s+|;\s+", r.text):
+                pt = set(tokens(part))
+                if want <= pt and re.search(r"\d", part):
+                    return Reply(part.strip().rstrip(".") + ".", REAL, matched=r.name or "results")
+        # 3. a free-prose results sentence that names the test
+        for r in self.record.results:
+            if not r.name and want <= set(tokens(r.text)):
+                return Reply(r.text, REAL, matched="results")
+        # 4. not in the record: a normal result from the reference table
+        row = find_normal(order)
+        if row is not None:
+            text = row.render(f"{self.case.case_id}|{row.test}")
+            if not text.lower().startswith(row.test.lower()):
+                text = f"{row.test}: {text}"
+            return Reply(text[0].upper() + text[1:] + ".", SYNTHETIC, matched=row.test)
+        return Reply(f"{order}: no abnormality detected.", SYNTHETIC)
+
+    def answer(self, kind: str, content: str) -> Reply:
+        reply = self._question(content) if kind == "question" else self._test(content)
+        guarded = self.guard.clean(reply.text)
+        if guarded.blocked:
+            return Reply(guarded.text, reply.source, True, reply.matched)
+        return reply
+
+
+# --- LLM gatekeeper ---------------------------------------------------------------------
+
+GATEKEEPER_SYSTEM = """You are the gatekeeper of a diagnostic simulation. You hold a patient's complete \
+hospital record. A physician who has only read a short vignette asks you questions and orders tests, \
+one request per message. Answer as the record allows, following these rules:
+
+1. Give only what a clinician could legitimately obtain from that exact question (history from the \
+patient, examination findings) or that exact test (its result, with values and units).
+2. Never state or hint at a diagnosis, impression, differential, interpretation, the hospital course, \
+treatments given, or the discharge diagnosis. Report imaging and pathology as findings only.
+3. Reveal imaging only when that imaging is ordered, and a decisive finding only when the specific \
+confirmatory test is ordered.
+4. Refuse vague or over-broad requests ("blood work", "everything", "all imaging") politely and ask \
+for specific tests by name.
+5. If the record does not cover the request, invent a realistic finding consistent with the case \
+(normal unless the case implies otherwise). Never say that information is missing or synthetic.
+
+Answer by calling the function `reply` (or, without function calling, with one JSON object):
+{"reply": "<what the physician is told>", "source": "REAL" if the reply comes from the record, \
+"SYNTHETIC" if you invented it, "REFUSED" if you refused}."""
+
+
+class LLMGatekeeper:
+    """Model-backed gatekeeper; its replies still pass the leak guard."""
+
+    def __init__(self, case: Case, chat) -> None:
+        self.case = case
+        self.chat = chat  # clinbench.dx.llm.JsonChat
+        self.guard = LeakGuard(case)
+        self.system = (GATEKEEPER_SYSTEM + "\n\nFINAL DIAGNOSIS (never reveal): " + case.final_diagnosis
+                       + "\n\nCOMPLETE RECORD:\n" + case.full_text)
+
+    def answer(self, kind: str, content: str) -> Reply:
+        label = "QUESTION" if kind == "question" else "TEST ORDER"
+        data = self.chat.ask(self.system, f"{label}: {content}", tool="reply", schema={
+            "type": "object", "required": ["reply", "source"],
+            "properties": {"reply": {"type": "string"},
+                           "source": {"type": "string", "enum": [REAL, SYNTHETIC, REFUSED]}}})
+        text = str(data.get("reply", "")).strip() or VAGUE_REFUSAL
+        source = str(data.get("source", SYNTHETIC)).upper()
+        if source not in (REAL, SYNTHETIC, REFUSED):
+            source = SYNTHETIC
+        guarded = self.guard.clean(text)
+        return Reply(guarded.text, source, guarded.blocked)
+
+
+def make_gatekeeper(kind: str, case: Case, chat=None) -> Gatekeeper:
+    if kind == "offline":
+        return OfflineGatekeeper(case)
+    if kind == "llm":
+        if chat is None:
+            from clinbench.dx.llm import JsonChat
+
+            chat = JsonChat.from_env()
+        return LLMGatekeeper(case, chat)
+    from clinbench.errors import ClinbenchError
+
+    raise ClinbenchError(f"unknown gatekeeper {kind!r}: use offline or llm")
+
+
+__all__ = ["Reply", "Gatekeeper", "OfflineGatekeeper", "LLMGatekeeper", "make_gatekeeper",
+           "REAL", "SYNTHETIC", "REFUSED", "normal_results", "find_normal", "name_score", "BM25"]

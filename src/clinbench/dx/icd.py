@@ -1,0 +1,148 @@
+"""ICD-10-CM lookups (via ``simple-icd-10-cm``): descriptions, inclusion terms, text search.
+
+``terms(code)`` gives every name the classification has for a code and its category
+(description, inclusion terms, the parent's description), which the leak guard treats as
+synonyms of a diagnosis. ``diagnosis_index()`` is the candidate list the embedding
+baseline chooses from: every three-character category outside the chapters
+that do not name a disease (R symptoms and signs, V-Y external causes, Z health-service
+contacts, U special-purpose codes). Its embeddings are computed once and cached on disk.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+from pathlib import Path
+
+import numpy as np
+
+from clinbench.dx.text import normal_form
+
+_NON_DISEASE_PREFIXES = ("R", "V", "W", "X", "Y", "Z", "U")
+
+
+def _icd():
+    import simple_icd_10_cm as cm
+
+    return cm
+
+
+def is_code(code: str | None) -> bool:
+    return bool(code) and _icd().is_valid_item(code)
+
+
+def description(code: str) -> str:
+    return _icd().get_description(code)
+
+
+def terms(code: str | None) -> list[str]:
+    """Names of the code: description, inclusion terms, and the same for its parent category."""
+    if not is_code(code):
+        return []
+    cm = _icd()
+    out: list[str] = []
+    node: str | None = code
+    while node and not cm.is_chapter_or_block(node):
+        out.append(cm.get_description(node))
+        out.extend(cm.get_inclusion_term(node))
+        if cm.is_category(node):
+            break
+        node = cm.get_parent(node)
+    seen: set[str] = set()
+    return [t for t in out if not (t.lower() in seen or seen.add(t.lower()))]
+
+
+def relation(a: str, b: str) -> str:
+    """How two codes relate: same, ancestor (a is broader), descendant, sibling (same
+    category), block (same block), chapter (same chapter) or unrelated."""
+    cm = _icd()
+    if a == b:
+        return "same"
+    if cm.is_ancestor(a, b):
+        return "ancestor"
+    if cm.is_descendant(a, b):
+        return "descendant"
+    anc_a, anc_b = cm.get_ancestors(a), cm.get_ancestors(b)
+    cat = lambda code, anc: code if cm.is_category(code) else next((x for x in anc if cm.is_category(x)), None)
+    if cat(a, anc_a) and cat(a, anc_a) == cat(b, anc_b):
+        return "sibling"
+    blk = lambda anc: next((x for x in anc if cm.is_block(x)), None)
+    if blk(anc_a) and blk(anc_a) == blk(anc_b):
+        return "block"
+    if anc_a and anc_b and anc_a[-1] == anc_b[-1]:
+        return "chapter"
+    return "unrelated"
+
+
+@functools.lru_cache(maxsize=1)
+def diagnosis_index() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(codes, descriptions) of disease categories.
+
+    Categories only (about 1,500): subcategories would multiply the one-off embedding
+    time by six for a baseline that only needs the disease family."""
+    cm = _icd()
+    codes = [c for c in cm.get_all_codes(True)
+             if not c.startswith(_NON_DISEASE_PREFIXES) and cm.is_category(c)]
+    return tuple(codes), tuple(cm.get_description(c) for c in codes)
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("CLINBENCH_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "clinbench")
+    return Path(base)
+
+
+@functools.lru_cache(maxsize=1)
+def diagnosis_embeddings() -> np.ndarray:
+    """Unit embeddings of ``diagnosis_index()`` descriptions, cached as .npy by content hash."""
+    from clinbench.dx.embeddings import embed
+
+    codes, descs = diagnosis_index()
+    key = hashlib.sha256("\n".join(descs).encode()).hexdigest()[:16]
+    path = cache_dir() / f"icd10cm-diagnoses-minilm-{key}.npy"
+    if path.is_file():
+        arr = np.load(path)
+        if arr.shape == (len(codes), 384):
+            return arr
+    arr = embed(list(descs))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
+    np.save(tmp, arr)
+    os.replace(tmp, path)
+    return arr
+
+
+def nearest_diagnoses(vectors: np.ndarray, k: int = 1) -> list[list[tuple[str, str, float]]]:
+    """For each unit vector, the k nearest (code, description, cosine)."""
+    codes, descs = diagnosis_index()
+    sims = vectors @ diagnosis_embeddings().T
+    out = []
+    for row in sims:
+        top = np.argsort(-row)[:k]
+        out.append([(codes[i], descs[i], float(row[i])) for i in top])
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _term_table() -> tuple[list[str], list[str]]:
+    """(normal form of every description and inclusion term, its code) over all codes."""
+    cm = _icd()
+    forms: list[str] = []
+    owners: list[str] = []
+    for c in cm.get_all_codes(True):
+        if cm.is_chapter_or_block(c):
+            continue
+        for t in [cm.get_description(c), *cm.get_inclusion_term(c)]:
+            forms.append(normal_form(t))
+            owners.append(c)
+    return forms, owners
+
+
+def lookup(text: str, *, min_score: float = 88.0) -> str | None:
+    """The code whose description or inclusion term best matches ``text`` (fuzzy), if any."""
+    from rapidfuzz import fuzz, process
+
+    forms, owners = _term_table()
+    hit = process.extractOne(normal_form(text), forms, scorer=fuzz.token_sort_ratio, score_cutoff=min_score)
+    return owners[hit[2]] if hit else None

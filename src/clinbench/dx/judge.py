@@ -1,0 +1,294 @@
+"""The judge: scores a candidate diagnosis against the reference on the SDBench 1-5 rubric.
+
+| 5 | same as reference, or strictly more specific and correct |
+| 4 | a minor qualifier missing; management largely unchanged |
+| 3 | major error in etiology, site or specificity |
+| 2 | only superficial features shared |
+| 1 | wrong organ system |
+
+A score of 4 or more counts as correct. One interface (``Judge.score(reference,
+candidate) -> Verdict``), two implementations:
+
+* ``OfflineJudge``, deterministic. Both texts are expanded (abbreviations and everyday
+  names, see ``text.py``) and compared word by word: a word one side has and the other
+  lacks is "explained" when it is a qualifier-free synonym of a word on the other side
+  (cosine of the two words' embeddings >= ``word_match``) or when both words name the same
+  ICD-10-CM code. Then, in order: an explicit conflict of site, side, type or form
+  (left/right, anterior/inferior, type A/B, with/without ST elevation, reduced/preserved
+  ejection fraction ...) caps the score at 3; no unexplained words on either side is 5; only
+  the reference has unexplained words (the candidate is less specific) is 4 when the texts
+  are still close (phrase cosine >= ``close``); only the candidate has them (more
+  specific) is 5; both sides have them is 4 only for near-paraphrases (cosine >=
+  ``paraphrase``) and otherwise 3, 2 or 1 by cosine. Phrase cosines use all-MiniLM-L6-v2.
+* ``LLMJudge``: a model given the rubric, returning JSON ``{"score": 1-5, "reason": ...}``.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from clinbench.dx.text import QUALIFIERS, STOPWORDS, expand, stem
+from clinbench.errors import ClinbenchError, DataError
+
+CORRECT = 4
+
+
+@dataclass
+class Verdict:
+    score: int
+    reason: str
+
+    @property
+    def correct(self) -> bool:
+        return self.score >= CORRECT
+
+
+class Judge(Protocol):
+    def score(self, reference: str, candidate: str) -> Verdict: ...
+
+
+# Mutually exclusive values of one attribute: two different members, one on each side, conflict.
+_EXCLUSIVE = [
+    {"left", "right"},
+    {"anterior", "inferior", "posterior", "lateral", "septal", "anterolateral", "inferolateral"},
+    {"upper", "lower", "middle"},
+    {"small", "large"},
+    {"reduced", "preserved"},
+    {"systolic", "diastolic"},
+    {"typea", "typeb"},
+    {"type1", "type2"},
+    {"bacterial", "viral", "fungal"},
+    {"pneumococcal", "meningococcal", "staphylococcal", "streptococcal", "listeria", "haemophilus"},
+    {"gastric", "duodenal", "esophageal"},
+    {"ischemic", "hemorrhagic", "hemorrhage"},
+    {"mobitz", "complete", "third", "first"},
+]
+_EXCLUSIVE_STEMS = [{stem(w) for w in group} for group in _EXCLUSIVE]
+_NEGATORS = {"non", "not", "without", "no"}
+_WORD = re.compile(r"[a-z0-9]+")
+_QUAL_STEMS = {stem(q) for q in QUALIFIERS} - {"type"}
+
+
+def _words(text: str, keep_qualifiers: bool = False) -> list[str]:
+    """Expanded words with 'type a'/'type 1' joined, stop words (and qualifiers) dropped."""
+    t = expand(text)
+    t = re.sub(r"\btype\s+([a-z0-9])\b", r"type\1", t)
+    t = re.sub(r"\bnon[\s-]+", "non ", t)
+    words = _WORD.findall(t)
+    return [w for w in words if (w not in STOPWORDS or w in _NEGATORS)
+            and (keep_qualifiers or stem(w) not in _QUAL_STEMS)]
+
+
+def _negated(words: list[str]) -> bool:
+    return any(w == "non" for w in words)
+
+
+def conflict(ref_words: list[str], cand_words: list[str]) -> str | None:
+    rs, cs = {stem(w) for w in ref_words}, {stem(w) for w in cand_words}
+    for group in _EXCLUSIVE_STEMS:
+        a, b = rs & group, cs & group
+        if a and b and not (a & b):
+            return f"{'/'.join(sorted(a))} vs {'/'.join(sorted(b))}"
+    if _negated(ref_words) != _negated(cand_words) and len(rs & cs) >= 2:
+        return "one side negates a feature the other has"
+    return None
+
+
+class OfflineJudge:
+    word_match = 0.62
+    close = 0.55
+    paraphrase = 0.8
+
+    def __init__(self) -> None:
+        from clinbench.dx.embeddings import embedder
+
+        self.model = embedder()
+        self._cache: dict[str, np.ndarray] = {}
+
+    def _prepare(self, texts: list[str]) -> None:
+        """Embed, in one batch, the texts not seen before (word and phrase vectors are reused)."""
+        new = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if new:
+            for t, v in zip(new, self.model.embed(new)):
+                self._cache[t] = v
+            if len(self._cache) > 50000:
+                self._cache.clear()
+                self._prepare(texts)
+
+    def _vec(self, text: str) -> np.ndarray:
+        if text not in self._cache:
+            self._prepare([text])
+        return self._cache[text]
+
+    def _explained(self, word: str, others: list[str]) -> bool:
+        if not others:
+            return False
+        v = self._vec(word)
+        return max(float(v @ self._vec(o)) for o in others) >= self.word_match
+
+    def score(self, reference: str, candidate: str) -> Verdict:
+        if not candidate.strip():
+            return Verdict(1, "no diagnosis given")
+        rw, cw = _words(reference), _words(candidate)
+        rs, cs = {stem(w) for w in rw}, {stem(w) for w in cw}
+        rp, cp = " ".join(rw) or reference, " ".join(cw) or candidate
+        self._prepare([rp, cp, *rw, *cw])
+        cos = float(self._vec(rp) @ self._vec(cp))
+        clash = conflict(_words(reference, keep_qualifiers=True), _words(candidate, keep_qualifiers=True))
+        if rs == cs and not clash:
+            return Verdict(5, "same diagnosis after normalisation")
+        if clash:
+            return Verdict(3 if cos >= 0.45 else 2, f"conflicting {clash}")
+        r_only = [w for w in dict.fromkeys(rw) if stem(w) not in cs and w not in _NEGATORS]
+        c_only = [w for w in dict.fromkeys(cw) if stem(w) not in rs and w not in _NEGATORS]
+        shared = [w for w in cw if stem(w) in rs]
+        r_left = [w for w in r_only if not self._explained(w, cw)]
+        c_left = [w for w in c_only if not self._explained(w, rw)]
+        if not r_left and not c_left:
+            return Verdict(5, f"equivalent wording (cosine {cos:.2f})")
+        if not c_left:
+            if cos >= self.close and (shared or cos >= self.paraphrase):
+                return Verdict(4, f"less specific: lacks {', '.join(r_left)} (cosine {cos:.2f})")
+            return Verdict(3, f"much less specific: lacks {', '.join(r_left)} (cosine {cos:.2f})")
+        if not r_left:
+            return Verdict(5 if cos >= self.close else 3, f"more specific: adds {', '.join(c_left)} (cosine {cos:.2f})")
+        if cos >= self.paraphrase:
+            return Verdict(4, f"close paraphrase (cosine {cos:.2f})")
+        if cos >= 0.45:
+            return Verdict(3, f"different {', '.join(c_left)} for {', '.join(r_left)} (cosine {cos:.2f})")
+        if cos >= 0.2:
+            return Verdict(2, f"largely different diagnosis (cosine {cos:.2f})")
+        return Verdict(1, f"unrelated diagnosis (cosine {cos:.2f})")
+
+
+JUDGE_SYSTEM = """You grade a diagnosis against the reference (ground-truth) diagnosis of a case.
+Score 1-5 on core disease, etiology, anatomic site, specificity and completeness; accepted
+synonyms count as identical.
+5 = same as the reference, or strictly more specific and correct.
+4 = mostly correct: a minor qualifier missing; management largely unchanged.
+3 = partially correct: a major error in etiology, site or specificity, or an unrelated diagnosis added.
+2 = largely incorrect: only superficial features shared.
+1 = completely incorrect: wrong organ system; likely harmful.
+Answer by calling the function `grade` (or, without function calling, with one JSON object):
+{"score": <1-5>, "reason": "<one sentence>"}."""
+
+
+class LLMJudge:
+    def __init__(self, chat) -> None:
+        self.chat = chat  # clinbench.dx.llm.JsonChat
+
+    def score(self, reference: str, candidate: str) -> Verdict:
+        data = self.chat.ask(JUDGE_SYSTEM, f"Reference diagnosis: {reference}\nCandidate diagnosis: {candidate}",
+                             tool="grade", schema={"type": "object", "required": ["score", "reason"],
+                                                   "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5},
+                                                                  "reason": {"type": "string"}}})
+        try:
+            score = int(data.get("score"))
+        except (TypeError, ValueError) as exc:
+            raise ClinbenchError(f"judge model returned no integer score: {data!r:.80}") from exc
+        if not 1 <= score <= 5:
+            raise ClinbenchError(f"judge model returned score {score} outside 1-5")
+        return Verdict(score, str(data.get("reason", "")).strip())
+
+
+@functools.lru_cache(maxsize=1)
+def _offline() -> OfflineJudge:
+    return OfflineJudge()
+
+
+def make_judge(kind: str, chat=None) -> Judge:
+    if kind == "offline":
+        return _offline()
+    if kind == "llm":
+        if chat is None:
+            from clinbench.dx.llm import JsonChat
+
+            chat = JsonChat.from_env()
+        return LLMJudge(chat)
+    raise ClinbenchError(f"unknown judge {kind!r}: use offline or llm")
+
+
+# --- calibration ------------------------------------------------------------------------
+
+@dataclass
+class CalibrationPair:
+    reference: str
+    candidate: str
+    expected: int
+    kind: str = ""
+
+
+def calibration_pairs(path: str | Path | None = None) -> list[CalibrationPair]:
+    """The bundled calibration set (written for clinbench), or a CSV with the same columns."""
+    src = path or (resources.files("clinbench.dx") / "data" / "judge_calibration.csv")
+    try:
+        with open(src, newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+    except FileNotFoundError as exc:
+        raise DataError(f"no calibration file at {src}") from exc
+    out = []
+    for i, r in enumerate(rows, start=2):
+        try:
+            out.append(CalibrationPair(r["reference"], r["candidate"], int(r["expected"]), r.get("kind") or ""))
+        except (KeyError, ValueError) as exc:
+            raise DataError(f"{src} line {i}: needs reference, candidate and an integer expected score") from exc
+    return out
+
+
+def read_pairs(path: str | Path) -> list[tuple[str, str]]:
+    """(reference, candidate) rows of a CSV with those two columns."""
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            if not {"reference", "candidate"} <= set(reader.fieldnames or []):
+                raise DataError(f"{path} needs columns reference and candidate")
+            return [(r["reference"], r["candidate"]) for r in reader]
+    except FileNotFoundError as exc:
+        raise DataError(f"no pairs file at {path}") from exc
+
+
+def cohen_kappa(a: list[bool], b: list[bool]) -> float:
+    """Cohen's kappa of two binary ratings."""
+    n = len(a)
+    if n == 0:
+        raise DataError("no pairs to compare")
+    po = sum(x == y for x, y in zip(a, b)) / n
+    pa, pb = sum(a) / n, sum(b) / n
+    pe = pa * pb + (1 - pa) * (1 - pb)
+    return 1.0 if pe == 1 else (po - pe) / (1 - pe)
+
+
+@dataclass
+class Calibration:
+    pairs: int
+    exact_agreement: float
+    within_one: float
+    kappa_correct: float
+    confusion: dict  # (expected>=4, predicted>=4) -> count
+    disagreements: list[tuple[CalibrationPair, Verdict]]
+
+
+def calibrate(judge: Judge, pairs: list[CalibrationPair]) -> Calibration:
+    verdicts = [judge.score(p.reference, p.candidate) for p in pairs]
+    exp = [p.expected >= CORRECT for p in pairs]
+    got = [v.correct for v in verdicts]
+    conf = {f"expected_{'correct' if e else 'wrong'}_judged_{'correct' if g else 'wrong'}": 0
+            for e in (True, False) for g in (True, False)}
+    for e, g in zip(exp, got):
+        conf[f"expected_{'correct' if e else 'wrong'}_judged_{'correct' if g else 'wrong'}"] += 1
+    return Calibration(
+        pairs=len(pairs),
+        exact_agreement=sum(p.expected == v.score for p, v in zip(pairs, verdicts)) / len(pairs),
+        within_one=sum(abs(p.expected - v.score) <= 1 for p, v in zip(pairs, verdicts)) / len(pairs),
+        kappa_correct=cohen_kappa(exp, got),
+        confusion=conf,
+        disagreements=[(p, v) for p, v in zip(pairs, verdicts) if (p.expected >= CORRECT) != v.correct],
+    )

@@ -1,0 +1,77 @@
+"""Matching an order ("cxr", "CT abd/pelvis w contrast") to a named test.
+
+One scorer for the gatekeeper (record entries, normal-result table) and the price table:
+both sides are expanded (abbreviations), stemmed and stripped of stop words, then compared
+with rapidfuzz's token-set ratio, with two guards: different imaging modalities never
+match ("CT chest" is not "chest radiograph"), and a multi-word order that shares only part
+of its words with a name is scored by the stricter token-sort ratio.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from rapidfuzz import fuzz
+
+from clinbench.dx.text import stem, tokens
+
+_MODALITIES = {
+    "ct": "ct", "mri": "mri", "radiograph": "radiograph", "ultrasound": "ultrasound", "angiography": "angio",
+    "angiogram": "angio", "echocardiogram": "echo", "culture": "culture", "biopsy": "biopsy",
+    "endoscopy": "endoscopy", "scan": "scan", "duplex": "ultrasound", "doppler": "ultrasound",
+}
+MODALITY_STEMS = {stem(k): v for k, v in _MODALITIES.items()}
+_FILLER = {stem(w) for w in "with without contrast study imag scan test order please".split()}
+
+
+def modalities(toks: list[str] | tuple[str, ...]) -> set[str]:
+    return {MODALITY_STEMS[t] for t in toks if t in MODALITY_STEMS}
+
+
+def is_modality_only(toks: list[str]) -> bool:
+    """'CT', 'an ultrasound', 'MRI with contrast': a study without a body part."""
+    rest = [t for t in toks if t not in MODALITY_STEMS and t not in _FILLER]
+    return bool(modalities(toks)) and not rest
+
+
+@functools.lru_cache(maxsize=20000)
+def name_tokens(name: str) -> tuple[str, ...]:
+    return tuple(tokens(name))
+
+
+def score_tokens(a: tuple[str, ...], b: tuple[str, ...]) -> float:
+    if not a or not b:
+        return 0.0
+    ma, mb = modalities(a), modalities(b)
+    if ma and mb and not (ma & mb):
+        return 0.0
+    sa, sb = " ".join(a), " ".join(b)
+    if sa == sb:
+        return 100.0
+    score = fuzz.token_set_ratio(sa, sb)
+    # A subset scores 100 in token-set ratio; prefer the name with fewest extra words.
+    score -= 0.5 * len(set(a) ^ set(b))
+    shared = set(a) & set(b)
+    if not shared:
+        score = min(score, fuzz.ratio(sa, sb))
+    elif len(shared) < min(len(set(a)), len(set(b))):
+        score = min(score, fuzz.token_sort_ratio(sa, sb))
+    return float(score)
+
+
+def name_score(order: str, name: str) -> float:
+    """0-100 similarity of an order to a test name."""
+    return score_tokens(name_tokens(order), name_tokens(name))
+
+
+def best_match(order: str, names: list[tuple[str, object]], threshold: float) -> tuple[object | None, float]:
+    """The payload of the best-scoring (name, payload) pair at or above ``threshold``."""
+    ot = name_tokens(order)
+    best, best_score = None, 0.0
+    for name, payload in names:
+        s = score_tokens(ot, name_tokens(name))
+        if s > best_score:
+            best, best_score = payload, s
+            if s == 100.0:
+                break
+    return (best, best_score) if best_score >= threshold else (None, best_score)

@@ -1,0 +1,128 @@
+"""Figures of a diagnosis campaign: accuracy with a bootstrap CI, mean cost, a paired test, a plot.
+
+Accuracy is the share of runs the judge scored 4 or more (reward 1.0). Its interval is the
+project's percentile bootstrap (``clinbench.stats.bootstrap.percentile_ci``); two agents
+are compared with the paper's one-sided paired permutation test
+(``clinbench.stats.permutation.paired_permutation_test``, 10,000 resamples), pairing runs
+by (case, trial). The accuracy-cost plot is a plain SVG written atomically.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from clinbench.campaign.store import Store
+from clinbench.errors import DataError
+from clinbench.stats.bootstrap import percentile_ci
+from clinbench.stats.permutation import paired_permutation_test
+
+DRAWS = 10000  # the paper's resample count
+
+
+@dataclass
+class AgentSummary:
+    agent: str
+    runs: int
+    scored: int
+    accuracy: float
+    ci: tuple[float, float]
+    mean_cost: float
+    mean_judge: float
+    errors: int
+
+
+@dataclass
+class PairedTest:
+    agent_a: str
+    agent_b: str
+    pairs: int
+    accuracy_a: float
+    accuracy_b: float
+    p_value: float  # one-sided: a more accurate than b
+
+
+def _key(r: dict) -> str:
+    model = r.get("model") or ""
+    return r["agent"] if not model or model == "all-MiniLM-L6-v2" or r["agent"].startswith("scripted") \
+        else f"{r['agent']}:{model}"
+
+
+def dx_runs(directory: str | Path) -> list[dict]:
+    runs = Store.open(directory).runs(benchmark="dx")
+    if not runs:
+        raise DataError(f"no dx runs in {directory}: run 'clinbench dx run --out {directory}' first")
+    return runs
+
+
+def summarise(runs: list[dict], *, level: float = 0.95) -> list[AgentSummary]:
+    out = []
+    for agent in sorted({_key(r) for r in runs}):
+        rows = [r for r in runs if _key(r) == agent]
+        scored = [r for r in rows if r["reward"] is not None]
+        rewards = [float(r["reward"]) for r in scored]
+        acc = sum(rewards) / len(rewards) if rewards else float("nan")
+        ci = percentile_ci(rewards, draws=DRAWS, seed=0, level=level) if len(rewards) > 1 else (acc, acc)
+        costs = [r["cost"] for r in scored if r["cost"] is not None]
+        judges = [r["judge_score"] for r in scored if r["judge_score"] is not None]
+        out.append(AgentSummary(agent, len(rows), len(scored), acc, (float(ci[0]), float(ci[1])),
+                                sum(costs) / len(costs) if costs else float("nan"),
+                                sum(judges) / len(judges) if judges else float("nan"),
+                                sum(r["status"] != "ok" for r in rows)))
+    return out
+
+
+def compare(runs: list[dict], agent_a: str, agent_b: str) -> PairedTest:
+    agents = {_key(r) for r in runs}
+    for a in (agent_a, agent_b):
+        if a not in agents:
+            raise DataError(f"no runs of agent {a!r}; agents here: {', '.join(sorted(agents))}")
+    by = {(_key(r), r["task"], r["trial"]): r["reward"] for r in runs if r["reward"] is not None}
+    keys = sorted({(t, k) for (_, t, k) in by})
+    pairs = [(by[(agent_a, t, k)], by[(agent_b, t, k)]) for t, k in keys
+             if (agent_a, t, k) in by and (agent_b, t, k) in by]
+    if len(pairs) < 2:
+        raise DataError(f"{agent_a} and {agent_b} share {len(pairs)} scored (case, trial) pairs; need at least 2")
+    a = [p[0] for p in pairs]
+    b = [p[1] for p in pairs]
+    p = paired_permutation_test(a, b, draws=DRAWS, seed=0, alternative="greater")
+    return PairedTest(agent_a, agent_b, len(pairs), sum(a) / len(a), sum(b) / len(b), float(p))
+
+
+def accuracy_cost_svg(summaries: list[AgentSummary], path: str | Path, *, title: str = "Accuracy vs cost") -> Path:
+    """Scatter of mean cost (x) against accuracy (y, with CI bars), one point per agent."""
+    pts = [s for s in summaries if s.scored and s.mean_cost == s.mean_cost]
+    if not pts:
+        raise DataError("nothing to plot: no scored runs with a cost")
+    w, h, left, right, top, bottom = 640, 420, 70, 30, 40, 60
+    xmax = max(s.mean_cost for s in pts) * 1.15 or 1.0
+    sx = lambda c: left + (w - left - right) * c / xmax
+    sy = lambda a: top + (h - top - bottom) * (1 - a)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
+             f'<rect width="{w}" height="{h}" fill="white"/>',
+             f'<text x="{w / 2}" y="22" text-anchor="middle" font-size="15">{html.escape(title)}</text>',
+             f'<line x1="{left}" y1="{h - bottom}" x2="{w - right}" y2="{h - bottom}" stroke="black"/>',
+             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{h - bottom}" stroke="black"/>',
+             f'<text x="{w / 2}" y="{h - 18}" text-anchor="middle">mean cost per case (USD)</text>',
+             f'<text x="18" y="{h / 2}" text-anchor="middle" transform="rotate(-90 18 {h / 2})">accuracy (judge &#8805; 4)</text>']
+    for i in range(6):
+        a = i / 5
+        parts.append(f'<line x1="{left - 4}" y1="{sy(a):.1f}" x2="{left}" y2="{sy(a):.1f}" stroke="black"/>'
+                     f'<text x="{left - 8}" y="{sy(a) + 4:.1f}" text-anchor="end">{a:.0%}</text>')
+        c = xmax * i / 5
+        parts.append(f'<line x1="{sx(c):.1f}" y1="{h - bottom}" x2="{sx(c):.1f}" y2="{h - bottom + 4}" stroke="black"/>'
+                     f'<text x="{sx(c):.1f}" y="{h - bottom + 18}" text-anchor="middle">${c:,.0f}</text>')
+    for s in pts:
+        x = sx(s.mean_cost)
+        parts.append(f'<line x1="{x:.1f}" y1="{sy(s.ci[0]):.1f}" x2="{x:.1f}" y2="{sy(s.ci[1]):.1f}" stroke="#1f77b4"/>')
+        parts.append(f'<circle cx="{x:.1f}" cy="{sy(s.accuracy):.1f}" r="5" fill="#1f77b4"/>')
+        parts.append(f'<text x="{x + 8:.1f}" y="{sy(s.accuracy) - 6:.1f}">{html.escape(s.agent)} '
+                     f'({s.accuracy:.0%}, ${s.mean_cost:,.0f})</text>')
+    parts.append("</svg>\n")
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text("\n".join(parts), encoding="utf-8")
+    os.replace(tmp, path)
+    return path

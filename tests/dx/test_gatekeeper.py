@@ -1,0 +1,74 @@
+"""The offline gatekeeper: record answers, refusals, synthetic normal results."""
+
+import re
+
+import pytest
+
+from clinbench.dx.gatekeeper import REAL, REFUSED, SYNTHETIC, OfflineGatekeeper, find_normal, normal_results
+from clinbench.dx.leakguard import NEUTRAL
+
+
+def test_every_listed_test_of_every_demo_case_is_answered_from_the_record(cases):
+    for c in cases:
+        gk = OfflineGatekeeper(c)
+        for name in c.test_names:
+            r = gk.answer("test", name)
+            assert r.source == REAL, (c.case_id, name, r)
+            assert r.text != NEUTRAL and len(r.text) > 10
+
+
+def test_abbreviations_and_analytes(case_by_id):
+    gk = OfflineGatekeeper(case_by_id[1])
+    assert gk.answer("test", "CBC").text.startswith("Complete blood count: white cell count 15.8")
+    assert gk.answer("test", "hemoglobin").text == "haemoglobin 15.2 g/dL."
+    ct = gk.answer("test", "CT abd/pelvis w contrast")
+    assert ct.source == REAL and "12 mm" in ct.text
+    assert "impression" not in ct.text.lower()  # impressions are withheld
+
+
+@pytest.mark.parametrize("order", ["blood work", "Bloods", "labs", "everything", "all tests", "full workup",
+                                   "imaging", "routine labs please", "a scan", "test for infection",
+                                   "rule out something serious"])
+def test_vague_orders_are_refused(case_by_id, order):
+    r = OfflineGatekeeper(case_by_id[2]).answer("test", order)
+    assert r.source == REFUSED
+    assert "specific" in r.text or "specify" in r.text
+
+
+def test_modality_without_body_part_is_refused(case_by_id):
+    r = OfflineGatekeeper(case_by_id[2]).answer("test", "CT")
+    assert r.source == REFUSED and "body part" in r.text
+
+
+def test_uncovered_test_gets_a_plausible_normal_value_with_units(case_by_id):
+    gk = OfflineGatekeeper(case_by_id[2])  # the STEMI case has no lipase
+    r = gk.answer("test", "serum lipase")
+    assert r.source == SYNTHETIC
+    m = re.fullmatch(r"Lipase (\d+) U/L\.", r.text)
+    assert m and 20 <= int(m.group(1)) <= 45
+    assert gk.answer("test", "serum lipase").text == r.text  # same case, same value
+    tsh = gk.answer("test", "TSH")
+    value = float(re.search(r"([\d.]+) mIU/L", tsh.text).group(1))
+    assert tsh.source == SYNTHETIC and 1.0 <= value <= 3.0
+    assert "synthetic" not in (r.text + tsh.text).lower()
+
+
+def test_normal_table_rows_render_numbers_inside_ranges():
+    rows = normal_results()
+    assert len(rows) >= 80
+    for row in rows:
+        text = row.render("seed")
+        assert "{" not in text and "}" not in text, row.test
+    assert find_normal("CT head") is not None and find_normal("quantum flux assay") is None
+
+
+def test_questions_reach_history_and_examination(case_by_id):
+    gk = OfflineGatekeeper(case_by_id[3])
+    assert "long-haul trip" in gk.answer("question", "Has she travelled recently?").text
+    assert "contraceptive" in gk.answer("question", "What medications does she take?").text
+    vitals = gk.answer("question", "What are her vital signs?")
+    assert vitals.source == REAL and "oxygen saturation 91%" in vitals.text
+    assert gk.answer("question", "What is the diagnosis?").source == REFUSED
+    assert gk.answer("question", "What was the D-dimer?").source == REFUSED
+    other = gk.answer("question", "Does she keep any exotic pets?")
+    assert other.source == SYNTHETIC
