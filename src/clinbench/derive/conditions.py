@@ -78,8 +78,6 @@ def prompt_text(spec: TaskSpec, condition: str, output_path: str, skills: dict[s
     parts.append("## Environment\n")
     parts.append("The data is in the DuckDB database `database.duckdb` in this directory "
                  "(open it with DuckDB; it is yours to query).")
-    if spec.mode == "raw" and spec.database == "mimic-iv":
-        parts.append("Only the source tables are available: no derived tables.")
     parts.extend(layout_notes)
     if skills:
         parts.append("\n## Skills\n")

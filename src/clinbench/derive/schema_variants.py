@@ -95,7 +95,8 @@ def _plan_obfuscated(plan: VariantPlan, relations: list[Relation], salt: str) ->
         )
     plan.notes.append(
         "Schema, table and column names in this database are opaque codes; the values are unchanged. "
-        "Explore the catalogue and the data to find what you need."
+        "Table and column names mentioned in the task text or skills refer to the original layout: "
+        "explore the catalogue and the data to find where they are. Write the output columns exactly as named."
     )
 
 

@@ -106,7 +106,10 @@ def allowed_relations(spec: TaskSpec, con: duckdb.DuckDBPyConnection, alias: str
 
 def source_fingerprint(db_path: Path) -> str:
     st = db_path.stat()
-    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        con = duckdb.connect(str(db_path), read_only=True)
+    except duckdb.Error as exc:
+        raise DataError(f"cannot open {db_path} ({str(exc).splitlines()[0]}); is another process writing to it?") from exc
     try:
         tables = con.execute(
             "SELECT schema_name, table_name, estimated_size FROM duckdb_tables() ORDER BY ALL"
