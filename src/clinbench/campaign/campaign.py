@@ -95,14 +95,14 @@ def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1,
         unique = list(dict.fromkeys(specs))
         todo = [s for s in unique if s.run_id not in done]
         summary = CampaignSummary(planned=len(unique), skipped=len(unique) - len(todo))
+        if executor == "ray":
+            results = _run_ray(todo, config, jobs, ray_address, runner)
+        elif jobs == 1 or len(todo) <= 1:
+            results = (runner(spec, config) for spec in todo)
+        else:
+            results = _run_local(todo, config, jobs, runner)  # forks its workers now, before any progress thread
         reporter.start(len(todo), summary.skipped)
         try:
-            if executor == "ray":
-                results = _run_ray(todo, config, jobs, ray_address, runner)
-            elif jobs == 1:
-                results = (runner(spec, config) for spec in todo)
-            else:
-                results = _run_local(todo, config, jobs, runner)
             for result in results:
                 _record(store, out, result)
                 summary.finished += 1
@@ -120,15 +120,22 @@ def _record(store: Store, out: Path, result: RunResult) -> None:
 
 
 def _run_local(todo: list[RunSpec], config: CampaignConfig, jobs: int, runner: Runner) -> Iterator[RunResult]:
-    # fork: workers inherit the loaded modules (fast start); submitting everything up front
-    # starts every worker before any progress thread exists.
-    with ProcessPoolExecutor(max_workers=min(jobs, max(1, len(todo))), mp_context=get_context("fork"),
-                             initializer=_die_with_parent) as pool:
-        pending: set[Future] = {pool.submit(runner, spec, config) for spec in todo}
-        while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                yield future.result()
+    """Submit every run now (fork starts all workers at the first submit), then yield results as they finish."""
+    # fork: workers inherit the loaded modules, so they start fast; forking before the
+    # progress display starts keeps its thread's locks out of the children.
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=get_context("fork"),
+                               initializer=_die_with_parent)
+    pending: set[Future] = {pool.submit(runner, spec, config) for spec in todo}
+
+    def results() -> Iterator[RunResult]:
+        nonlocal pending
+        with pool:
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    yield future.result()
+
+    return results()
 
 
 def _run_ray(todo: list[RunSpec], config: CampaignConfig, jobs: int, address: str | None,
