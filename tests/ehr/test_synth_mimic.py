@@ -374,6 +374,14 @@ def test_medians_and_charting_density_match_the_real_demo(synth_mimic500, mimic_
         synth_rate = con.execute(f"SELECT count(*) FROM s.mimiciv_icu.chartevents "
                                  f"WHERE itemid IN ({chart_items})").fetchone()[0] / synth_days
         assert 0.5 <= synth_rate / demo_rate <= 2.0
+        # the three most used vasoactive infusions: median charted rate and segment length
+        for item in (221906, 221749, 222315):
+            dm, dmin = con.execute(f"SELECT median(rate), median(date_diff('minute', starttime, endtime)) "
+                                   f"FROM read_csv_auto('{demo}/icu/inputevents.csv.gz') WHERE itemid = {item}").fetchone()
+            sm, smin = con.execute(f"SELECT median(rate), median(date_diff('minute', starttime, endtime)) "
+                                   f"FROM s.mimiciv_icu.inputevents WHERE itemid = {item}").fetchone()
+            assert dm / 1.5 <= sm <= dm * 1.5, item
+            assert dmin / 2 <= smin <= dmin * 2, item
 
 
 # -- bad input -------------------------------------------------------------------------------

@@ -430,6 +430,7 @@ class HospTables(MimicCohort):
         g = sep[gi]
         drug = rng.integers(0, len(SYSTEMIC_ANTIBIOTICS), len(g))
         start = self.minutes(ta[gi] + np.where(pos == 0, 0, self.u(0, 2, len(g)) * HOUR))
+        start = np.minimum(start, self.disch[self.s_adm[g]] - HOUR)  # a second drug still starts before discharge
         stop = np.minimum(start + self.u(1, 7, len(g)) * DAY, self.disch[self.s_adm[g]])
         a = self.s_adm[g]
         ev.add(a=a, start=start, stop=self.minutes(stop), drug=pick([d[0] for d in SYSTEMIC_ANTIBIOTICS], drug),
@@ -445,7 +446,7 @@ class HospTables(MimicCohort):
             ("CefazoLIN", "IV", 0.6, self.elective),
         ):
             idx = np.flatnonzero(chosen & (self.r(A) < share))
-            st = self.minutes(self.admit[idx] + self.u(1, 24, len(idx)) * HOUR)
+            st = self.minutes(np.minimum(self.admit[idx] + self.u(1, 24, len(idx)) * HOUR, self.disch[idx] - HOUR))
             sp = self.minutes(np.minimum(st + self.u(1, 3, len(idx)) * DAY, self.disch[idx]))
             ev.add(a=idx, start=st, stop=sp, drug=pick((name,), np.zeros(len(idx), int)), route=route,
                    per_day=2, dtype="MAIN", abx=True)
@@ -457,7 +458,7 @@ class HospTables(MimicCohort):
             ev.add(a=idx, start=st, stop=sp, drug=pick((name,), np.zeros(len(idx), int)), route=route, dtype="MAIN")
         for name, route, share in COMMON_DRUGS:
             idx = np.flatnonzero(self.r(A) < share)
-            st = self.minutes(self.admit[idx] + self.u(1, 6, len(idx)) * HOUR)
+            st = self.minutes(np.minimum(self.admit[idx] + self.u(1, 6, len(idx)) * HOUR, self.disch[idx] - HOUR))
             ev.add(a=idx, start=st, stop=self.disch[idx], drug=pick((name,), np.zeros(len(idx), int)), route=route,
                    dtype="MAIN")
         t = ev.table({"a": pa.int64(), "start": pa.int64(), "stop": pa.int64(), "drug": pa.string(),

@@ -27,7 +27,7 @@ TEMP_SITES = ("Oral", "Axillary", "Blood", "Rectal", "Temporal")
 PRESSORS = {
     "norepinephrine": (221906, "mcg/kg/min", "mg", (0.02, 0.03, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)),
     "epinephrine": (221289, "mcg/kg/min", "mg", (0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.15, 0.2)),
-    "phenylephrine": (221749, "mcg/kg/min", "mg", (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0)),
+    "phenylephrine": (221749, "mcg/kg/min", "mg", (0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0)),
     "dopamine": (221662, "mcg/kg/min", "mg", (2.0, 3.0, 5.0, 7.5, 10.0, 15.0, 20.0)),
     "vasopressin": (222315, "units/hour", "units", (1.2, 1.8, 2.4, 2.4, 2.4, 3.6)),
     "dobutamine": (221653, "mcg/kg/min", "mg", (2.5, 5.0, 7.5, 10.0)),
@@ -271,11 +271,13 @@ class IcuEvents(MimicCohort):
             idx = np.flatnonzero(on & (first < self.s_out - 2 * HOUR))
             if len(idx) == 0:
                 continue
-            nseg = rng.integers(1, 13, len(idx))
+            fixed = name == "vasopressin"  # a fixed-dose drug: few, long segments
+            nseg = rng.integers(1, 4, len(idx)) if fixed else rng.integers(2, 31, len(idx))
             gi, pos = expand(nseg)
             g = idx[gi]
             m = len(g)
-            dur = np.round(self.u(0.5, 6, m) * 60) * MINUTE
+            # rate changes about hourly (median segment ~1 h, as charted in MIMIC-IV)
+            dur = np.round(np.clip(rng.lognormal(np.log(720 if fixed else 60), 0.8, m), 5, 2880)) * MINUTE
             pause = np.where((pos > 0) & (self.r(m) < 0.1), self.u(15, 60, m).astype(np.int64) * MINUTE, 0)
             offset = first[g] + (self.u(0, 4, len(idx)) * HOUR).astype(np.int64)[gi] // MINUTE * MINUTE
             steps = dur + pause
@@ -284,7 +286,7 @@ class IcuEvents(MimicCohort):
             start = offset + cum + pause
             end = start + dur
             ok = end <= self.s_out[g]
-            level0 = rng.integers(0, max(2, len(ladder) // 2), len(idx))
+            level0 = rng.integers(len(ladder) // 4, 3 * len(ladder) // 4 + 1, len(idx))  # start mid-ladder
             walk = np.where(pos == 0, 0, rng.choice([-1, 0, 1], size=m, p=[0.3, 0.3, 0.4]))
             level = np.clip(level0[gi] + group_cumsum(walk, gi), 0, len(ladder) - 1)
             rate = np.asarray(ladder)[level]
