@@ -29,7 +29,7 @@ def test_standins_refuse_what_the_real_clis_refuse(standin_path):
 
 
 def test_codex_command_line_skills_and_transcript(workspace, standin_path, tmp_path):
-    with ScriptedServer([{"shell": WRITE}, {"text": "Wrote output.csv.", "usage": {"input_tokens": 50, "output_tokens": 5}}]) as srv:
+    with ScriptedServer([{"shell": WRITE}, {"text": "Wrote output.csv.", "usage": {"input_tokens": 50, "output_tokens": 5}}], skip_toolless=True) as srv:
         agent = CodexAgent(sandbox=NoSandbox(), base_url=srv.base_url, api_key="dummy", model="gpt-5.5", reasoning_effort="high")
         outcome = agent.run(Workspace.from_dir(workspace), _ctx(tmp_path))
     assert outcome.status == "ok", outcome.error
@@ -54,7 +54,7 @@ def test_codex_command_line_skills_and_transcript(workspace, standin_path, tmp_p
 
 
 def test_claude_command_line_skills_and_transcript(workspace, standin_path, tmp_path):
-    with ScriptedServer([{"shell": WRITE}, {"text": "Done here."}]) as srv:
+    with ScriptedServer([{"shell": WRITE}, {"text": "Done here."}], skip_toolless=True) as srv:
         agent = ClaudeCodeAgent(sandbox=NoSandbox(), base_url=srv.url, api_key="dummy", model="claude-sonnet-4-5", allowed_tools="Bash,Read")
         outcome = agent.run(Workspace.from_dir(workspace), _ctx(tmp_path))
     assert outcome.status == "ok", outcome.error
@@ -72,7 +72,7 @@ def test_claude_command_line_skills_and_transcript(workspace, standin_path, tmp_
 
 
 def test_claude_skip_permissions_sets_is_sandbox(workspace, standin_path, tmp_path):
-    with ScriptedServer([{"shell": WRITE}, {"text": "ok"}]) as srv:
+    with ScriptedServer([{"shell": WRITE}, {"text": "ok"}], skip_toolless=True) as srv:
         agent = ClaudeCodeAgent(sandbox=NoSandbox(), base_url=srv.url, skip_permissions=True)
         outcome = agent.run(Workspace.from_dir(workspace), _ctx(tmp_path))
     assert outcome.status == "ok", outcome.error
@@ -101,7 +101,7 @@ def test_transcript_parsers_on_the_documented_event_shapes():
 
 @pytest.mark.skipif(not bwrap_available(), reason="bubblewrap cannot create namespaces here (.ci/run installs it)")
 def test_codex_in_bwrap_reaches_its_endpoint_only_through_the_logged_egress_proxy(workspace, standin_path, tmp_path):
-    with ScriptedServer([{"shell": WRITE}, {"text": "Done."}]) as srv:
+    with ScriptedServer([{"shell": WRITE}, {"text": "Done."}], skip_toolless=True) as srv:
         agent = CodexAgent(sandbox=BwrapSandbox(), base_url=srv.base_url, api_key="dummy")
         outcome = agent.run(Workspace.from_dir(workspace), _ctx(tmp_path))
     assert outcome.status == "ok", (outcome.error, (tmp_path / "evidence" / "agent_stderr.txt").read_text())

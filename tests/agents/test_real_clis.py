@@ -31,7 +31,7 @@ WRITE = "printf 'stay_id,x\\n1,2\\n' > output.csv"
 def test_real_cli_writes_output_in_the_sandbox_through_the_egress_proxy(name, workspace, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{BIN}:{os.environ['PATH']}")
     sandbox = BwrapSandbox() if bwrap_available() else NoSandbox()
-    with ScriptedServer([{"shell": WRITE}, {"text": "Done."}]) as srv:
+    with ScriptedServer([{"shell": WRITE}, {"text": "Done."}], skip_toolless=True) as srv:
         if name == "codex":
             agent = CodexAgent(sandbox=sandbox, base_url=srv.base_url, api_key="dummy", model="gpt-5.5")
         else:

@@ -68,7 +68,7 @@ def test_responses_api_shell_step_uses_offered_exec_command():
 
 
 def test_anthropic_messages_bash_tool_and_side_request_does_not_use_a_step():
-    with ScriptedServer([{"shell": "echo hi"}, {"text": "bye"}]) as srv:
+    with ScriptedServer([{"shell": "echo hi"}, {"text": "bye"}], skip_toolless=True) as srv:
         side = httpx.post(
             f"{srv.url}/v1/messages?beta=true",
             json={"model": "c", "messages": [], "output_config": {"format": {"type": "json_schema", "schema": {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]}}}},
@@ -85,3 +85,14 @@ def test_anthropic_messages_bash_tool_and_side_request_does_not_use_a_step():
 def test_minimal_for_schema_fills_required_keys():
     schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"enum": ["y", "z"]}, "c": {"type": "array"}}, "required": ["a", "b"]}
     assert minimal_for_schema(schema) == {"a": 0, "b": "y"}
+
+
+def test_by_default_plain_chat_calls_take_text_steps_in_order():
+    script = [{"text": '{"answer": "pneumonia"}'}, {"status": 429, "headers": {"retry-after": "0"}}, {"text": "second"}]
+    with ScriptedServer(script) as srv:
+        client = openai.OpenAI(base_url=srv.base_url, api_key="dummy", max_retries=1)
+        first = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "q"}],
+                                               response_format={"type": "json_object"})
+        second = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "q"}])
+    assert json.loads(first.choices[0].message.content) == {"answer": "pneumonia"}
+    assert second.choices[0].message.content == "second" and srv.steps_used == 3

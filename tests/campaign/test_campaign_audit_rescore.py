@@ -54,7 +54,7 @@ def _make_campaign(tmp_path, monkeypatch):
     with ScriptedServer(script) as srv:
         config = CampaignConfig(db=str(tiny_db), out=str(out), options=AgentOptions(base_url=srv.base_url))
         run_campaign([RunSpec("mimic-sofa-24h", "no-skill", "native", "llm", "m", t) for t in range(3)], config)
-    with ScriptedServer([{"shell": f"echo x > /etc/clinbench-escape; {WRITE_SOFA}"}, {"text": "done"}]) as srv:
+    with ScriptedServer([{"shell": f"echo x > /etc/clinbench-escape; {WRITE_SOFA}"}, {"text": "done"}], skip_toolless=True) as srv:
         options = AgentOptions(base_url=srv.base_url, unsafe_no_isolation=True)
         run_campaign([RunSpec("mimic-sofa-24h", "no-skill", "native", "codex", "gpt-5.5", 0)],
                      CampaignConfig(db=str(tiny_db), out=str(out), options=options))

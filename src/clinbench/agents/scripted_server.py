@@ -15,8 +15,11 @@ The script is a list of steps; every request that offers tools takes the next st
 * ``{"status": 429, "body": {...}, "headers": {"retry-after": "0"}}``: an HTTP error.
 
 Any step may carry ``"usage": {"input_tokens": n, "output_tokens": m}``. After the last step
-the server repeats the last text step (or "Done."). Requests that offer no tools (for
-example Claude Code's session-title call) get a short text and do not use up a step; a
+the server repeats the last text step (or "Done.").
+
+By default every request takes a step (a plain chat call gets the next text step). With
+``skip_toolless=True``, as coding-agent CLIs need, requests that offer no tools (for example
+Claude Code's session-title call) get a short text instead and do not use up a step; such a
 request asking for a JSON schema gets a minimal object that fits it.
 
 The server keeps a cursor rather than counting tool results in the conversation, so that
@@ -93,8 +96,10 @@ def _requested_schema(body: dict[str, Any]) -> dict[str, Any] | None:
 class ScriptedServer:
     """A model server on 127.0.0.1 that answers from a script, in a background thread."""
 
-    def __init__(self, script: list[dict[str, Any]], *, host: str = "127.0.0.1", port: int = 0):
+    def __init__(self, script: list[dict[str, Any]], *, skip_toolless: bool = False,
+                 host: str = "127.0.0.1", port: int = 0):
         self.script = list(script)
+        self.skip_toolless = skip_toolless
         self.requests: list[dict[str, Any]] = []  # JSON bodies received, in order
         self.log: list[dict[str, Any]] = []  # method, path, headers, body of every request
         self._cursor = 0
@@ -192,7 +197,7 @@ class ScriptedServer:
                     return
                 tools = _tool_names(body)
                 schema = _requested_schema(body)
-                if not tools:
+                if not tools and server.skip_toolless:
                     text = json.dumps(minimal_for_schema(schema)) if schema is not None else "OK"
                     step: dict[str, Any] = {"text": text}
                 else:
