@@ -89,7 +89,8 @@ def parse_turn(text: str) -> ParsedTurn:
         return turn
     if not isinstance(data, dict):
         return turn
-    action = str(data.get("action", "")).lower().rstrip("s")
+    action = {"questions": "question", "tests": "test"}.get(str(data.get("action", "")).lower(),
+                                                             str(data.get("action", "")).lower())
     if action in ("question", "test", "diagnosis"):
         data = {action + ("" if action == "diagnosis" else "s"): data.get("content")}
     turn.questions = _as_list(data.get("questions", data.get("question")))

@@ -1,0 +1,63 @@
+"""The judge: rubric verdicts, calibration agreement, the LLM judge over a scripted server."""
+
+import pytest
+
+from clinbench.agents.scripted_server import ScriptedServer
+from clinbench.dx.judge import LLMJudge, OfflineJudge, calibrate, calibration_pairs, cohen_kappa
+from clinbench.dx.llm import JsonChat
+
+
+@pytest.fixture(scope="module")
+def judge():
+    return OfflineJudge()
+
+
+def test_calibration_set_is_large_and_spans_the_rubric():
+    pairs = calibration_pairs()
+    assert len(pairs) >= 150
+    assert {p.expected for p in pairs} == {1, 2, 3, 4, 5}
+    kinds = {p.kind for p in pairs}
+    assert {"synonym", "more_specific", "less_specific", "wrong_site", "wrong_etiology", "unrelated"} <= kinds
+
+
+def test_offline_judge_agrees_with_calibration_set(judge):
+    cal = calibrate(judge, calibration_pairs())
+    assert cal.kappa_correct >= 0.6
+    assert cal.exact_agreement >= 0.5
+
+
+@pytest.mark.parametrize("reference,candidate,low,high", [
+    ("Acute pulmonary embolism", "Acute PE", 5, 5),
+    ("Acute inferior ST-elevation myocardial infarction", "Inferior STEMI", 5, 5),
+    ("Acute appendicitis", "Acute suppurative appendicitis", 5, 5),
+    ("Aneurysmal subarachnoid hemorrhage", "Subarachnoid hemorrhage", 4, 4),
+    ("Community-acquired pneumonia of the right lower lobe", "Left lower lobe pneumonia", 3, 3),
+    ("Acute type B aortic dissection", "Acute type A aortic dissection", 3, 3),
+    ("Acute inferior ST-elevation myocardial infarction", "NSTEMI", 2, 3),
+    ("Acute calculous cholecystitis", "Pulmonary embolism", 1, 2),
+])
+def test_rubric_examples(judge, reference, candidate, low, high):
+    assert low <= judge.score(reference, candidate).score <= high
+
+
+def test_empty_diagnosis_scores_one(judge):
+    assert judge.score("Acute appendicitis", "").score == 1
+
+
+def test_cohen_kappa_by_hand():
+    # 10 items: agree on 4 yes and 4 no, disagree on 2 -> po = 0.8; pa = pb = 0.5 -> pe = 0.5; kappa = 0.6
+    a = [True] * 5 + [False] * 5
+    b = [True] * 4 + [False] + [True] + [False] * 4
+    assert cohen_kappa(a, b) == pytest.approx(0.6)
+
+
+def test_llm_judge_through_the_openai_client():
+    script = [{"tool": "grade", "arguments": {"score": 4, "reason": "site qualifier missing"}}]
+    with ScriptedServer(script) as server:
+        chat = JsonChat(model="judge-model", base_url=server.base_url, api_key="test")
+        verdict = LLMJudge(chat).score("Left lower lobe pneumonia", "Pneumonia")
+        body = server.requests[-1]
+    assert verdict.score == 4 and verdict.correct and verdict.reason == "site qualifier missing"
+    assert body["model"] == "judge-model"
+    assert "Left lower lobe pneumonia" in body["messages"][-1]["content"]
+    assert chat.usage["requests"] == 1

@@ -1,0 +1,116 @@
+"""Campaign runs: store rows, evidence, baselines, resume, stats, CLI, LLM gatekeeper."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from clinbench.agents.scripted_server import ScriptedServer
+from clinbench.campaign.evidence import verify_manifest
+from clinbench.campaign.store import Store
+from clinbench.dx import stats as dxstats
+from clinbench.dx.gatekeeper import LLMGatekeeper
+from clinbench.dx.llm import JsonChat
+from clinbench.dx.run import DxConfig, run_campaign
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory, cases):
+    out = tmp_path_factory.mktemp("dx-campaign")
+    run_campaign(cases, DxConfig(agent="oracle"), out)
+    run_campaign(cases, DxConfig(agent="instant-embed"), out)
+    return out
+
+
+def test_oracle_scores_100_percent_on_demo_cases(campaign, cases):
+    runs = [r for r in Store.open(campaign).runs(benchmark="dx") if r["agent"] == "oracle"]
+    assert len(runs) == len(cases)
+    assert all(r["status"] == "ok" and r["reward"] == 1.0 and r["judge_score"] == 5 for r in runs)
+
+
+def test_instant_embed_runs_offline_on_every_demo_case(campaign, cases):
+    runs = [r for r in Store.open(campaign).runs(benchmark="dx") if r["agent"] == "instant-embed"]
+    assert sorted(int(r["task"]) for r in runs) == sorted(c.case_id for c in cases)
+    for r in runs:
+        assert r["status"] == "ok" and 1 <= r["judge_score"] <= 5 and r["cost"] == 0.0
+        score = json.loads((campaign / r["evidence_dir"] / "score.json").read_text())
+        assert score["diagnosis"] and score["turns"] == 1
+
+
+def test_evidence_is_complete_and_hashed(campaign):
+    run = Store.open(campaign).runs(benchmark="dx")[0]
+    folder = campaign / run["evidence_dir"]
+    for name in ("prompt.md", "transcript.jsonl", "ledger.json", "score.json", "manifest.json"):
+        assert (folder / name).is_file(), name
+    assert verify_manifest(folder) == []
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["data"] == "SYNTHETIC" and manifest["benchmark"] == "dx"
+
+
+def test_rerun_skips_finished_runs(campaign, cases):
+    assert run_campaign(cases, DxConfig(agent="oracle"), campaign) == []
+
+
+def test_stats_accuracy_ci_plot_and_paired_test(campaign, tmp_path):
+    runs = dxstats.dx_runs(campaign)
+    by = {s.agent: s for s in dxstats.summarise(runs)}
+    assert by["oracle"].accuracy == 1.0 and by["oracle"].ci == (1.0, 1.0)
+    ie = by["instant-embed"]
+    assert ie.ci[0] <= ie.accuracy <= ie.ci[1]
+    test = dxstats.compare(runs, "oracle", "instant-embed")
+    assert test.pairs == by["oracle"].runs
+    assert test.p_value < 0.001  # oracle is right on every case, the vignette-only baseline on few
+    svg = dxstats.accuracy_cost_svg(list(by.values()), tmp_path / "plot.svg").read_text()
+    assert svg.startswith("<svg") and "oracle (100%" in svg
+
+
+def test_scripted_agent_cost_lands_in_the_store(tmp_path, cases):
+    script = tmp_path / "appendix.txt"
+    script.write_text("<question>Where did the pain start?</question>\n<test>CBC</test>\n"
+                      "<diagnosis>Appendicitis</diagnosis>\n")
+    case1 = [c for c in cases if c.case_id == 1]
+    (rec,) = run_campaign(case1, DxConfig(agent=f"scripted:{script}"), tmp_path / "out")
+    assert rec.agent == "scripted-appendix" and rec.cost == 330.0 and rec.judge_score >= 4 and rec.reward == 1.0
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "clinbench", "dx", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_cli_stats_and_judge(campaign, tmp_path):
+    out = cli("stats", str(campaign), "--compare", "oracle:instant-embed", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert {a["agent"] for a in data["agents"]} == {"oracle", "instant-embed"}
+    assert data["comparison"]["p_value"] < 0.001
+    one = cli("judge", "--reference", "Acute pyelonephritis", "--candidate", "Kidney infection", "--json")
+    assert json.loads(one.stdout)["score"] == 5
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("reference,candidate\nAcute appendicitis,Appendicitis\nAcute appendicitis,Migraine\n")
+    many = json.loads(cli("judge", "--pairs", str(pairs), "--json").stdout)
+    assert [r["correct"] for r in many] == [True, False]
+
+
+def test_cli_errors_are_one_line(tmp_path):
+    bad = cli("run", "--agent", "nope", "--out", str(tmp_path / "x"))
+    assert bad.returncode == 2 and bad.stderr.strip().startswith("error: unknown dx agent 'nope'")
+    assert not (tmp_path / "x").exists()
+    missing = cli("run", "--agent", "oracle", "--cases", str(tmp_path / "none.json"), "--out", str(tmp_path / "y"))
+    assert missing.returncode == 2 and "no dataset file" in missing.stderr
+
+
+def test_llm_gatekeeper_reply_passes_the_leak_guard(case_by_id):
+    case = case_by_id[1]
+    script = [{"tool": "reply", "arguments": {"reply": "Tender right lower quadrant; this is acute appendicitis.",
+                                              "source": "REAL"}},
+              {"tool": "reply", "arguments": {"reply": "Lipase 31 U/L.", "source": "SYNTHETIC"}}]
+    with ScriptedServer(script) as server:
+        gk = LLMGatekeeper(case, JsonChat(model="gk", base_url=server.base_url, api_key="t"))
+        first = gk.answer("question", "What did the exam show?")
+        second = gk.answer("test", "lipase")
+        system = server.requests[0]["messages"][0]["content"]
+    assert "appendicitis" not in first.text.lower() and first.blocked
+    assert first.text.startswith("Tender right lower quadrant")
+    assert second.text == "Lipase 31 U/L." and second.source == "SYNTHETIC"
+    assert "Hospital course" in system and "never reveal" in system
