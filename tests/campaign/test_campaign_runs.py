@@ -146,3 +146,11 @@ def test_matrix_ids_are_stable_and_builtins_ignore_models():
     slugged = next(i for i in ids if "org_model_7b" in i and i.split(".")[-2] == "t1")
     assert slugged == RunSpec("a", "no-skill", "native", "llm", "org/model:7b", 1).run_id  # deterministic
     assert split_list(["no-skill,with-skill", "with-skill"]) == ["no-skill", "with-skill"]
+
+
+def test_run_cli_refuses_an_llm_agent_without_a_model(tiny_db, tmp_path):
+    res = __import__("subprocess").run(
+        [__import__("sys").executable, "-m", "clinbench", "run", "--db", str(tiny_db), "--out", str(tmp_path / "c"),
+         "--tasks", "mimic-meld-24h", "--agent", "llm"], capture_output=True, text=True)
+    assert res.returncode == 2 and "error: the llm agent needs a model: pass --model NAME" in res.stderr
+    assert not (tmp_path / "c").exists()

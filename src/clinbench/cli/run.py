@@ -65,7 +65,7 @@ def run_command(
                            agent_command=agent_command, max_steps=max_steps,
                            replay_from=str(replay_from) if replay_from else None, variant=variant,
                            unsafe_no_isolation=unsafe_no_isolation, sandbox=sandbox)
-    _check_agents(split_list(agent), options)
+    _check_agents(split_list(agent), split_list(model), options)
     config = CampaignConfig(db=str(db.resolve()), out=str(out.resolve()), options=options, timeout_seconds=timeout * 60)
     console = Console(stderr=True)
     summary = run_campaign(specs, config, jobs=jobs, executor=executor, ray_address=ray_address,
@@ -74,10 +74,17 @@ def run_command(
     Console().print(f"{summary.finished} run(s) done ({status}); {summary.skipped} already recorded; store {out / 'results.duckdb'}")
 
 
-def _check_agents(agents: list[str], options: AgentOptions) -> None:
-    """Fail before any run when an agent cannot start at all (e.g. no sandbox and no unsafe flag)."""
-    from clinbench.agents.factory import make_agent
+def _check_agents(agents: list[str], models: list[str], options: AgentOptions) -> None:
+    """Fail before any run when an agent cannot start at all (no sandbox and no unsafe flag, no model, no key)."""
+    import os
 
+    from clinbench.agents.factory import make_agent
+    from clinbench.errors import AgentError
+
+    if "llm" in agents and not models:
+        raise AgentError("the llm agent needs a model: pass --model NAME (and --base-url for a local server)")
+    if options.api_key_env and not os.environ.get(options.api_key_env):
+        raise AgentError(f"--api-key-env {options.api_key_env}: that environment variable is not set")
     for name in agents:
         make_agent(name, options)
 
