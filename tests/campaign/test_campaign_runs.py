@@ -70,6 +70,11 @@ def test_bad_task_becomes_an_error_run_not_a_crash(tiny_db, tmp_path):
     assert summary.by_status == {"error": 1} and run["reward"] == 0.0
     score = json.loads((out / run["evidence_dir"] / "score.json").read_text())
     assert "condition" in score["run_error"]
+    config = CampaignConfig(db=str(tiny_db), out=str(out))
+    spec = RunSpec("mimic-sofa-24h", "no-such-condition", "native", "empty", "-", 0)
+    assert run_campaign([spec], config).skipped == 1
+    retried = run_campaign([spec], config, retry_failed=True)
+    assert (retried.finished, retried.skipped) == (1, 0) and Store.open(out).count() == 1
 
 
 def test_two_campaigns_cannot_share_a_folder(tmp_path):

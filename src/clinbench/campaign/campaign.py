@@ -80,8 +80,9 @@ def _die_with_parent() -> None:
 
 def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1, executor: str = "local",
                  ray_address: str | None = None, runner: Runner = execute_run,
-                 reporter: Reporter | None = None) -> CampaignSummary:
-    """Run every spec not yet recorded in ``config.out``; return counts by status."""
+                 reporter: Reporter | None = None, retry_failed: bool = False) -> CampaignSummary:
+    """Run every spec not yet recorded in ``config.out`` (and, with ``retry_failed``, those recorded
+    as error or timeout: their new record replaces the old); return counts by status."""
     out = Path(config.out)
     if jobs < 1:
         raise CampaignError("--jobs must be at least 1")
@@ -92,6 +93,8 @@ def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1,
         store = Store.create(out)
         evidence.clear_leftovers(out)
         done = store.run_ids()
+        if retry_failed:
+            done -= {r["run_id"] for r in store.runs() if r["status"] != "ok"}
         unique = list(dict.fromkeys(specs))
         todo = [s for s in unique if s.run_id not in done]
         summary = CampaignSummary(planned=len(unique), skipped=len(unique) - len(todo))

@@ -51,6 +51,7 @@ def run_command(
     max_steps: int = typer.Option(40, "--max-steps", help="llm agent step limit."),
     replay_from: Path | None = typer.Option(None, "--replay-from", help="replay agent: an earlier campaign folder."),
     variant: str | None = typer.Option(None, "--variant", help="variant agent: which variant of the reference."),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="Also redo runs recorded as error or timeout."),
     sandbox: str | None = typer.Option(None, "--sandbox", help="Force a sandbox for external agents: bwrap or docker (default: the strongest available)."),
     unsafe_no_isolation: bool = typer.Option(False, "--unsafe-no-isolation", help="Run external agents without a sandbox (runs marked not isolated and not publishable)."),
 ) -> None:
@@ -69,7 +70,7 @@ def run_command(
     config = CampaignConfig(db=str(db.resolve()), out=str(out.resolve()), options=options, timeout_seconds=timeout * 60)
     console = Console(stderr=True)
     summary = run_campaign(specs, config, jobs=jobs, executor=executor, ray_address=ray_address,
-                           reporter=RichReporter(console))
+                           reporter=RichReporter(console), retry_failed=retry_failed)
     status = ", ".join(f"{n} {s}" for s, n in sorted(summary.by_status.items())) or "nothing to do"
     Console().print(f"{summary.finished} run(s) done ({status}); {summary.skipped} already recorded; store {out / 'results.duckdb'}")
 
