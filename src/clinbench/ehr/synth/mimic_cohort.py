@@ -30,7 +30,14 @@ ICU_UNITS = ("Medical Intensive Care Unit (MICU)", "Surgical Intensive Care Unit
              "Trauma SICU (TSICU)", "Coronary Care Unit (CCU)", "Neuro Surgical Intensive Care Unit (Neuro SICU)")
 ICU_UNIT_P = (0.22, 0.2, 0.17, 0.17, 0.11, 0.1, 0.03)
 
+
 class MimicCohort:
+    """The cohort and its latent courses, plus the random helpers every table writer shares.
+
+    Arrays are indexed by patient (``p``), admission (``a``) or ICU stay (``s``); times are epoch
+    seconds rounded to the minute.
+    """
+
     def __init__(self, con: duckdb.DuckDBPyConnection, patients: int, seed: int, knobs: Knobs) -> None:
         self.con = con
         self.n = patients

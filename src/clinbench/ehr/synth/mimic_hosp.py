@@ -74,6 +74,8 @@ DECIMALS = {50912: 1, 50885: 1, 51237: 1, 50971: 1, 50893: 1, 50960: 1, 50970: 1
 
 
 class HospTables(MimicCohort):
+    """Writers of the mimiciv_hosp tables (and icustays), each derived from the cohort's latents."""
+
     def hosp_core(self) -> None:
         rng, n, A = self.rng, self.n, len(self.a_pat)
         # patients: death date in hospital, or later for some

@@ -38,6 +38,8 @@ PRESSORS = {
 # antibiotics given for suspected infection: (drug, route, doses a day)
 
 class IcuEvents(MimicCohort):
+    """Writers of the mimiciv_icu event tables, each derived from the cohort's latents."""
+
     def chart(self, ev: Events) -> None:
         t = ev.table({"g": pa.int64(), "t": pa.int64(), "itemid": pa.int32(), "valuenum": pa.float64(),
                       "value": pa.string()})
