@@ -183,3 +183,17 @@ def test_creatinine_baseline_excludes_children(hand):
     hand.add_stay(anchor_age=17)
     hand.build("creatinine_baseline")
     assert hand.rows("SELECT * FROM mimiciv_derived.creatinine_baseline") == []
+
+
+def test_urine_output_rate_counts_hour_and_minute_boundaries(hand):
+    """09:10 -> 14:50 is 5 h 40 min but 5 hour boundaries: inside the '6 h' window (DuckDB-build convention)."""
+    hand.add_stay()
+    hand.chart(220045, "2150-01-01 08:00", 80)
+    hand.chart(226512, "2150-01-01 09:00", 50.0)
+    _output(hand, 226559, "2150-01-01 09:10", 30.0)
+    _output(hand, 226559, "2150-01-01 14:50", 30.0)
+    hand.build("urine_output_rate")
+    row = hand.one("SELECT * FROM mimiciv_derived.urine_output_rate WHERE charttime = '2150-01-01 14:50'")
+    # covered time: 70 min (08:00 -> 09:10) + 340 min (09:10 -> 14:50) = 410 min = 6.8333 h
+    assert row["urineoutput_6hr"] == 60.0 and row["uo_tm_6hr"] == 6.83
+    assert row["uo_mlkghr_6hr"] == round(60 / 50 / (410 / 60), 4)

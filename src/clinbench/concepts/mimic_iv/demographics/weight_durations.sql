@@ -13,7 +13,8 @@ WITH charted AS (
         stay_id
         , charttime
         , CASE WHEN itemid = 226512 THEN 'admit' ELSE 'daily' END AS weight_type
-        , AVG(ROUND(valuenum, 3)) AS weight
+        -- rounded to 3 dp through DECIMAL(38,9), as the public DuckDB build
+        , AVG(CAST(ROUND(CAST(valuenum AS DECIMAL(38, 9)), 3) AS DOUBLE)) AS weight
     FROM mimiciv_icu.chartevents
     WHERE itemid IN (226512, 224639) -- Admit Wt, Daily Weight
         AND valuenum > 0

@@ -5,8 +5,8 @@
 --   without GCS charting in the window has NULLs.
 -- Source: mimic-code firstday/first_day_gcs (MIT-LCP).
 -- Grain: stay_id
--- Deviations: ties on the lowest GCS go to the earliest charting (the public ordering is by
---   GCS only, so the components reported for a tie are arbitrary).
+-- Deviations: none. Ties on the lowest GCS go to the latest charting, as in the public DuckDB
+--   build (ORDER BY gcs, charttime DESC), so the reported components are deterministic.
 WITH ranked AS (
     SELECT
         ie.stay_id
@@ -15,7 +15,7 @@ WITH ranked AS (
         , g.gcs_verbal
         , g.gcs_eyes
         , g.gcs_unable
-        , ROW_NUMBER() OVER (PARTITION BY ie.stay_id ORDER BY g.gcs, g.charttime) AS gcs_seq
+        , ROW_NUMBER() OVER (PARTITION BY ie.stay_id ORDER BY g.gcs, g.charttime DESC) AS gcs_seq
     FROM mimiciv_icu.icustays AS ie
     INNER JOIN mimiciv_derived.gcs AS g
         ON ie.stay_id = g.stay_id

@@ -9,8 +9,8 @@
 -- Source: mimic-code measurement/bg (MIT-LCP); alveolar gas equation (PAO2 = FiO2 x
 --   (Patm - PH2O) - PaCO2 / RQ, RQ 0.8).
 -- Grain: specimen_id
--- Deviations: specimen_id is also output (the public table omits it, leaving no key);
---   aado2_calc is not rounded (as the public DuckDB build).
+-- Deviations: specimen_id is also output (the public table omits it, leaving no key).
+--   aado2_calc is rounded to 4 dp through DECIMAL(38,9), as the public builds do.
 WITH bg AS (
     SELECT
         MAX(subject_id) AS subject_id
@@ -118,11 +118,11 @@ SELECT
     , fio2_chartevents
     , fio2
     , aado2
-    , CASE
+    , CAST(ROUND(CAST(CASE
         WHEN po2 IS NULL OR pco2 IS NULL THEN NULL
         WHEN fio2 IS NOT NULL THEN (fio2 / 100) * (760 - 47) - (pco2 / 0.8) - po2
         WHEN fio2_chartevents IS NOT NULL THEN (fio2_chartevents / 100) * (760 - 47) - (pco2 / 0.8) - po2
-    END AS aado2_calc
+    END AS DECIMAL(38, 9)), 4) AS DOUBLE) AS aado2_calc
     , CASE
         WHEN po2 IS NULL THEN NULL
         WHEN fio2 IS NOT NULL THEN 100 * po2 / fio2

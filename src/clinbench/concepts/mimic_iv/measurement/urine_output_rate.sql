@@ -2,15 +2,20 @@
 -- Definition: At each urine-output charting of an ICU stay: the volume charted (uo), the
 --   volume over the last 6, 12 and 24 h, and the rate in mL/kg/h. Each charting is assumed
 --   to cover the time since the previous one (the first: since the first heart-rate charting
---   of the stay), so the "6 h" sum takes chartings at most 5 h before the current one (11 h,
---   23 h for 12 h and 24 h) and its covered time uo_tm_6hr is the sum of those gaps (hours).
---   A rate is given only when the covered time reaches 6 / 12 / 24 h: volume / weight /
---   covered hours, rounded to 4 dp; covered hours rounded to 2 dp. Weight: the
---   weight_durations interval with starttime < charttime <= endtime.
--- Source: mimic-code measurement/urine_output_rate (MIT-LCP); KDIGO 2012 urine criteria.
+--   of the stay, within a month of the stay), counted in minute boundaries; the "6 h" sum
+--   takes chartings at most 5 hour boundaries before the current one (11 for "12 h"; every
+--   charting of the last 23 h inclusive for "24 h") and its covered time uo_tm_6hr is the
+--   sum of those gaps in hours. A rate is given only when the covered time reaches 6 / 12 /
+--   24 h: volume / weight / covered hours, rounded to 4 dp; covered hours rounded to 2 dp.
+--   Weight: the weight_durations interval with starttime < charttime <= endtime.
+-- Source: mimic-code measurement/urine_output_rate, DuckDB build (MIT-LCP); KDIGO 2012 urine
+--   output criteria.
 -- Grain: stay_id, charttime
--- Deviations: none. Rounding goes through DECIMAL(38,9) as the public DuckDB build does;
---   volumes are DOUBLE (MIMIC stores 32-bit floats), which only matters below 4 dp.
+-- Deviations: none. Kept on purpose: differences count hour and minute boundaries as the
+--   DuckDB build and the published references do (mimic-code's BigQuery source has since
+--   moved to second resolution, which moves chartings at e.g. 09:10 -> 14:50 out of the 6 h
+--   window). Rounding goes through DECIMAL(38,9) as the DuckDB build; volumes are DOUBLE
+--   (MIMIC stores 32-bit floats), which only matters below 4 dp.
 WITH tm AS (
     SELECT
         ie.stay_id
@@ -30,11 +35,12 @@ WITH tm AS (
         tm.stay_id
         , uo.charttime
         , uo.urineoutput
+        -- minutes since the previous charting (minute boundaries, as the DuckDB build)
         , date_diff(
-            'second'
+            'minute'
             , COALESCE(LAG(uo.charttime) OVER (PARTITION BY tm.stay_id ORDER BY uo.charttime), tm.intime_hr)
             , uo.charttime
-        ) / 60.0 AS tm_since_last_uo
+        ) AS tm_since_last_uo
     FROM tm
     INNER JOIN mimiciv_derived.urine_output AS uo
         ON tm.stay_id = uo.stay_id
@@ -45,10 +51,10 @@ WITH tm AS (
         io.stay_id
         , io.charttime
         , MAX(io.urineoutput) AS uo
-        , SUM(CASE WHEN date_diff('second', iosum.charttime, io.charttime) / 3600.0 <= 5 THEN iosum.urineoutput END) AS urineoutput_6hr
-        , ROUND(CAST(SUM(CASE WHEN date_diff('second', iosum.charttime, io.charttime) / 3600.0 <= 5 THEN iosum.tm_since_last_uo END) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_6hr
-        , SUM(CASE WHEN date_diff('second', iosum.charttime, io.charttime) / 3600.0 <= 11 THEN iosum.urineoutput END) AS urineoutput_12hr
-        , ROUND(CAST(SUM(CASE WHEN date_diff('second', iosum.charttime, io.charttime) / 3600.0 <= 11 THEN iosum.tm_since_last_uo END) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_12hr
+        , SUM(CASE WHEN date_diff('hour', iosum.charttime, io.charttime) <= 5 THEN iosum.urineoutput END) AS urineoutput_6hr
+        , ROUND(CAST(SUM(CASE WHEN date_diff('hour', iosum.charttime, io.charttime) <= 5 THEN iosum.tm_since_last_uo END) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_6hr
+        , SUM(CASE WHEN date_diff('hour', iosum.charttime, io.charttime) <= 11 THEN iosum.urineoutput END) AS urineoutput_12hr
+        , ROUND(CAST(SUM(CASE WHEN date_diff('hour', iosum.charttime, io.charttime) <= 11 THEN iosum.tm_since_last_uo END) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_12hr
         , SUM(iosum.urineoutput) AS urineoutput_24hr
         , ROUND(CAST(SUM(iosum.tm_since_last_uo) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_24hr
     FROM uo_tm AS io
