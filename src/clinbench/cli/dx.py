@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Play encounters and record them in the campaign store."""
         from clinbench.dx.cases import load_cases
-        from clinbench.dx.costs import PriceTable
+        from clinbench.dx.costs import DEFAULT_UNMATCHED_PRICE, PriceTable
         from clinbench.dx.run import DxConfig, run_campaign
 
         selected = load_cases(cases, split=split)[:limit]
@@ -59,10 +59,19 @@ def register(app: typer.Typer) -> None:
 
             new = run_campaign(selected, cfg, out, prices=table, progress=tick)
         scored = [r for r in new if r.reward is not None]
+        ordered = unmatched = 0
+        for r in new:
+            ledger = Path(out) / (r.evidence_dir or "") / "ledger.json"
+            if ledger.is_file():
+                data = json.loads(ledger.read_text())
+                ordered += data["tests_ordered"]
+                unmatched += data["tests_unmatched"]
         acc = sum(r.reward for r in scored) / len(scored) if scored else float("nan")
         cost = sum(r.cost for r in scored) / len(scored) if scored else float("nan")
         console.print(f"{len(new)} new run(s) in {out} (skipped {len(selected) * trials - len(new)} already done); "
-                      f"accuracy {acc:.1%}, mean cost ${cost:,.0f}; prices: {table.label}")
+                      f"accuracy {acc:.1%}, mean cost ${cost:,.0f}; prices: {table.label}, "
+                      f"{ordered - unmatched}/{ordered} orders matched a price "
+                      f"(others charged ${DEFAULT_UNMATCHED_PRICE:,.0f})")
 
     @dx.command("stats")
     def stats(

@@ -139,12 +139,12 @@ class OfflineJudge:
             return Verdict(1, "no diagnosis given")
         rw, cw = _words(reference), _words(candidate)
         rs, cs = {stem(w) for w in rw}, {stem(w) for w in cw}
-        rp, cp = " ".join(rw) or reference, " ".join(cw) or candidate
-        self._prepare([rp, cp, *rw, *cw])
-        cos = float(self._vec(rp) @ self._vec(cp))
         clash = conflict(_words(reference, keep_qualifiers=True), _words(candidate, keep_qualifiers=True))
         if rs == cs and not clash:
             return Verdict(5, "same diagnosis after normalisation")
+        rp, cp = " ".join(rw) or reference, " ".join(cw) or candidate
+        self._prepare([rp, cp, *rw, *cw])
+        cos = float(self._vec(rp) @ self._vec(cp))
         if clash:
             return Verdict(3 if cos >= 0.45 else 2, f"conflicting {clash}")
         r_only = [w for w in dict.fromkeys(rw) if stem(w) not in cs and w not in _NEGATORS]

@@ -4,8 +4,10 @@ Each run (one case, one agent, one trial) plays an encounter, judges the diagnos
 writes its evidence to ``DIR/runs/<run_id>/`` (prompt.md, transcript.jsonl, ledger.json,
 score.json, manifest.json with sha256 of each file) through the campaign's evidence
 module, then records a row in ``DIR/results.duckdb`` (benchmark 'dx', task = case id,
-reward 1.0 when the judge gives 4 or more). Runs already in the store are skipped, so
-rerunning the command resumes a killed campaign.
+reward 1.0 when the judge gives 4 or more, strict when it gives 5; ``condition`` holds the
+gatekeeper kind and ``schema`` the judge kind, the two settings that change a dx run's
+meaning). Runs already in the store are skipped, so rerunning the command resumes a
+killed campaign.
 """
 
 from __future__ import annotations
