@@ -220,3 +220,12 @@ def test_duplicate_null_keys_count_once(con, tmp_path):
     r = run(con, tmp_path, PERFECT + ",1,1\n,2,2\n")
     assert r.duplicate_rows == 1 and r.extra_keys == 1
     assert r.columns["score"].match_rate == 4 / 6
+
+
+def test_empty_reference_is_named(tmp_path):
+    c = duckdb.connect()
+    c.execute("CREATE TABLE ref (stay_id INTEGER, score INTEGER, dose DOUBLE)")
+    r = score_against(spec(), write(tmp_path, "stay_id,score,dose\n"), c, "ref")
+    assert r.reward == 0.0 and "reference has no rows" in r.reason
+    r = score_against(spec(), write(tmp_path, "stay_id,score,dose\n1,2,3\n"), c, "ref")
+    assert not r.strict and "reference has no rows" in r.reason

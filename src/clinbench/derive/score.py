@@ -111,6 +111,8 @@ def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyCo
     n_ref = con.execute("SELECT count(*) FROM __ref").fetchone()[0]
 
     def failed(reason: str, **extra: Any) -> ScoreResult:
+        if n_ref == 0:
+            reason = f"the reference has no rows in this database, so nothing can match; {reason}"
         return ScoreResult(task_id=spec.id, reward=0.0, strict=False, key_precision=0.0, key_recall=0.0,
                            key_f1=0.0, coverage=0.0, ordered_value_nmae=1.0, reference_rows=n_ref,
                            reason=reason, **extra)
@@ -208,6 +210,8 @@ def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyCo
     if missing:
         reward = 0.0
         reason = f"missing required column(s): {', '.join(missing)}"
+    elif not n_ref:
+        reason = "the reference has no rows in this database, so nothing can match"
     elif not checks["coverage"]:
         reason = f"row coverage {recall:.3f} below {spec.coverage_threshold}"
     elif not checks["accuracy"]:
