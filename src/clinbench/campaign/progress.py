@@ -26,6 +26,8 @@ class RichReporter(Reporter):
     def start(self, total: int, skipped: int) -> None:
         if skipped:
             self.console.print(f"{skipped} run(s) already recorded: skipped")
+        if total == 0:
+            return
         self.progress.start()
         self._task = self.progress.add_task("runs", total=total, means="")
 
@@ -39,4 +41,5 @@ class RichReporter(Reporter):
         self.progress.update(self._task, advance=1, means=means)
 
     def stop(self) -> None:
-        self.progress.stop()
+        if self._task is not None:
+            self.progress.stop()
