@@ -7,10 +7,24 @@ import subprocess
 import sys
 
 import duckdb
+import pytest
 
 
-def cb(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "clinbench", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+def cb(*args):
+    """In-process run of the Typer app (fast); exit codes and output as the user sees them."""
+    from typer.testing import CliRunner
+
+    from clinbench.cli import app
+
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
+
+
+def cb_process(*args):
+    """The real entry point, for the error path (``main`` turns library errors into exit 2)."""
+    return subprocess.run([sys.executable, "-m", "clinbench", *map(str, args)], capture_output=True, text=True)
 
 
 def _meld_db(path):
@@ -24,12 +38,12 @@ def _meld_db(path):
 
 def test_tasks_list_show_lint():
     r = cb("tasks", "list")
-    assert r.returncode == 0 and "mimic-ventilation-raw" in r.stdout
+    assert r.exit_code == 0 and "mimic-ventilation-raw" in r.output
     r = cb("tasks", "show", "mimic-meld-24h")
-    assert r.returncode == 0 and "meld 1" in r.stdout and "{output_path}" in r.stdout
+    assert r.exit_code == 0 and "meld 1" in r.output and "{output_path}" in r.output
     r = cb("tasks", "lint")
-    assert r.returncode == 0 and "clean" in r.stdout
-    r = cb("tasks", "show", "nope")
+    assert r.exit_code == 0 and "clean" in r.output
+    r = cb_process("tasks", "show", "nope")
     assert r.returncode == 2 and r.stderr.startswith("error: unknown task 'nope'")
 
 
@@ -37,23 +51,25 @@ def test_reference_export_and_score(tmp_path):
     db = _meld_db(tmp_path / "x.duckdb")
     out = tmp_path / "ref.csv"
     r = cb("tasks", "reference", "mimic-meld-24h", "--db", db, "--out", out)
-    assert r.returncode == 0, r.stderr
+    assert r.exit_code == 0, r.output
     assert out.read_text().splitlines() == ["subject_id,hadm_id,stay_id,meld", "1,10,100,20.0", "2,20,200,7.5"]
     r = cb("score", "mimic-meld-24h", out, "--db", db, "--json")
-    data = json.loads(r.stdout)
+    data = json.loads(r.output)
     assert data["reward"] == 1.0 and data["strict"] is True
     bad = tmp_path / "bad.csv"
     bad.write_text("subject_id,hadm_id,stay_id\n1,10,100\n")
     r = cb("score", "mimic-meld-24h", bad, "--db", db)
-    assert r.returncode == 0 and "missing required column(s): meld" in r.stdout and "reward 0.0000" in r.stdout
-    r = cb("score", "mimic-meld-24h", out, "--db", tmp_path / "none.duckdb")
+    assert r.exit_code == 0 and "missing required column(s): meld" in r.output and "reward 0.0000" in r.output
+    r = cb_process("score", "mimic-meld-24h", out, "--db", tmp_path / "none.duckdb")
     assert r.returncode == 2 and "not found" in r.stderr
 
 
 def test_workspace_command(source_db, tmp_path):
     r = cb("workspace", "mimic-sofa-24h", "--condition", "with-skill", "--schema", "native", "--db", source_db, "--out", tmp_path / "ws")
-    assert r.returncode == 0, r.stderr
+    assert r.exit_code == 0, r.output
     assert (tmp_path / "ws" / "skills" / "sofa-score" / "SKILL.md").is_file()
     assert "skills/sofa-score/SKILL.md" in (tmp_path / "ws" / "prompt.md").read_text()
-    r = cb("workspace", "mimic-sofa-24h", "--condition", "with-skill", "--db", source_db, "--out", tmp_path / "ws")
-    assert r.returncode == 2 and "not empty" in r.stderr
+    from clinbench.errors import DataError
+
+    with pytest.raises(DataError, match="not empty"):
+        cb("workspace", "mimic-sofa-24h", "--condition", "with-skill", "--db", source_db, "--out", tmp_path / "ws")
