@@ -99,6 +99,8 @@ def make_builtin(name: str, options: AgentOptions) -> Agent:
     if name == "reference":
         return ReferenceAgent("reference")
     if name == "variant":
+        if not options.variant:
+            raise AgentError("the variant agent needs --variant NAME (a reference-validity variant, e.g. missing_as_null)")
         return ReferenceAgent("variant", options.variant)
     if name == "empty":
         return EmptyAgent()
