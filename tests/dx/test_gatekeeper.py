@@ -72,3 +72,33 @@ def test_questions_reach_history_and_examination(case_by_id):
     assert gk.answer("question", "What was the D-dimer?").source == REFUSED
     other = gk.answer("question", "Does she keep any exotic pets?")
     assert other.source == SYNTHETIC
+
+
+def test_discharge_summary_layout_with_withheld_sections():
+    # A note laid out like a hospital discharge summary (text written for this test).
+    from clinbench.dx.cases import Case
+
+    summary = "A 50-year-old woman with two days of right flank pain."
+    note = "\n".join([
+        summary, "", "Service: UROLOGY", "Attending: ___",
+        "Chief Complaint:", "Flank pain", "Major Surgical or Invasive Procedure:", "Cystoscopy and left stent placement",
+        "History of Present Illness:", "Two days of colicky right flank pain radiating to the groin.",
+        "Social History:", "Works as a gardener. Never smoked.",
+        "Physical Exam:", "Vitals: T 37.0 HR 92 BP 140/85. Right CVA tenderness.",
+        "Pertinent Results:", "Hgb-13.1 Creat-1.4 WBC-9.8",
+        "Brief Hospital Course:", "Taken for stent placement after CT confirmed the obstruction.",
+        "Medications on Admission:", "Lisinopril 10 mg daily",
+        "Discharge Diagnosis:", "Obstructing right ureteral stone",
+    ])
+    case = Case(case_id=900, mimic_note_id="x", final_diagnosis="Obstructing right ureteral stone",
+                case_title="x", case_summary=summary, full_text=note, estimated_clinician_visits=1,
+                tests=[{"name": "CT abdomen"}], case_sets=["test"])
+    gk = OfflineGatekeeper(case)
+    assert "gardener" in gk.answer("question", "What is her job?").text
+    assert "Lisinopril" in gk.answer("question", "What medications does she take?").text
+    assert gk.answer("test", "hemoglobin").text == "Hgb-13.1."
+    creat = gk.answer("test", "creatinine")
+    assert creat.text == "Creat-1.4." and creat.source == "REAL"
+    served = " ".join(gk.answer("question", q).text for q in
+                      ["What service is she on?", "Any procedures?", "Was a stent placed?", "What happened in hospital?"])
+    assert "UROLOGY" not in served and "stent" not in served.lower()

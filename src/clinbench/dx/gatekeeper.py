@@ -74,6 +74,14 @@ _SECTION_WORDS = {
                             "respiratory saturation oxygen auscultation palpation",
 }
 _SECTION_WORDS["review of systems"] = "symptom system"
+def _section_vocab(name: str) -> set[str]:
+    """Query words that point at a section ("medications on admission" -> medication words)."""
+    for key, words in _SECTION_WORDS.items():
+        if key in name or name in key:
+            return set(tokens(words))
+    return set()
+
+
 # Everyday question words -> the words notes use for the same thing.
 _QUERY_SYNONYMS = {stem(k): v for k, v in {
     "fever": "temperature febrile chills rigors", "feverish": "temperature chills", "temperature": "fever",
@@ -196,7 +204,7 @@ class OfflineGatekeeper:
         # Section-aware: a query word naming a section ("medications", "smoke") adds a
         # fixed bonus to every sentence of that section, so "None." under Medications
         # answers "what does she take?".
-        self.section_vocab = [set(tokens(_SECTION_WORDS.get(sec, ""))) for sec, _ in self.units]
+        self.section_vocab = [_section_vocab(sec) for sec, _ in self.units]
         self.named = [r for r in self.record.results if r.name]
 
     # questions
@@ -234,7 +242,8 @@ class OfflineGatekeeper:
         # 2. one analyte inside a result line ("haemoglobin" inside the blood count)
         want = set(ot)
         for r in self.record.results:
-            for part in re.split(r",\s+|;\s+", r.text):
+            # split at commas/semicolons and before each "Name-value" of hospital lab strings
+            for part in re.split(r",\s+|;\s+|\s+(?=[A-Za-z][A-Za-z0-9()]*-[\d<>])", r.text):
                 pt = set(tokens(part))
                 if want <= pt and re.search(r"\d", part):
                     return Reply(part.strip().rstrip(".") + ".", REAL, matched=r.name or "results")

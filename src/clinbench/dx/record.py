@@ -6,8 +6,8 @@ illness:", "Pertinent results:" ...). Sections are sorted into three kinds:
 * **history/examination** (what a question can reach),
 * **results** (what a test order can reach; one entry per "Name: result" line, or per
   sentence when the note is free prose),
-* **withheld** (hospital course, discharge diagnosis, impressions, anything after them):
-  never served.
+* **withheld** (hospital course, procedures, discharge sections, the header block before
+  the first section): never served.
 
 Imaging impressions are cut at "Impression:" so only findings are served.
 """
@@ -25,7 +25,8 @@ for _names, _kind in [
     (("chief complaint", "cc", "reason for admission", "presenting complaint"), "history"),
     (("history of present illness", "hpi", "history of presenting complaint", "presenting history"), "history"),
     (("past medical history", "pmh", "past history", "past surgical history", "medical history"), "history"),
-    (("medications", "medications on admission", "home medications", "current medications"), "history"),
+    (("medications", "medications on admission", "home medications", "current medications",
+      "outpatient medications", "preadmission medications"), "history"),
     (("allergies",), "history"),
     (("social history",), "history"),
     (("family history",), "history"),
@@ -34,6 +35,7 @@ for _names, _kind in [
     (("pertinent results", "results", "laboratory results", "labs", "investigations", "microbiology",
       "procedures", "studies"), "results"),
     (("imaging", "radiology", "imaging studies"), "results"),
+    (("major surgical or invasive procedure", "procedures performed", "operations", "consults"), "withheld"),
     (("hospital course", "brief hospital course", "assessment and plan", "assessment", "plan",
       "discharge diagnosis", "discharge diagnoses", "final diagnosis", "impression", "discharge condition",
       "discharge instructions", "discharge medications", "followup instructions", "follow-up",
@@ -85,21 +87,18 @@ def parse_record(full_text: str, case_summary: str = "") -> Record:
     if case_summary and body.startswith(case_summary):
         body = body[len(case_summary):]
         rec.sections.append(Section("vignette", "vignette", case_summary))
-    current: Section | None = None
-    withheld_seen = False
+    # Text before the first known heading (admission dates, "Service: SURGERY", the
+    # attending) hints at the answer, so it is withheld; lines under an unknown heading
+    # belong to the section above them.
+    current = Section("preamble", "withheld", "")
+    rec.sections.append(current)
     for line in body.splitlines():
         m = _HEADING.match(line)
         name = m.group(1).strip().lower() if m else None
         if m and name in _SECTION_KINDS:
-            kind = _SECTION_KINDS[name]
-            # Once the summary reaches the course/diagnosis, everything after stays hidden.
-            withheld_seen = withheld_seen or kind == "withheld"
-            current = Section(name, "withheld" if withheld_seen else kind, m.group(2).strip())
+            current = Section(name, _SECTION_KINDS[name], m.group(2).strip())
             rec.sections.append(current)
             continue
-        if current is None:
-            current = Section("preamble", "history", "")
-            rec.sections.append(current)
         current.text = (current.text + "\n" + line).strip() if line.strip() else current.text
     for sec in rec.of_kind("results"):
         for line in sec.text.splitlines():
