@@ -57,7 +57,7 @@ def test_each_run_gets_own_copy_of_cached_db(source_db, tmp_path):
     a = prepare_workspace("mimic-meld-24h", "no-skill", "native", source_db, tmp_path / "a")
     b = prepare_workspace("mimic-meld-24h", "no-skill", "native", source_db, tmp_path / "b")
     assert (a / "database.duckdb").stat().st_ino != (b / "database.duckdb").stat().st_ino
-    cached = list(cache_dir().glob("mimic-meld-24h.native.*.duckdb"))
+    cached = list(cache_dir().glob("mimic-iv.standard.native.*.duckdb"))
     assert len(cached) == 1
     # a run writing to its copy does not touch the cache or the other run
     con = duckdb.connect(str(a / "database.duckdb"))
@@ -137,5 +137,19 @@ def test_obfuscated_mapping_kept_outside_workspace(source_db, tmp_path):
     assert sorted(p.name for p in ws.iterdir()) == ["database.duckdb", "prompt.md"]
     names = tables(ws / "database.duckdb")
     assert not any("mimiciv" in n or "chartevents" in n for n in names)
-    mappings = list(cache_dir().glob("mimic-meld-24h-raw.obfuscated.*.mapping.json"))
+    mappings = list(cache_dir().glob("mimic-iv.raw.obfuscated.*.mapping.json"))
     assert len(mappings) == 1 and "mimiciv_icu.chartevents" in mappings[0].read_text()
+
+
+def test_tasks_with_the_same_table_set_share_one_cached_database(source_db, tmp_path):
+    from clinbench.derive.workspace import variant_mapping
+
+    for task in ("mimic-sofa-24h-raw", "mimic-meld-24h-raw", "mimic-charlson-raw"):
+        prepare_workspace(task, "no-skill", "native", source_db, tmp_path / task)
+    assert len(list(cache_dir().glob("mimic-iv.raw.native.*.duckdb"))) == 1
+    # standard tasks drop different concepts, so they do not share
+    prepare_workspace("mimic-sofa-24h", "no-skill", "native", source_db, tmp_path / "a")
+    prepare_workspace("mimic-meld-24h", "no-skill", "native", source_db, tmp_path / "b")
+    assert len(list(cache_dir().glob("mimic-iv.standard.native.*.duckdb"))) == 2
+    plan = variant_mapping("mimic-meld-24h-raw", "obfuscated", source_db)
+    assert plan.reconstruct["mimiciv_icu.chartevents"].startswith('SELECT "c_')

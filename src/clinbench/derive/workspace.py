@@ -9,6 +9,8 @@ Source fingerprint: sha256 of the file's size and mtime (nanoseconds) plus a cat
 fingerprint (every table's schema, name, estimated row count and column names/types),
 read from DuckDB's catalogue without scanning data, so it costs milliseconds at any
 size. Rewriting the database (new size/mtime or changed tables) invalidates the cache.
+The task and mode enter the key as the exact list of relations they allow, so tasks with
+the same table set (all raw MIMIC-IV tasks; both eICU tasks) share one cached file.
 """
 
 from __future__ import annotations
@@ -77,24 +79,18 @@ def variant_mapping(task_id: str, schema_variant: str, db_path: str | Path) -> V
     return prepare_database(get_task(task_id), schema_variant, db_path).plan
 
 
-def allowed_relations(spec: TaskSpec, con: duckdb.DuckDBPyConnection, alias: str = "src") -> list[Relation]:
-    """The source relations a workspace for ``spec`` may contain."""
-    schemas = list(SOURCE_SCHEMAS[spec.database])
+def allowed_relations(spec: TaskSpec, catalog: dict[tuple[str, str], tuple[tuple[str, str], ...]]) -> list[Relation]:
+    """The source relations a workspace for ``spec`` may contain, from the source catalogue."""
+    schemas = set(SOURCE_SCHEMAS[spec.database])
     if spec.database == "mimic-iv" and spec.mode == "standard":
-        schemas.append(DERIVED_SCHEMA)
-    rows = con.execute(
-        "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
-        "WHERE database_name = ? AND schema_name IN (SELECT unnest(?)) ORDER BY schema_name, table_name, column_index",
-        [alias, schemas],
-    ).fetchall()
-    rels: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for schema, table, col, typ in rows:
-        rels.setdefault((schema, table), []).append((col, typ))
+        schemas.add(DERIVED_SCHEMA)
     keep = []
-    for (schema, table), cols in rels.items():
+    for (schema, table), cols in sorted(catalog.items()):
+        if schema not in schemas:
+            continue
         if schema == DERIVED_SCHEMA and (table.startswith(HIDDEN_PREFIXES) or table in spec.drop):
             continue
-        keep.append(Relation(schema, table, tuple(cols)))
+        keep.append(Relation(schema, table, cols))
     missing = [s for s in SOURCE_SCHEMAS[spec.database] if not any(r.schema == s for r in keep)]
     if missing:
         raise DataError(
@@ -104,7 +100,8 @@ def allowed_relations(spec: TaskSpec, con: duckdb.DuckDBPyConnection, alias: str
     return keep
 
 
-def source_fingerprint(db_path: Path) -> str:
+def read_catalog(db_path: Path) -> tuple[str, dict[tuple[str, str], tuple[tuple[str, str], ...]]]:
+    """(fingerprint, relations) of a source database, from its catalogue only (no data scan)."""
     st = db_path.stat()
     try:
         con = duckdb.connect(str(db_path), read_only=True)
@@ -116,38 +113,49 @@ def source_fingerprint(db_path: Path) -> str:
         ).fetchall()
         cols = con.execute(
             "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
-            "WHERE NOT internal ORDER BY ALL"
+            "WHERE NOT internal ORDER BY schema_name, table_name, column_index"
         ).fetchall()
     finally:
         con.close()
-    return hashlib.sha256(repr((st.st_size, st.st_mtime_ns, tables, cols)).encode()).hexdigest()
+    relations: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for schema, table, col, typ in cols:
+        relations.setdefault((schema, table), []).append((col, typ))
+    fingerprint = hashlib.sha256(repr((st.st_size, st.st_mtime_ns, tables, cols)).encode()).hexdigest()
+    return fingerprint, {k: tuple(v) for k, v in relations.items()}
 
 
 def prepare_database(spec: TaskSpec, schema_variant: str, db_path: str | Path) -> PreparedDatabase:
-    """The cached masked database for (source, task, mode, variant), built on first use."""
+    """The cached masked database for (source, task's table set, variant), built on first use.
+
+    The key uses the exact set of relations the task's mode allows (which is what task and
+    mode decide), so tasks with the same table set share one cached file: every raw MIMIC-IV
+    task shares one, every eICU task another; standard tasks differ by their dropped concepts.
+    """
     db_path = Path(db_path)
     if not db_path.is_file():
         raise DataError(f"database {db_path} not found; build one with `clinbench data synth` or `clinbench data load`")
     plan_variant(schema_variant, [])  # validate the name before any work
+    fingerprint, catalog = read_catalog(db_path)
+    relations = allowed_relations(spec, catalog)
     key = hashlib.sha256(
-        f"{BUILD_VERSION}|{source_fingerprint(db_path)}|{spec.id}|{spec.mode}|{schema_variant}".encode()
+        f"{BUILD_VERSION}|{fingerprint}|{[r.qualified for r in relations]}|{schema_variant}".encode()
     ).hexdigest()[:24]
     root = cache_dir()
     root.mkdir(parents=True, exist_ok=True)
-    target = root / f"{spec.id}.{schema_variant}.{key}.duckdb"
+    target = root / f"{spec.database}.{spec.mode}.{schema_variant}.{key}.duckdb"
     mapping = target.with_suffix(".mapping.json")
     with _lock(root / f"{key}.lock"):
         if target.is_file() and mapping.is_file():
             plan = _load_plan(mapping)
             return PreparedDatabase(target, mapping, plan)
-        plan = _build(spec, schema_variant, db_path, target, _salt(root))
+        plan = _build(relations, schema_variant, db_path, target, _salt(root))
         tmp = mapping.with_suffix(".part")
         tmp.write_text(json.dumps(plan.to_json(), indent=1), encoding="utf-8")
         os.replace(tmp, mapping)
     return PreparedDatabase(target, mapping, plan)
 
 
-def _build(spec: TaskSpec, variant: str, db_path: Path, target: Path, salt: str) -> VariantPlan:
+def _build(relations: list[Relation], variant: str, db_path: Path, target: Path, salt: str) -> VariantPlan:
     fd, tmp_name = tempfile.mkstemp(prefix=".build-", suffix=".duckdb", dir=target.parent)
     os.close(fd)
     os.unlink(tmp_name)  # DuckDB must create the file itself
@@ -156,7 +164,7 @@ def _build(spec: TaskSpec, variant: str, db_path: Path, target: Path, salt: str)
         con = duckdb.connect(str(tmp))
         try:
             con.execute(f"ATTACH '{_esc(str(db_path))}' AS src (READ_ONLY)")
-            plan = plan_variant(variant, allowed_relations(spec, con), salt)
+            plan = plan_variant(variant, relations, salt)
             for out in plan.outputs:
                 con.execute(f'CREATE SCHEMA IF NOT EXISTS "{out.schema}"')
                 con.execute(f'CREATE TABLE "{out.schema}"."{out.name}" AS {out.select}')
