@@ -36,6 +36,7 @@ except OSError as exc:
     result["internet"] = type(exc).__name__
 result["reference_visible"] = os.path.exists(reference)
 result["other_run_visible"] = os.path.exists(other_run)
+result["etc_shadow_visible"] = os.path.exists("/etc/shadow")
 for name, path in (("outside", outside), ("usr", "/usr/clinbench-probe"), ("root", "/clinbench-probe")):
     try:
         open(path, "w").write("x"); result["write_" + name] = "ok"
@@ -97,6 +98,7 @@ def test_bwrap_blocks_network_reference_other_runs_and_outside_writes(tmp_path):
     assert seen["host_loopback"] == "ConnectionRefusedError" and accepted == []
     assert seen["internet"] != "connected"
     assert seen["reference_visible"] is False and seen["other_run_visible"] is False
+    assert seen["etc_shadow_visible"] is False
     assert seen["write_outside"] != "ok" and not outside.exists()
     assert seen["write_usr"] != "ok" and seen["write_root"] != "ok"
     assert seen["home"] == "/tmp/home" and seen["home_writable"] is True

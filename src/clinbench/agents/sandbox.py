@@ -28,7 +28,13 @@ SANDBOX_HOME = "/tmp/home"
 SANDBOX_WORKSPACE = "/workspace"  # a fixed path inside, so no host path (or its parents) exists there
 EGRESS_DIR = "/run/clinbench"  # where the egress socket and bridge appear inside
 BRIDGE_SCRIPT = Path(__file__).with_name("egress_bridge.py")
-SYSTEM_RO = ("/usr", "/etc", "/opt")
+SYSTEM_RO = ("/usr", "/opt")
+# Only the parts of /etc that programs need (users, libraries, certificates, shell profile):
+# the rest of /etc (shadow, environment files, service credentials) stays out of view.
+ETC_RO = ("passwd", "group", "hosts", "nsswitch.conf", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime",
+          "alternatives", "ssl", "ca-certificates", "ca-certificates.conf", "pki", "profile", "profile.d", "bash.bashrc",
+          "inputrc", "locale.alias", "locale.gen", "mime.types", "os-release", "debian_version", "terminfo", "gai.conf",
+          "host.conf", "protocols", "services", "magic", "timezone", "xdg")
 DOCKER_IMAGE_ENV = "CLINBENCH_DOCKER_IMAGE"
 
 
@@ -124,6 +130,9 @@ class BwrapSandbox(Sandbox):
         for path in SYSTEM_RO:
             if Path(path).exists():
                 args += ["--ro-bind", path, path]
+        for name in ETC_RO:
+            if Path("/etc", name).exists():
+                args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
         args += _usr_merge_links()
         args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
         mounted = [*SYSTEM_RO, *(str(Path(p).resolve()) for p in [*self.extra_ro, *ro_paths])]
