@@ -114,3 +114,27 @@ def test_llm_gatekeeper_reply_passes_the_leak_guard(case_by_id):
     assert first.text.startswith("Tender right lower quadrant")
     assert second.text == "Lipase 31 U/L." and second.source == "SYNTHETIC"
     assert "Hospital course" in system and "never reveal" in system
+
+
+def test_llm_agent_talks_to_the_endpoint_and_is_forced_to_diagnose(tmp_path, cases):
+    # The scripted server answers tool-less chat requests with "OK": the agent never
+    # acts, so after max_turns it is forced, gives nothing, and the judge scores 1.
+    case1 = [c for c in cases if c.case_id == 1]
+    with ScriptedServer([]) as server:
+        cfg = DxConfig(agent="llm", model="dx-model", base_url=server.base_url, api_key="k", max_turns=2)
+        (rec,) = run_campaign(case1, cfg, tmp_path)
+        first = server.requests[0]
+    assert rec.status == "ok" and rec.judge_score == 1 and rec.reward == 0.0 and rec.cost == 0.0
+    assert len(server.requests) == 3  # two turns and the forced one
+    assert first["model"] == "dx-model"
+    assert first["messages"][0]["role"] == "system" and "<diagnosis>" in first["messages"][0]["content"]
+    assert case1[0].case_summary in first["messages"][1]["content"]
+    usage = Store.open(tmp_path).runs()[0]
+    assert usage["requests"] == 3 and usage["input_tokens"] > 0
+
+
+def test_run_demo_writes_both_baselines_and_a_plot(campaign):
+    from clinbench.dx.run import run_demo
+
+    svg = run_demo(campaign)  # everything already ran: only the plot is new work
+    assert svg.is_file() and "instant-embed" in svg.read_text()
