@@ -11,7 +11,7 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test,dx,llm]'
+	$(BIN)/pip install --quiet -e '.[test,dx,llm,ray]'
 	touch $(STAMP)
 
 install: $(STAMP)
