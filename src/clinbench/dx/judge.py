@@ -73,6 +73,22 @@ _EXCLUSIVE = [
 ]
 _EXCLUSIVE_STEMS = [{stem(w) for w in group} for group in _EXCLUSIVE]
 _NEGATORS = {"non", "not", "without", "no"}
+
+# Words that name a disease process rather than qualify one. Missing such a word is a
+# major specificity error (3), not a minor qualifier (4); and one such word stands for
+# another only when the two are near-identical (e.g. spelling variants), so that
+# "osteoarthritis" does not pass for "septic arthritis".
+_DISEASE_SUFFIXES = ("itis", "osis", "emia", "penia", "oma", "pathy", "plasia", "rrhage", "rrhea", "lithiasis",
+                     "thorax", "cele", "ectasia", "algia")
+_DISEASE_HEADS = {stem(w) for w in (
+    "infarction embolism emboli thrombosis thrombus fracture hemorrhage obstruction dissection failure ulcer "
+    "infection block fibrillation flutter tachycardia bradycardia pneumonia pregnancy stroke calculus stone "
+    "aneurysm abscess tear hernia cancer carcinoma tumor malignancy ketoacidosis acidosis syndrome "
+    "colic angina purpura crisis injury toxicity overdose").split()}
+
+
+def _is_disease_word(word: str) -> bool:
+    return word.endswith(_DISEASE_SUFFIXES) or stem(word) in _DISEASE_HEADS
 _WORD = re.compile(r"[a-z0-9]+")
 _QUAL_STEMS = {stem(q) for q in QUALIFIERS} - {"type"}
 
@@ -104,6 +120,7 @@ def conflict(ref_words: list[str], cand_words: list[str]) -> str | None:
 
 class OfflineJudge:
     word_match = 0.62
+    same_disease = 0.8
     close = 0.55
     paraphrase = 0.8
 
@@ -132,7 +149,11 @@ class OfflineJudge:
         if not others:
             return False
         v = self._vec(word)
-        return max(float(v @ self._vec(o)) for o in others) >= self.word_match
+        for o in others:
+            need = self.same_disease if _is_disease_word(word) and _is_disease_word(o) else self.word_match
+            if float(v @ self._vec(o)) >= need:
+                return True
+        return False
 
     def score(self, reference: str, candidate: str) -> Verdict:
         if not candidate.strip():
@@ -155,6 +176,9 @@ class OfflineJudge:
         if not r_left and not c_left:
             return Verdict(5, f"equivalent wording (cosine {cos:.2f})")
         if not c_left:
+            major = [w for w in r_left if _is_disease_word(w)]
+            if major:
+                return Verdict(3, f"misses the disease named by {', '.join(major)} (cosine {cos:.2f})")
             if cos >= self.close and (shared or cos >= self.paraphrase):
                 return Verdict(4, f"less specific: lacks {', '.join(r_left)} (cosine {cos:.2f})")
             return Verdict(3, f"much less specific: lacks {', '.join(r_left)} (cosine {cos:.2f})")

@@ -104,7 +104,8 @@ ABBREVIATIONS: dict[str, str] = {
     "mca": "middle cerebral artery", "aca": "anterior cerebral artery", "pca": "posterior cerebral artery",
     "c difficile": "clostridioides difficile", "c. difficile": "clostridioides difficile",
     "heart block": "atrioventricular block", "av block": "atrioventricular block",
-    "prerenal azotemia": "prerenal acute kidney injury", "gallstone": "calculous", "gallstones": "calculous", "underactive thyroid": "hypothyroidism",
+    "prerenal azotemia": "prerenal acute kidney injury", "gallstone": "calculous", "gallstones": "calculous",
+    "stone": "calculus", "stones": "calculi", "underactive thyroid": "hypothyroidism",
 }
 
 _ABBREV_RE = re.compile(
