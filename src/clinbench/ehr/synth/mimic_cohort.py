@@ -163,7 +163,7 @@ class MimicCohort:
         gap_len = rng.choice([8.0, 13.5, 15.0, 24.0], size=S) * HOUR
         self.gs = np.where(has_gap, self.minutes(vs + self.u(0.3, 0.6, S) * (ve - vs)), 0)
         self.ge = np.where(has_gap, self.gs + gap_len, 0)
-        self.trach = self.vent & (ve - vs > 96 * HOUR) & (self.r(S) < 0.4)
+        self.trach = self.vent & (ve - vs > 72 * HOUR) & (self.r(S) < 0.5)  # tracheostomy after 48 h
 
         # CRRT and AKI timing
         self.cs = self.minutes(self.s_in + self.u(6, 30, S) * HOUR)

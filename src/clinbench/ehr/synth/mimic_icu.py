@@ -27,7 +27,7 @@ TEMP_SITES = ("Oral", "Axillary", "Blood", "Rectal", "Temporal")
 PRESSORS = {
     "norepinephrine": (221906, "mcg/kg/min", "mg", (0.02, 0.03, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)),
     "epinephrine": (221289, "mcg/kg/min", "mg", (0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.15, 0.2)),
-    "phenylephrine": (221749, "mcg/kg/min", "mg", (0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0)),
+    "phenylephrine": (221749, "mcg/kg/min", "mg", (0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0)),
     "dopamine": (221662, "mcg/kg/min", "mg", (2.0, 3.0, 5.0, 7.5, 10.0, 15.0, 20.0)),
     "vasopressin": (222315, "units/hour", "units", (1.2, 1.8, 2.4, 2.4, 2.4, 3.6)),
     "dobutamine": (221653, "mcg/kg/min", "mg", (2.5, 5.0, 7.5, 10.0)),
@@ -98,7 +98,8 @@ class IcuEvents(MimicCohort):
         tsel = k % 4 == 0
         tg, tt, th = g[tsel], t[tsel], hours[tsel]
         m = len(tg)
-        fever = self.sepsis[tg] * 1.3 * np.clip(np.sin(2 * np.pi * th / 30 + self.stay_phase[tg]), 0, None)
+        peak = self.sepsis * self.u(0.6, 2.4, S)  # fever spikes of septic stays, some above 39 °C
+        fever = peak[tg] * np.clip(np.sin(2 * np.pi * th / 30 + self.stay_phase[tg]), 0, None)
         temp_c = np.round(np.clip(36.8 + rng.normal(0, 0.25, S)[tg] + fever + rng.normal(0, 0.3, m), 33, 41.5), 1)
         temp_f = np.round(temp_c * 1.8 + 32, 1)
         unit = self.r(m)
@@ -121,6 +122,11 @@ class IcuEvents(MimicCohort):
         rng, S = self.rng, self.S
         step = rng.choice([1, 2, 3, 4], size=S, p=[0.1, 0.25, 0.3, 0.35]) * HOUR
         g, _, t = grid(ceil_hour(self.s_in) + 15 * MINUTE, self.s_out, step)
+        # a tenth of stays go 6-9 h without a GCS (asleep, off the unit): older values stop carrying
+        gap_start = self.s_in + (self.u(4, 20, S) * HOUR).astype(np.int64)
+        gap_end = gap_start + (self.u(6, 9, S) * HOUR).astype(np.int64)
+        keep = ~((self.r(S) < 0.1)[g] & (t >= gap_start[g]) & (t < gap_end[g]))
+        g, t = g[keep], t[keep]
         n = len(g)
         vented = self.in_vent(g, t)
         normal = self.r(n) < (0.9 - 0.6 * self.sev[g])
@@ -170,7 +176,7 @@ class IcuEvents(MimicCohort):
         ev.add(g=g, t=t, itemid=224695, valuenum=np.round(rng.normal(20, 5, n)))
         ev.add(g=g, t=t, itemid=224689, valuenum=np.clip(np.round(rng.normal(3, 4, n)), 0, 30))
         dev = k % 2 == 0
-        trach = self.trach[g] & (t > self.vs[g] + 72 * HOUR)
+        trach = self.trach[g] & (t > self.vs[g] + 48 * HOUR)
         ett = dev & ~trach
         ev.add(g=g[ett], t=t[ett], itemid=226732, value=pick(("Endotracheal tube",), np.zeros(ett.sum(), int)))
         ev.add(g=g[trach], t=t[trach], itemid=226732, value=pick(("Tracheostomy tube",), np.zeros(trach.sum(), int)))
@@ -289,7 +295,7 @@ class IcuEvents(MimicCohort):
             end = start + dur
             ok = end <= self.s_out[g]
             level0 = rng.integers(len(ladder) // 4, 3 * len(ladder) // 4 + 1, len(idx))  # start mid-ladder
-            walk = np.where(pos == 0, 0, rng.choice([-1, 0, 1], size=m, p=[0.3, 0.3, 0.4]))
+            walk = np.where(pos == 0, 0, rng.choice([-1, 0, 1], size=m, p=[0.35, 0.3, 0.35]))
             level = np.clip(level0[gi] + group_cumsum(walk, gi), 0, len(ladder) - 1)
             rate = np.asarray(ladder)[level]
             weight = self.weight[g]
@@ -363,7 +369,10 @@ class IcuEvents(MimicCohort):
         irrigant = (self.r(S) < 0.03)[g] & ~self.threshold[g]
         flush = np.round(self.u(100, 300, len(g)) / 10) * 10
         ev.add(g=g[~irrigant], t=t[~irrigant], itemid=226559, value=value[~irrigant])
-        ev.add(g=g[irrigant], t=t[irrigant], itemid=227489, value=(value + flush)[irrigant])
+        # out = urine + irrigant, except when clots hold irrigant back: the net hourly output goes negative
+        retained = self.r(len(g)) < 0.1
+        out = np.where(retained, np.round(flush * 0.7 / 5) * 5, value + flush)
+        ev.add(g=g[irrigant], t=t[irrigant], itemid=227489, value=out[irrigant])
         ev.add(g=g[irrigant], t=t[irrigant], itemid=227488, value=flush[irrigant])
         vidx = np.flatnonzero(~foley)
         step = rng.integers(4, 7, len(vidx)) * HOUR
