@@ -138,3 +138,34 @@ def test_run_demo_writes_both_baselines_and_a_plot(campaign):
 
     svg = run_demo(campaign)  # everything already ran: only the plot is new work
     assert svg.is_file() and "instant-embed" in svg.read_text()
+
+
+def test_cli_judge_calibrate_on_a_pairs_file(tmp_path):
+    pairs = tmp_path / "cal.csv"
+    pairs.write_text("reference,candidate,expected\n"
+                     "Acute appendicitis,Appendicitis,4\n"
+                     "Acute appendicitis,Acute suppurative appendicitis,5\n"
+                     "Acute appendicitis,Migraine,1\n"
+                     "Left lower lobe pneumonia,Right lower lobe pneumonia,3\n")
+    out = cli("judge-calibrate", "--pairs", str(pairs), "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["pairs"] == 4 and data["kappa_correct"] == 1.0
+    assert data["confusion"]["expected_correct_judged_correct"] == 2
+
+
+def test_real_dataset_layout_runs_end_to_end(tmp_path, cases):
+    # dataset.json records carry no icd10/synonyms: the leak guard looks the code up itself
+    path = tmp_path / "dataset.json"
+    path.write_text(json.dumps([c.record() for c in cases[:3]]))
+    out = cli("run", "--cases", str(path), "--split", "test", "--agent", "order-all", "--out", str(tmp_path / "c"))
+    assert out.returncode == 0, out.stderr
+    runs = Store.open(tmp_path / "c").runs()
+    assert len(runs) == 3 and all(r["status"] == "ok" and r["cost"] > 0 for r in runs)
+    manifest = json.loads((tmp_path / "c" / runs[0]["evidence_dir"] / "manifest.json").read_text())
+    assert manifest["data"] == "REAL"
+    for r in runs:
+        case = next(c for c in cases if str(c.case_id) == r["task"])
+        transcript = (tmp_path / "c" / r["evidence_dir"] / "transcript.jsonl").read_text().lower()
+        replies = " ".join(json.loads(line).get("reply", "") for line in transcript.splitlines())
+        assert case.final_diagnosis.lower() not in replies

@@ -327,6 +327,3 @@ def make_gatekeeper(kind: str, case: Case, chat=None) -> Gatekeeper:
 
     raise ClinbenchError(f"unknown gatekeeper {kind!r}: use offline or llm")
 
-
-__all__ = ["Reply", "Gatekeeper", "OfflineGatekeeper", "LLMGatekeeper", "make_gatekeeper",
-           "REAL", "SYNTHETIC", "REFUSED", "normal_results", "find_normal", "name_score", "BM25"]
