@@ -101,8 +101,32 @@ def allowed_relations(spec: TaskSpec, catalog: dict[tuple[str, str], tuple[tuple
 
 
 def read_catalog(db_path: Path) -> tuple[str, dict[tuple[str, str], tuple[tuple[str, str], ...]]]:
-    """(fingerprint, relations) of a source database, from its catalogue only (no data scan)."""
+    """(fingerprint, relations) of a source database, from its catalogue only (no data scan).
+
+    Remembered per (path, size, mtime, inode) in the cache, so a run whose source file has
+    not changed does not even open it.
+    """
     st = db_path.stat()
+    stamp = [str(db_path.resolve()), st.st_size, st.st_mtime_ns, st.st_ino]
+    memo = cache_dir() / "sources" / (hashlib.sha256(stamp[0].encode()).hexdigest()[:24] + ".json")
+    try:
+        saved = json.loads(memo.read_text(encoding="utf-8"))
+        if saved["stamp"] == stamp:
+            return saved["fingerprint"], {tuple(k.split(".", 1)): tuple(map(tuple, v))
+                                          for k, v in saved["relations"].items()}
+    except (OSError, ValueError, KeyError):
+        pass
+    fingerprint, relations = _read_catalog(db_path, st)
+    memo.parent.mkdir(parents=True, exist_ok=True)
+    tmp = memo.with_name(f".{memo.name}.{os.getpid()}")
+    tmp.write_text(json.dumps({"stamp": stamp, "fingerprint": fingerprint,
+                               "relations": {f"{s}.{t}": cols for (s, t), cols in relations.items()}}),
+                   encoding="utf-8")
+    os.replace(tmp, memo)
+    return fingerprint, relations
+
+
+def _read_catalog(db_path: Path, st: os.stat_result) -> tuple[str, dict[tuple[str, str], tuple[tuple[str, str], ...]]]:
     try:
         con = duckdb.connect(str(db_path), read_only=True)
     except duckdb.Error as exc:
