@@ -51,7 +51,7 @@ class PricedOrder:
         return self.code is not None
 
 
-def _read_csv(path: Path | str, *, bundled: bool) -> list[dict]:
+def _read_csv(path: Path | str) -> list[dict]:
     try:
         with open(path, newline="", encoding="utf-8") as fh:
             reader = csv.DictReader(fh)
@@ -88,7 +88,7 @@ class PriceTable:
         base = _bundled()
         if user_csv is None:
             return base
-        user = _read_csv(user_csv, bundled=False)
+        user = _read_csv(user_csv)
         by_code = {str(r["code"]).strip(): r for r in user}
         src = f"user price file {Path(user_csv).name}"
 
@@ -119,7 +119,7 @@ def _bundled() -> PriceTable:
     path = resources.files("clinbench.dx") / "data" / "prices.csv"
     rows = [PriceRow(r["code"], r["description"], r["price"], r["source"],
                      tuple(a for a in (r.get("aliases") or "").split("|") if a))
-            for r in _read_csv(str(path), bundled=True)]
+            for r in _read_csv(str(path))]
     return PriceTable(rows)
 
 

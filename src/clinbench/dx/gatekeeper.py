@@ -33,7 +33,7 @@ from clinbench.dx.cases import Case
 from clinbench.dx.leakguard import LeakGuard
 from clinbench.dx.matching import best_match, is_modality_only, name_score
 from clinbench.dx.record import parse_record
-from clinbench.dx.text import clauses, expand, normal_form, sentences, stem, tokens
+from clinbench.dx.text import expand, sentences, stem, tokens
 
 REAL, SYNTHETIC, REFUSED = "REAL", "SYNTHETIC", "REFUSED"
 
