@@ -45,9 +45,14 @@ class PairedTest:
 
 
 def _key(r: dict) -> str:
+    """The compared unit: agent, its model when it has one, and any non-default gatekeeper
+    (stored in ``condition``) or judge (``schema``)."""
     model = r.get("model") or ""
-    return r["agent"] if not model or model == "all-MiniLM-L6-v2" or r["agent"].startswith("scripted") \
+    key = r["agent"] if not model or model == "all-MiniLM-L6-v2" or r["agent"].startswith("scripted") \
         else f"{r['agent']}:{model}"
+    settings = [f"{what}={r[col]}" for what, col in (("gatekeeper", "condition"), ("judge", "schema"))
+                if r.get(col) and r[col] != "offline"]
+    return key + (f" ({', '.join(settings)})" if settings else "")
 
 
 def dx_runs(directory: str | Path) -> list[dict]:
