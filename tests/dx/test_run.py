@@ -169,3 +169,21 @@ def test_real_dataset_layout_runs_end_to_end(tmp_path, cases):
         transcript = (tmp_path / "c" / r["evidence_dir"] / "transcript.jsonl").read_text().lower()
         replies = " ".join(json.loads(line).get("reply", "") for line in transcript.splitlines())
         assert case.final_diagnosis.lower() not in replies
+
+
+def test_dxo_agent_plays_an_encounter_through_tool_calls(tmp_path, cases):
+    case1 = [c for c in cases if c.case_id == 1]
+    script = [
+        {"tool": "ask", "arguments": {"questions": ["Where did the pain start?", "Any urinary symptoms?"]}},
+        {"tool": "order", "arguments": {"tests": ["CBC", "CT abdomen and pelvis with contrast"]}},
+        {"tool": "diagnose", "arguments": {"diagnosis": "Acute appendicitis"}},
+    ]
+    with ScriptedServer(script) as server:
+        cfg = DxConfig(agent="dxo", model="panel-model", base_url=server.base_url, api_key="k")
+        (rec,) = run_campaign(case1, cfg, tmp_path)
+        third = server.requests[2]
+    assert rec.agent == "dxo" and rec.judge_score == 5 and rec.reward == 1.0
+    assert rec.cost == 300.0 + 30.0 + 800.0  # one visit, CBC, CT abdomen/pelvis with contrast
+    assert "Dr. Challenger" in third["messages"][0]["content"]
+    tool_msgs = [m for m in third["messages"] if m["role"] == "tool"]
+    assert "12 mm" in tool_msgs[-1]["content"]  # the CT findings came back as the tool result

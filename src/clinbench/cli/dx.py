@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
     def run(
         cases: str = typer.Option("demo", help="'demo' or a path to MIMIC-IV-Ext-SDBench dataset.json"),
         split: Optional[str] = typer.Option(None, help="train, validation or test"),
-        agent: str = typer.Option(..., help="oracle | instant-embed | order-all | scripted:FILE | llm"),
+        agent: str = typer.Option(..., help="oracle | instant-embed | order-all | scripted:FILE | llm | dxo"),
         gatekeeper: str = typer.Option("offline", help="offline | llm"),
         judge: str = typer.Option("offline", help="offline | llm"),
         out: Path = typer.Option(..., help="campaign folder (results.duckdb + runs/)"),

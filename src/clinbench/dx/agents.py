@@ -8,11 +8,14 @@
   description is nearest the vignette by sentence embedding.
 * ``order-all`` orders every test the case lists (3 a turn), then answers like
   ``instant-embed`` on the mean embedding of the vignette and every result it was given.
-* ``llm`` (with ``--model``) a chat model prompted with the encounter rules.
+* ``llm`` (with ``--model``): a chat model given the encounter rules, acting through the
+  tools ask / order / diagnose (or tags); ``dxo``: the same with a prompt in which the model
+  plays the MAI-DxO panel of five physicians (one model, one call per turn).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -111,26 +114,87 @@ class OrderAllAgent:
         return f"<diagnosis>{_nearest_description(vec)}</diagnosis>"
 
 
+ACTION_TOOLS = [
+    {"type": "function", "function": {
+        "name": "ask", "description": "Ask the patient questions or examine them (one visit).",
+        "parameters": {"type": "object", "required": ["questions"],
+                       "properties": {"questions": {"type": "array", "items": {"type": "string"}}}}}},
+    {"type": "function", "function": {
+        "name": "order", "description": "Order specific tests or studies by name.",
+        "parameters": {"type": "object", "required": ["tests"],
+                       "properties": {"tests": {"type": "array", "items": {"type": "string"}}}}}},
+    {"type": "function", "function": {
+        "name": "diagnose", "description": "Give the final diagnosis; this ends the case.",
+        "parameters": {"type": "object", "required": ["diagnosis"],
+                       "properties": {"diagnosis": {"type": "string"}}}}},
+]
+
+PANEL_PROMPT = """You run a virtual panel of five physicians who work up the patient together:
+- Dr. Hypothesis keeps a ranked differential (top three) and updates it after every finding.
+- Dr. Test-Chooser picks at most three tests per round that best separate the leading diagnoses.
+- Dr. Challenger argues against the leading diagnosis and proposes tests that could falsify it.
+- Dr. Stewardship prefers cheaper equivalent tests and vetoes low-yield ones.
+- Dr. Checklist checks that test names are specific and the panel's reasoning is consistent.
+Each turn, let the panel debate briefly, agree on one action, and take it."""
+
+
+def _tags(name: str, args: dict) -> str:
+    if name == "ask":
+        return "".join(f"<question>{q}</question>" for q in args.get("questions") or [])
+    if name == "order":
+        return "".join(f"<test>{t}</test>" for t in args.get("tests") or [])
+    if name == "diagnose":
+        return f"<diagnosis>{args.get('diagnosis', '')}</diagnosis>"
+    return ""
+
+
 class LLMAgent:
-    """A chat model playing the physician with the encounter instructions as its system prompt."""
+    """A chat model playing the physician. Actions come as tool calls (ask / order /
+    diagnose) or, from models without tool calling, as tagged text."""
 
     name = "llm"
 
-    def __init__(self, chat) -> None:
-        self.chat = chat  # clinbench.dx.llm.JsonChat (only .complete is used)
+    def __init__(self, chat, panel: bool = False) -> None:
+        self.chat = chat  # clinbench.dx.llm.JsonChat
         self.model = chat.model
+        self.panel = panel
+        if panel:
+            self.name = "dxo"
 
     def start(self, case_summary: str, instructions: str) -> None:
-        self.messages = [{"role": "system", "content": instructions}]
+        system = (PANEL_PROMPT + "\n\n" + instructions) if self.panel else instructions
+        system += "\nUse the tools ask, order and diagnose, or the tags above."
+        self.messages: list[dict] = [{"role": "system", "content": system}]
+        self.pending: list[str] = []  # ids of tool calls awaiting results
 
     def turn(self, observation: str) -> str:
-        self.messages.append({"role": "user", "content": observation})
-        text = self.chat.complete(self.messages)
-        self.messages.append({"role": "assistant", "content": text})
-        return text
+        if self.pending:
+            for i, call_id in enumerate(self.pending):
+                self.messages.append({"role": "tool", "tool_call_id": call_id,
+                                      "content": observation if i == 0 else "(see the previous result)"})
+        else:
+            self.messages.append({"role": "user", "content": observation})
+        msg = self.chat.create(messages=self.messages, tools=ACTION_TOOLS)
+        calls = list(msg.tool_calls or [])
+        if calls:
+            self.messages.append({"role": "assistant", "content": msg.content or "", "tool_calls": [
+                {"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": c.function.arguments}}
+                for c in calls]})
+            self.pending = [c.id for c in calls]
+            text = ""
+            for c in calls:
+                try:
+                    args = json.loads(c.function.arguments or "{}")
+                except json.JSONDecodeError:
+                    args = {}
+                text += _tags(c.function.name, args if isinstance(args, dict) else {})
+            return text
+        self.pending = []
+        self.messages.append({"role": "assistant", "content": msg.content or ""})
+        return msg.content or ""
 
 
-AGENTS = ("oracle", "instant-embed", "order-all", "scripted:FILE", "llm")
+AGENTS = ("oracle", "instant-embed", "order-all", "scripted:FILE", "llm", "dxo")
 
 
 def make_agent(spec: str, case: Case, *, chat=None):
@@ -142,8 +206,8 @@ def make_agent(spec: str, case: Case, *, chat=None):
         return OrderAllAgent(case)
     if spec.startswith("scripted:"):
         return ScriptedAgent(spec.split(":", 1)[1])
-    if spec == "llm":
+    if spec in ("llm", "dxo"):
         if chat is None:
-            raise AgentError("the llm agent needs a model: pass --model (and OPENAI_BASE_URL/OPENAI_API_KEY)")
-        return LLMAgent(chat)
+            raise AgentError(f"the {spec} agent needs a model: pass --model (and OPENAI_BASE_URL/OPENAI_API_KEY)")
+        return LLMAgent(chat, panel=spec == "dxo")
     raise AgentError(f"unknown dx agent {spec!r}: use one of {', '.join(AGENTS)}")

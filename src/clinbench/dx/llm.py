@@ -55,7 +55,7 @@ class JsonChat:
             self._cached = openai.OpenAI(base_url=self.base_url, api_key=self.api_key or "not-needed")
         return self._cached
 
-    def _create(self, **kwargs):
+    def create(self, **kwargs):
         import openai
 
         try:
@@ -69,7 +69,7 @@ class JsonChat:
         return resp.choices[0].message
 
     def complete(self, messages: list[dict]) -> str:
-        return self._create(messages=messages).content or ""
+        return self.create(messages=messages).content or ""
 
     def ask(self, system: str, user: str, *, tool: str = "answer", schema: dict | None = None) -> dict:
         """One structured answer: offered as a function call (``tool`` with ``schema``), so
@@ -78,7 +78,7 @@ class JsonChat:
         spec = {"type": "function", "function": {
             "name": tool, "description": "Submit your answer.",
             "parameters": schema or {"type": "object", "properties": {}, "additionalProperties": True}}}
-        msg = self._create(messages=messages, tools=[spec])
+        msg = self.create(messages=messages, tools=[spec])
         for call in msg.tool_calls or []:
             if call.function and call.function.name == tool:
                 return parse_json_object(call.function.arguments or "{}")

@@ -63,7 +63,7 @@ def _chat(cfg: DxConfig):
 def run_one(case: Case, cfg: DxConfig, trial: int, out_dir: Path, prices: PriceTable) -> RunRecord:
     run_id = run_id_for(case, cfg, trial)
     started = time.monotonic()
-    chat = _chat(cfg) if "llm" in (cfg.agent, cfg.gatekeeper, cfg.judge) else None
+    chat = _chat(cfg) if cfg.agent in ("llm", "dxo") or "llm" in (cfg.gatekeeper, cfg.judge) else None
     agent = make_agent(cfg.agent, case, chat=chat)
     gk = make_gatekeeper(cfg.gatekeeper, case, chat=chat)
     judge = make_judge(cfg.judge, chat=chat)
@@ -108,7 +108,7 @@ def run_campaign(cases: list[Case], cfg: DxConfig, out_dir: str | Path, *, price
     """Run every (case, trial) not yet in ``out_dir``'s store; returns the new records."""
     out_dir = Path(out_dir)
     if cases:  # fail on a bad agent spec before creating anything
-        make_agent(cfg.agent, cases[0], chat=_chat(cfg) if cfg.agent == "llm" else None)
+        make_agent(cfg.agent, cases[0], chat=_chat(cfg) if cfg.agent in ("llm", "dxo") else None)
     store = Store.create(out_dir)
     evidence.clear_leftovers(out_dir)
     done = store.run_ids()
