@@ -117,8 +117,8 @@ def test_llm_gatekeeper_reply_passes_the_leak_guard(case_by_id):
 
 
 def test_llm_agent_talks_to_the_endpoint_and_is_forced_to_diagnose(tmp_path, cases):
-    # The scripted server answers tool-less chat requests with "OK": the agent never
-    # acts, so after max_turns it is forced, gives nothing, and the judge scores 1.
+    # With an empty script the server answers every turn with the text "Done.": the
+    # agent never acts, so after max_turns it is forced, gives nothing, and the judge scores 1.
     case1 = [c for c in cases if c.case_id == 1]
     with ScriptedServer([]) as server:
         cfg = DxConfig(agent="llm", model="dx-model", base_url=server.base_url, api_key="k", max_turns=2)
