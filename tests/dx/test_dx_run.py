@@ -133,11 +133,13 @@ def test_llm_agent_talks_to_the_endpoint_and_is_forced_to_diagnose(tmp_path, cas
     assert usage["requests"] == 3 and usage["input_tokens"] > 0
 
 
-def test_run_demo_writes_both_baselines_and_a_plot(campaign):
-    from clinbench.dx.run import run_demo
+def test_demo_dx_reports_both_baselines_and_a_plot(campaign):
+    from clinbench.dx.demo import run_demo_dx
 
-    svg = run_demo(campaign)  # everything already ran: only the plot is new work
-    assert svg.is_file() and "instant-embed" in svg.read_text()
+    lines = run_demo_dx(campaign)  # everything already ran: only the summary and plot are new work
+    text = "\n".join(lines)
+    assert "oracle: accuracy 100.0%" in text and "instant-embed: accuracy" in text
+    assert (campaign / "dx_accuracy_cost.svg").is_file() and "oracle vs instant-embed" in text
 
 
 def test_cli_judge_calibrate_on_a_pairs_file(tmp_path):

@@ -125,19 +125,3 @@ def run_campaign(cases: list[Case], cfg: DxConfig, out_dir: str | Path, *, price
                 progress(rec)
     return new
 
-
-DEMO_AGENTS = ("oracle", "instant-embed")
-
-
-def run_demo(out_dir: str | Path, *, agents: tuple[str, ...] = DEMO_AGENTS) -> Path:
-    """The offline demo: each agent on every demo case (offline gatekeeper and judge) into
-    ``out_dir``, plus the accuracy-cost plot ``out_dir/dx_accuracy_cost.svg`` (returned)."""
-    from clinbench.dx import stats as dxstats
-    from clinbench.dx.cases import demo_cases
-
-    cases = demo_cases()
-    for agent in agents:
-        run_campaign(cases, DxConfig(agent=agent), out_dir)
-    summaries = dxstats.summarise(dxstats.dx_runs(out_dir))
-    return dxstats.accuracy_cost_svg(summaries, Path(out_dir) / "dx_accuracy_cost.svg",
-                                     title="Demo cases: accuracy vs cost")
