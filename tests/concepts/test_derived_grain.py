@@ -10,8 +10,6 @@ from clinbench.concepts.catalog import load_concepts
 
 FOUNDATION = ("demographics", "measurement", "medication", "treatment", "firstday")
 CONCEPTS = sorted(c.qualified for c in load_concepts().values() if c.kind == "concept" and c.domain in FOUNDATION)
-# The synthetic generator does not chart these labs yet (troponin T, CK-MB, NT-proBNP, CRP).
-NOT_SYNTHESISED = {"mimiciv_derived.cardiac_marker", "mimiciv_derived.inflammation"}
 
 
 def _grain_check(db, qualified: str) -> tuple[list[str], int, int]:
@@ -39,10 +37,7 @@ def test_grain_unique_on_demo(demo_db, qualified):
     assert rows == distinct, f"{qualified}: {rows - distinct} duplicate rows on ({', '.join(grain)})"
 
 
-@pytest.mark.parametrize(
-    "qualified",
-    [pytest.param(q, marks=pytest.mark.xfail(strict=True, reason="the synthetic generator has no items for it yet")) if q in NOT_SYNTHESISED else q for q in CONCEPTS],
-)
+@pytest.mark.parametrize("qualified", CONCEPTS)
 def test_grain_unique_and_not_empty_on_synthetic(synth_db, qualified):
     grain, rows, distinct = _grain_check(synth_db, qualified)
     assert grain and rows == distinct, f"{qualified}: {rows - distinct} duplicate rows on ({', '.join(grain)})"

@@ -355,6 +355,43 @@ def test_blood_gases_chart_the_specimen_type(synth_mimic500):
     assert missing == 0
 
 
+def _coded(prefixes):
+    nine, ten = prefixes
+    return " OR ".join([f"(icd_version = 9 AND starts_with(icd_code, '{p}'))" for p in nine]
+                       + [f"(icd_version = 10 AND starts_with(icd_code, '{p}'))" for p in ten])
+
+
+def test_cardiac_markers_and_crp_are_ordered_for_a_minority_with_plausible_values(synth_mimic500):
+    q = synth_mimic500
+    stats = {item: row for item, *row in _q(q, """
+        SELECT itemid, any_value(valueuom), count(DISTINCT hadm_id) / (SELECT count(*) FROM mimiciv_hosp.admissions),
+               median(valuenum), avg(CASE WHEN valuenum IS NULL AND starts_with(comments, '<') THEN 1 ELSE 0 END)
+        FROM mimiciv_hosp.labevents WHERE itemid IN (51003, 50911, 50910, 50963, 50889) GROUP BY itemid""")}
+    units = {item: row[0] for item, row in stats.items()}
+    assert units == {51003: "ng/mL", 50911: "ng/mL", 50910: "IU/L", 50963: "pg/mL", 50889: "mg/L"}
+    # share of admissions tested (MIMIC-IV demo: troponin T 30 %, NT-proBNP 8 %, CRP 6 %)
+    assert 0.15 <= stats[51003][1] <= 0.5 and 0.03 <= stats[50963][1] <= 0.25 and 0.02 <= stats[50889][1] <= 0.2
+    # troponin T: mostly below the 0.01 ng/mL limit (no value, a "<0.01" comment), reported ones mostly low
+    assert 0.3 <= stats[51003][3] <= 0.8
+    assert 0.02 <= stats[51003][2] <= 0.5
+    assert 1 <= stats[50911][2] <= 15 and 50 <= stats[50910][2] <= 400
+    assert 300 <= stats[50963][2] <= 10_000 and 3 <= stats[50889][2] <= 150
+    # CK-MB sits in a troponin T tube
+    lone = _one(q, """SELECT count(*) FROM mimiciv_hosp.labevents WHERE itemid = 50911 AND specimen_id NOT IN
+                      (SELECT specimen_id FROM mimiciv_hosp.labevents WHERE itemid = 51003)""")
+    assert lone == 0
+    # the story holds: infarcts have higher troponin peaks, heart failure higher NT-proBNP
+    for item, prefixes, ratio in ((51003, CHARLSON_PREFIXES["myocardial_infarct"], 2),
+                                  (50963, CHARLSON_PREFIXES["congestive_heart_failure"], 3)):
+        coded, other = _q(q, f"""
+            WITH peak AS (SELECT hadm_id, max(valuenum) AS v FROM mimiciv_hosp.labevents
+                          WHERE itemid = {item} AND valuenum IS NOT NULL GROUP BY hadm_id)
+            SELECT median(v) FILTER (c), median(v) FILTER (NOT c) FROM (
+                SELECT v, hadm_id IN (SELECT hadm_id FROM mimiciv_hosp.diagnoses_icd WHERE {_coded(prefixes)}) AS c
+                FROM peak)""")[0]
+        assert coded > ratio * other, item
+
+
 # -- realism against the real demo --------------------------------------------------------
 def test_medians_and_charting_density_match_the_real_demo(synth_mimic500, mimic_demo_dir):
     demo = mimic_demo_dir

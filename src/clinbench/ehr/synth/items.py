@@ -328,6 +328,7 @@ LAB_UNITS: dict[int, str | None] = {
 
 # Reference range each lab result is flagged against (labevents.ref_range_lower/upper; the
 # usual range of the item in the MIMIC-IV demo). Results outside it carry flag 'abnormal'.
+# NT-proBNP and CK have none here: MIMIC-IV's ranges for them vary with age, sex and ancestry.
 LAB_REFERENCE: dict[int, tuple[float, float]] = {
     50804: (21.0, 30.0), 50808: (1.12, 1.32), 50809: (70.0, 105.0), 50813: (0.5, 2.0), 50818: (35.0, 45.0),
     50820: (7.35, 7.45), 50821: (85.0, 105.0), 50822: (3.3, 5.1), 50861: (0.0, 40.0), 50862: (3.5, 5.2),
@@ -337,5 +338,5 @@ LAB_REFERENCE: dict[int, tuple[float, float]] = {
     51146: (0.0, 1.0), 51200: (1.0, 7.0), 51221: (40.0, 51.0), 51222: (13.7, 17.5), 51237: (0.9, 1.1),
     51244: (19.0, 53.0), 51248: (26.0, 32.0), 51249: (32.0, 37.0), 51250: (82.0, 98.0), 51254: (5.0, 13.0),
     51256: (34.0, 71.0), 51265: (150.0, 400.0), 51274: (9.4, 12.5), 51275: (25.0, 36.5), 51277: (10.5, 15.5),
-    51279: (4.6, 6.1), 51301: (4.0, 10.0),
+    51279: (4.6, 6.1), 51301: (4.0, 10.0), 51003: (0.0, 0.01), 50911: (0.0, 10.0), 50889: (0.0, 5.0),
 }

@@ -69,7 +69,7 @@ LFT = (50885, 50861, 50878, 50863, 50862)
 DIFF = (51256, 51244, 51254, 51200, 51146, 51144)
 DECIMALS = {50912: 1, 50885: 1, 51237: 1, 50971: 1, 50893: 1, 50960: 1, 50970: 1, 51221: 1, 51222: 1, 51301: 1,
             51279: 2, 51248: 1, 51249: 1, 51277: 1, 51274: 1, 51275: 1, 50862: 1, 51256: 1, 51244: 1, 51254: 1,
-            51200: 1, 51146: 1, 51144: 0, 50820: 2, 50813: 1, 50808: 2, 50822: 1}
+            51200: 1, 51146: 1, 51144: 0, 50820: 2, 50813: 1, 50808: 2, 50822: 1, 51003: 2, 50889: 1}
 
 
 
@@ -319,7 +319,7 @@ class HospTables(MimicCohort):
 
     def _lab_rows(self, ev: Events, d_pat: np.ndarray, d_adm: np.ndarray, d_t: np.ndarray) -> None:
         t = ev.table({"d": pa.int64(), "itemid": pa.int32(), "valuenum": pa.float64(), "value": pa.string(),
-                      "specimen": pa.int64()})
+                      "specimen": pa.int64(), "comment": pa.string()})
         d = t["d"].to_numpy()
         item = t["itemid"].to_numpy()
         vnum = t["valuenum"].to_numpy(zero_copy_only=False)
@@ -355,7 +355,7 @@ class HospTables(MimicCohort):
             "value": text, "valuenum": pa.array(vnum, mask=np.isnan(vnum)), "valueuom": uom,
             "ref_range_lower": pa.array(lower, mask=~ranged), "ref_range_upper": pa.array(upper, mask=~ranged),
             "flag": pick((None, "abnormal"), abnormal.astype(int)),
-            "priority": pick(("ROUTINE", "STAT"), (self.r(n) < 0.3).astype(int)),
+            "priority": pick(("ROUTINE", "STAT"), (self.r(n) < 0.3).astype(int)), "comments": t["comment"],
         })
         self.put(f"{HOSP}.labevents", data, select=(
             "s.* EXCLUDE (value), COALESCE(value, CASE WHEN valuenum = round(valuenum) "
@@ -507,6 +507,7 @@ class HospTables(MimicCohort):
         liver = self.liver_p
         has[:, comps.index("mild_liver_disease")] |= liver & (self.r(n) < 0.6)
         has[:, comps.index("severe_liver_disease")] |= liver & (self.r(n) < 0.5)
+        self.comorbid_p = {name: has[:, j] for j, name in enumerate(comps)}  # read by the cardiac markers
         ten = self.a_year_icd10
         ev = Events()
         # acute conditions first (the principal diagnosis), from the first ICU stay's course

@@ -13,8 +13,9 @@ rounded to 0.1 mg/dL (so +0.3 and 1.5x edges occur), hourly urine output with th
 irrigant item and stays at exactly 0.5 mL/kg/h, vasopressor ladders that include
 norepinephrine 0.1 mcg/kg/min exactly, dopamine 5 and 15, vasopressin in units/hour,
 antibiotics by route (including the topical, eye and ear routes conventions exclude),
-cultures with and without organisms, some with only a chart date, and every Charlson
-component. Quirks (duplicates, 999999 error values, charting past the stay) occur at the
+cultures with and without organisms, some with only a chart date, every Charlson
+component, and troponin T, CK-MB, CK, NT-proBNP and CRP ordered for a minority of admissions
+(mostly cardiac, heart-failure or septic ones; ``mimic_markers``). Quirks (duplicates, 999999 error values, charting past the stay) occur at the
 ``quirks`` rate, and never when it is 0.
 """
 
@@ -28,9 +29,10 @@ from clinbench.ehr.synth.frames import atomic_database
 from clinbench.ehr.synth.knobs import Knobs, check_size, known_knobs
 from clinbench.ehr.synth.mimic_hosp import HospTables
 from clinbench.ehr.synth.mimic_icu import ICU, IcuEvents
+from clinbench.ehr.synth.mimic_markers import MarkerLabs
 
 
-class _Mimic(HospTables, IcuEvents):
+class _Mimic(HospTables, IcuEvents, MarkerLabs):
     def build(self) -> dict[str, int]:
         create_empty(self.con, "mimic-iv", only={t.qualified for t in MIMIC_IV_TABLES if t.schema in CORE_SCHEMAS})
         self.dictionaries()
@@ -48,6 +50,7 @@ class _Mimic(HospTables, IcuEvents):
         self.medications()
         self.codes()
         self.omr()
+        self.marker_labs()  # last: it reads the coded comorbidities, and earlier draws stay as they were
         self.con.execute(f"INSERT INTO {ICU}.caregiver SELECT DISTINCT caregiver_id FROM {ICU}.chartevents "
                          "ORDER BY caregiver_id")
         return self.counts
