@@ -102,3 +102,38 @@ def test_discharge_summary_layout_with_withheld_sections():
     served = " ".join(gk.answer("question", q).text for q in
                       ["What service is she on?", "Any procedures?", "Was a stent placed?", "What happened in hospital?"])
     assert "UROLOGY" not in served and "stent" not in served.lower()
+
+
+def test_other_names_of_a_recorded_test_get_the_record_not_a_normal_value(cases):
+    # Ordering a recorded test under any name the reference table gives it must return the
+    # record's result: a synthetic normal value there would contradict the case.
+    from clinbench.dx.matching import name_score
+
+    checked = 0
+    for c in cases:
+        gk = OfflineGatekeeper(c)
+        for entry in gk.named:
+            for row in normal_results():
+                if max(name_score(n, entry.name) for n in row.names()) < 88:
+                    continue
+                for alias in row.names():
+                    r = gk.answer("test", alias)
+                    checked += 1
+                    assert r.source == REAL, (c.case_id, entry.name, alias, r.text)
+    assert checked > 300
+
+
+@pytest.mark.parametrize("case_id,order,expect", [
+    (2, "cardiac catheterization", "Coronary angiography:"), (8, "MRI head", "MRI brain:"),
+    (17, "CSF analysis", "Lumbar puncture:"), (27, "thyroid function tests", "Thyroid stimulating hormone:"),
+    (12, "NT-proBNP", "Brain natriuretic peptide:"), (30, "CT KUB", "CT abdomen and pelvis without contrast:"),
+    (29, "CT aortogram", "CT angiography chest abdomen and pelvis:"), (3, "leg ultrasound", "Lower extremity venous"),
+])
+def test_differently_worded_orders_reach_the_recorded_result(case_by_id, case_id, order, expect):
+    r = OfflineGatekeeper(case_by_id[case_id]).answer("test", order)
+    assert r.source == REAL and r.text.startswith(expect)
+
+
+def test_a_wound_culture_is_not_answered_with_the_blood_cultures(case_by_id):
+    r = OfflineGatekeeper(case_by_id[4]).answer("test", "wound culture")
+    assert r.source == SYNTHETIC and "pneumoniae" not in r.text

@@ -146,6 +146,27 @@ def normal_results() -> tuple[NormalResult, ...]:
                      for r in csv.DictReader(fh))
 
 
+def _names_for(order: str) -> list[str]:
+    """The order and the other names the reference table gives the same test (its
+    aliases are curated as names of one test)."""
+    row = find_normal(order)
+    return list(dict.fromkeys([order, *(row.names() if row is not None else ())]))
+
+
+_GROUPING = re.compile(r"other source|body fluid|\bany\b|\beach\b|other than|not elsewhere|not otherwise", re.I)
+
+
+def _billing_code(name: str) -> str | None:
+    """The price-table code of a test name, unless the row groups sibling tests
+    ("culture, any other source" covers sputum and wound cultures alike)."""
+    from clinbench.dx.costs import PriceTable
+
+    priced = PriceTable.bundled().price(name)
+    if not priced.matched or _GROUPING.search(priced.description or ""):
+        return None
+    return priced.code
+
+
 def find_normal(order: str, threshold: float = 88.0) -> NormalResult | None:
     return best_match(order, _normal_names(), threshold)[0]
 
@@ -235,10 +256,20 @@ class OfflineGatekeeper:
             return Reply(VAGUE_REFUSAL, REFUSED)
         if is_modality_only(ot):
             return Reply(SITE_REFUSAL, REFUSED)
-        # 1. a named result line of the record
-        best, _ = best_match(order, [(r.name, r) for r in self.named], 88.0)
-        if best is not None:
-            return Reply(f"{best.name}: {best.text}", REAL, matched=best.name)
+        # 1. a named result line of the record, under the order's own name or any name
+        #    the reference table gives the same test ("CSF analysis" = "Lumbar puncture"),
+        #    so a differently worded order never gets a normal result the record contradicts
+        entries = [(r.name, r) for r in self.named]
+        for name in _names_for(order):
+            best, _ = best_match(name, entries, 88.0)
+            if best is not None:
+                return Reply(f"{best.name}: {best.text}", REAL, matched=best.name)
+        #    or billed as the same procedure ("cardiac catheterization" = "Coronary angiography")
+        code = _billing_code(order)
+        if code is not None:
+            for r in self.named:
+                if _billing_code(r.name) == code:
+                    return Reply(f"{r.name}: {r.text}", REAL, matched=r.name)
         # 2. one analyte inside a result line ("haemoglobin" inside the blood count)
         want = set(ot)
         for r in self.record.results:
@@ -251,7 +282,13 @@ class OfflineGatekeeper:
         for r in self.record.results:
             if not r.name and want <= set(tokens(r.text)):
                 return Reply(r.text, REAL, matched="results")
-        # 4. not in the record: a normal result from the reference table
+        # 4. a result entry sharing most of the order's words ("cardiac catheterization"
+        #    vs "Coronary angiography" shares none, but "venous ultrasound left leg" does)
+        for r in self.named:
+            have = set(tokens(r.name)) | set(tokens(r.text))
+            if len(want) >= 2 and len(want & have) / len(want) >= 0.75:
+                return Reply(f"{r.name}: {r.text}", REAL, matched=r.name)
+        # 5. not in the record: a normal result from the reference table
         row = find_normal(order)
         if row is not None:
             text = row.render(f"{self.case.case_id}|{row.test}")

@@ -31,7 +31,8 @@ def modalities(toks: list[str] | tuple[str, ...]) -> set[str]:
 def is_modality_only(toks: list[str]) -> bool:
     """'CT', 'an ultrasound', 'MRI with contrast': a study without a body part."""
     rest = [t for t in toks if t not in MODALITY_STEMS and t not in _FILLER]
-    return bool(modalities(toks)) and not rest
+    # an echocardiogram names its organ; a CT or an ultrasound does not
+    return bool(modalities(toks) - {"echo"}) and not rest
 
 
 @functools.lru_cache(maxsize=20000)

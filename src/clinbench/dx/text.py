@@ -100,7 +100,7 @@ ABBREVIATIONS: dict[str, str] = {
     "third degree": "complete", "third-degree": "complete", "3rd degree": "complete", "ureteric": "ureteral",
     # laboratory shorthand of hospital lab strings ("Creat-1.4 UreaN-22 TotBili-0.8")
     "creat": "creatinine", "urean": "urea nitrogen", "totbili": "total bilirubin", "alkphos": "alkaline phosphatase",
-    "ctropnt": "troponin t", "probnp": "nt-probnp", "hco3": "bicarbonate",
+    "ctropnt": "troponin t", "fena": "fractional excretion of sodium", "probnp": "nt-probnp", "hco3": "bicarbonate",
     "mca": "middle cerebral artery", "aca": "anterior cerebral artery", "pca": "posterior cerebral artery",
     "c difficile": "clostridioides difficile", "c. difficile": "clostridioides difficile",
     "heart block": "atrioventricular block", "av block": "atrioventricular block",
