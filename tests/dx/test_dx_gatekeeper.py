@@ -137,3 +137,8 @@ def test_differently_worded_orders_reach_the_recorded_result(case_by_id, case_id
 def test_a_wound_culture_is_not_answered_with_the_blood_cultures(case_by_id):
     r = OfflineGatekeeper(case_by_id[4]).answer("test", "wound culture")
     assert r.source == SYNTHETIC and "pneumoniae" not in r.text
+
+
+def test_bedside_measurements_come_from_the_examination(case_by_id):
+    r = OfflineGatekeeper(case_by_id[11]).answer("test", "pulse oximetry")
+    assert r.source == REAL and r.text == "oxygen saturation 84% on room air."

@@ -288,7 +288,14 @@ class OfflineGatekeeper:
             have = set(tokens(r.name)) | set(tokens(r.text))
             if len(want) >= 2 and len(want & have) / len(want) >= 0.75:
                 return Reply(f"{r.name}: {r.text}", REAL, matched=r.name)
-        # 5. not in the record: a normal result from the reference table
+        # 5. a bedside measurement the examination already records ("oxygen saturation")
+        for name in _names_for(order):
+            need = set(tokens(name))
+            for sec, sent in self.units:
+                for part in re.split(r",\s+|;\s+", sent):
+                    if need and need <= set(tokens(part)) and re.search(r"\d", part):
+                        return Reply(part.strip().rstrip(".") + ".", REAL, matched=sec)
+        # 6. not in the record: a normal result from the reference table
         row = find_normal(order)
         if row is not None:
             text = row.render(f"{self.case.case_id}|{row.test}")
