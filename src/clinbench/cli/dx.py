@@ -46,6 +46,11 @@ def register(app: typer.Typer) -> None:
         from clinbench.dx.run import DxConfig, run_campaign
 
         selected = load_cases(cases, split=split)[:limit]
+        uses_model = agent in ("llm", "dxo") or "llm" in (gatekeeper, judge)
+        if uses_model and any(not c.synthetic for c in selected):
+            console.print("[yellow]note:[/] these are credentialed MIMIC cases: PhysioNet's guidance on using "
+                          "MIMIC with language models asks for a local model or a provider that does not "
+                          "retain or train on the data (the gatekeeper and judge see the whole note).")
         table = PriceTable.load(prices)
         cfg = DxConfig(agent=agent, gatekeeper=gatekeeper, judge=judge, trials=trials, max_turns=max_turns,
                        model=model or "", base_url=base_url, api_key=api_key)
