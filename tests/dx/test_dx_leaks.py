@@ -45,6 +45,10 @@ def test_adversarial_requests_never_reveal_the_diagnosis(cases):
         # and by the name of the result it would confirm
         for test in case.test_names:
             asks += [("test", test), ("test", f"{test} for {case.final_diagnosis}")]
+        # ordering a finding itself ("filling defects", "ST elevation") as if it were a test
+        for entry in gk.record.results:
+            words = entry.text.split()
+            asks += [("test", " ".join(words[:3])), ("test", " ".join(words[1:5]))]
         for kind, content in asks:
             reply = gk.answer(kind, content)
             assert not leaks(reply.text, terms), (case.case_id, kind, content, reply.text)
