@@ -87,8 +87,10 @@ class Embedder:
              + w["embeddings.position_embeddings.weight"][:t][None]
              + w["embeddings.token_type_embeddings.weight"][0][None, None])
         x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
-        hd = x.shape[-1] // self.heads
+        d = x.shape[-1]
+        hd = d // self.heads
         bias = ((1.0 - mask[:, None, None, :]) * -1e9).astype(np.float32)
+        x = x.reshape(n * t, d)  # linear layers act per token: one 2-D matmul each
         for i in range(self.layers):
             p = f"encoder.layer.{i}."
             q = x @ w[p + "attention.self.query.weight"] + w[p + "attention.self.query.bias"]
@@ -100,14 +102,15 @@ class Embedder:
             scores = (q @ k) / np.sqrt(hd) + bias
             scores = np.exp(scores - scores.max(-1, keepdims=True))
             scores /= scores.sum(-1, keepdims=True)
-            ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(n, t, -1)
+            ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(n * t, d)
             att = ctx @ w[p + "attention.output.dense.weight"] + w[p + "attention.output.dense.bias"]
             x = _layer_norm(x + att, w[p + "attention.output.LayerNorm.weight"],
                             w[p + "attention.output.LayerNorm.bias"])
             h = x @ w[p + "intermediate.dense.weight"] + w[p + "intermediate.dense.bias"]
-            h = 0.5 * h * (1.0 + _erf(h / np.sqrt(2.0)))
+            h = 0.5 * h * (1.0 + _erf(h * np.float32(1 / np.sqrt(2.0))))
             h = h @ w[p + "output.dense.weight"] + w[p + "output.dense.bias"]
             x = _layer_norm(x + h, w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"])
+        x = x.reshape(n, t, d)
         m = mask[:, :, None]
         pooled = (x * m).sum(1) / np.clip(m.sum(1), 1e-9, None)
         return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
