@@ -189,3 +189,21 @@ def test_dxo_agent_plays_an_encounter_through_tool_calls(tmp_path, cases):
     assert "Dr. Challenger" in third["messages"][0]["content"]
     tool_msgs = [m for m in third["messages"] if m["role"] == "tool"]
     assert "12 mm" in tool_msgs[-1]["content"]  # the CT findings came back as the tool result
+
+
+def test_cli_run_with_llm_judge_and_gatekeeper_over_loopback(tmp_path, cases):
+    script = tmp_path / "s.txt"
+    script.write_text("<test>lipase</test>\n<diagnosis>Appendicitis</diagnosis>\n")
+    steps = [{"tool": "reply", "arguments": {"reply": "Lipase 30 U/L.", "source": "SYNTHETIC"}},
+             {"tool": "grade", "arguments": {"score": 4, "reason": "acute qualifier missing"}}]
+    with ScriptedServer(steps) as server:
+        out = cli("run", "--agent", f"scripted:{script}", "--gatekeeper", "llm", "--judge", "llm",
+                  "--model", "m", "--base-url", server.base_url, "--api-key", "k", "--limit", "1",
+                  "--out", str(tmp_path / "c"))
+        assert out.returncode == 0, out.stderr
+        assert [r["model"] for r in server.requests] == ["m", "m"]
+    (run,) = Store.open(tmp_path / "c").runs()
+    assert run["judge_score"] == 4 and run["reward"] == 1.0 and run["cost"] == 25.0  # lipase 83690
+    assert run["condition"] == "llm" and run["schema"] == "llm" and run["requests"] == 2
+    events = [json.loads(x) for x in (tmp_path / "c" / run["evidence_dir"] / "transcript.jsonl").read_text().splitlines()]
+    assert [e["source"] for e in events if e["event"] == "test"] == ["SYNTHETIC"]
