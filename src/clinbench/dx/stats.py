@@ -102,7 +102,7 @@ def accuracy_cost_svg(summaries: list[AgentSummary], path: str | Path, *, title:
     if not pts:
         raise DataError("nothing to plot: no scored runs with a cost")
     w, h, left, right, top, bottom = 640, 420, 70, 30, 40, 60
-    xmax = max(s.mean_cost for s in pts) * 1.15 or 1.0
+    xmax = max(max(s.mean_cost for s in pts) * 1.15, 500.0)  # free baselines still get a readable axis
     sx = lambda c: left + (w - left - right) * c / xmax
     sy = lambda a: top + (h - top - bottom) * (1 - a)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
