@@ -180,7 +180,7 @@ def register(app: typer.Typer) -> None:
         cases: str = typer.Option("demo", help="'demo' or a path to dataset.json"),
         split: Optional[str] = typer.Option(None),
     ) -> None:
-        """List cases (id, split, number of tests, title)."""
+        """List cases (id, split, number of tests, vignette)."""
         from clinbench.dx.cases import load_cases
 
         t = Table()
