@@ -142,3 +142,9 @@ def test_a_wound_culture_is_not_answered_with_the_blood_cultures(case_by_id):
 def test_bedside_measurements_come_from_the_examination(case_by_id):
     r = OfflineGatekeeper(case_by_id[11]).answer("test", "pulse oximetry")
     assert r.source == REAL and r.text == "oxygen saturation 84% on room air."
+
+
+def test_question_wording_reaches_the_note(case_by_id):
+    gk = OfflineGatekeeper(case_by_id[8])
+    assert gk.answer("question", "Is he on anticoagulation?").text == "No anticoagulant or antiplatelet."
+    assert gk.answer("question", "Is he taking any blood thinners?").text == "No anticoagulant or antiplatelet."

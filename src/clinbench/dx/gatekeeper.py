@@ -92,6 +92,8 @@ _QUERY_SYNONYMS = {stem(k): v for k, v in {
     "medicine": "medications", "meds": "medications", "allergic": "allergies", "job": "works occupation",
     "vitals": "vital signs temperature heart rate blood pressure", "pain": "ache", "headache": "head",
     "period": "menstrual", "travelled": "trip flight flew travel", "traveled": "trip flight flew travel", "pregnant": "menstrual pregnancy", "travel": "trip flight flew", "recent": "recently", "clot": "clots thrombosis",
+    "thinners": "anticoagulant anticoagulation warfarin apixaban heparin",
+    "thinner": "anticoagulant anticoagulation warfarin apixaban heparin",
 }.items()}
 _EXAM_WORDS = {stem(w) for w in "examine examination exam auscultate auscultation palpate palpation sign "
                "tender tenderness sound reflex inspect look listen feel percussion murmur pulse".split()}

@@ -129,9 +129,14 @@ def expand(text: str) -> str:
     return _ABBREV_RE.sub(lambda m: ABBREVIATIONS[m.group(1)], fold(text))
 
 
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ments", "ment", "ants", "ant", "ents", "ent", "ives", "ive", "ies", "ed", "es", "s")
+
+
 def stem(token: str) -> str:
+    """A light suffix stripper: plural, -ed/-ing, and -ation/-ant/-ent/-ive so that
+    "anticoagulation" and "anticoagulant" meet; both sides of every comparison use it."""
     if len(token) > 4:
-        for suf in ("ies", "ing", "ed", "es", "s"):
+        for suf in _SUFFIXES:
             if token.endswith(suf) and not token.endswith(("ss", "us", "is")) and len(token) - len(suf) >= 4:
                 token = token[: -len(suf)] + ("i" if suf == "ies" else "")
                 break
