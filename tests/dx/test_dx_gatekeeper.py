@@ -148,3 +148,13 @@ def test_question_wording_reaches_the_note(case_by_id):
     gk = OfflineGatekeeper(case_by_id[8])
     assert gk.answer("question", "Is he on anticoagulation?").text == "No anticoagulant or antiplatelet."
     assert gk.answer("question", "Is he taking any blood thinners?").text == "No anticoagulant or antiplatelet."
+
+
+def test_questions_the_note_does_not_cover_are_answered_as_not_reported(case_by_id):
+    gk = OfflineGatekeeper(case_by_id[1])
+    assert gk.answer("question", "Any chest pain?").source == SYNTHETIC
+    nv = gk.answer("question", "Any nausea or vomiting?")  # either part covered is enough
+    assert nv.source == REAL and "vomited once" in nv.text
+    assert gk.answer("question", "When did the pain start?").text.startswith("The patient was well until the evening")
+    exam = gk.answer("question", "Examine the chest.")
+    assert exam.source == SYNTHETIC and exam.text == "On examination that is unremarkable."

@@ -64,11 +64,11 @@ class Gatekeeper(Protocol):
 _SECTION_WORDS = {
     "vignette": "present complaint problem",
     "chief complaint": "complaint problem present come",
-    "history of present illness": "symptom start onset when how long pain illness present",
+    "history of present illness": "symptom start started onset begin began long illness present",
     "past medical history": "past medical condition illness previous surgery operation problem",
     "medications": "medication medicine drug tablet take taking prescription dose",
     "allergies": "allergy allergic reaction",
-    "social history": "smoke smoking tobacco alcohol drink drug work job occupation live travel sexual",
+    "social history": "smoke smoking tobacco alcohol drink drug work job occupation live sexual",
     "family history": "family mother father brother sister sibling relative parent",
     "physical examination": "examination exam sign vital temperature pulse heart rate blood pressure "
                             "respiratory saturation oxygen auscultation palpation",
@@ -95,6 +95,13 @@ _QUERY_SYNONYMS = {stem(k): v for k, v in {
     "thinners": "anticoagulant anticoagulation warfarin apixaban heparin",
     "thinner": "anticoagulant anticoagulation warfarin apixaban heparin",
 }.items()}
+# Question words that carry no subject of their own.
+_GENERIC = {stem(w) for w in (
+    "recent recently ever any history problem problems symptom symptoms notice noticed feel feeling patient "
+    "have has get current currently usual normal like describe tell more about know known take taking "
+    "other past previous today yesterday now also much many often ago day days week weeks month months "
+    "year years time times see seen find found check examine examination exam show shows sign signs").split()}
+_ONSET = re.compile(r"\bhow long\b|\bwhen did\b|\bsince when\b|\bonset\b|\bwhen .*(start|begin|began)", re.I)
 _EXAM_WORDS = {stem(w) for w in "examine examination exam auscultate auscultation palpate palpation sign "
                "tender tenderness sound reflex inspect look listen feel percussion murmur pulse".split()}
 
@@ -213,42 +220,67 @@ class OfflineGatekeeper:
 
     min_score = 1.0  # score below which a question is treated as not covered
     section_bonus = 1.5
+    vignette_weight = 0.7
 
     def __init__(self, case: Case) -> None:
         self.case = case
         self.record = parse_record(case.full_text, case.case_summary)
         self.guard = LeakGuard(case)
         self.units: list[tuple[str, str]] = []  # (section name, sentence)
-        # The vignette is left out: the agent has it already.
-        for sec in self.record.of_kind("history", "exam"):
+        self.kinds: list[str] = []
+        # The vignette is retrievable too (an answer must not contradict it) but weighs
+        # less, so the note's own fuller sentence wins when both match.
+        for sec in self.record.of_kind("history", "exam", "vignette"):
             for s in sentences(sec.text.replace("\n", " ")):
                 self.units.append((sec.name, s))
+                self.kinds.append(sec.kind)
         self.bm25 = BM25([tokens(s) for _, s in self.units])
         # Section-aware: a query word naming a section ("medications", "smoke") adds a
         # fixed bonus to every sentence of that section, so "None." under Medications
         # answers "what does she take?".
         self.section_vocab = [_section_vocab(sec) for sec, _ in self.units]
+        self.vocabulary = set(self.bm25.idf).union(*self.section_vocab) if self.units else set()
         self.named = [r for r in self.record.results if r.name]
 
     # questions
     def _question(self, q: str) -> Reply:
         if _CONCLUSION.search(q):
             return Reply(CONCLUSION_REFUSAL, REFUSED)
-        qt = tokens(q)
-        qt += [t for word in qt for t in tokens(_QUERY_SYNONYMS.get(word, ""))]
+        asked = tokens(q)
+        # A specific word the note never uses ("chest" when only the abdomen is described)
+        # means the note does not cover the question: answer it as not reported rather
+        # than with the nearest sentence about something else. "Nausea or vomiting?" is
+        # covered when either part is.
+        def covered(part: str) -> bool:
+            return all(w in _GENERIC or ({w, *tokens(_QUERY_SYNONYMS.get(w, ""))} & self.vocabulary)
+                       for w in tokens(part))
+
+        if not any(covered(part) for part in re.split(r"\b(?:or|and)\b|,|/", q) if tokens(part)):
+            return self._not_covered(q, asked)
+        if _ONSET.search(q):
+            hpi = [s for sec, s in self.units if sec.startswith(("history of present", "hpi", "presenting"))]
+            if hpi:
+                return Reply(" ".join(hpi[:2]), REAL, matched="history of present illness")
+        qt = asked + [t for word in asked for t in tokens(_QUERY_SYNONYMS.get(word, ""))]
         scores = self.bm25.scores(qt) if qt else []
-        scores = [sc + self.section_bonus * len(set(qt) & voc) for sc, voc in zip(scores, self.section_vocab)]
+        scores = [(sc + self.section_bonus * len(set(qt) & voc)) * (self.vignette_weight if sec == "vignette" else 1.0)
+                  for sc, voc, (sec, _) in zip(scores, self.section_vocab, self.units)]
+        if set(asked) & _EXAM_WORDS:  # "what did the examination show": findings only
+            scores = [sc if self.kinds[i] == "exam" else 0.0 for i, sc in enumerate(scores)]
         top = max(scores, default=0.0)
         if top < self.min_score:
-            if any(name_score(q, r.name) >= 95 for r in self.named) or find_normal(q, 95) is not None:
-                return Reply(RESULT_IN_QUESTION, REFUSED)
-            if set(qt) & _EXAM_WORDS:
-                return Reply("On examination that is unremarkable.", SYNTHETIC)
-            return Reply("No, nothing of that kind is reported.", SYNTHETIC)
+            return self._not_covered(q, qt)
         ranked = sorted(range(len(scores)), key=lambda i: -scores[i])
         chosen = sorted(i for i in ranked[:3] if scores[i] >= max(self.min_score, 0.6 * top))
         text = " ".join(self.units[i][1] for i in chosen)
         return Reply(text, REAL, matched=self.units[chosen[0]][0])
+
+    def _not_covered(self, q: str, qt: list[str]) -> Reply:
+        if any(name_score(q, r.name) >= 95 for r in self.named) or find_normal(q, 95) is not None:
+            return Reply(RESULT_IN_QUESTION, REFUSED)
+        if set(qt) & _EXAM_WORDS:
+            return Reply("On examination that is unremarkable.", SYNTHETIC)
+        return Reply("No, nothing of that kind is reported.", SYNTHETIC)
 
     # tests
     def _test(self, order: str) -> Reply:
