@@ -4,10 +4,12 @@
 --   the KDIGO urine-output criteria.
 -- Source: KDIGO AKI guideline (2012); MIT-LCP mimic-code organfailure/kdigo_uo (windows include
 --   both ends, covered time = sum of gaps since the previous chart, first gap counted as 1 h,
---   weight from weight_durations with starttime <= t < endtime).
+--   weight from weight_durations with starttime <= t < endtime; covered hours rounded to 6
+--   places before the ">= 6 / 12 / 24 h" tests, so short gaps that add up to 6 h in binary
+--   floating point as 5.99999999 h still make a 6 h window, as in the current public code).
 -- Grain: stay_id, charttime
--- Deviations: rates are rounded to 4 decimal places as DOUBLE (the public DuckDB build casts to
---   a 3-place DECIMAL, which moves rates such as 0.4996 onto the 0.5 boundary).
+-- Deviations: rates are rounded to 4 decimal places as DOUBLE (an older public DuckDB build casts
+--   to a 3-place DECIMAL, which moves rates such as 0.4996 onto the 0.5 boundary).
 WITH uo AS (
     SELECT ie.stay_id, uo.charttime, uo.urineoutput,
         date_diff('second', ie.intime, uo.charttime) AS seconds_since_admit,
@@ -23,9 +25,9 @@ sums AS (
         SUM(urineoutput) OVER w6 AS urineoutput_6hr,
         SUM(urineoutput) OVER w12 AS urineoutput_12hr,
         SUM(urineoutput) OVER w24 AS urineoutput_24hr,
-        SUM(hours_since_previous_row) OVER w6 AS uo_tm_6hr,
-        SUM(hours_since_previous_row) OVER w12 AS uo_tm_12hr,
-        SUM(hours_since_previous_row) OVER w24 AS uo_tm_24hr
+        ROUND(SUM(hours_since_previous_row) OVER w6, 6) AS uo_tm_6hr,
+        ROUND(SUM(hours_since_previous_row) OVER w12, 6) AS uo_tm_12hr,
+        ROUND(SUM(hours_since_previous_row) OVER w24, 6) AS uo_tm_24hr
     FROM uo
     WINDOW
         w6 AS (PARTITION BY stay_id ORDER BY seconds_since_admit RANGE BETWEEN 21600 PRECEDING AND CURRENT ROW),
