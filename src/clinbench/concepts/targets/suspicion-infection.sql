@@ -6,7 +6,8 @@
 --   whether it was positive.
 -- Source: sepsis/suspicion_of_infection (Seymour et al. 2016).
 -- Grain: subject_id, ab_id
--- Deviations: those of suspicion_of_infection (a same-minute culture counts as before).
+-- Deviations: those of suspicion_of_infection (a same-minute culture counts as before; a
+--   cancelled culture is not positive; same-minute specimens report a positive one first).
 SELECT subject_id, stay_id, hadm_id, ab_id, antibiotic, antibiotic_time, suspected_infection,
     suspected_infection_time, culture_time, specimen, positive_culture
 FROM mimiciv_derived.suspicion_of_infection

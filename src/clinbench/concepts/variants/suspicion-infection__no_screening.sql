@@ -17,7 +17,10 @@ WITH ab_tbl AS (
         CAST(abx.starttime AS DATE) AS antibiotic_date,
         abx.stoptime AS antibiotic_stoptime,
         ROW_NUMBER() OVER (
-            PARTITION BY abx.subject_id ORDER BY abx.starttime, abx.stoptime, abx.antibiotic
+            -- nulls first as the public code; admission and stay break exact ties
+            PARTITION BY abx.subject_id
+            ORDER BY abx.starttime NULLS FIRST, abx.stoptime NULLS FIRST, abx.antibiotic NULLS FIRST,
+                abx.hadm_id NULLS FIRST, abx.stay_id NULLS FIRST
         ) AS ab_id
     FROM mimiciv_derived.antibiotic AS abx
 ),
@@ -29,7 +32,9 @@ me AS (
         CAST(MAX(chartdate) AS DATE) AS chartdate,
         MAX(charttime) AS charttime,
         MAX(spec_type_desc) AS spec_type_desc,
-        MAX(CASE WHEN org_name IS NOT NULL AND org_name != '' AND COALESCE(org_itemid, 0) != 90856
+        -- 90856 = negative, 90760 = cancelled: neither grew an organism
+        MAX(CASE WHEN org_name IS NOT NULL AND org_name != '' AND org_name != 'CANCELLED'
+                AND COALESCE(org_itemid, 0) NOT IN (90856, 90760)
             THEN 1 ELSE 0 END) AS positiveculture
     FROM mimiciv_hosp.microbiologyevents
     GROUP BY micro_specimen_id
@@ -45,7 +50,10 @@ me_then_ab AS (
         me72.positiveculture AS last72_positiveculture,
         me72.spec_type_desc AS last72_specimen,
         ROW_NUMBER() OVER (
-            PARTITION BY ab.subject_id, ab.ab_id ORDER BY me72.chartdate, me72.charttime NULLS LAST
+            -- same-time specimens: a positive one first, then by specimen id
+            PARTITION BY ab.subject_id, ab.ab_id
+            ORDER BY me72.chartdate, me72.charttime NULLS LAST, me72.positiveculture DESC,
+                me72.micro_specimen_id
         ) AS micro_seq
     FROM ab_tbl AS ab
     INNER JOIN me AS me72
@@ -65,7 +73,9 @@ ab_then_me AS (
         me24.positiveculture AS next24_positiveculture,
         me24.spec_type_desc AS next24_specimen,
         ROW_NUMBER() OVER (
-            PARTITION BY ab.subject_id, ab.ab_id ORDER BY me24.chartdate, me24.charttime NULLS LAST
+            PARTITION BY ab.subject_id, ab.ab_id
+            ORDER BY me24.chartdate, me24.charttime NULLS LAST, me24.positiveculture DESC,
+                me24.micro_specimen_id
         ) AS micro_seq
     FROM ab_tbl AS ab
     INNER JOIN me AS me24

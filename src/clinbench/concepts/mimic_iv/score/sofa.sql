@@ -143,7 +143,9 @@ scorecalc AS (
         END AS liver,
         CASE
             WHEN rate_dopamine > 15 OR rate_epinephrine > 0.1 OR rate_norepinephrine > 0.1 THEN 4
-            WHEN rate_dopamine > 5 OR rate_epinephrine <= 0.1 OR rate_norepinephrine <= 0.1 THEN 3
+            -- a zero rate is a paused infusion, not a dose <= 0.1
+            WHEN rate_dopamine > 5 OR (rate_epinephrine > 0 AND rate_epinephrine <= 0.1)
+                OR (rate_norepinephrine > 0 AND rate_norepinephrine <= 0.1) THEN 3
             WHEN rate_dopamine > 0 OR rate_dobutamine > 0 THEN 2
             WHEN meanbp_min < 70 THEN 1
             WHEN COALESCE(meanbp_min, rate_dopamine, rate_dobutamine, rate_epinephrine, rate_norepinephrine) IS NULL THEN NULL

@@ -1,0 +1,140 @@
+"""Audit of SOFA, suspicion of infection, Sepsis-3 and vasopressor concepts on hand-made patients.
+
+Each case sits on an edge where our SQL once differed from the public mimic-code convention or
+from the clinical definition; expected values are worked out by hand in the comments.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.concepts.fixtures2 import fresh, h, insert, make_template, recompute, rows, stay
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_template(tmp_path_factory.mktemp("audit_sofa") / "template.duckdb")
+
+
+# ---------------------------------------------------------------- SOFA cardiovascular
+
+def test_first_day_sofa_zero_rate_norepinephrine_is_not_a_vasopressor(template, tmp_path):
+    """A norepinephrine row at 0 mcg/kg/min is a paused infusion: SOFA 1996 scores 'dose <= 0.1'
+    for a patient receiving the drug, so MAP 65 alone scores 1 (before the fix: 3)."""
+    con = fresh(template, tmp_path / "fd.duckdb")
+    stay(con, 1)
+    insert(con, "mimiciv_derived.first_day_vitalsign", {"subject_id": 1, "stay_id": 1, "mbp_min": 65})
+    insert(con, "mimiciv_derived.norepinephrine", {"stay_id": 1, "starttime": h(1), "endtime": h(3), "vaso_rate": 0.0})
+    # stay 2: the same with epinephrine at 0 and MAP 75 -> 0
+    stay(con, 2)
+    insert(con, "mimiciv_derived.first_day_vitalsign", {"subject_id": 2, "stay_id": 2, "mbp_min": 75})
+    insert(con, "mimiciv_derived.epinephrine", {"stay_id": 2, "starttime": h(1), "endtime": h(3), "vaso_rate": 0.0})
+    # stay 3: a real 0.05 after a paused row -> max 0.05 -> 3
+    stay(con, 3)
+    insert(con, "mimiciv_derived.norepinephrine", {"stay_id": 3, "starttime": h(1), "endtime": h(2), "vaso_rate": 0.0})
+    insert(con, "mimiciv_derived.norepinephrine", {"stay_id": 3, "starttime": h(2), "endtime": h(3), "vaso_rate": 0.05})
+    recompute(con, "first_day_sofa", "target_sofa_24h")
+    got = {r["stay_id"]: r["cardiovascular"] for r in rows(con, "SELECT * FROM mimiciv_derived.target_sofa_24h")}
+    assert got == {1: 1, 2: 0, 3: 3}
+    con.close()
+
+
+def test_hourly_sofa_zero_rate_norepinephrine_is_not_a_vasopressor(template, tmp_path):
+    con = fresh(template, tmp_path / "hr.duckdb")
+    stay(con, 4)
+    for hr in range(-24, 6):
+        insert(con, "mimiciv_derived.icustay_hourly", {"stay_id": 4, "hr": hr, "endtime": h(hr)})
+    # MAP 75 in hour 2 (charted at 1.5 h); norepinephrine at 0 spans the end of hour 2 -> 0, not 3
+    insert(con, "mimiciv_derived.vitalsign", {"subject_id": 4, "stay_id": 4, "charttime": h(1.5), "mbp": 75})
+    insert(con, "mimiciv_derived.norepinephrine", {"stay_id": 4, "starttime": h(1), "endtime": h(2.5), "vaso_rate": 0.0})
+    # hour 4: epinephrine 0.1 exactly -> 3
+    insert(con, "mimiciv_derived.epinephrine", {"stay_id": 4, "starttime": h(3.5), "endtime": h(4.5), "vaso_rate": 0.1})
+    recompute(con, "sofa")
+    got = {r["hr"]: r for r in rows(con, "SELECT * FROM mimiciv_derived.sofa WHERE stay_id = 4")}
+    assert got[2]["cardiovascular"] == 0
+    assert got[4]["cardiovascular"] == 3
+    assert got[3]["cardiovascular_24hours"] == 0 and got[4]["cardiovascular_24hours"] == 3
+    con.close()
+
+
+# ---------------------------------------------------------------- suspicion of infection
+
+_ids = iter(range(1, 100_000))
+
+
+def abx(con, subject_id: int, start: float, name: str, stop: float | None) -> None:
+    insert(con, "mimiciv_derived.antibiotic", {
+        "subject_id": subject_id, "hadm_id": subject_id, "stay_id": subject_id, "antibiotic": name,
+        "route": "IV", "starttime": h(start), "stoptime": None if stop is None else h(stop),
+    })
+
+
+def specimen(con, subject_id: int, hours: float, *, spec: str = "BLOOD CULTURE", org: str | None = None,
+             org_itemid: int | None = None, micro_specimen_id: int | None = None) -> None:
+    insert(con, "mimiciv_hosp.microbiologyevents", {
+        "microevent_id": next(_ids), "subject_id": subject_id, "hadm_id": subject_id,
+        "micro_specimen_id": micro_specimen_id or next(_ids), "spec_type_desc": spec,
+        "org_name": org, "org_itemid": org_itemid,
+        "chartdate": h(hours).replace(hour=0, minute=0), "charttime": h(hours),
+    })
+
+
+@pytest.fixture(scope="module")
+def soi(template, tmp_path_factory):
+    con = fresh(template, tmp_path_factory.mktemp("audit_soi") / "soi.duckdb")
+    # 10: two antibiotics started together; the one with no stop time is numbered first
+    #     (public convention: nulls first), whatever the names say
+    stay(con, 10)
+    abx(con, 10, 5, "Aztreonam", 29)
+    abx(con, 10, 5, "Vancomycin", None)
+    # 11: the only culture was cancelled (MIMIC org_itemid 90760, org_name CANCELLED) -> negative
+    stay(con, 11)
+    abx(con, 11, 5, "Cefepime", 29)
+    specimen(con, 11, 2, org="CANCELLED", org_itemid=90760)
+    # 12: a negative and a positive specimen drawn in the same minute -> the positive one is reported
+    stay(con, 12)
+    abx(con, 12, 5, "Cefepime", 29)
+    specimen(con, 12, 2, spec="URINE", micro_specimen_id=900001)
+    specimen(con, 12, 2, spec="BLOOD CULTURE", org="ESCHERICHIA COLI", org_itemid=80002, micro_specimen_id=900002)
+    recompute(con, "suspicion_of_infection", "target_suspicion_infection")
+    got = {(r["subject_id"], r["ab_id"]): r for r in rows(con, "SELECT * FROM mimiciv_derived.target_suspicion_infection")}
+    yield got
+    con.close()
+
+
+def test_ab_id_puts_a_missing_stop_time_first(soi):
+    assert [soi[(10, i)]["antibiotic"] for i in (1, 2)] == ["Vancomycin", "Aztreonam"]
+
+
+def test_cancelled_culture_is_not_positive(soi):
+    row = soi[(11, 1)]
+    assert (row["suspected_infection"], row["culture_time"], row["positive_culture"]) == (1, h(2), 0)
+
+
+def test_same_minute_specimens_report_the_positive_one(soi):
+    row = soi[(12, 1)]
+    assert (row["specimen"], row["positive_culture"]) == ("BLOOD CULTURE", 1)
+
+
+# ---------------------------------------------------------------- vasopressor units and NED
+
+def test_vasopressin_units_per_minute_becomes_units_per_hour_in_ned(template, tmp_path):
+    """Vasopressin 0.04 units/min = 2.4 units/h -> 2.4 x 2.5 / 60 = 0.1 NED; with norepinephrine
+    0.05 mcg/kg/min and phenylephrine 1 mcg/kg/min (/10 = 0.1) the interval is 0.25."""
+    con = fresh(template, tmp_path / "ned.duckdb")
+    stay(con, 20)
+    insert(con, "mimiciv_icu.inputevents", [
+        {"subject_id": 20, "hadm_id": 20, "stay_id": 20, "itemid": 222315, "starttime": h(1), "endtime": h(2),
+         "rate": 0.04, "rateuom": "units/min", "orderid": 1, "linkorderid": 1},
+        {"subject_id": 20, "hadm_id": 20, "stay_id": 20, "itemid": 221906, "starttime": h(1), "endtime": h(2),
+         "rate": 0.05, "rateuom": "mcg/kg/min", "orderid": 2, "linkorderid": 2, "patientweight": 80},
+        {"subject_id": 20, "hadm_id": 20, "stay_id": 20, "itemid": 221749, "starttime": h(1), "endtime": h(2),
+         "rate": 80, "rateuom": "mcg/min", "orderid": 3, "linkorderid": 3, "patientweight": 80},
+    ])
+    recompute(con, "vasopressin", "norepinephrine", "phenylephrine", "epinephrine", "dopamine", "dobutamine",
+              "milrinone", "vasoactive_agent", "norepinephrine_equivalent_dose", "target_vasopressor_equivalents")
+    got = rows(con, "SELECT * FROM mimiciv_derived.target_vasopressor_equivalents")
+    assert got == [{"stay_id": 20, "starttime": h(1), "endtime": h(2), "norepinephrine_equivalent_dose": 0.25}]
+    con.close()
