@@ -13,7 +13,6 @@ import csv
 import datetime as dt
 import decimal
 import json
-import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 import duckdb
 
 from clinbench.agents.llm_clients import ToolSpec
+from clinbench.atomic import atomic_path
 
 TOOL_SPECS = [
     ToolSpec("list_tables", "List the tables of the database as schema.table.", {"type": "object", "properties": {}}),
@@ -160,10 +160,8 @@ class WorkspaceTools:
         names, rows = self._query(sql)
         if not names:
             raise ToolError("write_output needs a query that returns rows (a SELECT)")
-        tmp = self.output_csv.with_name(f".{self.output_csv.name}.tmp")
-        with tmp.open("w", newline="", encoding="utf-8") as fh:
+        with atomic_path(self.output_csv) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
             writer = csv.writer(fh)
             writer.writerow(names)
             writer.writerows([_cell(v) for v in r] for r in rows)
-        os.replace(tmp, self.output_csv)
         return json.dumps({"written": self.output_csv.name, "rows": len(rows), "columns": names})

@@ -15,6 +15,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from clinbench.atomic import write_json_atomic
+
 RUNS_DIR = "runs"
 PARTIAL_DIR = ".partial"
 WORK_DIR = ".work"
@@ -47,9 +49,7 @@ def new_work_dir(campaign_dir: Path, run_id: str) -> Path:
 
 
 def write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True, default=str), encoding="utf-8")
-    os.replace(tmp, path)
+    write_json_atomic(path, data, indent=1, sort_keys=True, default=str)
 
 
 def write_manifest(folder: Path, meta: dict[str, Any]) -> dict[str, Any]:

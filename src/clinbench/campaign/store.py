@@ -28,6 +28,7 @@ from typing import Any
 
 import duckdb
 
+from clinbench.atomic import atomic_path
 from clinbench.errors import ClinbenchError
 
 STORE_FILE = "results.duckdb"
@@ -287,11 +288,9 @@ class Store:
         out = Path(out)
         rows = self.runs(publishable_only=publishable_only)
         names = list(RUN_COLUMNS) + ["input_tokens", "output_tokens", "requests"]
-        tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-        with tmp.open("w", newline="") as fh:
+        with atomic_path(out) as tmp, tmp.open("w", newline="") as fh:
             writer = csv.writer(fh)
             writer.writerow(names)
             for row in rows:
                 writer.writerow(["" if row.get(n) is None else row[n] for n in names])
-        os.replace(tmp, out)
         return out

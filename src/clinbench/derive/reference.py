@@ -7,11 +7,11 @@ sorted by the task's keys, written to a temporary file and renamed into place.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import duckdb
 
+from clinbench.atomic import atomic_path
 from clinbench.derive.catalogue import TaskSpec, get_task
 from clinbench.errors import DataError, TaskError
 
@@ -44,15 +44,14 @@ def export_reference(task_id: str, db_path: str | Path, out_csv: str | Path, *, 
         cols = ", ".join(f'"{c}"' for c in spec.required_columns)
         keys = ", ".join(f'"{c}"' for c in spec.keys)
         out_csv.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out_csv.with_name(f".{out_csv.name}.part")
-        con.execute(
-            f"COPY (SELECT {cols} FROM {table} ORDER BY {keys}) TO '{_esc(str(tmp))}' "
-            "(HEADER, DELIMITER ',', TIMESTAMPFORMAT '%Y-%m-%d %H:%M:%S')"
-        )
+        with atomic_path(out_csv) as tmp:
+            con.execute(
+                f"COPY (SELECT {cols} FROM {table} ORDER BY {keys}) TO '{_esc(str(tmp))}' "
+                "(HEADER, DELIMITER ',', TIMESTAMPFORMAT '%Y-%m-%d %H:%M:%S')"
+            )
         rows = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
     finally:
         con.close()
-    os.replace(tmp, out_csv)
     return rows
 
 

@@ -22,12 +22,12 @@ import json
 import os
 import secrets
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
+from clinbench.atomic import atomic_database, atomic_path, write_json_atomic
 from clinbench.derive import conditions
 from clinbench.derive.catalogue import TaskSpec, get_task
 from clinbench.derive.schema_variants import Relation, VariantPlan, plan_variant, rewrite_sql
@@ -66,9 +66,8 @@ def prepare_workspace(task_id: str, condition: str, schema_variant: str, db_path
     prompt = conditions.prompt_text(spec, condition, output_path, skills, prepared.plan.notes)
 
     out.mkdir(parents=True, exist_ok=True)
-    tmp_db = out / ".database.duckdb.part"
-    _copy_file(prepared.path, tmp_db)
-    os.replace(tmp_db, out / "database.duckdb")
+    with atomic_path(out / "database.duckdb") as tmp_db:
+        _copy_file(prepared.path, tmp_db)
     conditions.write_skills(skills, out)
     (out / "prompt.md").write_text(prompt, encoding="utf-8")
     return out
@@ -117,12 +116,8 @@ def read_catalog(db_path: Path) -> tuple[str, dict[tuple[str, str], tuple[tuple[
     except (OSError, ValueError, KeyError):
         pass
     fingerprint, relations = _read_catalog(db_path, st)
-    memo.parent.mkdir(parents=True, exist_ok=True)
-    tmp = memo.with_name(f".{memo.name}.{os.getpid()}")
-    tmp.write_text(json.dumps({"stamp": stamp, "fingerprint": fingerprint,
-                               "relations": {f"{s}.{t}": cols for (s, t), cols in relations.items()}}),
-                   encoding="utf-8")
-    os.replace(tmp, memo)
+    write_json_atomic(memo, {"stamp": stamp, "fingerprint": fingerprint,
+                             "relations": {f"{s}.{t}": cols for (s, t), cols in relations.items()}})
     return fingerprint, relations
 
 
@@ -173,33 +168,18 @@ def prepare_database(spec: TaskSpec, schema_variant: str, db_path: str | Path) -
             plan = _load_plan(mapping)
             return PreparedDatabase(target, mapping, plan)
         plan = _build(relations, schema_variant, db_path, target, _salt(root))
-        tmp = mapping.with_suffix(".part")
-        tmp.write_text(json.dumps(plan.to_json(), indent=1), encoding="utf-8")
-        os.replace(tmp, mapping)
+        write_json_atomic(mapping, plan.to_json(), indent=1)
     return PreparedDatabase(target, mapping, plan)
 
 
 def _build(relations: list[Relation], variant: str, db_path: Path, target: Path, salt: str) -> VariantPlan:
-    fd, tmp_name = tempfile.mkstemp(prefix=".build-", suffix=".duckdb", dir=target.parent)
-    os.close(fd)
-    os.unlink(tmp_name)  # DuckDB must create the file itself
-    tmp = Path(tmp_name)
-    try:
-        con = duckdb.connect(str(tmp))
-        try:
-            con.execute(f"ATTACH '{_esc(str(db_path))}' AS src (READ_ONLY)")
-            plan = plan_variant(variant, relations, salt)
-            for out in plan.outputs:
-                con.execute(f'CREATE SCHEMA IF NOT EXISTS "{out.schema}"')
-                con.execute(f'CREATE TABLE "{out.schema}"."{out.name}" AS {out.select}')
-            con.execute("DETACH src")
-            con.execute("CHECKPOINT")
-        finally:
-            con.close()
-        os.replace(tmp, target)
-    finally:
-        for leftover in (tmp, Path(f"{tmp}.wal")):
-            leftover.unlink(missing_ok=True)
+    with atomic_database(target) as con:
+        con.execute(f"ATTACH '{_esc(str(db_path))}' AS src (READ_ONLY)")
+        plan = plan_variant(variant, relations, salt)
+        for out in plan.outputs:
+            con.execute(f'CREATE SCHEMA IF NOT EXISTS "{out.schema}"')
+            con.execute(f'CREATE TABLE "{out.schema}"."{out.name}" AS {out.select}')
+        con.execute("DETACH src")
     return plan
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from clinbench.atomic import atomic_path
 from clinbench.ehr.load import CHECKSUMS, read_checksums, sha256_of
 from clinbench.errors import DataError
 
@@ -119,7 +120,8 @@ def fetch_demo(name: str, dest: str | Path, *, progress: FetchProgress | None = 
 
     listing = root / CHECKSUMS
     try:
-        _download(url + CHECKSUMS, listing, resume=False, emit=emit, rel=CHECKSUMS)
+        with atomic_path(listing) as tmp:  # the listing is not resumed: whole or absent
+            _download(url + CHECKSUMS, tmp, resume=False, emit=emit, rel=CHECKSUMS)
     except _NotOnServer as exc:
         raise DataError(f"{url}{CHECKSUMS} was not found: check {BASE_URL_ENV} or the demo name") from exc
     sums = read_checksums(listing)

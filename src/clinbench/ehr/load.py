@@ -3,8 +3,8 @@
 The files are streamed by DuckDB's own CSV and Parquet readers straight into tables
 declared in ``mimic_iv_tables`` / ``eicu_tables`` (official names and types). Everything is
 checked before a byte is written (layout, headers, checksums with ``verify``, required
-tables), then the database is built in ``<out>.tmp-<pid>`` beside ``out`` and renamed over
-it at the end, so a failed or interrupted load never leaves a half-built database.
+tables), then the database is built in a temporary file beside ``out`` and renamed over
+it at the end (``clinbench.atomic.atomic_database``), so a failed or interrupted load never leaves a half-built database.
 
 Rules a user can rely on:
 - Headers are matched case-insensitively and by name (the official demo's procedureevents
@@ -27,7 +27,6 @@ import csv
 import gzip
 import hashlib
 import io
-import os
 import re
 import time
 from collections.abc import Callable
@@ -37,6 +36,7 @@ from typing import Literal
 
 import duckdb
 
+from clinbench.atomic import atomic_database
 from clinbench.ehr.requirements import families_needing, required_tables
 from clinbench.ehr.schema import Table, dataset_tables
 from clinbench.errors import DataError
@@ -155,28 +155,15 @@ def load_dataset(
     if verify:
         _verify_checksums(src, sources, warn)
 
-    tmp = out.with_name(f"{out.name}.tmp-{os.getpid()}")
-    _remove_db(tmp)
-    try:
-        con = duckdb.connect(str(tmp))
-        try:
-            for index, s in enumerate(sources, start=1):
-                if progress is not None:
-                    progress(LoadEvent("start", s.table.qualified, s.rel, bytes=s.path.stat().st_size,
-                                       index=index, total=len(sources)))
-                rows = _load_one(con, s)
-                report.rows[s.table.qualified] = rows
-                if progress is not None:
-                    progress(LoadEvent("done", s.table.qualified, s.rel, rows=rows, index=index, total=len(sources)))
-            con.execute("CHECKPOINT")
-        finally:
-            con.close()
-        # A stale out.wal from an earlier database would be replayed onto the new file.
-        _remove_db(out.with_name(out.name + ".wal"))
-        os.replace(tmp, out)
-    except BaseException:
-        _remove_db(tmp)
-        raise
+    with atomic_database(out) as con:
+        for index, s in enumerate(sources, start=1):
+            if progress is not None:
+                progress(LoadEvent("start", s.table.qualified, s.rel, bytes=s.path.stat().st_size,
+                                   index=index, total=len(sources)))
+            rows = _load_one(con, s)
+            report.rows[s.table.qualified] = rows
+            if progress is not None:
+                progress(LoadEvent("done", s.table.qualified, s.rel, rows=rows, index=index, total=len(sources)))
     report.seconds = time.perf_counter() - started
     return report
 
@@ -376,9 +363,3 @@ def _explain(s: _Source, exc: duckdb.Error) -> str:
         return (f"{s.rel}: a value does not fit the official type of {s.table.qualified} ({_first_line(exc)}): "
                 "check that the file is the official one")
     return f"{s.rel}: cannot be read into {s.table.qualified} ({_first_line(exc)}): check or re-download the file"
-
-
-def _remove_db(path: Path) -> None:
-    """Remove a database file and its write-ahead log, whichever exist."""
-    for p in (path, path.with_name(path.name + ".wal")):
-        p.unlink(missing_ok=True)

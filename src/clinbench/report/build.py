@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-from clinbench.report.atomic import write_text_atomic
+from clinbench.atomic import write_text_atomic
 from clinbench.report.data import ReportData, column_diagnostics, make_figures
 from clinbench.report.html import render_html
 from clinbench.report.markdown import render_markdown

@@ -6,13 +6,13 @@ saying what to install. The browser runs offline with a throw-away profile.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
+from clinbench.atomic import atomic_path
 from clinbench.stats.errors import StatsError
 
 _BROWSERS = ("chromium", "chromium-browser", "google-chrome", "chrome")
@@ -41,9 +41,7 @@ def svg_to_png(svg_path: Path, png_path: Path, *, scale: int = 2, timeout: float
     width, height = svg_size(Path(svg_path).read_text(encoding="utf-8"))
     png_path = Path(png_path)
     png_path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{png_path.name}.", suffix=".png", dir=png_path.parent)
-    os.close(fd)
-    with tempfile.TemporaryDirectory(prefix="clinbench-chromium-") as profile:
+    with atomic_path(png_path) as tmp, tempfile.TemporaryDirectory(prefix="clinbench-chromium-") as profile:
         try:
             proc = subprocess.run(
                 [browser, *_FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}",
@@ -51,12 +49,8 @@ def svg_to_png(svg_path: Path, png_path: Path, *, scale: int = 2, timeout: float
                 capture_output=True, text=True, timeout=timeout,
             )
         except subprocess.TimeoutExpired as exc:
-            Path(tmp).unlink(missing_ok=True)
             raise StatsError(f"chromium took over {timeout:g} s to render {svg_path}; retry without --png") from exc
-    if proc.returncode != 0 or Path(tmp).stat().st_size == 0:
-        Path(tmp).unlink(missing_ok=True)
-        last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
-        raise StatsError(f"chromium could not render {svg_path} ({last}); retry without --png")
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, png_path)
+        if proc.returncode != 0 or not tmp.is_file() or tmp.stat().st_size == 0:
+            last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+            raise StatsError(f"chromium could not render {svg_path} ({last}); retry without --png")
     return png_path

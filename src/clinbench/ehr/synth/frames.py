@@ -15,6 +15,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from clinbench import atomic
 from clinbench.errors import DataError
 
 HOUR = 3600
@@ -119,7 +120,7 @@ def insert(con: duckdb.DuckDBPyConnection, qualified: str, data: pa.Table | dict
 
 @contextmanager
 def atomic_database(out_path: str | os.PathLike) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A connection to a temporary file beside ``out_path``, renamed onto it only on success."""
+    """``clinbench.atomic.atomic_database`` after checking that ``out_path`` can be a synthetic database."""
     out = Path(out_path)
     if out.suffix != ".duckdb":
         raise DataError(f"{out} must end in .duckdb: pass --out FILE.duckdb")
@@ -127,17 +128,5 @@ def atomic_database(out_path: str | os.PathLike) -> Iterator[duckdb.DuckDBPyConn
         raise DataError(f"{out} is a folder: pass --out FILE.duckdb")
     if not out.parent.exists():
         raise DataError(f"folder {out.parent} does not exist: create it or choose another --out")
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    for stale in (tmp, tmp.with_name(tmp.name + ".wal")):
-        stale.unlink(missing_ok=True)
-    con = duckdb.connect(str(tmp))
-    try:
+    with atomic.atomic_database(out) as con:
         yield con
-        con.execute("CHECKPOINT")
-        con.close()
-        os.replace(tmp, out)
-    except BaseException:
-        con.close()
-        for stale in (tmp, tmp.with_name(tmp.name + ".wal")):
-            stale.unlink(missing_ok=True)
-        raise

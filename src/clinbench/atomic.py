@@ -1,0 +1,91 @@
+"""Atomic file writes: a reader sees the old file or the new one, never half of one.
+
+Every writer builds its file under a temporary name in the destination's folder (so the
+final rename stays on one file system) and renames it onto the destination only when it
+is complete; on any exception, including KeyboardInterrupt, the temporary file is removed.
+The temporary name is unique per process and call, so concurrent writers never share one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+
+def temp_name(path: Path) -> Path:
+    """A fresh name beside ``path``: hidden, unique per process and call, same extension.
+
+    The extension is kept because some writers choose a format from it (Chromium's
+    ``--screenshot``, DuckDB's ``COPY ... TO``).
+    """
+    return path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}{path.suffix}")
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; on success it replaces ``path``, on failure it is removed.
+
+    The temporary file is not created: the body writes it (DuckDB and Chromium insist on
+    creating their files themselves).
+    """
+    path = Path(path)
+    tmp = temp_name(path)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically, creating its folder if needed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+    return path
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` (UTF-8, ``\\n`` line ends on every platform) to ``path`` atomically."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_json_atomic(path: str | os.PathLike[str], data: Any, **dumps: Any) -> Path:
+    """Write ``json.dumps(data, **dumps)`` to ``path`` atomically."""
+    return write_text_atomic(path, json.dumps(data, **dumps))
+
+
+@contextmanager
+def atomic_database(path: str | os.PathLike[str]) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection to a new DuckDB file that replaces ``path`` only once the body succeeds.
+
+    The file is checkpointed and closed before the rename, so it carries no write-ahead log;
+    a stale ``path.wal`` from an earlier database is removed first, since DuckDB would replay
+    it onto the new file. On failure the temporary file and its log are removed.
+    """
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        wal = _wal(tmp)
+        try:
+            con = duckdb.connect(str(tmp))
+            try:
+                yield con
+                con.execute("CHECKPOINT")
+            finally:
+                con.close()
+            _wal(path).unlink(missing_ok=True)
+        finally:
+            wal.unlink(missing_ok=True)
+
+
+def _wal(path: Path) -> Path:
+    return path.with_name(path.name + ".wal")
