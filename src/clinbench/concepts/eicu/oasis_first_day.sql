@@ -6,7 +6,7 @@
 --   non-invasive), respiratory rate and temperature (periodic vitals, implausible values
 --   dropped), urine output (summed urine outputs from intakeOutput, else APACHE day-1 urine),
 --   mechanical ventilation (APACHE intubated flag, APACHE out-of-bed intubation on day 1, or an
---   airway charted in respiratoryCare in the window) and elective surgery (APACHE elective
+--   airway or a set apnea tidal volume charted in respiratoryCare in the window) and elective surgery (APACHE elective
 --   surgery flag, not from the emergency department). Unmeasured components score 0.
 -- Source: Johnson, Kramer, Clifford, Crit Care Med 2013; MIT-LCP eicu-code
 --   concepts/pivoted/eICU-pivoted-OASIS (data sources and the imputed-with-0 score).
@@ -14,6 +14,15 @@
 -- Deviations: the window starts 6 h before unit admission like every first-day score of the
 --   benchmark (the public eICU code uses 0 to 1440 minutes); vitals come straight from
 --   vitalPeriodic/vitalAperiodic with the plausibility limits of eicu-code's pivoted-vital.
+--   The point tables, their order and their cut-offs are those of the MIMIC OASIS code
+--   (one definition of OASIS across the benchmark): eicu-code orders its cases differently
+--   (a heart rate < 33 scores 4 before a maximum > 125 is checked; a respiratory rate whose
+--   minimum is 13-22 scores 0 whatever the maximum; invasive MAP is used before
+--   non-invasive), scores exactly 24 h pre-ICU stay as 0 (here 2, as in MIMIC) and uses
+--   671/2544/6896 mL urine cut-offs (here 671.09/2544.14/6896.80). GCS comes from nurse
+--   charting only (gcs_first_day, components summed when no total), not first from
+--   physicalExam as in eicu-code, so that it matches the eicu-gcs task. Ventilation does not
+--   read eicu-code's derived ventilation_events table, which is not part of eicu_crd.
 WITH pt AS (
     SELECT patientunitstayid, uniquepid, patienthealthsystemstayid, hospitaladmitoffset,
         unitadmitsource,
@@ -66,8 +75,9 @@ airway AS (
     SELECT patientunitstayid, 1 AS airway
     FROM eicu_crd.respiratorycare
     WHERE respcarestatusoffset >= -360 AND respcarestatusoffset <= 1440
+        -- a set apnea tidal volume is a ventilator setting, so it marks ventilation too
         AND (airwaytype IS NOT NULL OR airwaysize IS NOT NULL OR airwayposition IS NOT NULL
-            OR cuffpressure IS NOT NULL)
+            OR cuffpressure IS NOT NULL OR setapneatv IS NOT NULL)
     GROUP BY patientunitstayid
 ),
 cohort AS (
