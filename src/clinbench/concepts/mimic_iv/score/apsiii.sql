@@ -14,7 +14,11 @@
 -- Grain: stay_id
 -- Deviations: blood gases are read from the same first-day window as every other variable
 --   (the public code reads PaO2, A-aDO2 and acid-base over the whole ICU stay, which contradicts
---   its own first-day definition).
+--   its own first-day definition). Axillary temperatures are raised by 1 C (as the current
+--   public BigQuery code does; the public DuckDB build scores the uncorrected temperature),
+--   since an axillary reading under-reads core temperature. An admission without any ICD
+--   code counts as no end-stage renal disease, so acute renal failure can apply (the public
+--   code compares a missing ESRD flag with 0 and so never flags ARF for such an admission).
 WITH win AS (
     SELECT subject_id, hadm_id, stay_id, intime,
         intime - INTERVAL 6 HOUR AS starttime, intime + INTERVAL 1 DAY AS endtime

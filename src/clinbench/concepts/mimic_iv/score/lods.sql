@@ -11,7 +11,10 @@
 --   CPAP from O2 delivery device item 226732 'cpap' / 'bipap mask').
 -- Grain: stay_id
 -- Deviations: blood gases and CPAP charting are read from the 6 h before ICU admission to 24 h
---   after (the public code reads blood gases over the whole ICU stay).
+--   after (the public code reads blood gases over the whole ICU stay). Renal 1 point for
+--   BUN >= 7.5 mg/dL follows the public code; the published LODS cut-off is urea 6 mmol/L,
+--   i.e. BUN about 17 mg/dL (0.17 g/L), so most patients get at least 1 renal point here.
+--   Kept as the public convention because no benchmark target reads lods.
 WITH win AS (
     SELECT subject_id, hadm_id, stay_id,
         intime - INTERVAL 6 HOUR AS starttime, intime + INTERVAL 1 DAY AS endtime

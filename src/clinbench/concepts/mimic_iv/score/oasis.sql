@@ -14,6 +14,9 @@
 -- Grain: stay_id
 -- Deviations: invasive ventilation counts when an episode overlaps the 6 h before ICU admission
 --   as well (the window shared by every first-day score; the public code starts at intime).
+--   Pre-ICU length of stay is the exact elapsed time in minutes (seconds / 60), not the
+--   public count of minute boundaries crossed: OASIS defines it in hours (0.17 h = 10.2 min),
+--   so 10 min 30 s is >= 10.2 min and scores 3 (the public code counts 10 min and scores 5).
 WITH win AS (
     SELECT subject_id, hadm_id, stay_id, intime,
         intime - INTERVAL 6 HOUR AS starttime, intime + INTERVAL 1 DAY AS endtime

@@ -10,8 +10,10 @@
 --   'surg', comorbidities from ICD-9/ICD-10 codes).
 -- Grain: stay_id
 -- Deviations: the window starts 6 h before ICU admission (the task convention shared by every
---   first-day score; the public code starts at intime), and vitals, labs, GCS and urine output
---   come from the first_day_* tables of the same window rather than by subject.
+--   first-day score; the public code starts at intime), and vitals, labs and GCS come from the
+--   first_day_* tables of the same window rather than by subject; urine output comes from
+--   first_day_urine_output (intime to intime + 24 h, both ends included: urine is charted in
+--   the ICU only; the public code excludes a charting at exactly intime).
 WITH co AS (
     SELECT subject_id, hadm_id, stay_id,
         intime - INTERVAL 6 HOUR AS starttime, intime + INTERVAL 24 HOUR AS endtime
