@@ -46,3 +46,38 @@ def test_kdigo_uo_six_covered_hours_made_of_short_gaps_count_as_six(con, gap_min
     n = 5 * 60 // gap_minutes + 1  # charts from hour 2 to hour 7
     assert got[0]["uo_rt_6hr"] == round(n / 70 / 6, 4)
     assert got[0]["aki_stage_uo"] == 1
+
+
+# MELD-Na on hand-made first-day labs (stay: creatinine, bilirubin, INR, sodium, RRT hour).
+# MELD(i) = 10 x round(0.957 ln Cr + 0.378 ln Bili + 1.120 ln INR + 0.643, 1), labs < 1 -> 1,
+# Cr > 4 or RRT -> 4, sum > 4 -> 40; Na bounded to 125-137 and applied only when MELD(i) > 11.
+MELD_CASES = {
+    # nothing measured: 10 x round(0.643, 1) = 6
+    51: ((None, None, None, None, None), 6.0),
+    # 0.66334 + 0.41528 + 0.45412 + 0.643 = 2.1757 -> 22; Na 130: 22 + 1.32*7 - 0.033*22*7
+    52: ((2.0, 3.0, 1.5, 130.0, None), 22 + 1.32 * 7 - 0.033 * 22 * 7),
+    # 0.44979 + 0.643 = 1.0928 -> 11: not > 11, so Na 120 changes nothing
+    53: ((1.6, None, None, 120.0, None), 11.0),
+    # 0.50781 + 0.643 = 1.1508 -> 12; Na 120 counts as 125: 12 + 1.32*12 - 0.033*12*12
+    54: ((1.7, None, None, 120.0, None), 12 + 1.32 * 12 - 0.033 * 12 * 12),
+    # RRT at hour 3 sets Cr to 4: 1.32669 + 0.643 = 1.9697 -> 20; Na 140 counts as 137
+    55: ((0.8, None, None, 140.0, 3), 20.0),
+    # every lab below 1 counts as 1
+    56: ((0.5, 0.3, 0.9, 137.0, None), 6.0),
+    # sum 5.06 > 4 -> 40; at 40 the sodium term cancels (1.32 = 0.033 x 40)
+    57: ((10.0, 30.0, 5.0, 125.0, None), 40.0),
+    # RRT 25 h after admission is outside the first day: Cr 0.8 -> 1 -> 6
+    58: ((0.8, None, None, None, 25), 6.0),
+}
+
+
+def test_meld_na_hand_computed(con):
+    for stay_id, ((cr, bili, inr, na, rrt_hour), _) in MELD_CASES.items():
+        stay(con, stay_id)
+        insert(con, "mimiciv_derived.first_day_lab", {"subject_id": stay_id, "stay_id": stay_id, "creatinine_max": cr,
+                                                      "bilirubin_total_max": bili, "inr_max": inr, "sodium_min": na})
+        if rrt_hour is not None:
+            insert(con, "mimiciv_derived.rrt", {"stay_id": stay_id, "charttime": h(rrt_hour), "dialysis_present": 1})
+    recompute(con, "meld", "meld-24h")
+    got = by_key(con, "mimiciv_derived.target_meld_24h")
+    assert {s: round(got[s]["meld"], 6) for s in MELD_CASES} == {s: round(v, 6) for s, (_, v) in MELD_CASES.items()}

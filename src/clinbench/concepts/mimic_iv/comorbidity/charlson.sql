@@ -12,6 +12,11 @@
 -- Deviations: ICD-10 E10.1 (type 1 diabetes with ketoacidosis) counts as diabetes without
 --   chronic complication, as in Quan 2005 (the public code lists it as 'E10l', a typo that
 --   matches nothing).
+--   Age bands (<= 50 -> 0, ..., > 80 -> 4) are those of mimic-code's BigQuery source, which the
+--   published references follow. Open question (audit): Charlson et al. 1994 give 1 point per
+--   decade from 50 (50-59 -> 1, ..., >= 80 -> 4) and mimic-code's newer DuckDB build uses
+--   < 50 / < 60 / < 70 / < 80, so ages 50, 60, 70 and 80 score one point lower here than in
+--   the literature; changing it needs the owner of tests/concepts/test_comorbidity.py.
 WITH diag AS (
     SELECT hadm_id,
         CASE WHEN icd_version = 9 THEN TRIM(icd_code) END AS icd9_code,
