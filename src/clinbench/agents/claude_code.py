@@ -9,10 +9,8 @@ to ``<workspace>/.claude/skills``.
 
 from __future__ import annotations
 
-import json
-
 from clinbench.agents.base import RunContext, Workspace, place_skills
-from clinbench.agents.external import ExternalAgent, Launch, Parsed
+from clinbench.agents.external import ExternalAgent, Launch, Parsed, json_events
 from clinbench.campaign.store import Usage
 
 DEFAULT_ALLOWED_TOOLS = "Bash,Read,Write,Edit,Glob,Grep"
@@ -57,18 +55,12 @@ def parse_claude_stream(stdout: str) -> Parsed:
     parsed = Parsed()
     per_message = Usage()
     result_usage = None
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(event, dict):
-            continue
+    for event in json_events(stdout):
         parsed.events.append(event)
         kind = event.get("type")
         if kind == "assistant":
             u = (event.get("message") or {}).get("usage") or {}
-            per_message = per_message.add(Usage(int(u.get("input_tokens", 0)), int(u.get("output_tokens", 0)), 1))
+            per_message = per_message.add(Usage.from_tokens(u))
         elif kind == "result":
             parsed.final_message = event.get("result")
             if event.get("total_cost_usd") is not None:
@@ -77,8 +69,7 @@ def parse_claude_stream(stdout: str) -> Parsed:
                 parsed.error = f"claude result {event.get('subtype', 'error')}: {str(event.get('result', ''))[:300]}"
             u = event.get("usage")
             if isinstance(u, dict):
-                result_usage = Usage(int(u.get("input_tokens", 0)), int(u.get("output_tokens", 0)),
-                                     int(event.get("num_turns") or per_message.requests))
+                result_usage = Usage.from_tokens(u, int(event.get("num_turns") or per_message.requests))
     # the result event carries the session's totals; per-message usage is the fallback
     parsed.usage = result_usage or per_message
     return parsed

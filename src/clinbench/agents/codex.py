@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from clinbench.agents.base import RunContext, Workspace, place_skills
-from clinbench.agents.external import ExternalAgent, Launch, Parsed
+from clinbench.agents.external import ExternalAgent, Launch, Parsed, json_events
 from clinbench.campaign.store import Usage
 
 PROVIDER = "clinbench"
@@ -63,18 +63,12 @@ def parse_codex_events(stdout: str) -> Parsed:
     """Usage (summed over turns), last agent message and any turn failure from ``codex exec --json``."""
     parsed = Parsed()
     usage = Usage()
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(event, dict):
-            continue
+    for event in json_events(stdout):
         parsed.events.append(event)
         kind = event.get("type")
         if kind == "turn.completed":
             u = event.get("usage") or {}
-            usage = usage.add(Usage(int(u.get("input_tokens", 0)), int(u.get("output_tokens", 0)), 1))
+            usage = usage.add(Usage.from_tokens(u))
         elif kind == "item.completed":
             item = event.get("item") or {}
             if item.get("type") == "agent_message":

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from clinbench.agents.egress_bridge import pipe
 from clinbench.errors import AgentError
 
 _MAX_HEAD = 64 * 1024
@@ -33,23 +34,6 @@ def endpoint_host_port(url: str) -> tuple[str, int, str]:
         raise AgentError(f"endpoint URL {url!r} must look like http(s)://host[:port]/...")
     port = parts.port or (443 if parts.scheme == "https" else 80)
     return parts.hostname, port, parts.scheme
-
-
-def _pipe(src: socket.socket, dst: socket.socket, counter: list[int]) -> None:
-    try:
-        while True:
-            data = src.recv(65536)
-            if not data:
-                break
-            counter[0] += len(data)
-            dst.sendall(data)
-    except OSError:
-        pass
-    finally:
-        try:
-            dst.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
 
 
 class EgressProxy:
@@ -165,9 +149,9 @@ class EgressProxy:
         if first:
             upstream.sendall(first)
         upstream.settimeout(None)
-        up = threading.Thread(target=_pipe, args=(client, upstream, sent), daemon=True)
+        up = threading.Thread(target=pipe, args=(client, upstream, sent), daemon=True)
         up.start()
-        _pipe(upstream, client, received)
+        pipe(upstream, client, received)
         up.join(timeout=5)
         upstream.close()
         self._log(method=method, target=target, allowed=True, bytes_sent=sent[0], bytes_received=received[0])

@@ -12,12 +12,18 @@ import sys
 import threading
 
 
-def _pipe(src, dst):
+def pipe(src, dst, counter=None):
+    """Copy ``src`` to ``dst`` until EOF, then half-close ``dst``; ``counter[0]`` adds up the bytes.
+
+    The harness's egress proxy uses this too (this file must stay standard-library only).
+    """
     try:
         while True:
             data = src.recv(65536)
             if not data:
                 break
+            if counter is not None:
+                counter[0] += len(data)
             dst.sendall(data)
     except OSError:
         pass
@@ -37,8 +43,8 @@ def _serve(listener, sock_path):
         except OSError:
             client.close()
             continue
-        threading.Thread(target=_pipe, args=(client, upstream), daemon=True).start()
-        threading.Thread(target=_pipe, args=(upstream, client), daemon=True).start()
+        threading.Thread(target=pipe, args=(client, upstream), daemon=True).start()
+        threading.Thread(target=pipe, args=(upstream, client), daemon=True).start()
 
 
 def main():

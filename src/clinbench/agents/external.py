@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import abc
 import ipaddress
+import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +37,17 @@ class Parsed:
     cost: float | None = None
     error: str | None = None
     events: list[dict] = field(default_factory=list)
+
+
+def json_events(stdout: str) -> Iterator[dict]:
+    """The JSON objects of a program's JSON-lines output; other lines (banners, progress) are skipped."""
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(event, dict):
+            yield event
 
 
 @dataclass

@@ -239,7 +239,7 @@ class AnthropicClient(ModelClient):
         text = "".join(b.get("text", "") for b in data.get("content", []) if b.get("type") == "text")
         calls = [ToolCall(b["id"], b["name"], b.get("input") or {}) for b in data.get("content", []) if b.get("type") == "tool_use"]
         u = data.get("usage") or {}
-        return Turn(text, calls, Usage(int(u.get("input_tokens", 0)), int(u.get("output_tokens", 0)), 1))
+        return Turn(text, calls, Usage.from_tokens(u))
 
 
 def make_client(provider: str, model: str, *, base_url: str | None = None, api_key: str | None = None,

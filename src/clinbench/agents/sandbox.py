@@ -112,17 +112,27 @@ class NoSandbox(Sandbox):
     """Direct execution (only with --unsafe-no-isolation)."""
 
 
-@dataclass
-class BwrapSandbox(Sandbox):
-    kind: str = "bwrap"
-    isolated: bool = True
-    extra_ro: list[Path] = field(default_factory=list)
+class _Isolated(Sandbox):
+    """What the isolating sandboxes share: fixed HOME and workspace paths inside, and the bridge."""
 
     def home_for(self, private_dir: Path) -> str:
         return SANDBOX_HOME
 
     def workspace_path(self, workspace: Path) -> str:
         return SANDBOX_WORKSPACE
+
+    @staticmethod
+    def _behind_bridge(argv: list[str], egress: Egress) -> list[str]:
+        """``argv`` started only once the egress bridge listens on loopback inside."""
+        return ["/bin/sh", "-c", 'python3 "$0" "$1" "$2" && shift 2 && exec "$@"',
+                f"{EGRESS_DIR}/bridge.py", f"{EGRESS_DIR}/egress.sock", str(egress.port), *argv]
+
+
+@dataclass
+class BwrapSandbox(_Isolated):
+    kind: str = "bwrap"
+    isolated: bool = True
+    extra_ro: list[Path] = field(default_factory=list)
 
     def wrap(self, argv, workspace, env, *, ro_paths=(), egress=None, hidden=()):
         ws = str(Path(workspace).resolve())
@@ -148,8 +158,7 @@ class BwrapSandbox(Sandbox):
         if egress is not None:
             args += ["--dir", EGRESS_DIR, "--bind", str(egress.socket_path), f"{EGRESS_DIR}/egress.sock",
                      "--ro-bind", str(BRIDGE_SCRIPT), f"{EGRESS_DIR}/bridge.py"]
-            inner = ["/bin/sh", "-c", 'python3 "$0" "$1" "$2" && shift 2 && exec "$@"',
-                     f"{EGRESS_DIR}/bridge.py", f"{EGRESS_DIR}/egress.sock", str(egress.port), *argv]
+            inner = self._behind_bridge(argv, egress)
         args += ["--remount-ro", "/", "--chdir", SANDBOX_WORKSPACE, "--clearenv"]
         for key, value in env.items():
             args += ["--setenv", key, value]
@@ -157,7 +166,7 @@ class BwrapSandbox(Sandbox):
 
 
 @dataclass
-class DockerSandbox(Sandbox):
+class DockerSandbox(_Isolated):
     """One container per run: no network (or only the mounted egress socket), the workspace the only mount."""
 
     kind: str = "docker"
@@ -165,12 +174,6 @@ class DockerSandbox(Sandbox):
     image: str = "clinbench-agent:latest"
     cpus: float = 2.0
     memory: str = "4g"
-
-    def home_for(self, private_dir: Path) -> str:
-        return SANDBOX_HOME
-
-    def workspace_path(self, workspace: Path) -> str:
-        return SANDBOX_WORKSPACE
 
     def wrap(self, argv, workspace, env, *, ro_paths=(), egress=None, hidden=()):
         # only the workspace, the program and the egress socket are mounted: nothing else to hide
@@ -184,8 +187,7 @@ class DockerSandbox(Sandbox):
         inner = list(argv)
         if egress is not None:
             args += ["-v", f"{egress.socket_path}:{EGRESS_DIR}/egress.sock", "-v", f"{BRIDGE_SCRIPT}:{EGRESS_DIR}/bridge.py:ro"]
-            inner = ["/bin/sh", "-c", 'python3 "$0" "$1" "$2" && shift 2 && exec "$@"',
-                     f"{EGRESS_DIR}/bridge.py", f"{EGRESS_DIR}/egress.sock", str(egress.port), *argv]
+            inner = self._behind_bridge(argv, egress)
         for key, value in env.items():
             args += ["-e", f"{key}={value}"]
         return args + [self.image, "/bin/sh", "-c", f'mkdir -p {SANDBOX_HOME} && exec "$@"', "sh", *inner], dict(os.environ)

@@ -99,6 +99,11 @@ class Usage:
             self.requests + other.requests,
         )
 
+    @classmethod
+    def from_tokens(cls, usage: dict[str, Any], requests: int = 1) -> Usage:
+        """From a usage object with ``input_tokens``/``output_tokens`` (Anthropic Messages, Claude Code, Codex)."""
+        return cls(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)), requests)
+
 
 @dataclass
 class RunRecord:

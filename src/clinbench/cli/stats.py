@@ -9,19 +9,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from clinbench.stats.compare import Comparison, Interval, StrictCount
-
-
-def _ci(ci: Interval | None) -> str:
-    return "—" if ci is None else f"[{ci.lo:+.3f}, {ci.hi:+.3f}]"
-
-
-def _strict(s: StrictCount | None) -> str:
-    return "—" if s is None else f"{s.passed}/{s.runs}"
-
-
-def _p(p: float) -> str:
-    return f"{p:.2e}" if p < 1e-3 else f"{p:.4f}"
+from clinbench.stats.compare import Comparison
+from clinbench.stats.formatting import ci_text, p_text, strict_text
 
 
 def print_comparison(c: Comparison, console: Console) -> None:
@@ -35,16 +24,16 @@ def print_comparison(c: Comparison, console: Console) -> None:
     head.add_row("delta", f"{c.delta:+.3f}")
     head.add_row("tasks improving", f"{c.improving}/{c.tasks}")
     level = f"{c.level:.0%}"
-    head.add_row(f"{level} CI, task-cluster", _ci(c.ci_task))
-    head.add_row(f"{level} CI, family-cluster", _ci(c.ci_family))
-    fb = "—" if c.ci_family_balanced is None else f"{c.family_balanced_delta:+.3f} {_ci(c.ci_family_balanced)}"
+    head.add_row(f"{level} CI, task-cluster", ci_text(c.ci_task))
+    head.add_row(f"{level} CI, family-cluster", ci_text(c.ci_family))
+    fb = "—" if c.ci_family_balanced is None else f"{c.family_balanced_delta:+.3f} {ci_text(c.ci_family_balanced)}"
     head.add_row(f"family-balanced delta, {level} CI", fb)
-    head.add_row("sign-flip p (two-sided)", _p(c.sign_flip_p))
-    head.add_row(f"strict passes {a}", _strict(c.strict_a))
-    head.add_row(f"strict passes {b}", _strict(c.strict_b))
+    head.add_row("sign-flip p (two-sided)", p_text(c.sign_flip_p, digits=2))
+    head.add_row(f"strict passes {a}", strict_text(c.strict_a))
+    head.add_row(f"strict passes {b}", strict_text(c.strict_b))
     for name, m in (("key F1", c.key_f1), ("ordered nMAE (lower is better)", c.ordered_value_nmae)):
         if m is not None:
-            head.add_row(name, f"{m.mean_a:.3f} → {m.mean_b:.3f}, delta {m.delta:+.3f} {_ci(m.ci_task)} ({m.n_tasks} tasks)")
+            head.add_row(name, f"{m.mean_a:.3f} → {m.mean_b:.3f}, delta {m.delta:+.3f} {ci_text(m.ci_task)} ({m.n_tasks} tasks)")
     console.print(head)
     console.print(
         f"bootstrap: {c.draws:,} draws, seed {c.seed}; sign-flip: {c.permutation_draws:,} draws; "
@@ -61,8 +50,8 @@ def print_comparison(c: Comparison, console: Console) -> None:
             g.add_column(col)
         for row in c.groups:
             g.add_row(row.value, str(row.tasks), f"{row.mean_a:.3f}", f"{row.mean_b:.3f}", f"{row.delta:+.3f}",
-                      _ci(row.ci_task), f"{row.improving}/{row.tasks}", _p(row.sign_flip_p),
-                      _strict(row.strict_a), _strict(row.strict_b))
+                      ci_text(row.ci_task), f"{row.improving}/{row.tasks}", p_text(row.sign_flip_p, digits=2),
+                      strict_text(row.strict_a), strict_text(row.strict_b))
         console.print(g)
     if c.per_family:
         f = Table(title="By family")
@@ -76,7 +65,7 @@ def print_comparison(c: Comparison, console: Console) -> None:
         t.add_column(col)
     for row in c.per_task:
         t.add_row(row.task, row.family, f"{row.runs_a}+{row.runs_b}", f"{row.mean_a:.3f}", f"{row.mean_b:.3f}",
-                  f"{row.delta:+.3f}", _ci(row.ci), _strict(row.strict_a), _strict(row.strict_b))
+                  f"{row.delta:+.3f}", ci_text(row.ci), strict_text(row.strict_a), strict_text(row.strict_b))
     console.print(t)
 
 

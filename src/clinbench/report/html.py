@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from clinbench.report.data import EVIDENCE_FILES, TRANSCRIPT_CANDIDATES, ReportData
 from clinbench.report.transcript import render_transcript
-from clinbench.stats.compare import Interval, StrictCount
+from clinbench.stats.formatting import ci_text, p_text, strict_text
 
 # Transcripts are inlined so the report reads offline; these caps keep a large campaign's
 # report openable (the full files stay linked).
@@ -54,18 +54,6 @@ summary { cursor: pointer; font-size: 13.5px; }
 .links a { margin-right: 10px; font-size: 12.5px; }
 .flag { color: var(--down); font-size: 12px; }
 """
-
-
-def _ci(ci: Interval | None) -> str:
-    return "—" if ci is None else f"[{ci.lo:+.3f}, {ci.hi:+.3f}]"
-
-
-def _strict(s: StrictCount | None) -> str:
-    return "—" if s is None else f"{s.passed}/{s.runs}"
-
-
-def _p(p: float) -> str:
-    return f"{p:.1e}" if p < 1e-3 else f"{p:.4f}"
 
 
 def _signed(x: float) -> str:
@@ -163,20 +151,20 @@ def render_html(data: ReportData, report_path: Path) -> str:
     cards = "".join([
         _card(f"mean reward · {a}", f"{c.mean_a:.3f}", f"{c.runs_a} runs, {c.tasks} tasks", "mean_a"),
         _card(f"mean reward · {b}", f"{c.mean_b:.3f}", f"{c.runs_b} runs, {c.tasks} tasks", "mean_b"),
-        _card("delta (task-balanced)", f"{c.delta:+.3f}", f"{level} CI {_ci(c.ci_task)} (task-cluster)", "delta", hero=True),
-        _card("tasks improving", f"{c.improving}/{c.tasks}", f"sign-flip p = {_p(c.sign_flip_p)}", "improving"),
-        _card(f"strict passes · {a}", _strict(c.strict_a), "every strict check met", "strict_a"),
-        _card(f"strict passes · {b}", _strict(c.strict_b), "every strict check met", "strict_b"),
+        _card("delta (task-balanced)", f"{c.delta:+.3f}", f"{level} CI {ci_text(c.ci_task)} (task-cluster)", "delta", hero=True),
+        _card("tasks improving", f"{c.improving}/{c.tasks}", f"sign-flip p = {p_text(c.sign_flip_p)}", "improving"),
+        _card(f"strict passes · {a}", strict_text(c.strict_a), "every strict check met", "strict_a"),
+        _card(f"strict passes · {b}", strict_text(c.strict_b), "every strict check met", "strict_b"),
     ])
     rows = [
-        ["task-cluster bootstrap (resample task deltas)", f"{c.delta:+.3f}", _ci(c.ci_task)],
-        ["family-cluster bootstrap (resample families, pool their tasks)", f"{c.delta:+.3f}", _ci(c.ci_family)],
+        ["task-cluster bootstrap (resample task deltas)", f"{c.delta:+.3f}", ci_text(c.ci_task)],
+        ["family-cluster bootstrap (resample families, pool their tasks)", f"{c.delta:+.3f}", ci_text(c.ci_family)],
         ["family-balanced bootstrap (resample per-family mean deltas)",
-         "—" if c.ci_family_balanced is None else f"{c.family_balanced_delta:+.3f}", _ci(c.ci_family_balanced)],
+         "—" if c.ci_family_balanced is None else f"{c.family_balanced_delta:+.3f}", ci_text(c.ci_family_balanced)],
     ]
     for name, m in (("key F1 (task-cluster)", c.key_f1), ("ordered nMAE, lower is better (task-cluster)", c.ordered_value_nmae)):
         if m is not None:
-            rows.append([f"{name}: {m.mean_a:.3f} → {m.mean_b:.3f}, {m.n_tasks} tasks", f"{m.delta:+.3f}", _ci(m.ci_task)])
+            rows.append([f"{name}: {m.mean_a:.3f} → {m.mean_b:.3f}, {m.n_tasks} tasks", f"{m.delta:+.3f}", ci_text(m.ci_task)])
     intervals = _table(["estimate", "delta", f"{level} CI"], [[escape(r[0]), r[1], r[2]] for r in rows])
 
     body = [
@@ -214,8 +202,8 @@ def render_html(data: ReportData, report_path: Path) -> str:
             f"<h2>By {escape(c.groups[0].by)}</h2>",
             _table(
                 [c.groups[0].by, "tasks", a, b, "delta", f"{level} CI (task)", "improving", "sign-flip p", f"strict {a}", f"strict {b}"],
-                [[escape(g.value), str(g.tasks), f"{g.mean_a:.3f}", f"{g.mean_b:.3f}", _signed(g.delta), _ci(g.ci_task),
-                  f"{g.improving}/{g.tasks}", _p(g.sign_flip_p), _strict(g.strict_a), _strict(g.strict_b)] for g in c.groups],
+                [[escape(g.value), str(g.tasks), f"{g.mean_a:.3f}", f"{g.mean_b:.3f}", _signed(g.delta), ci_text(g.ci_task),
+                  f"{g.improving}/{g.tasks}", p_text(g.sign_flip_p), strict_text(g.strict_a), strict_text(g.strict_b)] for g in c.groups],
             ),
         ]
     body += [
@@ -224,15 +212,15 @@ def render_html(data: ReportData, report_path: Path) -> str:
         "column's match rate at or above the task's thresholds.</p>",
         _table(
             ["task", "family", f"strict {a}", f"strict {b}"],
-            [[escape(t.task), escape(t.family), _strict(t.strict_a), _strict(t.strict_b)] for t in c.per_task]
-            + [["<b>all tasks</b>", "", f"<b>{_strict(c.strict_a)}</b>", f"<b>{_strict(c.strict_b)}</b>"]],
+            [[escape(t.task), escape(t.family), strict_text(t.strict_a), strict_text(t.strict_b)] for t in c.per_task]
+            + [["<b>all tasks</b>", "", f"<b>{strict_text(c.strict_a)}</b>", f"<b>{strict_text(c.strict_b)}</b>"]],
             numeric_from=2,
         ),
         "<h2>Per task</h2>",
         _table(
             ["task", "family", f"runs {a}", f"runs {b}", a, b, "delta", f"{level} CI (runs)"],
             [[escape(t.task), escape(t.family), str(t.runs_a), str(t.runs_b), f"{t.mean_a:.3f}", f"{t.mean_b:.3f}",
-              _signed(t.delta), _ci(t.ci)] for t in c.per_task],
+              _signed(t.delta), ci_text(t.ci)] for t in c.per_task],
             numeric_from=2,
         ),
     ]

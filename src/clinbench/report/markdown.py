@@ -3,19 +3,7 @@
 from __future__ import annotations
 
 from clinbench.report.data import ReportData
-from clinbench.stats.compare import Interval, StrictCount
-
-
-def _ci(ci: Interval | None) -> str:
-    return "—" if ci is None else f"[{ci.lo:+.3f}, {ci.hi:+.3f}]"
-
-
-def _strict(s: StrictCount | None) -> str:
-    return "—" if s is None else f"{s.passed}/{s.runs}"
-
-
-def _p(p: float) -> str:
-    return f"{p:.1e}" if p < 1e-3 else f"{p:.4f}"
+from clinbench.stats.formatting import ci_text, p_text, strict_text
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -44,8 +32,8 @@ def render_markdown(data: ReportData) -> str:
     if c.groups:
         out += ["", f"## By {c.groups[0].by}", "", _table(
             [c.groups[0].by, "tasks", a, b, "delta", f"{level} CI (task)", "improving", "p", f"strict {a}", f"strict {b}"],
-            [[g.value, str(g.tasks), f"{g.mean_a:.3f}", f"{g.mean_b:.3f}", f"{g.delta:+.3f}", _ci(g.ci_task),
-              f"{g.improving}/{g.tasks}", _p(g.sign_flip_p), _strict(g.strict_a), _strict(g.strict_b)] for g in c.groups],
+            [[g.value, str(g.tasks), f"{g.mean_a:.3f}", f"{g.mean_b:.3f}", f"{g.delta:+.3f}", ci_text(g.ci_task),
+              f"{g.improving}/{g.tasks}", p_text(g.sign_flip_p), strict_text(g.strict_a), strict_text(g.strict_b)] for g in c.groups],
         )]
     if c.per_family:
         out += ["", "## By family", "", _table(
@@ -56,7 +44,7 @@ def render_markdown(data: ReportData) -> str:
     out += ["", f"## By task ({level} CI: bootstrap over the task's runs, {c.task_draws:,} draws)", "", _table(
         ["task", "family", f"runs {a}", f"runs {b}", a, b, "delta", "CI", f"strict {a}", f"strict {b}"],
         [[t.task, t.family, str(t.runs_a), str(t.runs_b), f"{t.mean_a:.3f}", f"{t.mean_b:.3f}", f"{t.delta:+.3f}",
-          _ci(t.ci), _strict(t.strict_a), _strict(t.strict_b)] for t in c.per_task],
+          ci_text(t.ci), strict_text(t.strict_a), strict_text(t.strict_b)] for t in c.per_task],
     )]
     if data.columns:
         def f(x: float | None) -> str:
@@ -79,16 +67,16 @@ def _headline_rows(data: ReportData) -> list[list[str]]:
         [f"mean reward, {a}", f"{c.mean_a:.3f}"],
         [f"mean reward, {b}", f"{c.mean_b:.3f}"],
         ["delta", f"{c.delta:+.3f}"],
-        [f"{level} CI, task-cluster bootstrap", _ci(c.ci_task)],
-        [f"{level} CI, family-cluster bootstrap", _ci(c.ci_family)],
+        [f"{level} CI, task-cluster bootstrap", ci_text(c.ci_task)],
+        [f"{level} CI, family-cluster bootstrap", ci_text(c.ci_family)],
         ["family-balanced delta", "—" if c.ci_family_balanced is None else f"{c.family_balanced_delta:+.3f}"],
-        [f"{level} CI, family-balanced bootstrap", _ci(c.ci_family_balanced)],
+        [f"{level} CI, family-balanced bootstrap", ci_text(c.ci_family_balanced)],
         ["tasks improving", f"{c.improving}/{c.tasks}"],
-        ["sign-flip p (two-sided)", _p(c.sign_flip_p)],
-        [f"strict passes, {a}", _strict(c.strict_a)],
-        [f"strict passes, {b}", _strict(c.strict_b)],
+        ["sign-flip p (two-sided)", p_text(c.sign_flip_p)],
+        [f"strict passes, {a}", strict_text(c.strict_a)],
+        [f"strict passes, {b}", strict_text(c.strict_b)],
     ]
     for name, m in (("key F1", c.key_f1), ("ordered nMAE (lower is better)", c.ordered_value_nmae)):
         if m is not None:
-            rows.append([f"{name}: {m.mean_a:.3f} → {m.mean_b:.3f} ({m.n_tasks} tasks)", f"{m.delta:+.3f} {_ci(m.ci_task)}"])
+            rows.append([f"{name}: {m.mean_a:.3f} → {m.mean_b:.3f} ({m.n_tasks} tasks)", f"{m.delta:+.3f} {ci_text(m.ci_task)}"])
     return rows

@@ -1,0 +1,19 @@
+"""How a comparison's figures are written as text, the same in the terminal, Markdown and HTML."""
+
+from __future__ import annotations
+
+from clinbench.stats.compare import Interval, StrictCount
+
+
+def ci_text(ci: Interval | None) -> str:
+    return "—" if ci is None else f"[{ci.lo:+.3f}, {ci.hi:+.3f}]"
+
+
+def strict_text(s: StrictCount | None) -> str:
+    return "—" if s is None else f"{s.passed}/{s.runs}"
+
+
+def p_text(p: float, *, digits: int = 1) -> str:
+    """Four decimals, or scientific notation (``digits`` after the point) below 0.001, where
+    four decimals would print a small p as 0.0000."""
+    return f"{p:.{digits}e}" if p < 1e-3 else f"{p:.4f}"
