@@ -142,3 +142,16 @@ def test_eicu_oasis_set_apnea_tidal_volume_counts_as_ventilation(template, tmp_p
     rows = by_key(con, "eicu_derived.target_eicu_oasis", "patientunitstayid")
     con.close()
     assert (rows[1]["mechvent_score"], rows[2]["mechvent_score"]) == (9, 0)
+
+
+def test_first_day_height_mean_rounds_half_up_like_the_public_decimal_rounding(template, tmp_path_factory):
+    con = fresh(template, tmp_path_factory.mktemp("audit_height") / "h.duckdb")
+    stay(con, 1)
+    insert(con, "mimiciv_derived.height", [
+        {"subject_id": 1, "stay_id": 1, "charttime": h(1), "height": 150.00},
+        {"subject_id": 1, "stay_id": 1, "charttime": h(2), "height": 150.01},
+    ])
+    recompute(con, "first_day_height")
+    value = con.execute("SELECT height FROM mimiciv_derived.first_day_height WHERE stay_id = 1").fetchone()[0]
+    con.close()
+    assert value == 150.01  # (150.00 + 150.01) / 2 = 150.005 -> 150.01
