@@ -138,3 +138,33 @@ def test_vasopressin_units_per_minute_becomes_units_per_hour_in_ned(template, tm
     got = rows(con, "SELECT * FROM mimiciv_derived.target_vasopressor_equivalents")
     assert got == [{"stay_id": 20, "starttime": h(1), "endtime": h(2), "norepinephrine_equivalent_dose": 0.25}]
     con.close()
+
+
+# ---------------------------------------------------------------- variant without screening swabs
+
+def test_no_screening_variant_reports_the_diagnostic_culture_behind_a_swab(template, tmp_path):
+    """Antibiotic at 5 h. Stay 30: MRSA screen at -10 h, positive blood culture at -5 h -> the default
+    reports the swab (earliest), the variant the blood culture. Stay 31: a VRE rule-out swab
+    (test name) is the only culture -> default suspected, variant not."""
+    con = fresh(template, tmp_path / "noscreen.duckdb")
+    stay(con, 30)
+    abx(con, 30, 5, "Vancomycin", 29)
+    specimen(con, 30, -10, spec="MRSA SCREEN")
+    specimen(con, 30, -5, spec="BLOOD CULTURE", org="STAPH AUREUS COAG +", org_itemid=80023)
+    stay(con, 31)
+    abx(con, 31, 5, "Vancomycin", 29)
+    insert(con, "mimiciv_hosp.microbiologyevents", {
+        "microevent_id": next(_ids), "subject_id": 31, "hadm_id": 31, "micro_specimen_id": 910001,
+        "spec_type_desc": "SWAB", "test_name": "R/O VANCOMYCIN RESISTANT ENTEROCOCCUS",
+        "chartdate": h(1).replace(hour=0, minute=0), "charttime": h(1),
+    })
+    recompute(con, "suspicion_of_infection", "target_suspicion_infection", "suspicion-infection__no_screening")
+    cols = "subject_id, suspected_infection, suspected_infection_time, culture_time, specimen, positive_culture"
+    default = {r["subject_id"]: r for r in rows(con, f"SELECT {cols} FROM mimiciv_derived.target_suspicion_infection")}
+    variant = {r["subject_id"]: r for r in rows(con, f"SELECT {cols} FROM mimiciv_derived.variant_suspicion_infection__no_screening")}
+    assert (default[30]["specimen"], default[30]["culture_time"], default[30]["positive_culture"]) == ("MRSA SCREEN", h(-10), 0)
+    assert (variant[30]["specimen"], variant[30]["culture_time"], variant[30]["suspected_infection_time"],
+            variant[30]["positive_culture"]) == ("BLOOD CULTURE", h(-5), h(-5), 1)
+    assert (default[31]["suspected_infection"], default[31]["specimen"]) == (1, "SWAB")
+    assert (variant[31]["suspected_infection"], variant[31]["suspected_infection_time"], variant[31]["specimen"]) == (0, None, None)
+    con.close()
