@@ -1,7 +1,7 @@
 -- Concept: charlson
 -- Definition: Charlson Comorbidity Index per hospital admission from its ICD-9-CM and ICD-10
---   diagnoses: one flag per comorbidity, an age score (<= 50 -> 0, 51-60 -> 1, 61-70 -> 2,
---   71-80 -> 3, > 80 -> 4) and the index with the original weights (1 each for myocardial
+--   diagnoses: one flag per comorbidity, an age score (< 50 -> 0, 50-59 -> 1, 60-69 -> 2,
+--   70-79 -> 3, >= 80 -> 4) and the index with the original weights (1 each for myocardial
 --   infarction, heart failure, peripheral vascular, cerebrovascular, dementia, chronic pulmonary,
 --   rheumatic, peptic ulcer, mild liver disease, diabetes without complications; 2 for
 --   diabetes with complications, paraplegia, renal disease, malignancy; 3 for severe liver
@@ -12,11 +12,9 @@
 -- Deviations: ICD-10 E10.1 (type 1 diabetes with ketoacidosis) counts as diabetes without
 --   chronic complication, as in Quan 2005 (the public code lists it as 'E10l', a typo that
 --   matches nothing).
---   Age bands (<= 50 -> 0, ..., > 80 -> 4) are those of mimic-code's BigQuery source, which the
---   published references follow. Open question (audit): Charlson et al. 1994 give 1 point per
---   decade from 50 (50-59 -> 1, ..., >= 80 -> 4) and mimic-code's newer DuckDB build uses
---   < 50 / < 60 / < 70 / < 80, so ages 50, 60, 70 and 80 score one point lower here than in
---   the literature; changing it needs the owner of tests/concepts/test_comorbidity.py.
+--   Age bands are one point per decade from 50 (Charlson et al. 1994; mimic-code's DuckDB
+--   build, on which the published references are built). mimic-code's BigQuery source uses
+--   <= 50 / <= 60 / ..., which scores ages 50, 60, 70 and 80 one point lower.
 WITH diag AS (
     SELECT hadm_id,
         CASE WHEN icd_version = 9 THEN TRIM(icd_code) END AS icd9_code,
@@ -134,7 +132,7 @@ com AS (
 ),
 ag AS (
     SELECT hadm_id,
-        CASE WHEN age <= 50 THEN 0 WHEN age <= 60 THEN 1 WHEN age <= 70 THEN 2 WHEN age <= 80 THEN 3
+        CASE WHEN age < 50 THEN 0 WHEN age < 60 THEN 1 WHEN age < 70 THEN 2 WHEN age < 80 THEN 3
             ELSE 4 END AS age_score
     FROM mimiciv_derived.age
 )
