@@ -155,3 +155,29 @@ def test_first_day_height_mean_rounds_half_up_like_the_public_decimal_rounding(t
     value = con.execute("SELECT height FROM mimiciv_derived.first_day_height WHERE stay_id = 1").fetchone()[0]
     con.close()
     assert value == 150.01  # (150.00 + 150.01) / 2 = 150.005 -> 150.01
+
+
+def test_eicu_oasis_urine_counts_urinary_catheter_and_foley_cells_but_not_stool(template, tmp_path_factory):
+    con = fresh(template, tmp_path_factory.mktemp("audit_eicu_uo") / "u.duckdb")
+    for sid in (1, 2):
+        insert(con, "eicu_crd.patient", {
+            "patientunitstayid": sid, "patienthealthsystemstayid": sid + 100, "uniquepid": f"p-{sid}",
+            "age": "60", "hospitaladmitoffset": -120, "unitadmitsource": "Emergency Department",
+        })
+    out = "flowsheet|Flowsheet Cell Labels|I&O|Output (ml)|"
+    cells = [
+        (1, "Urinary Catheter Output: Indwelling/Continuous Ure", 800.0),
+        (1, "Foley", 700.0),
+        (1, "Stool", 5000.0),
+        (2, "Indwelling Foley", 500.0),
+    ]
+    insert(con, "eicu_crd.intakeoutput", [
+        {"intakeoutputid": i, "patientunitstayid": sid, "intakeoutputoffset": 120, "cellpath": out + label,
+         "celllabel": label, "cellvaluenumeric": value}
+        for i, (sid, label, value) in enumerate(cells, start=1)
+    ])
+    recompute(con, "eicu_derived.pivoted_gcs", "eicu_derived.gcs_first_day", "eicu_derived.oasis_first_day", "eicu-oasis")
+    rows = by_key(con, "eicu_derived.target_eicu_oasis", "patientunitstayid")
+    con.close()
+    # stay 1: 800 + 700 = 1500 mL (1427-2544.14) -> 1; stay 2: 500 mL (< 671.09) -> 10
+    assert (rows[1]["urineoutput_score"], rows[2]["urineoutput_score"]) == (1, 10)

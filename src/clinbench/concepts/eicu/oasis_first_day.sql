@@ -4,10 +4,11 @@
 --   point tables: pre-ICU length of stay (minutes between hospital and unit admission), age
 --   ('> 89' read as 90), lowest GCS (gcs_first_day), heart rate, MAP (invasive or
 --   non-invasive), respiratory rate and temperature (periodic vitals, implausible values
---   dropped), urine output (summed urine outputs from intakeOutput, else APACHE day-1 urine),
---   mechanical ventilation (APACHE intubated flag, APACHE out-of-bed intubation on day 1, or an
---   airway or a set apnea tidal volume charted in respiratoryCare in the window) and elective surgery (APACHE elective
---   surgery flag, not from the emergency department). Unmeasured components score 0.
+--   dropped), urine output (summed urine cells of intakeOutput's output flowsheet, else
+--   APACHE day-1 urine), mechanical ventilation (APACHE intubated flag, APACHE out-of-bed
+--   intubation on day 1, or an airway or a set apnea tidal volume charted in respiratoryCare
+--   in the window) and elective surgery (APACHE elective surgery flag, not from the emergency
+--   department). Unmeasured components score 0.
 -- Source: Johnson, Kramer, Clifford, Crit Care Med 2013; MIT-LCP eicu-code
 --   concepts/pivoted/eICU-pivoted-OASIS (data sources and the imputed-with-0 score).
 -- Grain: patientunitstayid
@@ -53,11 +54,20 @@ va AS (
 ),
 uo AS (
     SELECT patientunitstayid, SUM(cellvaluenumeric) AS urineoutput
-    FROM eicu_crd.intakeoutput
+    FROM (
+        SELECT patientunitstayid, intakeoutputoffset, cellvaluenumeric,
+            LOWER(SUBSTR(cellpath, LENGTH('flowsheet|Flowsheet Cell Labels|I&O|Output (ml)|') + 1)) AS cell
+        FROM eicu_crd.intakeoutput
+        WHERE cellpath LIKE 'flowsheet|Flowsheet Cell Labels|I&O|Output (ml)|%'
+    ) AS io
     WHERE intakeoutputoffset >= -360 AND intakeoutputoffset <= 1440
         AND cellvaluenumeric > 0
-        AND LOWER(cellpath) LIKE '%output%'
-        AND (LOWER(celllabel) LIKE '%urine%' OR LOWER(cellpath) LIKE '%urine%')
+        -- urine cells of the output flowsheet (eicu-code pivoted-uo): urine / urinary catheter,
+        -- Foley (not the PACU or OR one), straight, condom and urethral catheters
+        AND (cell LIKE '%urin%' OR cell LIKE '%uop%' OR cell LIKE '%straight%cath%'
+            OR cell LIKE '%straightcath%' OR cell LIKE '%condom%' OR cell LIKE '%urethral%'
+            OR cell LIKE '%urethal%'
+            OR (cell LIKE '%foley%' AND cell NOT LIKE '%pacu%' AND cell NOT LIKE '%or%' AND cell NOT LIKE '%ir%'))
     GROUP BY patientunitstayid
 ),
 aps AS (
