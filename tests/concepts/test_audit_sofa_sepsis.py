@@ -168,3 +168,17 @@ def test_no_screening_variant_reports_the_diagnostic_culture_behind_a_swab(templ
     assert (default[31]["suspected_infection"], default[31]["specimen"]) == (1, "SWAB")
     assert (variant[31]["suspected_infection"], variant[31]["suspected_infection_time"], variant[31]["specimen"]) == (0, None, None)
     con.close()
+
+
+def test_angiotensin_variant_reads_both_giapreza_items(template, tmp_path):
+    """d_items labels 229709 and 229764 'Angiotensin II (Giapreza)'. Norepinephrine 0.1 plus
+    angiotensin II 20 ng/kg/min charted under 229764 -> 0.1 + 20/100 = 0.3 (before the fix: 0.1)."""
+    con = fresh(template, tmp_path / "ang.duckdb")
+    stay(con, 40)
+    insert(con, "mimiciv_derived.vasoactive_agent", {"stay_id": 40, "starttime": h(0), "endtime": h(4), "norepinephrine": 0.1})
+    insert(con, "mimiciv_icu.inputevents", {"subject_id": 40, "hadm_id": 40, "stay_id": 40, "starttime": h(0), "endtime": h(4),
+                                           "itemid": 229764, "rate": 20.0, "rateuom": "ng/kg/min"})
+    recompute(con, "vasopressor-equivalents__with_angiotensin")
+    got = rows(con, "SELECT starttime, endtime, norepinephrine_equivalent_dose FROM mimiciv_derived.variant_vasopressor_equivalents__with_angiotensin")
+    assert got == [{"starttime": h(0), "endtime": h(4), "norepinephrine_equivalent_dose": 0.3}]
+    con.close()

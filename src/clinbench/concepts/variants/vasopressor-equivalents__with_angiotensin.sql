@@ -4,16 +4,17 @@
 --   II in ng/kg/min / 100). Intervals are re-cut at every start and stop of any vasopressor,
 --   angiotensin II included, so an interval where only angiotensin II runs is a row too.
 -- Source: Goradia et al., J Crit Care 2021 (dose-equivalence review, angiotensin II factor);
---   Khanna et al., NEJM 2017 (ATHOS-3). Clinical reason: angiotensin II (Giapreza, item 229709)
---   is a vasopressor given to the sickest patients in refractory shock; leaving it out of the
---   equivalent dose under-states their vasopressor burden exactly where it is highest.
+--   Khanna et al., NEJM 2017 (ATHOS-3). Clinical reason: angiotensin II (Giapreza, items 229709
+--   and 229764 - d_items lists both under that label) is a vasopressor given to the sickest
+--   patients in refractory shock; leaving it out of the equivalent dose under-states their
+--   vasopressor burden exactly where it is highest.
 -- Grain: stay_id, starttime
 -- Deviations: angiotensin II counted (default target: ignored); interval boundaries include
 --   angiotensin II starts and stops.
 WITH ang AS (
     SELECT stay_id, starttime, endtime, rate AS angiotensin_ii
     FROM mimiciv_icu.inputevents
-    WHERE itemid = 229709 AND rate IS NOT NULL AND stay_id IS NOT NULL
+    WHERE itemid IN (229709, 229764) AND rate IS NOT NULL AND stay_id IS NOT NULL
         AND rateuom = 'ng/kg/min' AND endtime > starttime
 ),
 bounds AS (

@@ -3,8 +3,8 @@
 --   mcg/kg/min and amount. Rates charted in mg/kg/min are x1000; rates charted in mcg/min
 --   are divided by the patient weight recorded on the order (inputevents.patientweight).
 --   Typical dose range: 2 (low) - 10 (high) mcg/kg/min.
---   Precision: rates are DOUBLE, so a charted 0.1 stays exactly 0.1 and compares equal to
---   the 0.1 threshold (as MIMIC's own 32-bit value does against a 32-bit 0.1).
+--   Precision: rates are DOUBLE read from MIMIC's 32-bit values, so a charted 0.1 can arrive
+--   as 0.0999999975 or 0.1000000015; SOFA rounds rates to 6 places before its 0.1 cut-off.
 -- Source: mimic-code medication/dopamine (MIT-LCP).
 -- Grain: stay_id, orderid, starttime
 -- Deviations: none beyond the unit harmonisation above (public converts mcg/min only for

@@ -5,8 +5,8 @@
 --   Typical dose range: 0.01 (low) - 0.5 (high) mcg/kg/min.
 --   Public behaviour kept: a 'mg/kg/min' row whose patientweight is exactly 1 is taken as
 --   already in mcg/kg/min (those rows are mis-documented), others are x1000.
---   Precision: rates are DOUBLE, so a charted 0.1 stays exactly 0.1 and compares equal to
---   the 0.1 threshold (as MIMIC's own 32-bit value does against a 32-bit 0.1).
+--   Precision: rates are DOUBLE read from MIMIC's 32-bit values, so a charted 0.1 can arrive
+--   as 0.0999999975 or 0.1000000015; SOFA rounds rates to 6 places before its 0.1 cut-off.
 -- Source: mimic-code medication/norepinephrine (MIT-LCP).
 -- Grain: stay_id, orderid, starttime
 -- Deviations: none beyond the unit harmonisation above (public converts mcg/min only for
