@@ -17,6 +17,9 @@
 --   Pre-ICU length of stay is the exact elapsed time in minutes (seconds / 60), not the
 --   public count of minute boundaries crossed: OASIS defines it in hours (0.17 h = 10.2 min),
 --   so 10 min 30 s is >= 10.2 min and scores 3 (the public code counts 10 min and scores 5).
+--   Known limit (public convention kept): only admission_type 'ELECTIVE' counts as elective, so a
+--   'SURGICAL SAME DAY ADMISSION' (a planned operation) scores 6 as non-elective. A clinically
+--   corrected variant would count it as elective surgery.
 WITH win AS (
     SELECT subject_id, hadm_id, stay_id, intime,
         intime - INTERVAL 6 HOUR AS starttime, intime + INTERVAL 1 DAY AS endtime

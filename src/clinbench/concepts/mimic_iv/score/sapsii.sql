@@ -14,6 +14,10 @@
 --   first_day_* tables of the same window rather than by subject; urine output comes from
 --   first_day_urine_output (intime to intime + 24 h, both ends included: urine is charted in
 --   the ICU only; the public code excludes a charting at exactly intime).
+--   Known limit (public convention kept): only admission_type 'ELECTIVE' counts as scheduled,
+--   so a 'SURGICAL SAME DAY ADMISSION' (a planned operation) on a surgical service scores 8 as
+--   unscheduled surgical instead of 0 (14 of the 140 demo stays). A clinically corrected
+--   variant would count it as scheduled.
 WITH co AS (
     SELECT subject_id, hadm_id, stay_id,
         intime - INTERVAL 6 HOUR AS starttime, intime + INTERVAL 24 HOUR AS endtime
