@@ -146,6 +146,7 @@ D_ITEMS: tuple[tuple, ...] = (
     (228006, 'Post Filter Replacement Rate', 'Post Filter Replacement Rate', 'chartevents', 'Dialysis', 'ml/hr', 'Numeric', None, None),
     (229314, 'Ventilator Mode (Hamilton)', 'Ventilator Mode (Hamilton)', 'chartevents', 'Respiratory', None, 'Text', None, None),
     (229709, 'Angiotensin II (Giapreza)', 'Angiotensin II (Giapreza)', 'inputevents', 'Medications', 'mg', 'Solution', None, None),
+    (229764, 'Angiotensin II (Giapreza)', 'Angiotensin II (Giapreza)', 'inputevents', 'Medications', 'ng', 'Solution', None, None),
 )
 
 # (itemid, label, fluid, category)
