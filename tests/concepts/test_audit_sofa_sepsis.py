@@ -182,3 +182,17 @@ def test_angiotensin_variant_reads_both_giapreza_items(template, tmp_path):
     got = rows(con, "SELECT starttime, endtime, norepinephrine_equivalent_dose FROM mimiciv_derived.variant_vasopressor_equivalents__with_angiotensin")
     assert got == [{"starttime": h(0), "endtime": h(4), "norepinephrine_equivalent_dose": 0.3}]
     con.close()
+
+
+def test_first_day_sofa_infusion_stopped_at_window_start_does_not_count(template, tmp_path):
+    """The window opens at intime - 6 h. Norepinephrine 0.2 from -10 h to exactly -6 h never ran in
+    it: MAP 80 -> 0 (before the fix: 4). Stopping at -5 h it ran for an hour -> 4."""
+    con = fresh(template, tmp_path / "edge.duckdb")
+    for sid, end in ((50, -6), (51, -5)):
+        stay(con, sid)
+        insert(con, "mimiciv_derived.first_day_vitalsign", {"subject_id": sid, "stay_id": sid, "mbp_min": 80})
+        insert(con, "mimiciv_derived.norepinephrine", {"stay_id": sid, "starttime": h(-10), "endtime": h(end), "vaso_rate": 0.2})
+    recompute(con, "first_day_sofa")
+    got = {r["stay_id"]: r["cardiovascular"] for r in rows(con, "SELECT * FROM mimiciv_derived.first_day_sofa")}
+    assert got == {50: 0, 51: 4}
+    con.close()

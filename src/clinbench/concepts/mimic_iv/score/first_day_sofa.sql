@@ -14,7 +14,8 @@
 --   ventilated < 400 / < 300 branch, so such patients score 0; the hourly sofa and the SOFA
 --   paper score them). (2) A vasopressor infusion counts when it runs at any time in the window
 --   (the public code needs it to start inside the window, so an infusion begun before
---   intime - 6 h and still running is missed). (3) Vasopressor rates are compared after
+--   intime - 6 h and still running is missed; one that stopped exactly at intime - 6 h did not
+--   run in the window and does not count). (3) Vasopressor rates are compared after
 --   rounding to 6 places so a charted 0.1 mcg/kg/min scores 3 regardless of float width.
 WITH win AS (
     SELECT subject_id, hadm_id, stay_id,
@@ -24,19 +25,19 @@ WITH win AS (
 vaso_stg AS (
     SELECT w.stay_id, 'norepinephrine' AS treatment, v.vaso_rate AS rate
     FROM win AS w INNER JOIN mimiciv_derived.norepinephrine AS v
-        ON v.stay_id = w.stay_id AND v.starttime <= w.endtime AND v.endtime >= w.starttime
+        ON v.stay_id = w.stay_id AND v.starttime <= w.endtime AND v.endtime > w.starttime
     UNION ALL
     SELECT w.stay_id, 'epinephrine', v.vaso_rate
     FROM win AS w INNER JOIN mimiciv_derived.epinephrine AS v
-        ON v.stay_id = w.stay_id AND v.starttime <= w.endtime AND v.endtime >= w.starttime
+        ON v.stay_id = w.stay_id AND v.starttime <= w.endtime AND v.endtime > w.starttime
     UNION ALL
     SELECT w.stay_id, 'dopamine', v.vaso_rate
     FROM win AS w INNER JOIN mimiciv_derived.dopamine AS v
-        ON v.stay_id = w.stay_id AND v.starttime <= w.endtime AND v.endtime >= w.starttime
+        ON v.stay_id = w.stay_id AND v.starttime <= w.endtime AND v.endtime > w.starttime
     UNION ALL
     SELECT w.stay_id, 'dobutamine', v.vaso_rate
     FROM win AS w INNER JOIN mimiciv_derived.dobutamine AS v
-        ON v.stay_id = w.stay_id AND v.starttime <= w.endtime AND v.endtime >= w.starttime
+        ON v.stay_id = w.stay_id AND v.starttime <= w.endtime AND v.endtime > w.starttime
 ),
 vaso AS (
     SELECT stay_id,
