@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from clinbench.atomic import atomic_path
 from clinbench.dx.text import normal_form
 
 _NON_DISEASE_PREFIXES = ("R", "V", "W", "X", "Y", "Z", "U")
@@ -107,9 +108,8 @@ def diagnosis_embeddings() -> np.ndarray:
             return arr
     arr = embed(list(descs))
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
-    np.save(tmp, arr)
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        np.save(tmp, arr)
     return arr
 
 

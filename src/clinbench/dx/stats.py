@@ -10,10 +10,10 @@ by (case, trial). The accuracy-cost plot is a plain SVG written atomically.
 from __future__ import annotations
 
 import html
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from clinbench.atomic import write_text_atomic
 from clinbench.campaign.store import Store
 from clinbench.errors import DataError
 from clinbench.stats.bootstrap import percentile_ci
@@ -126,8 +126,4 @@ def accuracy_cost_svg(summaries: list[AgentSummary], path: str | Path, *, title:
         parts.append(f'<text x="{x + 8:.1f}" y="{sy(s.accuracy) - 6:.1f}">{html.escape(s.agent)} '
                      f'({s.accuracy:.0%}, ${s.mean_cost:,.0f})</text>')
     parts.append("</svg>\n")
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text("\n".join(parts), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_text_atomic(path, "\n".join(parts))
