@@ -2,7 +2,8 @@
 -- Definition: for every systemic antibiotic prescription, whether a microbiology culture was
 --   drawn in the 72 hours before it or the 24 hours after it (suspected infection). The
 --   suspected-infection time is the culture time when the culture came first, else the
---   antibiotic time. ab_id numbers a subject's antibiotics by start time, stop time and name.
+--   antibiotic time. ab_id numbers a subject's antibiotics by start time, stop time (missing
+--   first, as the public code) and name.
 --   Cultures with only a date are compared by calendar day (up to 3 days before, 1 day after).
 -- Source: Seymour et al., JAMA 2016 (Sepsis-3 suspected-infection criterion); MIT-LCP
 --   mimic-code sepsis/suspicion_of_infection (earliest matching culture reported; a culture is
