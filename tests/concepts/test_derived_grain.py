@@ -26,7 +26,7 @@ def _grain_check(db, qualified: str) -> tuple[list[str], int, int]:
 
 
 def test_foundation_concepts_are_found():
-    assert len(CONCEPTS) == 43  # 6 demographics, 15 measurement, 10 medication, 3 treatment, 9 first-day
+    assert len(CONCEPTS) == 45  # 6 demographics, 15 measurement, 10 medication, 5 treatment, 9 first-day
     assert "mimiciv_derived.urine_output_rate" in CONCEPTS and "mimiciv_derived.first_day_bg_art" in CONCEPTS
 
 

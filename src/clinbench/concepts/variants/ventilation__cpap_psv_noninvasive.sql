@@ -11,113 +11,14 @@
 --   example in weaning, where PSV trials follow extubation-ready patients).
 -- Grain: stay_id, ventilation_seq
 -- Deviations: CPAP/PSV-family modes without an airway are non-invasive (default target:
---   invasive). The rest is the concept's SQL repeated, so both can be read on their own.
-WITH tm AS (
-    SELECT stay_id, charttime FROM mimiciv_derived.ventilator_setting
-    UNION
-    SELECT stay_id, charttime FROM mimiciv_derived.oxygen_delivery
-)
-
-, vs AS (
-    SELECT
-        tm.stay_id
-        , tm.charttime
-        , CASE
-            WHEN od.o2_delivery_device_1 IN ('Tracheostomy tube', 'Trach mask ')
-                THEN 'Tracheostomy'
-            WHEN od.o2_delivery_device_1 IN ('Endotracheal tube')
-                OR vs.ventilator_mode IN (
-                    '(S) CMV', 'APRV', 'APRV/Biphasic+ApnPress', 'APRV/Biphasic+ApnVol', 'APV (cmv)'
-                    , 'Ambient', 'Apnea Ventilation', 'CMV', 'CMV/ASSIST', 'CMV/ASSIST/AutoFlow'
-                    , 'CMV/AutoFlow', 'MMV', 'MMV/AutoFlow', 'MMV/PSV', 'MMV/PSV/AutoFlow', 'P-CMV'
-                    , 'PCV+', 'PCV+/PSV', 'PCV+Assist', 'PRES/AC', 'PRVC/AC', 'PRVC/SIMV', 'PSV/SBT'
-                    , 'SIMV', 'SIMV/AutoFlow', 'SIMV/PRES', 'SIMV/PSV', 'SIMV/PSV/AutoFlow', 'SIMV/VOL'
-                    , 'SYNCHRON MASTER', 'SYNCHRON SLAVE', 'VOL/AC'
-                )
-                OR vs.ventilator_mode_hamilton IN (
-                    'APRV', 'APV (cmv)', 'Ambient', '(S) CMV', 'P-CMV', 'SIMV', 'APV (simv)', 'P-SIMV'
-                    , 'VS', 'ASV'
-                )
-                THEN 'InvasiveVent'
-            WHEN od.o2_delivery_device_1 IN ('Bipap mask ', 'CPAP mask ')
-                OR od.o2_delivery_device_2 IN ('Bipap mask ', 'CPAP mask ')
-                OR od.o2_delivery_device_3 IN ('Bipap mask ', 'CPAP mask ')
-                OR od.o2_delivery_device_4 IN ('Bipap mask ', 'CPAP mask ')
-                OR vs.ventilator_mode_hamilton IN ('DuoPaP', 'NIV', 'NIV-ST')
-                -- CPAP / pressure-support modes without a charted artificial airway
-                OR vs.ventilator_mode IN ('CPAP/PPS', 'CPAP/PSV', 'CPAP/PSV+Apn TCPL', 'CPAP/PSV+ApnPres', 'CPAP/PSV+ApnVol')
-                THEN 'NonInvasiveVent'
-            WHEN od.o2_delivery_device_1 IN ('High flow nasal cannula')
-                THEN 'HFNC'
-            WHEN od.o2_delivery_device_1 IN (
-                    'Non-rebreather', 'Face tent', 'Aerosol-cool', 'Venti mask ', 'Medium conc mask '
-                    , 'Ultrasonic neb', 'Vapomist', 'Oxymizer', 'High flow neb', 'Nasal cannula'
-                )
-                THEN 'SupplementalOxygen'
-            WHEN od.o2_delivery_device_1 IN ('None')
-                THEN 'None'
-        END AS ventilation_status
-    FROM tm
-    LEFT JOIN mimiciv_derived.ventilator_setting AS vs
-        ON tm.stay_id = vs.stay_id
-            AND tm.charttime = vs.charttime
-    LEFT JOIN mimiciv_derived.oxygen_delivery AS od
-        ON tm.stay_id = od.stay_id
-            AND tm.charttime = od.charttime
-)
-
-, vd0 AS (
-    SELECT
-        stay_id
-        , charttime
-        -- previous charting with the same status (for the 14 h gap)
-        , LAG(charttime) OVER (PARTITION BY stay_id, ventilation_status ORDER BY charttime) AS charttime_lag
-        -- next charting of any status (the end of a status)
-        , LEAD(charttime) OVER w AS charttime_lead
-        , ventilation_status
-        , LAG(ventilation_status) OVER w AS ventilation_status_lag
-    FROM vs
-    WHERE ventilation_status IS NOT NULL
-    WINDOW w AS (PARTITION BY stay_id ORDER BY charttime)
-)
-
-, vd1 AS (
-    SELECT
-        *
-        , CASE
-            WHEN ventilation_status_lag IS NULL THEN 1
-            WHEN date_diff('hour', charttime_lag, charttime) >= 14 THEN 1
-            WHEN ventilation_status_lag <> ventilation_status THEN 1
-            ELSE 0
-        END AS new_episode
-    FROM vd0
-)
-
-, vd2 AS (
-    SELECT
-        *
-        , SUM(new_episode) OVER (PARTITION BY stay_id ORDER BY charttime) AS episode
-    FROM vd1
-)
-
-, episodes AS (
-    SELECT
-        stay_id
-        , MIN(charttime) AS starttime
-        , MAX(CASE
-            WHEN charttime_lead IS NULL OR date_diff('hour', charttime, charttime_lead) >= 14 THEN charttime
-            ELSE charttime_lead
-        END) AS endtime
-        , MAX(ventilation_status) AS ventilation_status
-    FROM vd2
-    GROUP BY stay_id, episode
-    HAVING MIN(charttime) <> MAX(charttime)
-)
-
+--   invasive). The rule is the ventilation_status_cpap_psv_noninvasive column of
+--   ventilation_status; the episodes are ventilation_episodes' (status_rule
+--   'cpap_psv_noninvasive'), the same episode SQL as the default concept.
 SELECT
     stay_id
-    , ROW_NUMBER() OVER (PARTITION BY stay_id ORDER BY starttime, endtime, ventilation_status) AS ventilation_seq
+    , ventilation_seq
     , starttime
     , endtime
     , ventilation_status
-FROM episodes
+FROM mimiciv_derived.ventilation_episodes
+WHERE status_rule = 'cpap_psv_noninvasive'
