@@ -35,7 +35,7 @@ def test_first_day_sofa_zero_rate_norepinephrine_is_not_a_vasopressor(template, 
     stay(con, 3)
     insert(con, "mimiciv_derived.norepinephrine", {"stay_id": 3, "starttime": h(1), "endtime": h(2), "vaso_rate": 0.0})
     insert(con, "mimiciv_derived.norepinephrine", {"stay_id": 3, "starttime": h(2), "endtime": h(3), "vaso_rate": 0.05})
-    recompute(con, "first_day_sofa", "target_sofa_24h")
+    recompute(con, "sofa_first_day_worst", "sofa_hourly_worst", "sofa_points", "first_day_sofa", "target_sofa_24h")
     got = {r["stay_id"]: r["cardiovascular"] for r in rows(con, "SELECT * FROM mimiciv_derived.target_sofa_24h")}
     assert got == {1: 1, 2: 0, 3: 3}
     con.close()
@@ -51,7 +51,7 @@ def test_hourly_sofa_zero_rate_norepinephrine_is_not_a_vasopressor(template, tmp
     insert(con, "mimiciv_derived.norepinephrine", {"stay_id": 4, "starttime": h(1), "endtime": h(2.5), "vaso_rate": 0.0})
     # hour 4: epinephrine 0.1 exactly -> 3
     insert(con, "mimiciv_derived.epinephrine", {"stay_id": 4, "starttime": h(3.5), "endtime": h(4.5), "vaso_rate": 0.1})
-    recompute(con, "sofa")
+    recompute(con, "sofa_first_day_worst", "sofa_hourly_worst", "sofa_points", "sofa")
     got = {r["hr"]: r for r in rows(con, "SELECT * FROM mimiciv_derived.sofa WHERE stay_id = 4")}
     assert got[2]["cardiovascular"] == 0
     assert got[4]["cardiovascular"] == 3
@@ -192,7 +192,7 @@ def test_first_day_sofa_infusion_stopped_at_window_start_does_not_count(template
         stay(con, sid)
         insert(con, "mimiciv_derived.first_day_vitalsign", {"subject_id": sid, "stay_id": sid, "mbp_min": 80})
         insert(con, "mimiciv_derived.norepinephrine", {"stay_id": sid, "starttime": h(-10), "endtime": h(end), "vaso_rate": 0.2})
-    recompute(con, "first_day_sofa")
+    recompute(con, "sofa_first_day_worst", "sofa_hourly_worst", "sofa_points", "first_day_sofa")
     got = {r["stay_id"]: r["cardiovascular"] for r in rows(con, "SELECT * FROM mimiciv_derived.first_day_sofa")}
     assert got == {50: 0, 51: 4}
     con.close()

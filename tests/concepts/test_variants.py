@@ -51,7 +51,7 @@ def test_sofa_missing_as_null_moves_unmeasured_organs(template, tmp_path):
     con = fresh(template, tmp_path / "v.duckdb")
     stay(con, 1)
     insert(con, "mimiciv_derived.first_day_lab", {"stay_id": 1, "platelets_min": 90, "bilirubin_total_max": 1.0, "creatinine_max": 1.0})
-    recompute(con, "first_day_sofa", "sofa-24h", "sofa-24h__missing_as_null")
+    recompute(con, "sofa_first_day_worst", "sofa_hourly_worst", "sofa_points", "first_day_sofa", "sofa-24h", "sofa-24h__missing_as_null")
     default = rows(con, "SELECT sofa, coagulation, respiration FROM mimiciv_derived.target_sofa_24h")
     variant = rows(con, "SELECT sofa, coagulation, respiration FROM mimiciv_derived.variant_sofa_24h__missing_as_null")
     assert default == [{"sofa": 2, "coagulation": 2, "respiration": 0}]

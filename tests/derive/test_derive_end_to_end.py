@@ -19,20 +19,13 @@ TASKS = list(load_catalogue().values())
 
 
 def _build(tmp_path_factory, database: str):
-    try:
-        from clinbench.concepts.build import build_concepts
-        from clinbench.ehr.synth import synth_eicu, synth_mimic_iv
-    except ImportError as exc:
-        pytest.skip(f"synthetic generator or concept builder missing: {exc}")
+    from clinbench.concepts.build import build_concepts
+    from clinbench.ehr.synth import synth_eicu, synth_mimic_iv
+
     path = tmp_path_factory.mktemp(f"synth-{database}") / "db.duckdb"
-    try:
-        if database == "mimic-iv":
-            synth_mimic_iv(path, patients=20, seed=3)
-        else:
-            synth_eicu(path, patients=20, seed=3)
-        build_concepts(path)
-    except Exception as exc:  # a collaborator's component not ready: skip, never pass silently
-        pytest.skip(f"cannot make a synthetic {database} database with targets: {type(exc).__name__}: {exc}")
+    make = synth_mimic_iv if database == "mimic-iv" else synth_eicu
+    make(path, patients=20, seed=3)
+    build_concepts(path)
     return path
 
 
@@ -42,14 +35,8 @@ def synth_dbs(tmp_path_factory):
 
     def get(database: str):
         if database not in cache:
-            try:
-                cache[database] = _build(tmp_path_factory, database)
-            except pytest.skip.Exception as exc:
-                cache[database] = exc
-        value = cache[database]
-        if isinstance(value, BaseException):
-            raise value
-        return value
+            cache[database] = _build(tmp_path_factory, database)
+        return cache[database]
 
     return get
 
@@ -66,8 +53,7 @@ def _has_table(db, qualified: str) -> bool:
 
 def _db_for(synth_dbs, spec):
     db = synth_dbs(spec.database)
-    if not _has_table(db, spec.target_table):
-        pytest.skip(f"{spec.target_table} is not built by build_concepts yet")
+    assert _has_table(db, spec.target_table), f"build_concepts did not build {spec.target_table}"
     return db
 
 
@@ -82,6 +68,33 @@ def test_reference_agent_scores_one(spec, synth_dbs, tmp_path):
     assert result.reference_rows > 0, "the synthetic database should give the task some rows"
     assert result.reward == 1.0 and result.strict, result.reason
     assert result.key_f1 == 1.0 and result.ordered_value_nmae in (0.0, None)
+
+
+STANDARD = [t for t in TASKS if t.mode == "standard" and t.database == "mimic-iv"]
+
+
+@pytest.mark.parametrize("spec", STANDARD, ids=[t.id for t in STANDARD])
+def test_no_kept_derived_relation_carries_the_answer_columns(spec, synth_dbs, tmp_path):
+    """A standard workspace keeps intermediate concepts, but none holding (nearly) every scored column.
+
+    Catches an intermediate added between the raw layer and a target (e.g. per-charting
+    ventilation status, scored SOFA points) that the task's drop list forgot.
+    """
+    ws = prepare_workspace(spec.id, "no-skill", "native", _db_for(synth_dbs, spec), tmp_path / "ws")
+    con = duckdb.connect(str(ws / "database.duckdb"), read_only=True)
+    try:
+        columns: dict[str, set[str]] = {}
+        for table, column in con.execute(
+                "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'mimiciv_derived'"
+        ).fetchall():
+            columns.setdefault(table, set()).add(column)
+    finally:
+        con.close()
+    assert columns, "standard mode keeps the intermediate concepts"
+    scored = set(spec.scored_columns)
+    # every scored column, or all but one (a total is one sum away from its parts)
+    leaking = sorted(t for t, cols in columns.items() if len(scored & cols) >= max(1, len(scored) - 1))
+    assert leaking == [], f"{spec.id}: {leaking} hold every scored column; add them to drop in task.toml"
 
 
 def _rows(db, sql):

@@ -1,0 +1,110 @@
+-- Concept: sofa_hourly_worst
+-- Definition: the worst value of each SOFA input in every hour of an ICU stay, the input of the
+--   hourly sofa: lowest PaO2/FiO2 (split by invasive ventilation), highest rate of each
+--   vasopressor whose infusion spans the hour's end, lowest MAP, lowest GCS, 24 h urine output
+--   scaled to a day, highest bilirubin and creatinine, lowest platelets. NULL when unmeasured.
+-- Source: Vincent et al., Intensive Care Med 1996; MIT-LCP mimic-code score/sofa (hourly grid
+--   from icustay_hourly, P/F split by invasive ventilation, 24 h urine output only when 22-30 h
+--   are covered, cardiovascular from norepinephrine, epinephrine, dopamine, dobutamine).
+-- Grain: stay_id, hr (every hour of icustay_hourly, hr < 0 included)
+-- Deviations: vasopressor rates are rounded to 6 decimal places, so a charted norepinephrine of
+--   0.1 mcg/kg/min compares as 0.1 whether the source column was loaded as 32- or 64-bit.
+WITH co AS (
+    SELECT ih.stay_id, ie.hadm_id, ih.hr,
+        ih.endtime - INTERVAL 1 HOUR AS starttime, ih.endtime
+    FROM mimiciv_derived.icustay_hourly AS ih
+    INNER JOIN mimiciv_icu.icustays AS ie ON ie.stay_id = ih.stay_id
+),
+pafi AS (
+    -- a blood gas during invasive ventilation feeds the ventilated ratio
+    SELECT ie.stay_id, bg.charttime,
+        CASE WHEN vd.stay_id IS NULL THEN bg.pao2fio2ratio END AS pao2fio2ratio_novent,
+        CASE WHEN vd.stay_id IS NOT NULL THEN bg.pao2fio2ratio END AS pao2fio2ratio_vent
+    FROM mimiciv_icu.icustays AS ie
+    INNER JOIN mimiciv_derived.bg AS bg ON bg.subject_id = ie.subject_id
+    LEFT JOIN mimiciv_derived.ventilation AS vd
+        ON vd.stay_id = ie.stay_id
+        AND bg.charttime >= vd.starttime AND bg.charttime <= vd.endtime
+        AND vd.ventilation_status = 'InvasiveVent'
+    WHERE bg.specimen = 'ART.'
+),
+vs AS (
+    SELECT co.stay_id, co.hr, MIN(v.mbp) AS meanbp_min
+    FROM co LEFT JOIN mimiciv_derived.vitalsign AS v
+        ON v.stay_id = co.stay_id AND v.charttime > co.starttime AND v.charttime <= co.endtime
+    GROUP BY co.stay_id, co.hr
+),
+gcs AS (
+    SELECT co.stay_id, co.hr, MIN(g.gcs) AS gcs_min
+    FROM co LEFT JOIN mimiciv_derived.gcs AS g
+        ON g.stay_id = co.stay_id AND g.charttime > co.starttime AND g.charttime <= co.endtime
+    GROUP BY co.stay_id, co.hr
+),
+bili AS (
+    SELECT co.stay_id, co.hr, MAX(enz.bilirubin_total) AS bilirubin_max
+    FROM co LEFT JOIN mimiciv_derived.enzyme AS enz
+        ON enz.hadm_id = co.hadm_id AND enz.charttime > co.starttime AND enz.charttime <= co.endtime
+    GROUP BY co.stay_id, co.hr
+),
+cr AS (
+    SELECT co.stay_id, co.hr, MAX(chem.creatinine) AS creatinine_max
+    FROM co LEFT JOIN mimiciv_derived.chemistry AS chem
+        ON chem.hadm_id = co.hadm_id AND chem.charttime > co.starttime AND chem.charttime <= co.endtime
+    GROUP BY co.stay_id, co.hr
+),
+plt AS (
+    SELECT co.stay_id, co.hr, MIN(cbc.platelet) AS platelet_min
+    FROM co LEFT JOIN mimiciv_derived.complete_blood_count AS cbc
+        ON cbc.hadm_id = co.hadm_id AND cbc.charttime > co.starttime AND cbc.charttime <= co.endtime
+    GROUP BY co.stay_id, co.hr
+),
+pf AS (
+    SELECT co.stay_id, co.hr,
+        MIN(pafi.pao2fio2ratio_novent) AS pao2fio2ratio_novent,
+        MIN(pafi.pao2fio2ratio_vent) AS pao2fio2ratio_vent
+    FROM co LEFT JOIN pafi
+        ON pafi.stay_id = co.stay_id AND pafi.charttime > co.starttime AND pafi.charttime <= co.endtime
+    GROUP BY co.stay_id, co.hr
+),
+uo AS (
+    SELECT co.stay_id, co.hr,
+        MAX(CASE WHEN u.uo_tm_24hr >= 22 AND u.uo_tm_24hr <= 30
+            THEN u.urineoutput_24hr / u.uo_tm_24hr * 24 END) AS uo_24hr
+    FROM co LEFT JOIN mimiciv_derived.urine_output_rate AS u
+        ON u.stay_id = co.stay_id AND u.charttime > co.starttime AND u.charttime <= co.endtime
+    GROUP BY co.stay_id, co.hr
+),
+vaso AS (
+    -- an infusion counts for the hour whose end it spans
+    SELECT co.stay_id, co.hr,
+        ROUND(MAX(epi.vaso_rate), 6) AS rate_epinephrine,
+        ROUND(MAX(nor.vaso_rate), 6) AS rate_norepinephrine,
+        ROUND(MAX(dop.vaso_rate), 6) AS rate_dopamine,
+        ROUND(MAX(dob.vaso_rate), 6) AS rate_dobutamine
+    FROM co
+    LEFT JOIN mimiciv_derived.epinephrine AS epi
+        ON epi.stay_id = co.stay_id AND co.endtime > epi.starttime AND co.endtime <= epi.endtime
+    LEFT JOIN mimiciv_derived.norepinephrine AS nor
+        ON nor.stay_id = co.stay_id AND co.endtime > nor.starttime AND co.endtime <= nor.endtime
+    LEFT JOIN mimiciv_derived.dopamine AS dop
+        ON dop.stay_id = co.stay_id AND co.endtime > dop.starttime AND co.endtime <= dop.endtime
+    LEFT JOIN mimiciv_derived.dobutamine AS dob
+        ON dob.stay_id = co.stay_id AND co.endtime > dob.starttime AND co.endtime <= dob.endtime
+    WHERE epi.stay_id IS NOT NULL OR nor.stay_id IS NOT NULL
+        OR dop.stay_id IS NOT NULL OR dob.stay_id IS NOT NULL
+    GROUP BY co.stay_id, co.hr
+)
+SELECT co.stay_id, co.hr, co.starttime, co.endtime,
+    pf.pao2fio2ratio_novent, pf.pao2fio2ratio_vent,
+    vaso.rate_epinephrine, vaso.rate_norepinephrine, vaso.rate_dopamine, vaso.rate_dobutamine,
+    vs.meanbp_min, gcs.gcs_min, uo.uo_24hr,
+    bili.bilirubin_max, cr.creatinine_max, plt.platelet_min
+FROM co
+LEFT JOIN vs ON vs.stay_id = co.stay_id AND vs.hr = co.hr
+LEFT JOIN gcs ON gcs.stay_id = co.stay_id AND gcs.hr = co.hr
+LEFT JOIN bili ON bili.stay_id = co.stay_id AND bili.hr = co.hr
+LEFT JOIN cr ON cr.stay_id = co.stay_id AND cr.hr = co.hr
+LEFT JOIN plt ON plt.stay_id = co.stay_id AND plt.hr = co.hr
+LEFT JOIN pf ON pf.stay_id = co.stay_id AND pf.hr = co.hr
+LEFT JOIN uo ON uo.stay_id = co.stay_id AND uo.hr = co.hr
+LEFT JOIN vaso ON vaso.stay_id = co.stay_id AND vaso.hr = co.hr
