@@ -5,7 +5,6 @@ Full builds are done once per session; hand-made patients go into small fresh da
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import duckdb
@@ -30,11 +29,8 @@ def demo_db(mimic_demo_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> P
 @pytest.fixture(scope="session")
 def synth_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 200-patient synthetic MIMIC-IV database with every concept built (once per session)."""
-    try:
-        synth = importlib.import_module("clinbench.ehr.synth").synth_mimic_iv
-    except (ModuleNotFoundError, AttributeError):
-        pytest.skip("clinbench.ehr.synth.synth_mimic_iv is not available yet (being written by the ehr helper)")
     from clinbench.concepts.build import build_concepts
+    from clinbench.ehr.synth import synth_mimic_iv as synth
 
     out = tmp_path_factory.mktemp("synth") / "mimic_synth.duckdb"
     synth(out, patients=200, seed=0)

@@ -3,7 +3,6 @@ and every scored column taking more than one value (a constant column cannot tel
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import duckdb
@@ -24,10 +23,8 @@ SYNTH_200_GAPS = {("sapsii-24h", "temp_score")}
 
 @pytest.fixture(scope="module")
 def synth_eicu_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    try:
-        synth = importlib.import_module("clinbench.ehr.synth").synth_eicu
-    except (ModuleNotFoundError, AttributeError):
-        pytest.skip("clinbench.ehr.synth.synth_eicu is not available")
+    from clinbench.ehr.synth import synth_eicu as synth
+
     out = tmp_path_factory.mktemp("synth_eicu") / "eicu_synth.duckdb"
     synth(out, patients=200, seed=0)
     build_concepts(out)
