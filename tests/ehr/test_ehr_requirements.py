@@ -10,9 +10,9 @@ import pytest
 
 from clinbench.ehr.requirements import family_requirements
 
-graph = pytest.importorskip("clinbench.concepts.graph", reason="the concepts package is not available")
-catalog = pytest.importorskip("clinbench.concepts.catalog", reason="the concepts package is not available")
-tasks = pytest.importorskip("clinbench.derive.catalogue", reason="the task catalogue is not available")
+from clinbench.concepts import graph
+from clinbench.concepts import catalog
+from clinbench.derive import catalogue as tasks
 
 
 def _raw_closure(name: str, deps: dict, seen: set[str]) -> set[str]:

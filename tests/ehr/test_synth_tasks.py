@@ -16,8 +16,8 @@ import pytest
 
 from clinbench.ehr.synth import synth_eicu
 
-build = pytest.importorskip("clinbench.concepts.build", reason="the concepts package is not available")
-catalogue = pytest.importorskip("clinbench.derive.catalogue", reason="the task catalogue is not available")
+from clinbench.concepts import build
+from clinbench.derive import catalogue
 
 pytest_plugins = ["synth_fixtures"]
 CONSTANT_BY_DESIGN = {("sepsis3", "sepsis3")}
