@@ -87,12 +87,12 @@ def agent_authored_text(transcript: Path) -> str:
     return "\n".join(parts).replace('\\"', '"').replace("\\n", "\n")
 
 
-def hidden_names(task_id: str) -> list[str]:
-    from clinbench.derive.catalogue import get_task, load_catalogue
+def hidden_names() -> list[str]:
+    """The reference tables' names. A task's dropped public concepts (``sofa``, ``meld``, …) are
+    not listed: they are ordinary words in any transcript about that score, and public knowledge."""
+    from clinbench.derive.catalogue import load_catalogue
 
-    names = {f"target_{spec.reference.replace('-', '_')}" for spec in load_catalogue().values()}
-    names.update(get_task(task_id).drop)
-    return sorted(names)
+    return sorted({f"target_{spec.reference.replace('-', '_')}" for spec in load_catalogue().values()})
 
 
 def outside_writes(text: str) -> list[str]:
@@ -138,7 +138,7 @@ def audit_campaign(out: str | Path) -> list[Verdict]:
         markers = [m for m in (manifest.get("db"), Path(manifest.get("db") or "x").name, str(out)) if m]
         mentioned = [m for m in markers if m.lower() in lowered and m != "database.duckdb"]
         mentioned += [m for m in EVALUATOR_MARKERS if m in lowered]
-        mentioned += [n for n in hidden_names(run["task"]) if re.search(rf"\b{re.escape(n)}\b", lowered)]
+        mentioned += [n for n in hidden_names() if re.search(rf"\b{re.escape(n)}\b", lowered)]
         mentioned += [m.group(0).split(".", 1)[1] for m in _HIDDEN_QUALIFIED.finditer(lowered)]
         if mentioned:
             mine.append(f"transcript mentions {', '.join(sorted(set(mentioned)))}")
