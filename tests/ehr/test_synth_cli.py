@@ -44,3 +44,21 @@ def test_bad_knob_is_a_one_line_error_and_no_file(tmp_path):
     assert done.stderr.strip().startswith("error:") and "exceeds aki" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_ctrl_c_during_synth_says_interrupted_without_traceback_or_file(tmp_path):
+    import signal
+    import time
+
+    out = tmp_path / "big.duckdb"
+    proc = subprocess.Popen([sys.executable, "-m", "clinbench", "data", "synth", "mimic-iv", "--patients", "20000",
+                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob(".big.duckdb.tmp-*")) and time.monotonic() < deadline:
+        time.sleep(0.05)  # interrupt while the temporary database is being filled
+    time.sleep(2.0)  # by then it is inside DuckDB inserts, whose interrupt is not a KeyboardInterrupt
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert list(tmp_path.iterdir()) == []

@@ -62,3 +62,18 @@ def main() -> None:
     except KeyboardInterrupt:
         err_console.print("interrupted")
         sys.exit(130)
+    except Exception as exc:
+        # Ctrl-C while DuckDB runs a query surfaces as its own exception, not KeyboardInterrupt;
+        # the writers clean up their temporary files, so only the traceback needs replacing.
+        if not _is_duckdb_interrupt(exc):
+            raise
+        err_console.print("interrupted")
+        sys.exit(130)
+
+
+def _is_duckdb_interrupt(exc: BaseException) -> bool:
+    import duckdb
+
+    return isinstance(exc, duckdb.InterruptException) or (
+        isinstance(exc, RuntimeError) and str(exc) == "Query interrupted"
+    )
