@@ -159,3 +159,37 @@ def test_run_cli_refuses_an_llm_agent_without_a_model(tiny_db, tmp_path):
          "--tasks", "mimic-meld-24h", "--agent", "llm"], capture_output=True, text=True)
     assert res.returncode == 2 and "error: the llm agent needs a model: pass --model NAME" in res.stderr
     assert not (tmp_path / "c").exists()
+
+
+def _cli(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "clinbench", *args], capture_output=True, text=True)
+
+
+def test_run_cli_refuses_a_database_without_references_before_recording_anything(tmp_path):
+    # Runs recorded as errors are skipped on rerun: failing late would outlive `concepts build`.
+    import duckdb
+
+    from clinbench.ehr.schema import create_empty
+
+    db = tmp_path / "raw.duckdb"
+    with duckdb.connect(str(db)) as con:
+        create_empty(con, "mimic-iv")
+    res = _cli("run", "--db", str(db), "--out", str(tmp_path / "c"), "--tasks", "mimic-sofa-24h", "--agent", "reference")
+    assert res.returncode == 2
+    assert res.stderr.strip() == (f"error: reference table(s) mimiciv_derived.target_sofa_24h not in {db}; "
+                                  f"run `clinbench concepts build {db}`")
+    assert not (tmp_path / "c").exists()
+
+
+def test_run_cli_refuses_condition_and_schema_typos_before_recording_anything(tiny_db, tmp_path):
+    base = ("run", "--db", str(tiny_db), "--out", str(tmp_path / "c"), "--tasks", "mimic-meld-24h", "--agent", "reference")
+    res = _cli(*base, "--conditions", "no-skill,with-skil")
+    assert res.returncode == 2
+    assert "error: unknown condition 'with-skil'; use one of no-skill, with-skill," in res.stderr
+    res = _cli(*base, "--schema", "nativ")
+    assert res.returncode == 2
+    assert "error: unknown schema variant 'nativ'; use one of native, obfuscated, restructured" in res.stderr
+    assert "Traceback" not in res.stderr and not (tmp_path / "c").exists()

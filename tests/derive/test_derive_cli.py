@@ -73,3 +73,30 @@ def test_workspace_command(source_db, tmp_path):
 
     with pytest.raises(DataError, match="not empty"):
         cb("workspace", "mimic-sofa-24h", "--condition", "with-skill", "--db", source_db, "--out", tmp_path / "ws")
+
+
+def test_workspace_refuses_a_database_without_references(tmp_path):
+    from clinbench.ehr.schema import create_empty
+
+    db = tmp_path / "raw.duckdb"
+    with duckdb.connect(str(db)) as con:
+        create_empty(con, "mimic-iv")
+    r = cb_process("workspace", "mimic-sofa-24h", "--db", db, "--out", tmp_path / "ws")
+    assert r.returncode == 2
+    assert r.stderr.strip() == (f"error: reference table(s) mimiciv_derived.target_sofa_24h not in {db}; "
+                                f"run `clinbench concepts build {db}`")
+    assert not (tmp_path / "ws").exists()
+
+
+def test_score_a_mistyped_output_path_is_an_error_and_wrong_columns_name_the_expected_ones(tmp_path):
+    db = _meld_db(tmp_path / "m.duckdb")
+    r = cb_process("score", "mimic-meld-24h", tmp_path / "outptu.csv", "--db", db)
+    assert r.returncode == 2
+    assert r.stderr.strip() == (f"error: {tmp_path / 'outptu.csv'} does not exist: give the CSV the agent wrote "
+                                "(e.g. WORKSPACE/output.csv)")
+    bad = tmp_path / "output.csv"
+    bad.write_text("id,score\n100,20\n")
+    r = cb("score", "mimic-meld-24h", bad, "--db", db)
+    assert r.exit_code == 0  # a wrong output is a valid score of 0, with the reason
+    assert "reward 0.0000" in r.output and "missing key column(s): stay_id" in r.output
+    assert "mimic-meld-24h expects the columns: subject_id, hadm_id, stay_id, meld" in r.output

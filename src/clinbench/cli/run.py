@@ -29,6 +29,31 @@ def resolve_tasks(names: list[str], db: Path) -> list[str]:
     return [s.id for s in specs]
 
 
+def check_matrix(task_ids: list[str], conditions: list[str], schemas: list[str], db: Path) -> None:
+    """Fail before any run is recorded on a condition or schema typo, or references not built in ``db``.
+
+    Runs that fail on these are recorded as errors, and a rerun skips recorded runs, so the
+    mistake would outlive its fix.
+    """
+    import duckdb
+
+    from clinbench.derive.catalogue import CONDITIONS, get_task
+    from clinbench.derive.schema_variants import plan_variant
+    from clinbench.errors import TaskError
+
+    specs = [get_task(t) for t in task_ids]
+    for condition in conditions:
+        if condition not in CONDITIONS:
+            raise TaskError(f"unknown condition {condition!r}; use one of {', '.join(CONDITIONS)}")
+    for schema in schemas:
+        plan_variant(schema, [])
+    with duckdb.connect(str(db), read_only=True) as con:
+        built = {f"{s}.{t}" for s, t in con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()}
+    missing = [s.target_table for s in specs if s.target_table not in built]
+    if missing:
+        raise TaskError(f"reference table(s) {', '.join(missing)} not in {db}; run `clinbench concepts build {db}`")
+
+
 def run_command(
     db: Path = typer.Option(..., "--db", help="Database with the task reference targets built (clinbench concepts build)."),
     out: Path = typer.Option(..., "--out", help="Campaign folder: results.duckdb and runs/<run_id>/ evidence."),
@@ -59,8 +84,9 @@ def run_command(
     from clinbench.campaign.campaign import run_campaign
     from clinbench.campaign.progress import RichReporter
 
-    specs = expand(resolve_tasks(split_list(tasks), db), split_list(conditions), split_list(schema),
-                   split_list(agent), split_list(model), trials)
+    task_ids = resolve_tasks(split_list(tasks), db)
+    check_matrix(task_ids, split_list(conditions), split_list(schema), db)
+    specs = expand(task_ids, split_list(conditions), split_list(schema), split_list(agent), split_list(model), trials)
     options = AgentOptions(base_url=base_url, api_key_env=api_key_env, provider=provider,
                            reasoning_effort=reasoning_effort, allowed_tools=allowed_tools,
                            agent_command=agent_command, max_steps=max_steps,

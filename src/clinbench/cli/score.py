@@ -20,8 +20,13 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
     ) -> None:
         """Score an agent's output CSV for a task (reward, strict pass, key F1, per-column rates)."""
+        from clinbench.derive.catalogue import get_task
         from clinbench.derive.score import score_output
+        from clinbench.errors import DataError
 
+        spec = get_task(task_id)
+        if not output_csv.is_file():  # a run without output scores 0, but here it is a mistyped path
+            raise DataError(f"{output_csv} does not exist: give the CSV the agent wrote (e.g. WORKSPACE/output.csv)")
         r = score_output(task_id, output_csv, db)
         if as_json:
             print(r.model_dump_json(indent=2))
@@ -35,6 +40,8 @@ def register(app: typer.Typer) -> None:
                       f"extra keys {r.extra_keys}, duplicate rows {r.duplicate_rows}")
         if r.reason:
             console.print(f"reason: {r.reason}", markup=False)
+            if "column" in r.reason:
+                console.print(f"{task_id} expects the columns: {', '.join(spec.required_columns)}", markup=False)
         if r.columns:
             table = Table(show_header=True)
             for col in ("column", "match rate", "matched", "nMAE", "example mismatch"):

@@ -20,7 +20,11 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", help="New folder for the workspace."),
     ) -> None:
         """Prepare a workspace: masked database.duckdb, prompt.md and skills/."""
+        from clinbench.cli.run import check_matrix
         from clinbench.derive.workspace import prepare_workspace
+
+        if db.is_file():  # a missing file gets prepare_workspace's own message
+            check_matrix([task_id], [condition], [schema], db)
 
         with console.status(f"preparing {task_id} ({condition}, {schema})"):
             ws = prepare_workspace(task_id, condition, schema, db, out)
