@@ -100,6 +100,14 @@ def test_cli_errors_are_one_line(tmp_path):
     assert missing.returncode == 2 and "no dataset file" in missing.stderr
 
 
+def test_gatekeeper_or_judge_typo_is_one_line_and_creates_no_store(tmp_path):
+    gk = cli("run", "--agent", "oracle", "--gatekeeper", "ofline", "--out", str(tmp_path / "g"))
+    assert gk.returncode == 2 and gk.stderr.strip() == "error: unknown gatekeeper 'ofline': use offline or llm"
+    judge = cli("run", "--agent", "oracle", "--judge", "LLM", "--out", str(tmp_path / "j"))
+    assert judge.returncode == 2 and judge.stderr.strip() == "error: unknown judge 'LLM': use offline or llm"
+    assert not (tmp_path / "g").exists() and not (tmp_path / "j").exists()
+
+
 def test_llm_gatekeeper_reply_passes_the_leak_guard(case_by_id):
     case = case_by_id[1]
     script = [{"tool": "reply", "arguments": {"reply": "Tender right lower quadrant; this is acute appendicitis.",

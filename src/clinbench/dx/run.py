@@ -107,8 +107,11 @@ def run_campaign(cases: list[Case], cfg: DxConfig, out_dir: str | Path, *, price
                  progress: Callable[[RunRecord], None] | None = None) -> list[RunRecord]:
     """Run every (case, trial) not yet in ``out_dir``'s store; returns the new records."""
     out_dir = Path(out_dir)
-    if cases:  # fail on a bad agent spec before creating anything
+    if cases:  # fail on a bad agent, gatekeeper or judge name before creating anything
         make_agent(cfg.agent, cases[0], chat=_chat(cfg) if cfg.agent in ("llm", "dxo") else None)
+        for role, kind in (("gatekeeper", cfg.gatekeeper), ("judge", cfg.judge)):
+            if kind not in ("offline", "llm"):
+                raise ClinbenchError(f"unknown {role} {kind!r}: use offline or llm")
     store = Store.create(out_dir)
     evidence.clear_leftovers(out_dir)
     done = store.run_ids()
