@@ -33,3 +33,18 @@ def test_other_runtime_errors_still_surface():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert out.returncode == 1
     assert "RuntimeError: something else" in out.stderr
+
+
+def _commands(group, path=()):
+    for name, cmd in sorted(getattr(group, "commands", {}).items()):
+        yield from _commands(cmd, path + (name,)) if hasattr(cmd, "commands") else [(path + (name,), cmd)]
+
+
+def test_every_command_documents_every_argument_and_option():
+    import typer
+
+    from clinbench.cli import app
+
+    undocumented = [f"clinbench {' '.join(path)} {p.name}" for path, cmd in _commands(typer.main.get_command(app))
+                    for p in cmd.params if p.name != "help" and not (getattr(p, "help", None) or "").strip()]
+    assert undocumented == []

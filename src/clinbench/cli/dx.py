@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
         gatekeeper: str = typer.Option("offline", help="offline | llm"),
         judge: str = typer.Option("offline", help="offline | llm"),
         out: Path = typer.Option(..., help="campaign folder (results.duckdb + runs/)"),
-        trials: int = typer.Option(1, min=1),
+        trials: int = typer.Option(1, min=1, help="encounters per case and agent"),
         max_turns: int = typer.Option(20, min=1, help="turns before a forced diagnosis"),
         prices: Optional[Path] = typer.Option(None, help="your price CSV (code, description, price[, source])"),
         model: Optional[str] = typer.Option(None, help="model for llm agent/gatekeeper/judge"),
@@ -121,10 +121,10 @@ def register(app: typer.Typer) -> None:
         candidate: Optional[str] = typer.Option(None, help="candidate diagnosis"),
         pairs: Optional[Path] = typer.Option(None, help="CSV with columns reference, candidate"),
         judge: str = typer.Option("offline", help="offline | llm"),
-        as_json: bool = typer.Option(False, "--json"),
-        model: Optional[str] = typer.Option(None),
-        base_url: Optional[str] = typer.Option(None),
-        api_key: Optional[str] = typer.Option(None),
+        as_json: bool = typer.Option(False, "--json", help="print JSON"),
+        model: Optional[str] = typer.Option(None, help="model for --judge llm"),
+        base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible base URL (default OPENAI_BASE_URL)"),
+        api_key: Optional[str] = typer.Option(None, help="API key (default OPENAI_API_KEY)"),
     ) -> None:
         """Score one (reference, candidate) pair, or every row of --pairs, on the 1-5 rubric."""
         from clinbench.dx.judge import make_judge, read_pairs
@@ -152,11 +152,11 @@ def register(app: typer.Typer) -> None:
     def judge_calibrate(
         judge: str = typer.Option("offline", help="offline | llm"),
         pairs: Optional[Path] = typer.Option(None, help="CSV reference,candidate,expected (default: bundled set)"),
-        as_json: bool = typer.Option(False, "--json"),
+        as_json: bool = typer.Option(False, "--json", help="print JSON"),
         show: int = typer.Option(0, help="print up to N pairs where judge and expectation disagree on correctness"),
-        model: Optional[str] = typer.Option(None),
-        base_url: Optional[str] = typer.Option(None),
-        api_key: Optional[str] = typer.Option(None),
+        model: Optional[str] = typer.Option(None, help="model for --judge llm"),
+        base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible base URL (default OPENAI_BASE_URL)"),
+        api_key: Optional[str] = typer.Option(None, help="API key (default OPENAI_API_KEY)"),
     ) -> None:
         """Agreement of a judge with the calibration set: exact agreement, Cohen's kappa on >= 4."""
         from clinbench.dx.judge import calibrate, calibration_pairs, make_judge
@@ -178,7 +178,7 @@ def register(app: typer.Typer) -> None:
     @dx.command("cases")
     def cases_cmd(
         cases: str = typer.Option("demo", help="'demo' or a path to dataset.json"),
-        split: Optional[str] = typer.Option(None),
+        split: Optional[str] = typer.Option(None, help="train, validation or test"),
     ) -> None:
         """List cases (id, split, number of tests, vignette)."""
         from clinbench.dx.cases import load_cases

@@ -62,7 +62,7 @@ def run_command(
     schema: list[str] = typer.Option(["native"], "--schema", help="Schema variants: native, obfuscated, restructured."),
     agent: list[str] = typer.Option(..., "--agent", help="codex, claude, command, llm, reference, variant, empty, replay."),
     model: list[str] = typer.Option([], "--model", help="Model names (each agent runs with each model)."),
-    trials: int = typer.Option(1, "--trials", min=1),
+    trials: int = typer.Option(1, "--trials", min=1, help="Runs of each task × condition × schema × agent × model."),
     jobs: int = typer.Option(1, "--jobs", min=1, help="Runs in parallel."),
     timeout: float = typer.Option(30.0, "--timeout", help="Per-run timeout in minutes."),
     executor: str = typer.Option("local", "--executor", help="local or ray."),

@@ -14,8 +14,8 @@ console = Console()
 def register(app: typer.Typer) -> None:
     @app.command("score")
     def score(
-        task_id: str,
-        output_csv: Path,
+        task_id: str = typer.Argument(..., help="Task id, e.g. mimic-sofa-24h (see `clinbench tasks list`)."),
+        output_csv: Path = typer.Argument(..., help="The CSV the agent wrote (e.g. WORKSPACE/output.csv)."),
         db: Path = typer.Option(..., "--db", help="Database with the built reference targets."),
         as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
     ) -> None:

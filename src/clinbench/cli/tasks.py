@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
         console.print(table)
 
     @tasks.command("show")
-    def show(task_id: str) -> None:
+    def show(task_id: str = typer.Argument(..., help="Task id, e.g. mimic-sofa-24h (see `clinbench tasks list`).")) -> None:
         """Show one task's declaration and instruction."""
         from clinbench.derive.catalogue import get_task
 
@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
 
     @tasks.command("reference")
     def reference(
-        task_id: str,
+        task_id: str = typer.Argument(..., help="Task id, e.g. mimic-sofa-24h (see `clinbench tasks list`)."),
         db: Path = typer.Option(..., "--db", help="Database with the built reference targets."),
         out: Path = typer.Option(..., "--out", help="CSV file to write."),
         variant: str = typer.Option(None, "--variant", help="Export a reference-validity variant instead."),
