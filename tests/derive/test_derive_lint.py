@@ -92,3 +92,14 @@ def test_reference_key_values_flagged_with_db(copy, tmp_path):
     p.write_text(p.read_text() + "\nStay 424242 has MELD 12.\n")
     issues = [i for i in lint(tasks, skills, db) if i.rule == "reference-value"]
     assert issues and "424242" in issues[0].detail
+
+
+def test_lint_with_a_missing_database_is_a_one_line_error(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "clinbench", "tasks", "lint", "--db", str(tmp_path / "nope.duckdb")],
+                          capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (f"error: database {tmp_path / 'nope.duckdb'} not found; "
+                                   "pass --db a database with the concepts built")

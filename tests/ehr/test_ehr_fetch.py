@@ -171,3 +171,13 @@ def test_cli_fetch_prints_licence_and_attribution(mimic_server, tmp_path):
     assert "Open Data Commons Open Database License v1.0" in out
     assert "https://doi.org/10.13026/dp1f-ex47" in out and "PhysioBank, PhysioToolkit, and PhysioNet" in out
     assert f"next: clinbench data load mimic-iv {tmp_path / 'mimic-iv-demo-2.2'} --out mimic-iv-demo.duckdb" in out
+
+
+def test_a_dest_that_cannot_be_created_is_a_one_line_error(tmp_path):
+    blocker = tmp_path / "data"
+    blocker.write_text("a file where the folder should go")
+    done = subprocess.run([sys.executable, "-m", "clinbench", "data", "fetch", "mimic-iv-demo", "--dest", str(blocker)],
+                          capture_output=True, text=True, env={**os.environ, BASE_URL_ENV: "http://127.0.0.1:9"})
+    assert done.returncode == 2
+    assert done.stderr.strip() == (f"error: cannot create {blocker / 'mimic-iv-demo-2.2'} (Not a directory): "
+                                   "choose another --dest")

@@ -154,6 +154,10 @@ def _reference_values(catalogue: dict[str, TaskSpec], tasks_dir: Path, skills_di
     """Key values of each task's reference rows must not appear in its agent-visible files."""
     import duckdb
 
+    from clinbench.errors import DataError
+
+    if not db_path.is_file():
+        raise DataError(f"database {db_path} not found; pass --db a database with the concepts built")
     out: list[LintIssue] = []
     con = duckdb.connect(str(db_path), read_only=True)
     try:

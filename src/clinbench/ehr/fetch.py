@@ -110,7 +110,10 @@ def fetch_demo(name: str, dest: str | Path, *, progress: FetchProgress | None = 
     if demo is None:
         raise DataError(f"unknown demo {name!r}: choose one of {', '.join(DEMOS)}")
     root = Path(dest) / demo.folder
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataError(f"cannot create {root} ({exc.strerror}): choose another --dest") from exc
     url = demo_url(demo)
     report = FetchReport(demo=demo, path=root)
 
