@@ -28,3 +28,4 @@ def test_demo_end_to_end_then_resumes(tmp_path):
                            capture_output=True, text=True, env=env, timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]
     assert "16 already done" in again.stdout.replace("\n", " ")
+    assert "the task references (17 targets for the 28 tasks)" in again.stdout.replace("\n", " ")

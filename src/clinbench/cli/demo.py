@@ -40,6 +40,7 @@ def demo_command(
     from clinbench.campaign.progress import RichReporter
     from clinbench.concepts.build import build_concepts
     from clinbench.concepts.summary import cohort_shares
+    from clinbench.derive.catalogue import load_catalogue
     from clinbench.ehr.synth import synth_eicu, synth_mimic_iv
     from clinbench.report.build import write_report
 
@@ -55,7 +56,9 @@ def demo_command(
             else:
                 console.print(f"reusing {path} (--fresh regenerates)")
 
-    with _step("2. Concepts and the 28 task references"):
+    tasks = load_catalogue()
+    targets = len({spec.reference for spec in tasks.values()})
+    with _step(f"2. Concepts and the task references ({targets} targets for the {len(tasks)} tasks)"):
         for path in (mimic, eicu):
             results = build_concepts(path)
             counts = Counter(r.status for r in results)
