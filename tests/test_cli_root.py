@@ -48,3 +48,25 @@ def test_every_command_documents_every_argument_and_option():
     undocumented = [f"clinbench {' '.join(path)} {p.name}" for path, cmd in _commands(typer.main.get_command(app))
                     for p in cmd.params if p.name != "help" and not (getattr(p, "help", None) or "").strip()]
     assert undocumented == []
+
+
+def test_a_database_held_open_elsewhere_is_a_one_line_error(tmp_path):
+    import duckdb
+
+    db = tmp_path / "held.duckdb"
+    duckdb.connect(str(db)).close()
+    holder = subprocess.Popen([sys.executable, "-c", f"import duckdb, sys, time; c = duckdb.connect({str(db)!r}); "
+                               "print('open', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        out = subprocess.run([sys.executable, "-m", "clinbench", "tasks", "reference", "mimic-sofa-24h", "--db", str(db),
+                              "--out", str(tmp_path / "s.csv")], capture_output=True, text=True)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f'error: IO Error: Could not set lock on file "{db}"')
+    assert lines[0].endswith("close the program holding the database, or check that the path is a DuckDB "
+                             "database, and retry")
+    assert not (tmp_path / "s.csv").exists()

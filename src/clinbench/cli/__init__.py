@@ -65,10 +65,23 @@ def main() -> None:
     except Exception as exc:
         # Ctrl-C while DuckDB runs a query surfaces as its own exception, not KeyboardInterrupt;
         # the writers clean up their temporary files, so only the traceback needs replacing.
-        if not _is_duckdb_interrupt(exc):
-            raise
-        err_console.print("interrupted")
-        sys.exit(130)
+        if _is_duckdb_interrupt(exc):
+            err_console.print("interrupted")
+            sys.exit(130)
+        # A database another program holds open, or a path that is not a DuckDB file, reaches
+        # DuckDB from many commands; its message names the file and the holder.
+        if _is_duckdb_io_error(exc):
+            message = " ".join(str(exc).split())
+            err_console.print(f"[bold red]error:[/] {message}; close the program holding the database, or check "
+                              "that the path is a DuckDB database, and retry", highlight=False, soft_wrap=True)
+            sys.exit(2)
+        raise
+
+
+def _is_duckdb_io_error(exc: BaseException) -> bool:
+    import duckdb
+
+    return isinstance(exc, duckdb.IOException)
 
 
 def _is_duckdb_interrupt(exc: BaseException) -> bool:
