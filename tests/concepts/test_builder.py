@@ -168,6 +168,10 @@ def test_bad_inputs_give_one_line_errors(tmp_path):
         find_concept("vitalsigns")
     with pytest.raises(ConceptError, match="invalid schema"):
         build_concepts(tmp_path / "missing.duckdb", schema="Bad-Name")
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database\n")
+    with pytest.raises(DataError, match=r"not a valid DuckDB database file.*check that it is a DuckDB database, and retry$"):
+        build_concepts(text)
 
 
 def test_inlined_statement_runs_without_derived_schema_and_matches(toy_root, toy_db, tmp_path):

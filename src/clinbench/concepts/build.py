@@ -102,7 +102,8 @@ def _open(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
     try:
         return duckdb.connect(str(path))
     except duckdb.Error as exc:
-        raise DataError(f"cannot open {path} ({str(exc).splitlines()[0]}): close other programs using it and retry") from exc
+        raise DataError(f"cannot open {path} ({str(exc).splitlines()[0]}): close the program holding it, or check "
+                        "that it is a DuckDB database, and retry") from exc
 
 
 def _select(concepts: dict[str, Concept], deps: dict[str, Dependencies], only: list[str] | None, targets: bool) -> list[str]:
