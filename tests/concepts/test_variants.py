@@ -121,3 +121,7 @@ def test_cli_lists_variants_and_moved_rows(synth_db):
     bad = subprocess.run([sys.executable, "-m", "clinbench", "concepts", "variants", str(Path(synth_db).parent / "missing.duckdb")],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "does not exist" in bad.stderr
+    negative = subprocess.run([sys.executable, "-m", "clinbench", "concepts", "variants", str(synth_db), NAMES[2],
+                               "--examples", "-1"], capture_output=True, text=True)
+    assert negative.returncode == 2 and "Invalid value for '--examples'" in negative.stderr
+    assert "Traceback" not in negative.stderr

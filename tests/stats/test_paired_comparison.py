@@ -305,3 +305,11 @@ def test_default_conditions(tmp_path, hand_csv):
     three.write_text(two.read_text() + "mimic-sofa-24h,with-skill-rawsql,m,1,1.0\n")
     with pytest.raises(StatsError, match="conditions no-skill, with-skill-decoy, with-skill-rawsql; pass --compare"):
         analyse(three)
+
+
+@pytest.mark.parametrize("option", ["--draws", "--permutation-draws"])
+def test_negative_draws_are_a_one_line_error(hand_csv, option):
+    out = subprocess.run([sys.executable, "-m", "clinbench", "stats", str(hand_csv), option, "-5"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2
+    assert out.stderr.strip() == "error: draws must be at least 1 (got -5); pass a positive --draws"

@@ -105,5 +105,7 @@ def test_bad_input_is_one_line_error():
         paired_permutation_test([1, 2], [1])
     with pytest.raises(StatsError, match="draws"):
         sign_flip_test([1.0], draws=0)
+    with pytest.raises(StatsError, match=r"draws must be at least 1 \(got -5\)"):
+        bootstrap_distribution([1.0, 2.0], draws=-5)
     with pytest.raises(StatsError, match="NaN"):
         percentile_ci([1.0, float("nan")])

@@ -15,7 +15,7 @@ console = Console()
 def variants(
     db: Annotated[Path, typer.Argument(help="DuckDB database with concepts, targets and variants built")],
     name: Annotated[Optional[str], typer.Argument(help="One variant: also print example rows that move")] = None,
-    examples: Annotated[int, typer.Option("--examples", help="How many moved cells to print for NAME")] = 10,
+    examples: Annotated[int, typer.Option("--examples", min=0, help="How many moved cells to print for NAME")] = 10,
 ) -> None:
     """List reference-validity variants with the rows and values that differ from each default target."""
     from clinbench.concepts.variants import list_variants, variant_diff

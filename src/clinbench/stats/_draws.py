@@ -18,10 +18,16 @@ _CELLS_PER_CHUNK = 1 << 22
 _DRAWS_PER_CHUNK = 1 << 14
 
 
-def chunks(draws: int, width: int, seed: int) -> Iterator[tuple[np.random.Generator, int]]:
-    """Yield (generator, rows) pairs whose rows add up to ``draws``."""
+def check_draws(draws: int) -> int:
+    """``draws`` itself; callers that size an output array check before allocating it."""
     if draws < 1:
         raise StatsError(f"draws must be at least 1 (got {draws}); pass a positive --draws")
+    return draws
+
+
+def chunks(draws: int, width: int, seed: int) -> Iterator[tuple[np.random.Generator, int]]:
+    """Yield (generator, rows) pairs whose rows add up to ``draws``."""
+    check_draws(draws)
     rows_per_chunk = max(1, min(_DRAWS_PER_CHUNK, _CELLS_PER_CHUNK // max(width, 1)))
     n_chunks = -(-draws // rows_per_chunk)
     children = np.random.SeedSequence(seed).spawn(n_chunks)

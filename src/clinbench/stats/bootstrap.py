@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from clinbench.stats._draws import chunks
+from clinbench.stats._draws import check_draws, chunks
 from clinbench.stats.errors import StatsError
 
 _STATISTICS = ("mean", "median")
@@ -46,7 +46,7 @@ def bootstrap_distribution(
         raise StatsError(f"unknown bootstrap statistic {statistic!r}; use one of {', '.join(_STATISTICS)}")
     arr = _as_values(values)
     n = arr.size
-    out = np.empty(draws)
+    out = np.empty(check_draws(draws))
     start = 0
     reducer = np.mean if statistic == "mean" else np.median
     for rng, rows in chunks(draws, n, seed):
@@ -90,7 +90,7 @@ def cluster_bootstrap_distribution(
     sums = np.bincount(inverse, weights=arr)
     counts = np.bincount(inverse).astype(float)
     k = sums.size
-    out = np.empty(draws)
+    out = np.empty(check_draws(draws))
     start = 0
     for rng, rows in chunks(draws, k, seed):
         idx = rng.integers(0, k, size=(rows, k))

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from clinbench.stats._draws import chunks
+from clinbench.stats._draws import check_draws, chunks
 from clinbench.stats.bootstrap import (
     bootstrap_distribution,
     cluster_bootstrap_distribution,
@@ -199,7 +199,7 @@ def _paired_metric(runs: Runs, a: str, b: str, tasks: list[str], values: np.ndar
 
 def _within_task_ci(ra: np.ndarray, rb: np.ndarray, *, draws: int, seed: int, level: float) -> Interval:
     """Bootstrap of mean(B) − mean(A) resampling each condition's runs of one task."""
-    out = np.empty(draws)
+    out = np.empty(check_draws(draws))
     start = 0
     for rng, rows in chunks(draws, ra.size + rb.size, seed):
         ia = rng.integers(0, ra.size, size=(rows, ra.size))
