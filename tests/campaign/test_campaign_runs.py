@@ -193,3 +193,10 @@ def test_run_cli_refuses_condition_and_schema_typos_before_recording_anything(ti
     assert res.returncode == 2
     assert "error: unknown schema variant 'nativ'; use one of native, obfuscated, restructured" in res.stderr
     assert "Traceback" not in res.stderr and not (tmp_path / "c").exists()
+
+
+def test_run_cli_refuses_a_timeout_that_would_time_out_every_run(tiny_db, tmp_path):
+    res = _cli("run", "--db", str(tiny_db), "--out", str(tmp_path / "c"), "--tasks", "mimic-meld-24h",
+               "--agent", "reference", "--timeout", "-1")
+    assert res.returncode == 2 and "Invalid value for '--timeout'" in res.stderr
+    assert not (tmp_path / "c").exists()

@@ -64,7 +64,7 @@ def run_command(
     model: list[str] = typer.Option([], "--model", help="Model names (each agent runs with each model)."),
     trials: int = typer.Option(1, "--trials", min=1, help="Runs of each task × condition × schema × agent × model."),
     jobs: int = typer.Option(1, "--jobs", min=1, help="Runs in parallel."),
-    timeout: float = typer.Option(30.0, "--timeout", help="Per-run timeout in minutes."),
+    timeout: float = typer.Option(30.0, "--timeout", min=0.01, help="Per-run timeout in minutes."),
     executor: str = typer.Option("local", "--executor", help="local or ray."),
     ray_address: str | None = typer.Option(None, "--ray-address", help="Address of a running Ray cluster."),
     base_url: str | None = typer.Option(None, "--base-url", help="Model endpoint (OpenAI-compatible or Anthropic)."),
