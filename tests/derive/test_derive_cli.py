@@ -100,3 +100,12 @@ def test_score_a_mistyped_output_path_is_an_error_and_wrong_columns_name_the_exp
     assert r.exit_code == 0  # a wrong output is a valid score of 0, with the reason
     assert "reward 0.0000" in r.output and "missing key column(s): stay_id" in r.output
     assert "mimic-meld-24h expects the columns: subject_id, hadm_id, stay_id, meld" in r.output
+
+
+def test_reference_with_an_unknown_variant_names_the_known_ones(tmp_path):
+    db = _meld_db(tmp_path / "m.duckdb")
+    r = cb_process("tasks", "reference", "mimic-sofa-24h", "--db", db, "--out", tmp_path / "v.csv", "--variant", "bogus")
+    assert r.returncode == 2
+    assert r.stderr.strip() == ("error: task mimic-sofa-24h has no variant 'bogus'; its variants: missing_as_null "
+                                "(see `clinbench concepts variants DB`)")
+    assert not (tmp_path / "v.csv").exists()

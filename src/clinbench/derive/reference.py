@@ -28,6 +28,8 @@ def export_reference(task_id: str, db_path: str | Path, out_csv: str | Path, *, 
     db_path, out_csv = Path(db_path), Path(out_csv)
     if not db_path.is_file():
         raise DataError(f"database {db_path} not found; pass --db the database the references were built in")
+    if variant is not None:
+        _check_variant(spec, variant)
     table = spec.target_table if variant is None else variant_table(spec, variant)
     con = duckdb.connect(str(db_path), read_only=True)
     try:
@@ -53,6 +55,18 @@ def export_reference(task_id: str, db_path: str | Path, out_csv: str | Path, *, 
     finally:
         con.close()
     return rows
+
+
+def _check_variant(spec: TaskSpec, variant: str) -> None:
+    """An unknown variant name is a typo to name, not a database to rebuild."""
+    from clinbench.concepts.variants import list_variants
+
+    label = variant.split("__", 1)[1] if "__" in variant else variant
+    known = [v.label for v in list_variants() if v.reference == spec.reference]
+    if label.replace("-", "_") not in {k.replace("-", "_") for k in known}:
+        choices = ", ".join(known) if known else "none"
+        raise TaskError(f"task {spec.id} has no variant {variant!r}; its variants: {choices} "
+                        "(see `clinbench concepts variants DB`)")
 
 
 def _esc(text: str) -> str:
