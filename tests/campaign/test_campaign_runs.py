@@ -200,3 +200,15 @@ def test_run_cli_refuses_a_timeout_that_would_time_out_every_run(tiny_db, tmp_pa
                "--agent", "reference", "--timeout", "-1")
     assert res.returncode == 2 and "Invalid value for '--timeout'" in res.stderr
     assert not (tmp_path / "c").exists()
+
+
+def test_run_cli_says_where_errors_are_and_how_to_redo_them(tiny_db, tmp_path):
+    import json
+
+    res = _cli("run", "--db", str(tiny_db), "--out", str(tmp_path / "c"), "--tasks", "mimic-meld-24h", "--agent", "command",
+               "--agent-command", "false", "--unsafe-no-isolation")
+    assert res.returncode == 0, res.stderr
+    assert (f"1 run(s) not ok: the reason is run_error in {tmp_path / 'c' / 'runs'}/<run_id>/score.json; "
+            "after fixing it, rerun the same command with --retry-failed") in res.stdout
+    (score,) = (tmp_path / "c" / "runs").glob("*/score.json")
+    assert json.loads(score.read_text())["run_error"]

@@ -99,6 +99,10 @@ def run_command(
                            reporter=RichReporter(console), retry_failed=retry_failed)
     status = ", ".join(f"{n} {s}" for s, n in sorted(summary.by_status.items())) or "nothing to do"
     Console().print(f"{summary.finished} run(s) done ({status}); {summary.skipped} already recorded; store {out / 'results.duckdb'}")
+    failed = sum(n for s, n in summary.by_status.items() if s != "ok")
+    if failed:  # a plain rerun skips recorded runs, failed ones included
+        Console().print(f"{failed} run(s) not ok: the reason is run_error in {out / 'runs'}/<run_id>/score.json; "
+                        "after fixing it, rerun the same command with --retry-failed", highlight=False, soft_wrap=True)
 
 
 def _check_agents(agents: list[str], models: list[str], options: AgentOptions) -> None:
