@@ -277,3 +277,17 @@ def test_progress_reports_start_and_result_of_each_concept(toy_root, toy_db):
         ("mimiciv_derived.stay_hours", 1, 2, None),
         ("mimiciv_derived.stay_hours", 1, 2, "built"),
     ]
+
+
+def test_cli_only_concepts_the_database_cannot_hold_is_an_error(tmp_path):
+    import duckdb
+
+    from clinbench.ehr.schema import create_empty
+
+    db = tmp_path / "eicu.duckdb"
+    with duckdb.connect(str(db)) as con:
+        create_empty(con, "eicu")
+    done = _cli("build", str(db), "--only", "icustay_times", "--no-targets")
+    assert done.returncode == 2
+    assert done.stderr.strip() == (f"error: none of icustay_times can be built in {db} (no mimiciv_icu schema in the "
+                                   "database): use a database that holds the source tables they need")

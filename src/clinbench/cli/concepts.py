@@ -59,6 +59,12 @@ def build(
         f"{len(built)} built, {sum(r.status == 'unchanged' for r in results)} unchanged, "
         f"{sum(r.status == 'skipped' for r in results)} skipped in {sum(r.seconds for r in results):.1f} s"
     )
+    if names and results and all(r.status == "skipped" for r in results):
+        from clinbench.errors import ConceptError
+
+        cause = next((r.note for r in results if not r.note.startswith("needs")), results[0].note)
+        raise ConceptError(f"none of {', '.join(names)} can be built in {db} ({cause}): "
+                           "use a database that holds the source tables they need")
     if summary:
         try:
             module = importlib.import_module("clinbench.concepts.summary")
