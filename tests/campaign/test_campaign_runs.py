@@ -179,7 +179,7 @@ def test_run_cli_refuses_a_database_without_references_before_recording_anything
         create_empty(con, "mimic-iv")
     res = _cli("run", "--db", str(db), "--out", str(tmp_path / "c"), "--tasks", "mimic-sofa-24h", "--agent", "reference")
     assert res.returncode == 2
-    assert res.stderr.strip() == (f"error: reference table(s) mimiciv_derived.target_sofa_24h not in {db}; "
+    assert res.stderr.strip() == (f"error: reference table mimiciv_derived.target_sofa_24h is not in {db}; "
                                   f"run `clinbench concepts build {db}`")
     assert not (tmp_path / "c").exists()
 

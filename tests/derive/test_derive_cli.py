@@ -83,7 +83,7 @@ def test_workspace_refuses_a_database_without_references(tmp_path):
         create_empty(con, "mimic-iv")
     r = cb_process("workspace", "mimic-sofa-24h", "--db", db, "--out", tmp_path / "ws")
     assert r.returncode == 2
-    assert r.stderr.strip() == (f"error: reference table(s) mimiciv_derived.target_sofa_24h not in {db}; "
+    assert r.stderr.strip() == (f"error: reference table mimiciv_derived.target_sofa_24h is not in {db}; "
                                 f"run `clinbench concepts build {db}`")
     assert not (tmp_path / "ws").exists()
 
@@ -109,3 +109,18 @@ def test_reference_with_an_unknown_variant_names_the_known_ones(tmp_path):
     assert r.stderr.strip() == ("error: task mimic-sofa-24h has no variant 'bogus'; its variants: missing_as_null "
                                 "(see `clinbench concepts variants DB`)")
     assert not (tmp_path / "v.csv").exists()
+
+
+def test_a_task_of_the_other_dataset_says_to_pass_that_database_not_to_build_concepts(tmp_path):
+    db = _meld_db(tmp_path / "m.duckdb")
+    with duckdb.connect(str(db)) as con:
+        con.execute("CREATE SCHEMA mimiciv_hosp")
+        con.execute("CREATE TABLE mimiciv_hosp.patients (subject_id INTEGER)")
+    expected = (f"error: {db} holds no eicu data, so it has no reference for eicu-gcs; "
+                "pass --db a database loaded from eicu with the concepts built")
+    for args in (("tasks", "reference", "eicu-gcs", "--out", tmp_path / "e.csv"), ("workspace", "eicu-gcs", "--out", tmp_path / "ws")):
+        r = cb_process(*args, "--db", db)
+        assert r.returncode == 2 and r.stderr.strip() == expected, args
+    (tmp_path / "out.csv").write_text("patientunitstayid,gcs\n1,15\n")
+    r = cb_process("score", "eicu-gcs", tmp_path / "out.csv", "--db", db)
+    assert r.returncode == 2 and r.stderr.strip() == expected

@@ -187,6 +187,10 @@ def test_accuracy_threshold(con, tmp_path):
 def test_score_output_needs_built_reference(tmp_path):
     db = tmp_path / "x.duckdb"
     duckdb.connect(str(db)).close()
+    with pytest.raises(TaskError, match="holds no mimic-iv data"):  # building concepts cannot help here
+        score_output("mimic-meld-24h", write(tmp_path, "a\n1\n"), db)
+    with duckdb.connect(str(db)) as con:
+        con.execute("CREATE SCHEMA mimiciv_hosp; CREATE TABLE mimiciv_hosp.patients (subject_id INTEGER)")
     with pytest.raises(TaskError, match="concepts build"):
         score_output("mimic-meld-24h", write(tmp_path, "a\n1\n"), db)
 

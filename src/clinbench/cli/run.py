@@ -47,11 +47,17 @@ def check_matrix(task_ids: list[str], conditions: list[str], schemas: list[str],
             raise TaskError(f"unknown condition {condition!r}; use one of {', '.join(CONDITIONS)}")
     for schema in schemas:
         plan_variant(schema, [])
+    from clinbench.derive.reference import missing_reference
+
     with duckdb.connect(str(db), read_only=True) as con:
-        built = {f"{s}.{t}" for s, t in con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()}
-    missing = [s.target_table for s in specs if s.target_table not in built]
+        tables = con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()
+    built = {f"{s}.{t}" for s, t in tables}
+    missing = [s for s in specs if s.target_table not in built]
+    if len(missing) == 1:
+        raise TaskError(missing_reference(missing[0], db, {s for s, _ in tables}))
     if missing:
-        raise TaskError(f"reference table(s) {', '.join(missing)} not in {db}; run `clinbench concepts build {db}`")
+        raise TaskError(f"reference tables {', '.join(s.target_table for s in missing)} not in {db}; "
+                        f"run `clinbench concepts build {db}`")
 
 
 def run_command(

@@ -16,6 +16,19 @@ from clinbench.derive.catalogue import TaskSpec, get_task
 from clinbench.errors import DataError, TaskError
 
 
+def missing_reference(spec: TaskSpec, db_path: Path, schemas: set[str]) -> str:
+    """What to do when ``spec``'s reference is absent from a database holding ``schemas``.
+
+    Building concepts helps only when the database holds the task's dataset at all.
+    """
+    from clinbench.ehr.schema import dataset_tables
+
+    if {t.schema for t in dataset_tables(spec.database)}.isdisjoint(schemas):
+        return (f"{db_path} holds no {spec.database} data, so it has no reference for {spec.id}; "
+                f"pass --db a database loaded from {spec.database} with the concepts built")
+    return f"reference table {spec.target_table} is not in {db_path}; run `clinbench concepts build {db_path}`"
+
+
 def variant_table(spec: TaskSpec, variant: str) -> str:
     """Qualified name of a reference-validity variant's table (``<ref>__<variant>``)."""
     name = variant.split("__", 1)[1] if "__" in variant else variant
@@ -38,8 +51,11 @@ def export_reference(task_id: str, db_path: str | Path, out_csv: str | Path, *, 
             "SELECT column_name FROM duckdb_columns() WHERE schema_name = ? AND table_name = ?", [schema, name]
         ).fetchall()}
         if not have:
-            what = "reference" if variant is None else f"variant {variant!r}"
-            raise TaskError(f"{what} table {table} is not in {db_path}; run `clinbench concepts build {db_path}`")
+            schemas = {s for (s,) in con.execute("SELECT DISTINCT schema_name FROM duckdb_tables()").fetchall()}
+            message = missing_reference(spec, db_path, schemas)
+            if variant is not None and message.startswith("reference table"):
+                message = f"variant {variant!r} table {table} is not in {db_path}; run `clinbench concepts build {db_path}`"
+            raise TaskError(message)
         missing = [c for c in spec.required_columns if c not in have]
         if missing:
             raise TaskError(f"{table} lacks required column(s) {', '.join(missing)}; rebuild the concepts")

@@ -89,9 +89,11 @@ def score_output(task_id: str, output_csv: str | Path, db_path: str | Path) -> S
             [schema, table],
         ).fetchone()[0]
         if not exists:
-            raise TaskError(
-                f"reference table {spec.target_table} is not in {db_path}; run `clinbench concepts build {db_path}`"
-            )
+            from clinbench.derive.reference import missing_reference
+
+            schemas = {s for (s,) in con.execute(
+                "SELECT DISTINCT schema_name FROM duckdb_tables() WHERE database_name = 'src'").fetchall()}
+            raise TaskError(missing_reference(spec, db_path, schemas))
         return score_against(spec, output_csv, con, f"src.{spec.target_table}")
     finally:
         con.close()
