@@ -3,7 +3,7 @@
 A run is flagged when
 * what the agent wrote (commands, SQL, messages; not tool results or skill text it was
   shown) names the reference database, the evaluator, the campaign store, another run's
-  folder, or a hidden table (a task reference ``target_*`` or a table the task drops);
+  folder, or a hidden reference table (``target_*``);
 * its output.csv is byte-identical to another run's of the same task (builtin baselines
   excepted, which are deterministic by design);
 * its commands write to an absolute path outside the workspace, or its egress log shows a
@@ -121,6 +121,7 @@ def audit_campaign(out: str | Path) -> list[Verdict]:
     runs = store.runs()
     reasons: dict[str, list[str]] = {r["run_id"]: [] for r in runs}
     by_output: dict[tuple[str, str], list[str]] = defaultdict(list)
+    hidden = {n: re.compile(rf"\b{re.escape(n)}\b") for n in hidden_names()}
     for run in runs:
         rid = run["run_id"]
         folder = out / (run["evidence_dir"] or f"{evidence.RUNS_DIR}/{rid}")
@@ -138,7 +139,7 @@ def audit_campaign(out: str | Path) -> list[Verdict]:
         markers = [m for m in (manifest.get("db"), Path(manifest.get("db") or "x").name, str(out)) if m]
         mentioned = [m for m in markers if m.lower() in lowered and m != "database.duckdb"]
         mentioned += [m for m in EVALUATOR_MARKERS if m in lowered]
-        mentioned += [n for n in hidden_names() if re.search(rf"\b{re.escape(n)}\b", lowered)]
+        mentioned += [n for n, pattern in hidden.items() if pattern.search(lowered)]
         mentioned += [m.group(0).split(".", 1)[1] for m in _HIDDEN_QUALIFIED.finditer(lowered)]
         if mentioned:
             mine.append(f"transcript mentions {', '.join(sorted(set(mentioned)))}")
