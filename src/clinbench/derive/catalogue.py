@@ -18,7 +18,9 @@ from clinbench.errors import TaskError
 TASKS_DIR = Path(__file__).parent / "tasks"
 SKILLS_DIR = Path(__file__).parent / "skills"
 
-CONDITIONS = ("no-skill", "with-skill", "with-skill-decoy", "with-skill-rawsql", "operational-spec")
+CONDITIONS = (
+    "no-skill", "with-skill", "with-skill-all", "with-skill-decoy", "with-skill-rawsql", "operational-spec",
+)
 
 
 class TaskSpec(BaseModel):

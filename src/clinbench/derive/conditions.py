@@ -2,6 +2,8 @@
 
 - ``no-skill``: the instruction only.
 - ``with-skill``: the task's skill documents.
+- ``with-skill-all``: every skill of the benchmark (M4Bench's noise probe: can the agent find
+  the relevant knowledge in a larger library?).
 - ``with-skill-decoy``: one skill of another family (the catalogue's ``decoy_skill``).
 - ``with-skill-rawsql``: the task's reference SQL as one self-contained statement, as a skill.
 - ``operational-spec``: the task's complete clinical rules (no item ids, no recipes), in the prompt.
@@ -47,11 +49,18 @@ def reference_sql(spec: TaskSpec) -> str:
     return target_sql(spec.target_table)
 
 
+def all_skill_names() -> list[str]:
+    """Every skill folder of the benchmark, in name order."""
+    return sorted(p.name for p in SKILLS_DIR.iterdir() if (p / "SKILL.md").is_file())
+
+
 def condition_skills(spec: TaskSpec, condition: str, rewrite=None) -> dict[str, str]:
     """Skill folder name -> SKILL.md text for the condition (empty for no-skill/operational-spec)."""
     check_condition(spec, condition)
     if condition == "with-skill":
         return {name: skill_text(name) for name in spec.skills}
+    if condition == "with-skill-all":
+        return {name: skill_text(name) for name in all_skill_names()}
     if condition == "with-skill-decoy":
         return {spec.decoy_skill: skill_text(spec.decoy_skill)}
     if condition == "with-skill-rawsql":
