@@ -36,7 +36,8 @@ def test_other_runtime_errors_still_surface():
 
 
 def _commands(group, path=()):
-    for name, cmd in sorted(getattr(group, "commands", {}).items()):
+    for name in sorted(group.list_commands(None)):  # the root loads its areas on demand
+        cmd = group.get_command(None, name)
         yield from _commands(cmd, path + (name,)) if hasattr(cmd, "commands") else [(path + (name,), cmd)]
 
 

@@ -1,44 +1,99 @@
 """The one command-line entry.
 
 Each module in this package holds the thin Typer commands of one area and exposes
-``register(app)``; modules are discovered here, so adding an area never edits this file.
-Commands call library code and print; library code raises ``ClinbenchError``.
+``register(app)``. Commands call library code and print; library code raises ``ClinbenchError``.
+
+Start-up stays cheap because a command's module is imported only when that command runs:
+``AREAS`` names, for each top-level command, the modules that register it and the one-line
+help ``clinbench --help`` lists (tests/test_cli_root.py checks it against the modules). A
+module missing from ``AREAS`` still works: it is imported and registered at start-up, which
+only costs time.
 """
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import os
 import sys
+from typing import Any
 
 import typer
-from rich.console import Console
+from typer.core import TyperGroup
 
 from clinbench.errors import ClinbenchError
 
+# top-level command -> (modules of this package that register it, the help line --help lists)
+AREAS: dict[str, tuple[tuple[str, ...], str]] = {
+    "audit": (("audit",), "Flag runs that must not be published (leaks, copies, writes outside the workspace); "
+                          "store the verdicts."),
+    "rescore": (("audit",), "Re-score every run from its evidence and update the store."),
+    "demo": (("demo",), "Synthesise MIMIC-IV and eICU, build the concepts and task references, run a small "
+                        "campaign, diagnose the demo cases, write the report."),
+    "report": (("report",), "Write the report of a campaign: headline, forest plot, families, strict passes, "
+                            "evidence."),
+    "run": (("run",), "Run a campaign; rerunning the same command resumes it."),
+    "score": (("score",), "Score an agent's output CSV for a task (reward, strict pass, key F1, per-column rates)."),
+    "stats": (("stats",), "Compare two conditions: task-balanced means, paired deltas, bootstrap CIs, sign-flip p."),
+    "workspace": (("workspace",), "Prepare a workspace: masked database.duckdb, prompt.md and skills/."),
+    "concepts": (("concepts", "concept_variants"), "Derived concepts (mimiciv_derived, eicu_derived) and task "
+                                                   "targets."),
+    "data": (("data", "synth"), "EHR databases: load PhysioNet files, fetch the demos, inspect."),
+    "dx": (("dx",), "Sequential diagnosis: encounters, gatekeeper, judge, costs."),
+    "tasks": (("tasks",), "The derivation benchmark's task catalogue."),
+}
+
+_loaded: dict[str, Any] = {}  # command name -> its click command, built once per process
+
+
+def _load(name: str):
+    """The real click command ``name``: import the modules that register it, register them on a scratch app."""
+    if name not in _loaded:
+        scratch = typer.Typer()
+        scratch.callback()(lambda: None)  # a callback keeps the scratch app a group even with one command
+        for module in AREAS[name][0]:
+            importlib.import_module(f"{__name__}.{module}").register(scratch)
+        _loaded[name] = typer.main.get_command(scratch).commands[name]
+    return _loaded[name]
+
+
+class _LazyGroup(TyperGroup):
+    """The root group: lists every area from ``AREAS`` and imports one only when it is invoked."""
+
+    _listing = False
+
+    def list_commands(self, ctx) -> list[str]:
+        eager = super().list_commands(ctx)
+        return eager + [n for n in AREAS if n not in eager]
+
+    def get_command(self, ctx, cmd_name: str):
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is not None or cmd_name not in AREAS:
+            return cmd
+        if self._listing and cmd_name not in _loaded:
+            return typer.core.TyperCommand(cmd_name, help=AREAS[cmd_name][1])
+        return _load(cmd_name)
+
+    def format_help(self, ctx, formatter) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
+
 app = typer.Typer(
     name="clinbench",
+    cls=_LazyGroup,
     help="Benchmarks for AI agents doing clinical data work on MIMIC-style EHR databases.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err_console = Console(stderr=True)
 
 
 @app.callback()
 def _root() -> None:
     """Benchmarks for AI agents doing clinical data work on MIMIC-style EHR databases."""
-
-
-def _register_areas() -> None:
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        register = getattr(module, "register", None)
-        if register is not None:
-            register(app)
 
 
 @app.command()
@@ -49,7 +104,24 @@ def version() -> None:
     print(__version__)
 
 
-_register_areas()
+def _register_undeclared() -> None:
+    """Register, eagerly, any command module ``AREAS`` does not name (so a new area works at once)."""
+    declared = {m for modules, _ in AREAS.values() for m in modules}
+    for entry in sorted(os.listdir(os.path.dirname(__file__))):
+        name, ext = os.path.splitext(entry)
+        if ext == ".py" and not name.startswith("_") and name not in declared:
+            register = getattr(importlib.import_module(f"{__name__}.{name}"), "register", None)
+            if register is not None:
+                register(app)
+
+
+_register_undeclared()
+
+
+def _error(message: str) -> None:
+    from rich.console import Console
+
+    Console(stderr=True).print(message, highlight=False, soft_wrap=True)
 
 
 def main() -> None:
@@ -57,23 +129,23 @@ def main() -> None:
     try:
         app()
     except ClinbenchError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        _error(f"[bold red]error:[/] {exc}")
         sys.exit(2)
     except KeyboardInterrupt:
-        err_console.print("interrupted")
+        _error("interrupted")
         sys.exit(130)
     except Exception as exc:
         # Ctrl-C while DuckDB runs a query surfaces as its own exception, not KeyboardInterrupt;
         # the writers clean up their temporary files, so only the traceback needs replacing.
         if _is_duckdb_interrupt(exc):
-            err_console.print("interrupted")
+            _error("interrupted")
             sys.exit(130)
         # A database another program holds open, or a path that is not a DuckDB file, reaches
         # DuckDB from many commands; its message names the file and the holder.
         if _is_duckdb_io_error(exc):
             message = " ".join(str(exc).split())
-            err_console.print(f"[bold red]error:[/] {message}; close the program holding the database, or check "
-                              "that the path is a DuckDB database, and retry", highlight=False, soft_wrap=True)
+            _error(f"[bold red]error:[/] {message}; close the program holding the database, or check "
+                   "that the path is a DuckDB database, and retry")
             sys.exit(2)
         raise
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 
-from clinbench.agents.factory import AgentOptions
-from clinbench.campaign.execute import CampaignConfig
 from clinbench.campaign.matrix import MatrixError, expand, split_list
+
+if TYPE_CHECKING:  # the agents and the campaign runner import DuckDB: loaded when a campaign runs
+    from clinbench.agents.factory import AgentOptions
 
 
 def resolve_tasks(names: list[str], db: Path) -> list[str]:
@@ -87,7 +89,9 @@ def run_command(
     unsafe_no_isolation: bool = typer.Option(False, "--unsafe-no-isolation", help="Run external agents without a sandbox (runs marked not isolated and not publishable)."),
 ) -> None:
     """Run a campaign; rerunning the same command resumes it."""
+    from clinbench.agents.factory import AgentOptions
     from clinbench.campaign.campaign import run_campaign
+    from clinbench.campaign.execute import CampaignConfig
     from clinbench.campaign.progress import RichReporter
 
     task_ids = resolve_tasks(split_list(tasks), db)

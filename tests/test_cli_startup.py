@@ -1,0 +1,65 @@
+"""The command line starts fast: `clinbench --help` loads no command module's heavy dependencies,
+and the root's list of areas (what --help shows without importing them) matches the modules."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import typer
+
+HEAVY = ("duckdb", "numpy", "openai", "sqlglot", "pyarrow", "httpx")
+
+
+def _modules_after(*args: str) -> set[str]:
+    script = ("import sys, json\n"
+              f"sys.argv = ['clinbench', *{list(args)!r}]\n"
+              "import clinbench.cli as cli\n"
+              "try:\n    cli.app()\nexcept SystemExit:\n    pass\n"
+              "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    return set(json.loads(out.stderr.strip().splitlines()[-1]))
+
+
+def test_help_imports_no_heavy_dependency_and_no_command_module():
+    loaded = _modules_after("--help")
+    assert [m for m in HEAVY if m in loaded] == []
+    assert sorted(m for m in loaded if m.startswith("clinbench.cli.")) == []
+
+
+def test_help_lists_every_command_with_its_help_line():
+    env = {**os.environ, "COLUMNS": "250"}
+    out = subprocess.run([sys.executable, "-m", "clinbench", "--help"], capture_output=True, text=True, env=env,
+                         check=True).stdout
+    from clinbench.cli import AREAS
+
+    for name, (_, line) in AREAS.items():
+        assert f" {name} " in out and line[:60] in out, name
+    assert " version " in out
+
+
+def test_one_command_loads_only_its_own_module():
+    loaded = _modules_after("tasks", "list")
+    assert sorted(m for m in loaded if m.startswith("clinbench.cli.")) == ["clinbench.cli.tasks"]
+    assert "duckdb" not in _modules_after("run", "--help")
+
+
+def test_areas_match_what_the_modules_register():
+    """AREAS (the root's lazy table) names every command the modules register, with its real help line."""
+    import importlib
+    import pkgutil
+
+    import clinbench.cli as cli
+
+    scratch = typer.Typer()
+    scratch.callback()(lambda: None)
+    modules = sorted(m.name for m in pkgutil.iter_modules(cli.__path__) if not m.name.startswith("_"))
+    for name in modules:
+        importlib.import_module(f"clinbench.cli.{name}").register(scratch)
+    real = typer.main.get_command(scratch).commands
+    assert sorted(real) == sorted(cli.AREAS)
+    assert {n: cmd.get_short_help_str(limit=1000) for n, cmd in real.items()} == \
+        {n: line for n, (_, line) in cli.AREAS.items()}
+    assert sorted({m for mods, _ in cli.AREAS.values() for m in mods}) == modules
