@@ -89,3 +89,20 @@ def atomic_database(path: str | os.PathLike[str]) -> Iterator[duckdb.DuckDBPyCon
 
 def _wal(path: Path) -> Path:
     return path.with_name(path.name + ".wal")
+
+
+@contextmanager
+def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a fresh temporary folder beside ``path``; on success it is renamed to ``path``
+    (which must not exist), on failure it is removed with everything in it."""
+    import shutil
+
+    path = Path(path)
+    tmp = temp_name(path)
+    tmp.mkdir()
+    try:
+        yield tmp
+        os.rename(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

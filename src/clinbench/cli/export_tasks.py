@@ -1,0 +1,38 @@
+"""`clinbench export-tasks --format harbor`: derivation tasks as runnable Harbor task folders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("export-tasks")
+    def export_tasks(
+        out: Path = typer.Argument(..., help="Folder to write one task folder per task into."),
+        db: Path = typer.Option(..., "--db", help="Database with the task references built (clinbench concepts build)."),
+        fmt: str = typer.Option("harbor", "--format", help="Task format: harbor (Harbor / Terminal-Bench folders)."),
+        tasks: list[str] = typer.Option(["all"], "--tasks", help="Task ids (comma-separated or repeated) or 'all'."),
+        condition: str = typer.Option("no-skill", "--condition", help="Condition whose prompt and skills the folders carry."),
+        schema: str = typer.Option("native", "--schema", help="Schema variant: native, obfuscated, restructured."),
+        timeout: float = typer.Option(30.0, "--timeout", min=0.01, help="Agent timeout in minutes (task.toml)."),
+    ) -> None:
+        """Write Harbor task folders (instruction, task.toml, environment/, tests/ running clinbench's scorer)."""
+        from rich.console import Console
+
+        from clinbench.campaign.matrix import split_list
+        from clinbench.cli.run import check_matrix, resolve_tasks
+        from clinbench.derive.harbor import export_harbor
+        from clinbench.errors import DataError
+
+        if fmt != "harbor":
+            raise DataError(f"unknown --format {fmt!r}; the one supported format is harbor")
+        if not db.is_file():
+            raise DataError(f"database {db} not found; pass --db the database the references were built in")
+        task_ids = resolve_tasks(split_list(tasks), db)
+        check_matrix(task_ids, [condition], [schema], db)
+        console = Console(stderr=True)
+        written = export_harbor(task_ids, db, out, condition=condition, schema=schema, timeout_sec=timeout * 60,
+                                progress=lambda t: console.print(f"  wrote {t}", highlight=False))
+        print(f"{len(written)} Harbor task folder(s) in {out}; run one with `harbor run -p {written[0]}`")
