@@ -77,8 +77,8 @@ def write_hand_store(directory: Path, *, flagged: bool = True, evidence: bool = 
             " VALUES ('x-flagged', 'derive', 'mimic-sofa-24h', 'no-skill', 'native', 'm1', 2, 'ok', 0.0, FALSE, FALSE, 'read the reference')"
         )
     con.execute(
-        "INSERT INTO runs (run_id, benchmark, task, condition, schema, model, trial, status, reward, publishable)"
-        " VALUES ('x-dx', 'dx', 'case-001', 'no-skill', 'native', 'm1', 1, 'ok', 1.0, TRUE)"
+        "INSERT INTO runs (run_id, benchmark, task, condition, schema, agent, model, trial, status, reward, judge_score,"
+        " cost, publishable) VALUES ('x-dx', 'dx', 'case-001', 'offline', 'offline', 'oracle', '', 1, 'ok', 1.0, 5, 300.0, TRUE)"
     )
     con.close()
     return directory

@@ -15,13 +15,15 @@ Families: sofa mean delta 0.2, meld −0.1; family-balanced delta 0.05.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 
 from clinbench.stats.analysis import analyse
-from clinbench.stats.compare import compare, parse_compare
+from clinbench.stats.compare import compare
+from clinbench.stats.groups import GroupPair, parse_compare
 from clinbench.stats.errors import StatsError
 from clinbench.stats.runs import load_runs
 
@@ -168,7 +170,7 @@ def test_unpaired_tasks_are_listed(tmp_path):
 
 @pytest.mark.parametrize(
     "spec,message",
-    [("no-skill", "A:B"), ("a:a", "A:B"), ("no-skill:nothing", "conditions present: no-skill, with-skill")],
+    [("no-skill", "A:B"), ("a:a", "two different condition values"), ("no-skill:nothing", "conditions present: no-skill, with-skill")],
 )
 def test_bad_compare(hand_csv, spec, message):
     with pytest.raises(StatsError, match=message):
@@ -193,7 +195,12 @@ def test_mixed_schemas_need_a_choice(tmp_path):
 
 
 def test_parse_compare():
-    assert parse_compare("no-skill:with-skill") == ("no-skill", "with-skill")
+    assert parse_compare("no-skill:with-skill") == GroupPair("condition", "no-skill", "with-skill")
+    assert parse_compare("agent:codex/gpt-5.4-mini:claude/sonnet") == GroupPair("agent", "codex/gpt-5.4-mini", "claude/sonnet")
+    with pytest.raises(StatsError, match="DIM:A:B"):
+        parse_compare("no-skill")
+    with pytest.raises(StatsError, match="two different"):
+        parse_compare("model:m1:m1")
 
 
 def test_m4bench_headline_reproduced(m4bench_runs):
@@ -258,11 +265,26 @@ def test_runs_without_any_reward_are_refused(tmp_path):
 def test_cli_tables(hand_csv):
     out = subprocess.run([sys.executable, "-m", "clinbench", "stats", str(hand_csv), "--by", "model", "--seed", "3"],
                          capture_output=True, text=True, check=True).stdout
-    assert "│ delta                          │ +0.100" in out
-    assert "│ tasks improving                │ 2/3" in out
-    assert "│ strict passes no-skill         │ 1/6" in out
+    lines = [" ".join(line.split()) for line in out.splitlines()]
+    assert "delta B − A +0.100" in lines
+    assert "tasks improving 2/3" in lines
+    assert "strict passes A 1/6" in lines
     assert "seed 3" in out
-    assert "│ m2    │ 3     │ 0.667 │ 0.800 │ +0.133 │" in out
+    assert any(line.startswith("m2 3 0.667 0.800 +0.133 ") for line in lines)
+
+
+def test_stats_fits_80_columns_without_cutting_task_ids(m4bench_runs):
+    """At 80 columns every line fits, every task id is whole on its row, and the dropped columns are named."""
+    for args in (["--by", "model"], ["--summary"]):
+        out = subprocess.run([sys.executable, "-m", "clinbench", "stats", str(m4bench_runs), *args, "--draws", "200",
+                              "--permutation-draws", "200"], capture_output=True, text=True, check=True,
+                             env={**os.environ, "COLUMNS": "80"}).stdout
+        assert max(len(line) for line in out.splitlines()) <= 80
+        first_words = {line.split()[0] for line in out.splitlines() if line.strip()}
+        tasks = set(load_runs(m4bench_runs).task.tolist())
+        assert len(tasks) == 28 and tasks <= first_words
+        assert "…" not in out
+        assert "not shown at 80 columns" in out
 
 
 def test_filters_by_agent_and_model(tmp_path):
@@ -294,7 +316,7 @@ def test_dx_runs_compare_without_families(tmp_path):
 
 def test_default_conditions(tmp_path, hand_csv):
     """No --compare: no-skill:with-skill when both exist; the only two otherwise (no-skill first);
-    an error naming the conditions when the choice is not obvious."""
+    a summary with one row per condition when the choice is not obvious."""
     assert (analyse(hand_csv).condition_a, analyse(hand_csv).condition_b) == ("no-skill", "with-skill")
     two = tmp_path / "two.csv"
     two.write_text("task,condition,model,trial,reward\n"
@@ -303,8 +325,10 @@ def test_default_conditions(tmp_path, hand_csv):
     assert (c.condition_a, c.condition_b, c.delta) == ("no-skill", "with-skill-decoy", pytest.approx(-0.3))
     three = tmp_path / "three.csv"
     three.write_text(two.read_text() + "mimic-sofa-24h,with-skill-rawsql,m,1,1.0\n")
-    with pytest.raises(StatsError, match="conditions no-skill, with-skill-decoy, with-skill-rawsql; pass --compare"):
-        analyse(three)
+    s = analyse(three)
+    assert s.kind == "summary" and s.runs == 3
+    assert [(r.value, r.mean) for r in s.per_condition] == [
+        ("no-skill", 0.5), ("with-skill-decoy", pytest.approx(0.2)), ("with-skill-rawsql", 1.0)]
 
 
 @pytest.mark.parametrize("option", ["--draws", "--permutation-draws"])

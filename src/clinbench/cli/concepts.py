@@ -76,23 +76,30 @@ def build(
 
 
 @concepts_app.command("list")
-def list_concepts() -> None:
+def list_concepts(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the concepts as JSON")] = False,
+) -> None:
     """Every concept: name, domain, grain and what it depends on."""
     from clinbench.concepts.catalog import load_concepts
     from clinbench.concepts.graph import dependency_map
+    from clinbench.report.terminal import Col, print_table
 
     concepts = load_concepts()
     deps = dependency_map(concepts)
-    table = Table()
-    table.add_column("name", no_wrap=True)
-    table.add_column("domain", no_wrap=True)
-    for header in ("grain", "depends on"):
-        table.add_column(header, overflow="fold")
+    entries = []
     for qualified, c in sorted(concepts.items(), key=lambda kv: (kv[1].kind != "concept", kv[1].domain, kv[1].name)):
-        needs = ", ".join(d.split(".", 1)[1] for d in deps[qualified].derived) or "-"
-        label = c.name if c.schema == "mimiciv_derived" else f"{c.name} ({c.schema})"
-        table.add_row(label, c.domain, c.grain_text or "-", needs)
-    console.print(table)
+        entries.append({"name": c.name, "table": qualified, "schema": c.schema, "kind": c.kind, "domain": c.domain,
+                        "grain": c.grain_text or "",
+                        "depends_on": [d.split(".", 1)[1] for d in deps[qualified].derived]})
+    if as_json:
+        import json
+
+        typer.echo(json.dumps(entries, indent=2))
+        return
+    rows = [[e["name"] if e["schema"] == "mimiciv_derived" else f"{e['name']} ({e['schema']})", e["domain"],
+             e["grain"] or "-", ", ".join(e["depends_on"]) or "-"] for e in entries]
+    print_table(console, [Col("name"), Col("domain", drop=2), Col("grain", wrap=True, drop=1),
+                          Col("depends on", wrap=True)], rows)
 
 
 @concepts_app.command("show")

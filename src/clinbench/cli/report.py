@@ -16,7 +16,10 @@ def register(app: typer.Typer) -> None:
         md: Path | None = typer.Option(None, "--md", help="write the Markdown tables here"),
         figures: Path | None = typer.Option(None, "--figures", help="folder for SVG figures (default: <report>-figures)"),
         compare: str | None = typer.Option(
-            None, "--compare", help="conditions A:B; delta = B − A (default: no-skill:with-skill, or the only two present)"),
+            None, "--compare",
+            help="compare two groups: A:B (conditions) or DIM:A:B, DIM one of condition, agent, model, schema; "
+                 "delta = B − A (default: no-skill:with-skill, or the only two conditions; otherwise a summary)"),
+        summary: bool = typer.Option(False, "--summary", help="summarise the runs even when two conditions are present"),
         seed: int = typer.Option(0, "--seed", help="seed of every bootstrap and sign-flip draw"),
         draws: int = typer.Option(20000, "--draws", help="bootstrap draws"),
         include_flagged: bool = typer.Option(False, "--include-flagged", help="keep runs the audit marked unpublishable"),
@@ -26,14 +29,15 @@ def register(app: typer.Typer) -> None:
         benchmark: str = typer.Option("derive", "--benchmark", help="derive or dx"),
         png: bool = typer.Option(False, "--png", help="also render each figure to PNG (needs a local Chromium)"),
     ) -> None:
-        """Write the report of a campaign: headline, forest plot, families, strict passes, evidence."""
+        """Write the report of a campaign: headline or summary, forest plot, families, provenance, usage, failures
+        with their causes, every run's why, evidence; and the diagnosis section when the store holds dx runs."""
         from clinbench.report.build import write_report
 
         if html is None and md is None:
             html = Path("report.html")
         files = write_report(source, html=html, markdown=md, figures_dir=figures, conditions=compare, seed=seed,
                              draws=draws, include_flagged=include_flagged, schema=schema, agent=agent, model=model,
-                             benchmark=benchmark, png=png)
+                             benchmark=benchmark, png=png, summary=summary)
         console = Console()
         for label, path in (("html", files.html), ("markdown", files.markdown)):
             if path is not None:

@@ -1,4 +1,4 @@
-"""`clinbench stats`: the paired comparison of two conditions, as tables or JSON."""
+"""`clinbench stats`: a summary of any campaign, or the paired comparison of two groups of runs."""
 
 from __future__ import annotations
 
@@ -7,66 +7,106 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.table import Table
-
-from clinbench.stats.compare import Comparison
-from clinbench.stats.formatting import ci_text, p_text, strict_text
 
 
-def print_comparison(c: Comparison, console: Console) -> None:
+def _f(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def print_comparison(c, console: Console) -> None:
+    from clinbench.report.terminal import Col, print_table
+    from clinbench.stats.formatting import ci_text, p_text, strict_text
+
     a, b = c.condition_a, c.condition_b
-    console.print(f"[bold]{a} → {b}[/]  ({c.tasks} tasks, {c.families} families; {c.runs_a} vs {c.runs_b} runs; source {c.source})")
-    head = Table(title="Headline (task-balanced)", show_header=True)
-    head.add_column("figure")
-    head.add_column("value")
-    head.add_row(f"mean reward {a}", f"{c.mean_a:.3f}")
-    head.add_row(f"mean reward {b}", f"{c.mean_b:.3f}")
-    head.add_row("delta", f"{c.delta:+.3f}")
-    head.add_row("tasks improving", f"{c.improving}/{c.tasks}")
     level = f"{c.level:.0%}"
-    head.add_row(f"{level} CI, task-cluster", ci_text(c.ci_task))
-    head.add_row(f"{level} CI, family-cluster", ci_text(c.ci_family))
-    fb = "—" if c.ci_family_balanced is None else f"{c.family_balanced_delta:+.3f} {ci_text(c.ci_family_balanced)}"
-    head.add_row(f"family-balanced delta, {level} CI", fb)
-    head.add_row("sign-flip p (two-sided)", p_text(c.sign_flip_p, digits=2))
-    head.add_row(f"strict passes {a}", strict_text(c.strict_a))
-    head.add_row(f"strict passes {b}", strict_text(c.strict_b))
+    console.print(f"[bold]{c.dimension} {a} → {b}[/]  (A = {a}, B = {b})", highlight=False)
+    console.print(f"{c.tasks} tasks, {c.families} families; {c.runs_a} vs {c.runs_b} runs; source {c.source}",
+                  highlight=False)
+    head = [
+        [f"mean reward A ({a})", f"{c.mean_a:.3f}"],
+        [f"mean reward B ({b})", f"{c.mean_b:.3f}"],
+        ["delta B − A", f"{c.delta:+.3f}"],
+        ["tasks improving", f"{c.improving}/{c.tasks}"],
+        [f"{level} CI, task-cluster", ci_text(c.ci_task)],
+        [f"{level} CI, family-cluster", ci_text(c.ci_family)],
+        [f"family-balanced delta, {level} CI",
+         "—" if c.ci_family_balanced is None else f"{c.family_balanced_delta:+.3f} {ci_text(c.ci_family_balanced)}"],
+        ["sign-flip p (two-sided)", p_text(c.sign_flip_p, digits=2)],
+        ["strict passes A", strict_text(c.strict_a)],
+        ["strict passes B", strict_text(c.strict_b)],
+    ]
     for name, m in (("key F1", c.key_f1), ("ordered nMAE (lower is better)", c.ordered_value_nmae)):
         if m is not None:
-            head.add_row(name, f"{m.mean_a:.3f} → {m.mean_b:.3f}, delta {m.delta:+.3f} {ci_text(m.ci_task)} ({m.n_tasks} tasks)")
-    console.print(head)
+            head.append([name, f"{m.mean_a:.3f} → {m.mean_b:.3f}, delta {m.delta:+.3f} {ci_text(m.ci_task)} "
+                               f"({m.n_tasks} tasks)"])
+    print_table(console, [Col("figure"), Col("value", wrap=True)], head, title="Headline (task-balanced)")
     console.print(
-        f"bootstrap: {c.draws:,} draws, seed {c.seed}; sign-flip: {c.permutation_draws:,} draws; "
-        f"per-task CIs: {c.task_draws:,} draws over each task's runs; "
-        f"{c.flagged_excluded} flagged runs excluded; {c.missing_reward} runs without a reward counted as 0",
+        f"bootstrap: {c.draws:,} draws, seed {c.seed}; sign-flip: {c.permutation_draws:,} draws; per-task CIs: "
+        f"{c.task_draws:,} draws over each task's runs; {c.flagged_excluded} flagged runs excluded; "
+        f"{c.missing_reward} agent failures without a reward counted as 0; {c.harness_errors} harness errors left out",
         highlight=False,
     )
     if c.unpaired_tasks:
-        console.print(f"[yellow]unpaired (left out):[/] {', '.join(c.unpaired_tasks)}")
-    console.print(f"A = {a}, B = {b}", highlight=False)
+        console.print(f"[yellow]unpaired (left out):[/] {', '.join(c.unpaired_tasks)}", highlight=False)
     if c.groups:
-        g = Table(title=f"By {c.groups[0].by}")
-        for col in (c.groups[0].by, "tasks", "A", "B", "delta", "CI (task)", "improving", "p", "strict A", "strict B"):
-            g.add_column(col)
-        for row in c.groups:
-            g.add_row(row.value, str(row.tasks), f"{row.mean_a:.3f}", f"{row.mean_b:.3f}", f"{row.delta:+.3f}",
-                      ci_text(row.ci_task), f"{row.improving}/{row.tasks}", p_text(row.sign_flip_p, digits=2),
-                      strict_text(row.strict_a), strict_text(row.strict_b))
-        console.print(g)
+        print_table(console, [Col(c.groups[0].by), Col("tasks", numeric=True), Col("A", numeric=True),
+                              Col("B", numeric=True), Col("delta", numeric=True), Col("CI (task)", drop=1),
+                              Col("improving", drop=2), Col("p", drop=3), Col("strict A", drop=4),
+                              Col("strict B", drop=4)],
+                    [[g.value, str(g.tasks), f"{g.mean_a:.3f}", f"{g.mean_b:.3f}", f"{g.delta:+.3f}",
+                      ci_text(g.ci_task), f"{g.improving}/{g.tasks}", p_text(g.sign_flip_p, digits=2),
+                      strict_text(g.strict_a), strict_text(g.strict_b)] for g in c.groups],
+                    title=f"By {c.groups[0].by}")
     if c.per_family:
-        f = Table(title="By family")
-        for col in ("family", "tasks", "A", "B", "delta", "improving"):
-            f.add_column(col)
-        for row in c.per_family:
-            f.add_row(row.family, str(row.tasks), f"{row.mean_a:.3f}", f"{row.mean_b:.3f}", f"{row.delta:+.3f}", f"{row.improving}/{row.tasks}")
-        console.print(f)
-    t = Table(title="By task (CI: bootstrap over the task's runs)")
-    for col in ("task", "family", "runs A+B", "A", "B", "delta", "CI", "strict A", "strict B"):
-        t.add_column(col)
-    for row in c.per_task:
-        t.add_row(row.task, row.family, f"{row.runs_a}+{row.runs_b}", f"{row.mean_a:.3f}", f"{row.mean_b:.3f}",
-                  f"{row.delta:+.3f}", ci_text(row.ci), strict_text(row.strict_a), strict_text(row.strict_b))
-    console.print(t)
+        print_table(console, [Col("family"), Col("tasks", numeric=True), Col("A", numeric=True), Col("B", numeric=True),
+                              Col("delta", numeric=True), Col("improving", drop=1)],
+                    [[f.family, str(f.tasks), f"{f.mean_a:.3f}", f"{f.mean_b:.3f}", f"{f.delta:+.3f}",
+                      f"{f.improving}/{f.tasks}"] for f in c.per_family], title="By family")
+    print_table(console, [Col("task"), Col("family", drop=3), Col("runs A+B", drop=2), Col("A", numeric=True),
+                          Col("B", numeric=True), Col("delta", numeric=True), Col("CI", drop=1),
+                          Col("strict A", drop=4), Col("strict B", drop=4)],
+                [[t.task, t.family, f"{t.runs_a}+{t.runs_b}", f"{t.mean_a:.3f}", f"{t.mean_b:.3f}",
+                  f"{t.delta:+.3f}", ci_text(t.ci), strict_text(t.strict_a), strict_text(t.strict_b)]
+                 for t in c.per_task],
+                title="By task (CI: bootstrap over the task's runs)")
+
+
+def print_summary(s, console: Console) -> None:
+    from clinbench.report.terminal import Col, print_table
+    from clinbench.stats.formatting import mean_ci_text as ci_text
+    from clinbench.stats.formatting import strict_text
+
+    st = s.status
+    console.print(f"[bold]{s.runs} runs[/] of {s.tasks} tasks in {s.families} families; source {s.source}",
+                  highlight=False)
+    console.print(f"status: {st['ok']} ok, {st['agent-failed']} agent failures (reward 0, counted), "
+                  f"{st['harness-error']} harness errors (left out); {s.flagged_excluded} flagged runs excluded",
+                  highlight=False)
+    def show(title: str, items: list) -> None:
+        cols = [Col(items[0].by), Col("tasks", numeric=True), Col("runs", numeric=True), Col("mean", numeric=True),
+                Col(f"{s.level:.0%} CI (tasks)", drop=1), Col("strict", drop=2)]
+        print_table(console, cols, [[r.value, str(r.tasks), str(r.runs), f"{r.mean:.3f}", ci_text(r.ci),
+                                     strict_text(r.strict)] for r in items], title=title)
+
+    show("Task-balanced mean reward", [s.overall])
+    for title, items in (("By condition", s.per_condition), ("By agent", s.per_agent), ("By model", s.per_model),
+                         ("By schema variant", s.per_schema), ("By family", s.per_family)):
+        if len(items) > 1 or (items and title == "By agent"):
+            show(title, items)
+    print_table(console, [Col("task"), Col("family", drop=3), Col("runs", numeric=True), Col("mean", numeric=True),
+                          Col("CI (runs)", drop=1), Col("strict", drop=2), Col("failed", numeric=True, drop=4)],
+                [[t.task, t.family, str(t.runs), f"{t.mean:.3f}", ci_text(t.ci), strict_text(t.strict),
+                  str(t.agent_failed)] for t in s.per_task], title="By task")
+    if s.usage:
+        print_table(console, [Col("condition"), Col("agent"), Col("runs", numeric=True),
+                              Col("tokens in", numeric=True, drop=2), Col("tokens out", numeric=True, drop=2),
+                              Col("cost $", numeric=True, drop=1), Col("mean s", numeric=True)],
+                    [[u.condition, u.agent, str(u.runs),
+                      f"{u.input_tokens:,}" if u.runs_with_tokens else "—",
+                      f"{u.output_tokens:,}" if u.runs_with_tokens else "—",
+                      f"{u.cost:.2f}" if u.runs_with_cost else "—",
+                      "—" if u.mean_seconds is None else f"{u.mean_seconds:.1f}"] for u in s.usage],
+                    title="Usage per condition and agent")
 
 
 def register(app: typer.Typer) -> None:
@@ -74,8 +114,12 @@ def register(app: typer.Typer) -> None:
     def stats(
         source: Path = typer.Argument(..., help="campaign folder (with results.duckdb) or per-run CSV"),
         compare: str | None = typer.Option(
-            None, "--compare", help="conditions A:B; delta = B − A (default: no-skill:with-skill, or the only two present)"),
-        by: str | None = typer.Option(None, "--by", help="also compare per value of: model, schema, agent"),
+            None, "--compare",
+            help="compare two groups: A:B (conditions) or DIM:A:B, DIM one of condition, agent, model, schema "
+                 "(e.g. agent:codex/gpt-5.4-mini:claude/sonnet); delta = B − A. Default: no-skill:with-skill, or "
+                 "the only two conditions; otherwise a summary"),
+        summary: bool = typer.Option(False, "--summary", help="summarise the runs even when two conditions are present"),
+        by: str | None = typer.Option(None, "--by", help="also compare per value of: model, schema, agent, condition"),
         as_json: bool = typer.Option(False, "--json", help="print the full result as JSON"),
         seed: int = typer.Option(0, "--seed", help="seed of every bootstrap and sign-flip draw"),
         draws: int = typer.Option(20000, "--draws", help="bootstrap draws"),
@@ -86,17 +130,18 @@ def register(app: typer.Typer) -> None:
         model: str | None = typer.Option(None, "--model", help="only runs of this model"),
         benchmark: str = typer.Option("derive", "--benchmark", help="derive or dx (campaign stores hold both)"),
     ) -> None:
-        """Compare two conditions: task-balanced means, paired deltas, bootstrap CIs, sign-flip p."""
+        """Summarise a campaign (means with CIs per task, family, condition, agent, model; usage), or compare
+        two groups of runs: task-balanced means, paired deltas, bootstrap CIs, sign-flip p."""
         from clinbench.stats.analysis import analyse
 
         result = analyse(
             source, compare, by=by, seed=seed, draws=draws, permutation_draws=permutation_draws,
             include_flagged=include_flagged, schema=schema, agent=agent, model=model, benchmark=benchmark,
+            summary=summary,
         )
         if as_json:
             print(json.dumps(result.to_dict(), indent=2))
+        elif result.kind == "summary":
+            print_summary(result, Console())
         else:
-            console = Console()
-            if not console.is_terminal:  # piped into a file or a log: do not squeeze tables to 80 columns
-                console = Console(width=130)
-            print_comparison(result, console)
+            print_comparison(result, Console())

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 console = Console()
 
@@ -16,17 +16,26 @@ def register(app: typer.Typer) -> None:
     app.add_typer(tasks, name="tasks")
 
     @tasks.command("list")
-    def list_() -> None:
+    def list_(as_json: bool = typer.Option(False, "--json", help="print the tasks as JSON")) -> None:
         """List the 28 tasks with family, database, mode and thresholds."""
         from clinbench.derive.catalogue import load_catalogue
+        from clinbench.report.terminal import Col, print_table
 
-        table = Table(show_header=True)
-        for col in ("task", "family", "database", "mode", "keys", "scored", "coverage ≥", "match ≥", "op. spec"):
-            table.add_column(col, no_wrap=col in ("task", "keys"))
-        for t in load_catalogue().values():
-            table.add_row(t.id, t.family, t.database, t.mode, ", ".join(t.keys), str(len(t.scored_columns)),
-                          f"{t.coverage_threshold:g}", f"{t.accuracy_threshold:g}", "yes" if t.operational_spec else "")
-        console.print(table)
+        catalogue = load_catalogue().values()
+        if as_json:
+            print(json.dumps([{
+                "task": t.id, "family": t.family, "database": t.database, "mode": t.mode, "keys": list(t.keys),
+                "scored_columns": list(t.scored_columns), "coverage_threshold": t.coverage_threshold,
+                "match_threshold": t.accuracy_threshold, "operational_spec": bool(t.operational_spec),
+            } for t in catalogue], indent=2))
+            return
+        cols = [Col("task"), Col("family"), Col("database"), Col("mode"), Col("keys", drop=1, wrap=True),
+                Col("scored", drop=2, numeric=True), Col("coverage ≥", drop=5, numeric=True),
+                Col("match ≥", drop=4, numeric=True), Col("op. spec", drop=3)]
+        rows = [[t.id, t.family, t.database, t.mode, ", ".join(t.keys), str(len(t.scored_columns)),
+                 f"{t.coverage_threshold:g}", f"{t.accuracy_threshold:g}", "yes" if t.operational_spec else ""]
+                for t in catalogue]
+        print_table(console, cols, rows)
 
     @tasks.command("show")
     def show(task_id: str = typer.Argument(..., help="Task id, e.g. mimic-sofa-24h (see `clinbench tasks list`).")) -> None:

@@ -1,4 +1,5 @@
-"""What a report shows, computed once: the comparison, its figures and per-column diagnostics."""
+"""What a report shows, computed once: per section a comparison (or a summary), its figures,
+per-column diagnostics, every run's "why" and the provenance; plus the diagnosis part."""
 
 from __future__ import annotations
 
@@ -7,9 +8,13 @@ from datetime import datetime, timezone
 
 import numpy as np
 
+from clinbench.report.explain import RunWhy
+from clinbench.report.provenance import Provenance
 from clinbench.report.svg import ForestRow, forest_plot, paired_bars
 from clinbench.stats.compare import Comparison
+from clinbench.stats.groups import group_mask
 from clinbench.stats.runs import Runs
+from clinbench.stats.summary import Summary
 
 # Evidence files linked first, in reading order; anything else in the folder follows by name.
 EVIDENCE_FILES = ("prompt.md", "skills", "transcript.jsonl", "output.csv", "score.json", "manifest.json")
@@ -31,19 +36,46 @@ class ColumnRow:
 
 
 @dataclass
-class ReportData:
-    comparison: Comparison
-    runs: Runs  # the runs of the two compared conditions
+class Section:
+    """One analysed source: a comparison of two groups, or (``comparison`` None) a summary."""
+
+    key: str  # anchor and JSON-block suffix, e.g. "derive"
+    title: str
+    intro: str  # plain text shown under the title
+    summary: Summary  # of the analysed runs (the two groups' runs when comparing)
+    runs: Runs
     columns: list[ColumnRow]
+    comparison: Comparison | None = None
     figures: dict[str, str] = field(default_factory=dict)  # file stem -> SVG text
+    why: dict[str, RunWhy] = field(default_factory=dict)  # run_id -> its explanation (runs with evidence)
+    harness: list[RunWhy] = field(default_factory=list)  # harness errors, with their causes
+    provenance: Provenance | None = None
+
+    @property
+    def stats(self) -> dict:
+        """What ``clinbench stats --json`` prints for this section's source and options."""
+        return (self.comparison or self.summary).to_dict()
+
+
+@dataclass
+class ReportData:
+    sections: list[Section]
+    dx_html: str = ""
+    dx_markdown: str = ""
     generated_at: str = field(default_factory=lambda: datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
 
 
-def column_diagnostics(runs: Runs, a: str, b: str) -> list[ColumnRow]:
-    """Per task and scored column, the mean match rate and nMAE under each condition."""
+def column_diagnostics(runs: Runs, a: str = "", b: str = "", dimension: str = "condition") -> list[ColumnRow]:
+    """Per task and scored column, the mean match rate and nMAE in group ``a`` and group ``b`` of
+    ``dimension``; with no groups given, over all runs (in the ``a`` slot)."""
     if not runs.column_scores:
         return []
-    where = {rid: (t, c) for rid, t, c in zip(runs.run_id.tolist(), runs.task.tolist(), runs.condition.tolist())}
+    if a:
+        side = np.where(group_mask(runs, dimension, a), "a", np.where(group_mask(runs, dimension, b), "b", ""))
+    else:
+        side = np.full(len(runs), "a", dtype=object)
+    where = {rid: (t, str(g)) for rid, t, g in zip(runs.run_id.tolist(), runs.task.tolist(), side.tolist())}
+    a, b = "a", "b"
     acc: dict[tuple[str, str], dict[str, list[list[float]]]] = {}
     for run_id, column, match, nmae in runs.column_scores:
         if run_id not in where:
@@ -64,6 +96,16 @@ def column_diagnostics(runs: Runs, a: str, b: str) -> list[ColumnRow]:
         ColumnRow(task, column, mean(v[a][0]), mean(v[b][0]), mean(v[a][1]), mean(v[b][1]))
         for (task, column), v in sorted(acc.items())
     ]
+
+
+def summary_figures(s: Summary) -> dict[str, str]:
+    """A forest-style plot of each task's mean reward with its CI over the runs."""
+    rows = [ForestRow(t.task, t.mean, t.ci.lo if t.ci else t.mean, t.ci.hi if t.ci else t.mean, t.family)
+            for t in s.per_task]
+    o = s.overall
+    overall = ForestRow(f"mean over {s.tasks} tasks", o.mean, o.ci.lo if o.ci else o.mean, o.ci.hi if o.ci else o.mean)
+    return {"forest": forest_plot(rows, overall, title=f"Mean reward per task ({s.level:.0%} CI)",
+                                  x_label="mean reward (task rows: bootstrap over the task's runs; mean: over tasks)")}
 
 
 def make_figures(c: Comparison) -> dict[str, str]:

@@ -1,13 +1,15 @@
-"""One call from a source (campaign folder or per-run CSV) to a comparison: what the CLI and
-the report both use, so their numbers are the same."""
+"""One call from a source (campaign folder or per-run CSV) to a comparison or a summary: what
+the CLI and the report both use, so their numbers are the same."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from clinbench.stats.compare import Comparison, compare, parse_compare
+from clinbench.stats.compare import Comparison, compare
 from clinbench.stats.errors import StatsError
+from clinbench.stats.groups import GroupPair, parse_compare
 from clinbench.stats.runs import Runs, load_runs
+from clinbench.stats.summary import Summary, summarise
 
 BASELINE = "no-skill"
 DEFAULT_PAIR = ("no-skill", "with-skill")
@@ -23,7 +25,10 @@ def select_runs(runs: Runs, *, schema: str | None = None, agent: str | None = No
         if not mask.any():
             present = ", ".join(sorted(set(values.tolist()))) or "none"
             raise StatsError(f"no runs with {column} {value!r}; {column}s present: {present}")
+        harness = runs.harness_errors
         runs = runs.subset(mask)
+        if harness is not None:
+            runs.harness_errors = harness.subset(getattr(harness, column) == value)
     return runs
 
 
@@ -41,6 +46,9 @@ def load_selected(
                        schema=schema, agent=agent, model=model)
     if len(runs) == 0:
         other = "dx" if benchmark == "derive" else "derive"
+        if runs.harness_errors is not None and len(runs.harness_errors):
+            raise StatsError(f"every {benchmark} run in {source} is a harness error ({len(runs.harness_errors)} runs); "
+                             "see their causes with `clinbench report` and rerun with --retry-failed")
         raise StatsError(
             f"{source} holds no {benchmark} runs to analyse ({runs.n_flagged_excluded} flagged runs excluded); "
             f"for the other benchmark pass --benchmark {other}"
@@ -48,18 +56,19 @@ def load_selected(
     return runs
 
 
-def resolve_conditions(runs: Runs, conditions: str | None) -> tuple[str, str]:
-    """``"A:B"`` as given, or, when None, the pair the runs make obvious: no-skill:with-skill
-    when both exist, else the only two conditions (no-skill first when it is one of them)."""
-    if conditions is not None:
-        return parse_compare(conditions)
+def resolve_pair(runs: Runs, spec: str | None) -> GroupPair | None:
+    """The groups to compare: ``spec`` as given (``A:B`` or ``DIM:A:B``), or, when None, the
+    condition pair the runs make obvious (no-skill:with-skill when both exist, else the only
+    two conditions, no-skill first); None when there is no obvious pair (summarise instead)."""
+    if spec is not None:
+        return parse_compare(spec, runs)
     present = sorted(set(runs.condition.tolist()))
     if all(c in present for c in DEFAULT_PAIR):
-        return DEFAULT_PAIR
+        return GroupPair("condition", *DEFAULT_PAIR)
     if len(present) == 2:
         a, b = sorted(present, key=lambda c: (c != BASELINE, c))
-        return a, b
-    raise StatsError(f"runs hold conditions {', '.join(present)}; pass --compare A:B to choose two")
+        return GroupPair("condition", a, b)
+    return None
 
 
 def analyse(
@@ -75,10 +84,15 @@ def analyse(
     agent: str | None = None,
     model: str | None = None,
     benchmark: str = "derive",
-) -> Comparison:
-    """Load runs from ``source`` and compare the conditions "A:B" (delta = B − A; see
-    ``resolve_conditions`` for the default)."""
+    summary: bool = False,
+) -> Comparison | Summary:
+    """Load runs from ``source``; compare the groups ``conditions`` names (``A:B`` or
+    ``DIM:A:B``; delta = B − A; see ``resolve_pair`` for the default), or, with ``summary``
+    or when no pair is obvious, summarise them."""
     runs = load_selected(source, include_flagged=include_flagged, schema=schema, agent=agent, model=model,
                          benchmark=benchmark)
-    a, b = resolve_conditions(runs, conditions)
-    return compare(runs, a, b, by=by, seed=seed, draws=draws, permutation_draws=permutation_draws)
+    pair = None if summary and conditions is None else resolve_pair(runs, conditions)
+    if pair is None:
+        return summarise(runs, seed=seed, draws=draws)
+    return compare(runs, pair.a, pair.b, dimension=pair.dimension, by=by, seed=seed, draws=draws,
+                   permutation_draws=permutation_draws)

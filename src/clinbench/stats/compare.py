@@ -1,4 +1,8 @@
-"""Paired comparison of two conditions, as the M4Bench analysis defines it.
+"""Paired comparison of two groups of runs, as the M4Bench analysis defines it.
+
+The groups are two values of one dimension (``clinbench.stats.groups``): two conditions
+(the paper's no-skill vs with-skill), two agents, two models or two schema variants. The
+figures below say "condition"; read "group".
 
 * Task-balanced mean of a condition: mean reward of each task over its runs (every model and
   trial), then the mean over tasks.
@@ -33,10 +37,11 @@ from clinbench.stats.bootstrap import (
 )
 from clinbench.stats.errors import StatsError
 from clinbench.stats.families import task_families
+from clinbench.stats.groups import group_mask, group_values
 from clinbench.stats.permutation import sign_flip_test
 from clinbench.stats.runs import Runs
 
-GROUP_COLUMNS = ("model", "schema", "agent")
+GROUP_COLUMNS = ("model", "schema", "agent", "condition")
 
 
 @dataclass
@@ -106,7 +111,7 @@ class GroupRow:
 @dataclass
 class Comparison:
     source: str
-    condition_a: str
+    condition_a: str  # the compared values of ``dimension`` (conditions by default)
     condition_b: str
     seed: int
     draws: int
@@ -136,28 +141,23 @@ class Comparison:
     per_family: list[FamilyRow]
     unpaired_tasks: list[str] = field(default_factory=list)
     groups: list[GroupRow] = field(default_factory=list)
+    dimension: str = "condition"
+    harness_errors: int = 0  # runs of the two groups the harness failed: in no figure above
+    kind: str = "comparison"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data; NaN (a figure that does not exist) becomes None."""
-        return _no_nan(asdict(self))
+        return no_nan(asdict(self))
 
 
-def _no_nan(value: Any) -> Any:
+def no_nan(value: Any) -> Any:
     if isinstance(value, float) and not np.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: _no_nan(v) for k, v in value.items()}
+        return {k: no_nan(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_no_nan(v) for v in value]
+        return [no_nan(v) for v in value]
     return value
-
-
-def parse_compare(spec: str) -> tuple[str, str]:
-    """``"A:B"`` → (A, B): B is compared against A (delta = B − A)."""
-    parts = spec.split(":")
-    if len(parts) != 2 or not all(p.strip() for p in parts) or parts[0] == parts[1]:
-        raise StatsError(f"--compare takes two different conditions as A:B (e.g. no-skill:with-skill), got {spec!r}")
-    return parts[0].strip(), parts[1].strip()
 
 
 def _group_means(keys: np.ndarray, values: np.ndarray) -> dict[str, tuple[float, int]]:
@@ -177,9 +177,8 @@ def _strict(runs: Runs, mask: np.ndarray) -> StrictCount | None:
     return StrictCount(passed=int(np.sum(known == 1.0)), runs=int(values.size))
 
 
-def _paired_metric(runs: Runs, a: str, b: str, tasks: list[str], values: np.ndarray, *, draws: int, seed: int, level: float) -> PairedMetric | None:
-    mask_a = runs.condition == a
-    mask_b = runs.condition == b
+def _paired_metric(runs: Runs, mask_a: np.ndarray, mask_b: np.ndarray, tasks: list[str], values: np.ndarray, *,
+                   draws: int, seed: int, level: float) -> PairedMetric | None:
     means_a = _group_means(runs.task[mask_a], values[mask_a])
     means_b = _group_means(runs.task[mask_b], values[mask_b])
     common = [t for t in tasks if t in means_a and t in means_b]
@@ -219,6 +218,7 @@ def compare(
     a: str,
     b: str,
     *,
+    dimension: str = "condition",
     by: str | None = None,
     draws: int = 20000,
     permutation_draws: int = 200000,
@@ -227,25 +227,30 @@ def compare(
     level: float = 0.95,
     families: dict[str, str] | None = None,
 ) -> Comparison:
-    """Compare condition ``b`` against condition ``a`` (delta = b − a); see the module docstring.
+    """Compare group ``b`` against group ``a`` of ``dimension`` (delta = b − a); see the module docstring.
 
     ``families`` maps task → family; by default it comes from the task catalogue (derive
     runs) and is absent for dx runs (no family statistics).
     """
-    present = sorted(set(runs.condition.tolist()))
-    for cond in (a, b):
-        if cond not in present:
-            raise StatsError(f"no runs under condition {cond!r}; conditions present: {', '.join(present) or 'none'}")
-    schemas = sorted(set(runs.schema[(runs.condition == a) | (runs.condition == b)].tolist()))
-    if len(schemas) > 1:
-        raise StatsError(
-            f"runs span schema variants {', '.join(schemas)}; pass --schema to compare within one variant"
-        )
-    if by is not None and by not in GROUP_COLUMNS:
-        raise StatsError(f"--by takes one of {', '.join(GROUP_COLUMNS)}, got {by!r}")
-
-    mask_a = runs.condition == a
-    mask_b = runs.condition == b
+    mask_a = group_mask(runs, dimension, a)
+    mask_b = group_mask(runs, dimension, b)
+    for value, mask in ((a, mask_a), (b, mask_b)):
+        if not mask.any():
+            present = ", ".join(group_values(runs, dimension)) or "none"
+            raise StatsError(f"no runs under {dimension} {value!r}; {dimension}s present: {present}")
+    if dimension != "schema":
+        schemas = sorted(set(runs.schema[mask_a | mask_b].tolist()))
+        if len(schemas) > 1:
+            raise StatsError(
+                f"runs span schema variants {', '.join(schemas)}; pass --schema to compare within one variant"
+            )
+    if by is not None and (by not in GROUP_COLUMNS or by == dimension):
+        others = ", ".join(c for c in GROUP_COLUMNS if c != dimension)
+        raise StatsError(f"--by takes one of {others} (not the compared dimension), got {by!r}")
+    harness = runs.harness_errors
+    harness_n = 0
+    if harness is not None and len(harness):
+        harness_n = int((group_mask(harness, dimension, a) | group_mask(harness, dimension, b)).sum())
     if runs.reward_missing[mask_a | mask_b].all():
         raise StatsError(
             f"none of the {a!r}/{b!r} runs has a reward; score them first (dx runs are judged, not rewarded: "
@@ -318,7 +323,7 @@ def compare(
 
     groups: list[GroupRow] = []
     if by is not None:
-        column = getattr(runs, by)
+        column = runs.labels if by == "agent" else getattr(runs, by)
         for value in sorted(set(column[mask_a | mask_b].tolist())):
             gm = column == value
             ga = _group_means(runs.task[mask_a & gm], runs.reward[mask_a & gm])
@@ -373,10 +378,12 @@ def compare(
         sign_flip_p=p,
         strict_a=_strict(runs, mask_a),
         strict_b=_strict(runs, mask_b),
-        key_f1=_paired_metric(runs, a, b, tasks, runs.key_f1, draws=draws, seed=seed, level=level),
-        ordered_value_nmae=_paired_metric(runs, a, b, tasks, runs.nmae, draws=draws, seed=seed, level=level),
+        key_f1=_paired_metric(runs, mask_a, mask_b, tasks, runs.key_f1, draws=draws, seed=seed, level=level),
+        ordered_value_nmae=_paired_metric(runs, mask_a, mask_b, tasks, runs.nmae, draws=draws, seed=seed, level=level),
         per_task=per_task,
         per_family=per_family,
         unpaired_tasks=unpaired,
         groups=groups,
+        dimension=dimension,
+        harness_errors=harness_n,
     )

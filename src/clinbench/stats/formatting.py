@@ -17,3 +17,8 @@ def p_text(p: float, *, digits: int = 1) -> str:
     """Four decimals, or scientific notation (``digits`` after the point) below 0.001, where
     four decimals would print a small p as 0.0000."""
     return f"{p:.{digits}e}" if p < 1e-3 else f"{p:.4f}"
+
+
+def mean_ci_text(ci: Interval | None) -> str:
+    """An interval of a mean (not a delta): no signs."""
+    return "—" if ci is None else f"[{ci.lo:.3f}, {ci.hi:.3f}]"

@@ -8,9 +8,11 @@ Sources:
   ordered_value_nmae, publishable, schema, run_id, evidence_dir. M4Bench's published
   ``final_codex_runs.csv`` is such a file.
 
-Runs whose ``publishable`` is false are dropped unless ``include_flagged``. A run with no
-reward (it errored or timed out before producing a scorable output) counts as reward 0:
-leaving it out would reward failing loudly over answering badly.
+Runs whose ``publishable`` is false are dropped unless ``include_flagged``. A run's status
+is ``ok``, an agent failure (``agent-failed``; the older ``error`` and ``timeout``) or
+``harness-error`` (the harness, not the agent, failed: no reward). An agent failure without
+a reward counts as reward 0: leaving it out would reward failing loudly over answering badly.
+Harness errors are set apart (``Runs.harness_errors``) and never enter a statistic.
 """
 
 from __future__ import annotations
@@ -26,6 +28,12 @@ from clinbench.stats.errors import StatsError
 STORE_FILE = "results.duckdb"
 REQUIRED = ("task", "condition", "model", "trial", "reward")
 BENCHMARKS = ("derive", "dx")
+STATUS_OK = "ok"
+AGENT_FAILED = ("agent-failed", "error", "timeout")  # the last two: stores written before agent-failed
+HARNESS_ERROR = "harness-error"
+_ARRAYS = ("task", "condition", "model", "trial", "schema", "reward", "strict", "key_f1", "nmae", "run_id",
+           "evidence_dir", "agent", "status", "reward_missing", "input_tokens", "output_tokens", "cost",
+           "elapsed")
 
 
 @dataclass
@@ -47,7 +55,13 @@ class Runs:
     agent: np.ndarray
     status: np.ndarray
     reward_missing: np.ndarray  # bool: the source had no reward (counted as 0)
+    input_tokens: np.ndarray  # float, NaN when unknown
+    output_tokens: np.ndarray
+    cost: np.ndarray  # dollars, NaN when unknown
+    elapsed: np.ndarray  # seconds, NaN when unknown
     n_flagged_excluded: int = 0
+    # runs the harness failed (status harness-error): shown apart, in no statistic
+    harness_errors: "Runs | None" = None
     benchmark: str = "derive"
     # column_scores rows (run_id, column_name, match_rate, nmae) when the source has them
     column_scores: list[tuple[str, str, float | None, float | None]] = field(default_factory=list)
@@ -58,13 +72,7 @@ class Runs:
         return int(self.task.size)
 
     def subset(self, mask: np.ndarray) -> "Runs":
-        arrays = {
-            name: getattr(self, name)[mask]
-            for name in (
-                "task", "condition", "model", "trial", "schema", "reward", "strict", "key_f1",
-                "nmae", "run_id", "evidence_dir", "agent", "status", "reward_missing",
-            )
-        }
+        arrays = {name: getattr(self, name)[mask] for name in _ARRAYS}
         keep = set(arrays["run_id"].tolist()) if self.column_scores else set()
         return Runs(
             source=self.source,
@@ -72,8 +80,24 @@ class Runs:
             benchmark=self.benchmark,
             column_scores=[c for c in self.column_scores if c[0] in keep],
             base_dir=self.base_dir,
+            harness_errors=self.harness_errors,
             **arrays,
         )
+
+    def label(self, i: int) -> str:
+        """Who ran run ``i``: ``agent/model``, or whichever of the two is known."""
+        agent, model = str(self.agent[i]), str(self.model[i])
+        if agent and model and model != "-":
+            return f"{agent}/{model}"
+        return agent or model or "(unnamed)"
+
+    @property
+    def labels(self) -> np.ndarray:
+        return np.asarray([self.label(i) for i in range(len(self))], dtype=object)
+
+    @property
+    def agent_failed(self) -> np.ndarray:
+        return np.isin(self.status, AGENT_FAILED)
 
     @property
     def has_strict(self) -> bool:
@@ -124,6 +148,10 @@ def _column_expr(columns: set[str]) -> dict[str, str]:
         "agent": "coalesce(CAST(agent AS VARCHAR), '')" if have("agent") else "''",
         "status": "coalesce(CAST(status AS VARCHAR), 'ok')" if have("status") else "'ok'",
         "publishable": "coalesce(CAST(publishable AS BOOLEAN), TRUE)" if have("publishable") else "TRUE",
+        "input_tokens": "CAST(input_tokens AS DOUBLE)" if have("input_tokens") else "CAST(NULL AS DOUBLE)",
+        "output_tokens": "CAST(output_tokens AS DOUBLE)" if have("output_tokens") else "CAST(NULL AS DOUBLE)",
+        "cost": "CAST(cost AS DOUBLE)" if have("cost") else "CAST(NULL AS DOUBLE)",
+        "elapsed": "CAST(elapsed_seconds AS DOUBLE)" if have("elapsed_seconds") else "CAST(NULL AS DOUBLE)",
     }
 
 
@@ -165,8 +193,10 @@ def _to_runs(data: dict[str, np.ndarray], *, source: str, include_flagged: bool,
     publishable = np.asarray(
         data["publishable"].filled(True) if np.ma.isMaskedArray(data["publishable"]) else data["publishable"], dtype=bool
     )
+    status = strings("status")
+    harness = status == HARNESS_ERROR
     reward = floats("reward")
-    missing_reward = np.isnan(reward)
+    missing_reward = np.isnan(reward) & ~harness
     reward = np.where(missing_reward, 0.0, reward)
     strict = floats("strict")
     # a run without a scorable output did not pass
@@ -187,15 +217,19 @@ def _to_runs(data: dict[str, np.ndarray], *, source: str, include_flagged: bool,
         run_id=strings("run_id"),
         evidence_dir=evidence,
         agent=strings("agent"),
-        status=strings("status"),
+        status=status,
         reward_missing=missing_reward,
+        input_tokens=floats("input_tokens"),
+        output_tokens=floats("output_tokens"),
+        cost=floats("cost"),
+        elapsed=floats("elapsed"),
         benchmark=benchmark,
         base_dir=base_dir,
     )
-    if include_flagged:
-        return runs
-    kept = runs.subset(publishable)
-    kept.n_flagged_excluded = int((~publishable).sum())
+    keep = publishable | include_flagged
+    kept = runs.subset(keep & ~harness)
+    kept.harness_errors = runs.subset(keep & harness)
+    kept.n_flagged_excluded = int((~keep).sum())
     return kept
 
 
@@ -228,7 +262,12 @@ def _load_store(store: Path, *, include_flagged: bool, benchmark: str) -> Runs:
         tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
         if "runs" not in tables:
             raise StatsError(f"{store} has no runs table; it is not a clinbench results store")
-        data = _select(con, "runs", f" WHERE benchmark = '{benchmark}'", str(store))
+        relation = "runs"
+        if "usage" in tables:
+            relation = ("(SELECT r.*, u.input_tokens, u.output_tokens FROM runs r "
+                        "LEFT JOIN (SELECT run_id, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens "
+                        "FROM usage GROUP BY run_id) u USING (run_id))")
+        data = _select(con, relation, f" WHERE benchmark = '{benchmark}'", str(store))
         scores: list[tuple[str, str, float | None, float | None]] = []
         if "column_scores" in tables:
             scores = [tuple(r) for r in con.execute(

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from clinbench.ehr.schema import create_empty
-from clinbench.ehr.synth.frames import Events, atomic_database, expand, grid, group_cumsum, insert, pick
+from clinbench.ehr.synth.frames import Events, atomic_database, record_synthesis, expand, grid, group_cumsum, insert, pick
 from clinbench.ehr.synth.knobs import Knobs, check_size, known_knobs
 
 EICU = "eicu_crd"
@@ -505,4 +505,5 @@ def synth_eicu(out_path: str | Path, *, patients: int = 200, seed: int = 0, **kn
     out = Path(out_path)
     with atomic_database(out) as con:
         _Eicu(con, patients, seed, settings).build()
+        record_synthesis(con, "eicu", patients, seed)
     return out

@@ -130,3 +130,12 @@ def atomic_database(out_path: str | os.PathLike) -> Iterator[duckdb.DuckDBPyConn
         raise DataError(f"folder {out.parent} does not exist: create it or choose another --out")
     with atomic.atomic_database(out) as con:
         yield con
+
+
+def record_synthesis(con: duckdb.DuckDBPyConnection, dataset: str, patients: int, seed: int) -> None:
+    """Mark the database as synthetic (``clinbench_meta.synthesis``), so reports can say so."""
+    from clinbench import __version__
+
+    con.execute("CREATE SCHEMA IF NOT EXISTS clinbench_meta")
+    con.execute("CREATE OR REPLACE TABLE clinbench_meta.synthesis AS SELECT ? AS generator, ? AS dataset, "
+                "? AS patients, ? AS seed", [f"clinbench {__version__} data synth", dataset, patients, seed])

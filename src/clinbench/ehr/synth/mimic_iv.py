@@ -25,7 +25,7 @@ from pathlib import Path
 
 from clinbench.ehr.mimic_iv_tables import CORE_SCHEMAS, MIMIC_IV_TABLES
 from clinbench.ehr.schema import create_empty
-from clinbench.ehr.synth.frames import atomic_database
+from clinbench.ehr.synth.frames import atomic_database, record_synthesis
 from clinbench.ehr.synth.knobs import Knobs, check_size, known_knobs
 from clinbench.ehr.synth.mimic_hosp import HospTables
 from clinbench.ehr.synth.mimic_icu import ICU, IcuEvents
@@ -67,4 +67,5 @@ def synth_mimic_iv(out_path: str | Path, *, patients: int = 200, seed: int = 0, 
     out = Path(out_path)
     with atomic_database(out) as con:
         _Mimic(con, patients, seed, settings).build()
+        record_synthesis(con, "mimic-iv", patients, seed)
     return out

@@ -1,0 +1,167 @@
+"""Where a report's numbers come from: the data, the software, the agents, the command.
+
+* Data: each database the runs' manifests name, with whether it still exists, its size, a
+  fingerprint and whether it is synthetic. The fingerprint is the one the campaign stored
+  with its data binding when the store has one; otherwise the database's catalogue
+  fingerprint (``clinbench.derive.workspace.read_catalog``: file size, mtime, every
+  relation's name, row estimate and column types), read now. Synthetic: the database
+  carries clinbench's synthesis record (``clinbench_meta.synthesis``, written by
+  ``data synth``); a database without one is reported as "no synthesis record".
+* Software: clinbench and DuckDB versions now, plus any version a run's manifest recorded.
+* Agents and models: the runs' ``agent/model`` labels and any agent version recorded.
+* Command: ``campaign.json`` beside the store (``command``), written by ``record_command``.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import shlex
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clinbench.atomic import write_json_atomic
+
+CAMPAIGN_FILE = "campaign.json"
+SYNTH_TABLE = "clinbench_meta.synthesis"
+
+
+@dataclass
+class DataSource:
+    path: str
+    exists: bool
+    bytes: int | None
+    fingerprint: str  # "" when it cannot be read
+    fingerprint_kind: str  # "campaign binding" | "catalogue (read now)" | ""
+    synthetic: str  # "yes (…)" | "no synthesis record" | "unknown (database absent)"
+
+
+@dataclass
+class Provenance:
+    source: str
+    data: list[DataSource] = field(default_factory=list)
+    versions: dict[str, str] = field(default_factory=dict)
+    agents: dict[str, int] = field(default_factory=dict)  # label -> runs
+    agent_versions: dict[str, str] = field(default_factory=dict)
+    command: str = ""
+
+
+def record_command(campaign_dir: str | Path, argv: list[str] | None = None) -> Path:
+    """Write ``campaign.json`` with the command line that ran the campaign (the latest one)."""
+    directory = Path(campaign_dir)
+    path = directory / CAMPAIGN_FILE
+    data: dict[str, Any] = {}
+    if path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+    argv = list(sys.argv if argv is None else argv)
+    if argv and Path(argv[0]).name in ("__main__.py", "clinbench"):
+        argv[0] = "clinbench"
+    data["command"] = shlex.join(argv)
+    directory.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(path, data, indent=1)
+    return path
+
+
+def _synthetic(db: Path) -> str:
+    import duckdb
+
+    try:
+        con = duckdb.connect(str(db), read_only=True)
+    except duckdb.Error:
+        return "unknown (database cannot be opened now)"
+    try:
+        schema, table = SYNTH_TABLE.split(".")
+        found = con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = ?",
+                            [schema, table]).fetchone()[0]
+        if not found:
+            return "no synthesis record (loaded or real data)"
+        row = con.execute(f"SELECT * FROM {SYNTH_TABLE} LIMIT 1").fetchone()
+        names = [d[0] for d in con.description]
+        info = dict(zip(names, row))
+        return "yes (" + ", ".join(f"{k} {v}" for k, v in info.items() if v is not None) + ")"
+    finally:
+        con.close()
+
+
+def _data_source(db: str, bound: dict[str, str]) -> DataSource:
+    path = Path(db)
+    if not path.is_file():
+        return DataSource(db, False, None, bound.get(db, ""), "campaign binding" if db in bound else "",
+                          "unknown (database absent)")
+    fingerprint, kind = bound.get(db, ""), "campaign binding" if db in bound else ""
+    if not fingerprint:
+        try:
+            from clinbench.derive.workspace import read_catalog
+
+            fingerprint, kind = read_catalog(path)[0], "catalogue (read now)"
+        except Exception:  # a database that cannot be read has no fingerprint; the report says so
+            fingerprint, kind = "", ""
+    return DataSource(db, True, path.stat().st_size, fingerprint, kind, _synthetic(path))
+
+
+def _store_binding(directory: Path) -> dict[str, str]:
+    """database path -> fingerprint, from the store's data binding when the campaign recorded one."""
+    import duckdb
+
+    store = directory / "results.duckdb"
+    if not store.is_file():
+        return {}
+    try:
+        con = duckdb.connect(str(store), read_only=True)
+    except duckdb.Error:
+        return {}
+    try:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        for table in ("campaign", "campaign_data", "data_binding"):
+            if table in tables:
+                cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
+                path_col = next((c for c in ("db_path", "db", "database") if c in cols), None)
+                fp_col = next((c for c in cols if "fingerprint" in c), None)
+                if path_col and fp_col:
+                    return {str(p): str(f) for p, f in con.execute(f"SELECT {path_col}, {fp_col} FROM {table}").fetchall()}
+        return {}
+    finally:
+        con.close()
+
+
+def gather(source: str | Path, runs: Any) -> Provenance:
+    """Provenance of ``source`` (campaign folder or per-run CSV) and its analysed ``runs``."""
+    import duckdb
+
+    from clinbench import __version__
+
+    src = Path(source)
+    prov = Provenance(source=str(src.resolve()))
+    prov.versions = {"clinbench": __version__, "duckdb": duckdb.__version__, "python": platform.python_version()}
+    prov.agents = dict(sorted(Counter(runs.labels.tolist()).items()))
+    if not src.is_dir():
+        return prov
+    dbs: Counter[str] = Counter()
+    for ev in runs.evidence_dir:
+        if not ev:
+            continue
+        try:
+            manifest = json.loads((Path(ev) / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if manifest.get("db"):
+            dbs[str(manifest["db"])] += 1
+        for key in ("agent_version", "cli_version"):
+            if manifest.get(key):
+                agent = (manifest.get("run") or {}).get("agent", "agent")
+                prov.agent_versions[str(agent)] = str(manifest[key])
+        for key, value in (manifest.get("versions") or {}).items():
+            prov.versions.setdefault(f"{key} (at run time)", str(value))
+    bound = _store_binding(src)
+    prov.data = [_data_source(db, bound) for db in sorted(dbs)]
+    try:
+        prov.command = str(json.loads((src / CAMPAIGN_FILE).read_text(encoding="utf-8")).get("command") or "")
+    except (OSError, ValueError):
+        prov.command = ""
+    return prov

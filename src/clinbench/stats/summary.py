@@ -1,0 +1,183 @@
+"""A summary of any set of runs: task-balanced means with CIs, broken down, and what they cost.
+
+Needs no second group, so it serves a campaign of one condition as well as any other.
+
+* Overall and per condition / agent (``agent/model``) / model / schema: the task-balanced
+  mean (each task's mean reward over its runs, then the mean over tasks) with a
+  task-cluster percentile bootstrap CI (resample task means).
+* Per family: the mean of its tasks' means, CI resampling those tasks.
+* Per task: mean reward over its runs, CI resampling its runs; strict passes.
+* Status: runs ok, agent failures (reward 0, counted) and harness errors (in no figure).
+* Usage per condition and agent: runs, tokens, dollars and seconds (sums over the runs that
+  recorded them, with how many did).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from clinbench.stats.bootstrap import bootstrap_distribution, percentile_interval
+from clinbench.stats.compare import Interval, StrictCount, no_nan
+from clinbench.stats.families import task_families
+from clinbench.stats.runs import Runs
+
+
+@dataclass
+class MeanRow:
+    """A task-balanced mean of one group (``value`` of ``by``)."""
+
+    by: str
+    value: str
+    tasks: int
+    runs: int
+    mean: float
+    ci: Interval | None  # None with one task (nothing to resample)
+    strict: StrictCount | None
+
+
+@dataclass
+class TaskMean:
+    task: str
+    family: str
+    runs: int
+    mean: float
+    ci: Interval | None
+    strict: StrictCount | None
+    agent_failed: int
+
+
+@dataclass
+class UsageRow:
+    condition: str
+    agent: str  # agent/model label
+    runs: int
+    runs_with_tokens: int
+    input_tokens: int
+    output_tokens: int
+    runs_with_cost: int
+    cost: float  # dollars
+    seconds: float  # wall-clock, summed
+    mean_seconds: float | None
+
+
+@dataclass
+class Summary:
+    source: str
+    benchmark: str
+    seed: int
+    draws: int
+    level: float
+    runs: int
+    tasks: int
+    families: int
+    flagged_excluded: int
+    missing_reward: int
+    status: dict[str, int]  # ok / agent-failed / harness-error
+    overall: MeanRow
+    per_condition: list[MeanRow]
+    per_agent: list[MeanRow]
+    per_model: list[MeanRow]
+    per_schema: list[MeanRow]
+    per_family: list[MeanRow]
+    per_task: list[TaskMean]
+    usage: list[UsageRow] = field(default_factory=list)
+    kind: str = "summary"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data; NaN (a figure that does not exist) becomes None."""
+        return no_nan(asdict(self))
+
+
+def _strict(values: np.ndarray) -> StrictCount | None:
+    if values.size == 0 or np.all(np.isnan(values)):
+        return None
+    return StrictCount(passed=int(np.sum(values == 1.0)), runs=int(values.size))
+
+
+def _ci(values: np.ndarray, *, draws: int, seed: int, level: float) -> Interval | None:
+    if values.size < 2:
+        return None
+    return Interval(*percentile_interval(bootstrap_distribution(values, draws=draws, seed=seed), level))
+
+
+def _task_means(runs: Runs, mask: np.ndarray) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for task in sorted(set(runs.task[mask].tolist())):
+        out[task] = float(runs.reward[mask & (runs.task == task)].mean())
+    return out
+
+
+def _mean_row(runs: Runs, mask: np.ndarray, by: str, value: str, *, draws: int, seed: int, level: float) -> MeanRow:
+    means = np.array(list(_task_means(runs, mask).values()))
+    return MeanRow(by=by, value=value, tasks=int(means.size), runs=int(mask.sum()), mean=float(means.mean()),
+                   ci=_ci(means, draws=draws, seed=seed, level=level), strict=_strict(runs.strict[mask]))
+
+
+def _breakdown(runs: Runs, by: str, column: np.ndarray, **kw: Any) -> list[MeanRow]:
+    return [_mean_row(runs, column == v, by, str(v), **kw) for v in sorted(set(column.tolist()))]
+
+
+def _usage(runs: Runs) -> list[UsageRow]:
+    rows = []
+    labels = runs.labels
+    for cond, label in sorted(set(zip(runs.condition.tolist(), labels.tolist()))):
+        m = (runs.condition == cond) & (labels == label)
+        tokens = m & ~np.isnan(runs.input_tokens)
+        cost = m & ~np.isnan(runs.cost)
+        timed = m & ~np.isnan(runs.elapsed)
+        rows.append(UsageRow(
+            condition=cond, agent=label, runs=int(m.sum()), runs_with_tokens=int(tokens.sum()),
+            input_tokens=int(np.nansum(runs.input_tokens[tokens])),
+            output_tokens=int(np.nansum(runs.output_tokens[tokens])),
+            runs_with_cost=int(cost.sum()), cost=float(np.nansum(runs.cost[cost])),
+            seconds=float(np.nansum(runs.elapsed[timed])),
+            mean_seconds=float(runs.elapsed[timed].mean()) if timed.any() else None,
+        ))
+    return rows
+
+
+def status_counts(runs: Runs) -> dict[str, int]:
+    harness = 0 if runs.harness_errors is None else len(runs.harness_errors)
+    failed = int(runs.agent_failed.sum())
+    return {"ok": len(runs) - failed, "agent-failed": failed, "harness-error": harness}
+
+
+def summarise(runs: Runs, *, seed: int = 0, draws: int = 20000, level: float = 0.95,
+              families: dict[str, str] | None = None) -> Summary:
+    """Summarise ``runs`` (any number of conditions, agents, models); see the module docstring."""
+    from clinbench.stats.errors import StatsError
+
+    if len(runs) == 0:
+        raise StatsError(f"{runs.source} holds no runs to summarise")
+    kw = {"draws": draws, "seed": seed, "level": level}
+    everything = np.ones(len(runs), dtype=bool)
+    tasks = sorted(set(runs.task.tolist()))
+    if families is None:
+        families = task_families(tasks) if runs.benchmark == "derive" else {}
+    per_task = []
+    for i, task in enumerate(tasks):
+        m = runs.task == task
+        rewards = runs.reward[m]
+        per_task.append(TaskMean(task=task, family=families.get(task, ""), runs=int(m.sum()),
+                                 mean=float(rewards.mean()), ci=_ci(rewards, draws=min(draws, 5000), seed=seed + i, level=level),
+                                 strict=_strict(runs.strict[m]), agent_failed=int(runs.agent_failed[m].sum())))
+    per_family = []
+    for fam in sorted(set(families.values())):
+        means = np.array([t.mean for t in per_task if t.family == fam])
+        fam_mask = np.isin(runs.task, [t.task for t in per_task if t.family == fam])
+        per_family.append(MeanRow(by="family", value=fam, tasks=int(means.size), runs=int(fam_mask.sum()),
+                                  mean=float(means.mean()), ci=_ci(means, **kw), strict=_strict(runs.strict[fam_mask])))
+    return Summary(
+        source=runs.source, benchmark=runs.benchmark, seed=seed, draws=draws, level=level, runs=len(runs),
+        tasks=len(tasks), families=len(per_family), flagged_excluded=runs.n_flagged_excluded,
+        missing_reward=int(runs.reward_missing.sum()), status=status_counts(runs),
+        overall=_mean_row(runs, everything, "all", "all runs", **kw),
+        per_condition=_breakdown(runs, "condition", runs.condition, **kw),
+        per_agent=_breakdown(runs, "agent", runs.labels, **kw),
+        per_model=_breakdown(runs, "model", runs.model, **kw),
+        per_schema=_breakdown(runs, "schema", runs.schema, **kw),
+        per_family=per_family, per_task=per_task, usage=_usage(runs),
+    )
