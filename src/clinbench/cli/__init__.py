@@ -29,11 +29,12 @@ AREAS: dict[str, tuple[tuple[str, ...], str]] = {
     "rescore": (("audit",), "Re-score every run from its evidence and update the store."),
     "demo": (("demo",), "Synthesise MIMIC-IV and eICU, build the concepts and task references, run a small "
                         "campaign, diagnose the demo cases, write the report."),
-    "report": (("report",), "Write the report of a campaign: headline, forest plot, families, strict passes, "
-                            "evidence."),
+    "report": (("report",), "Write the report of a campaign: headline or summary, provenance, usage, failures, "
+                            "each run's why, evidence."),
     "run": (("run",), "Run a campaign; rerunning the same command resumes it."),
     "score": (("score",), "Score an agent's output CSV for a task (reward, strict pass, key F1, per-column rates)."),
-    "stats": (("stats",), "Compare two conditions: task-balanced means, paired deltas, bootstrap CIs, sign-flip p."),
+    "stats": (("stats",), "Summarise a campaign, or compare two groups of runs (conditions, agents, models, "
+                          "schema variants)."),
     "workspace": (("workspace",), "Prepare a workspace: masked database.duckdb, prompt.md and skills/."),
     "concepts": (("concepts", "concept_variants"), "Derived concepts (mimiciv_derived, eicu_derived) and task "
                                                    "targets."),
