@@ -1,0 +1,61 @@
+"""The Inspect AI task, driven by Inspect's mock model: clinbench's scorer is the one that scores."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("inspect_ai", reason="Inspect AI is not installed: pip install 'clinbench[inspect]'")
+
+from inspect_ai import eval as inspect_eval  # noqa: E402
+from inspect_ai.model import ModelOutput, get_model  # noqa: E402
+
+from clinbench.derive.reference import export_reference  # noqa: E402
+from clinbench.inspect_tasks import derive  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def offline_token_estimate(monkeypatch):
+    """Inspect's mock model counts tokens with tiktoken, which downloads its encoding on first
+    use; offline, count by characters instead (the count only feeds Inspect's usage figures)."""
+    import inspect_ai.model._model as model_module
+
+    monkeypatch.setattr(model_module, "count_text_tokens", lambda text: max(1, len(text) // 4))
+
+
+def _run(source_db, tmp_path, outputs):
+    model = get_model("mockllm/model", custom_outputs=outputs)
+    [log] = inspect_eval(derive(task="mimic-sofa-24h", db=str(source_db)), model=model,
+                         log_dir=str(tmp_path / "logs"), display="none")
+    assert log.status == "success", log.error
+    [sample] = log.samples
+    return sample.scores["clinbench_scorer"]
+
+
+def test_an_agent_that_writes_the_reference_scores_one(source_db, tmp_path):
+    ref = tmp_path / "ref.csv"
+    export_reference("mimic-sofa-24h", source_db, ref)
+    outputs = [
+        ModelOutput.for_tool_call("mockllm/model", "bash", {"command": f"ls database.duckdb && cp {ref} output.csv"}),
+        ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "wrote output.csv"}),
+    ]
+    score = _run(source_db, tmp_path, outputs)
+    assert score.value == 1.0 and score.metadata["strict"] is True
+
+
+def test_no_output_and_a_symlinked_output_score_zero(source_db, tmp_path):
+    give_up = [ModelOutput.from_content("mockllm/model", "I give up"),
+               ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "nothing"})]
+    assert _run(source_db, tmp_path / "a", give_up).value == 0.0
+    ref = tmp_path / "ref.csv"
+    export_reference("mimic-sofa-24h", source_db, ref)
+    outputs = [ModelOutput.for_tool_call("mockllm/model", "bash", {"command": f"ln -s {ref} output.csv"}),
+               ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "done"})]
+    score = _run(source_db, tmp_path / "b", outputs)
+    assert score.value == 0.0 and "symlink" in score.explanation
+
+
+def test_missing_database_is_a_one_line_error():
+    from clinbench.errors import DataError
+
+    with pytest.raises(DataError, match="pass -T db=PATH"):
+        derive(task="mimic-sofa-24h")
