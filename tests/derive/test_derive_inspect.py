@@ -59,3 +59,18 @@ def test_missing_database_is_a_one_line_error():
 
     with pytest.raises(DataError, match="pass -T db=PATH"):
         derive(task="mimic-sofa-24h")
+
+
+def test_inspect_finds_the_task_by_its_registered_name():
+    """`inspect eval clinbench/derive` resolves through the package's inspect_ai entry point
+    (checked in a fresh interpreter that sees clinbench only as installed)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from inspect_ai._util.entrypoints import ensure_entry_points; ensure_entry_points('clinbench'); "
+            "from inspect_ai._util.registry import registry_lookup; "
+            "print(registry_lookup('task', 'clinbench/derive') is not None)")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, cwd="/")
+    assert proc.stdout.strip() == "True", proc.stderr
