@@ -9,7 +9,9 @@ A run is flagged when
 * its commands write to an absolute path outside the workspace, or its egress log shows a
   refused request;
 * its evidence no longer matches its manifest;
-* it is an external agent that ran without isolation.
+* it is an external agent that ran without isolation;
+* it is a no-skill run that opened a benchmark skill (``skill_use``; with-skill runs that opened
+  none of theirs are counted, not flagged).
 
 Flagged runs get ``publishable = false`` and ``flag_reason``; statistics leave them out by default.
 """
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clinbench.agents.factory import BUILTIN_AGENTS
-from clinbench.campaign import evidence
+from clinbench.campaign import evidence, skill_use
 from clinbench.campaign.store import Store
 
 EXTERNAL_AGENTS = ("codex", "claude", "command")
@@ -45,6 +47,8 @@ _WRITE_PATTERNS = [
 class Verdict:
     run_id: str
     reasons: list[str]
+    condition: str = ""
+    skill_use: skill_use.SkillUse | None = None
 
     @property
     def publishable(self) -> bool:
@@ -122,6 +126,8 @@ def audit_campaign(out: str | Path) -> list[Verdict]:
     reasons: dict[str, list[str]] = {r["run_id"]: [] for r in runs}
     by_output: dict[tuple[str, str], list[str]] = defaultdict(list)
     hidden = {n: re.compile(rf"\b{re.escape(n)}\b") for n in hidden_names()}
+    known_skills = skill_use.known_skills()
+    uses: dict[str, skill_use.SkillUse] = {}
     for run in runs:
         rid = run["run_id"]
         folder = out / (run["evidence_dir"] or f"{evidence.RUNS_DIR}/{rid}")
@@ -143,6 +149,10 @@ def audit_campaign(out: str | Path) -> list[Verdict]:
         mentioned += [m.group(0).split(".", 1)[1] for m in _HIDDEN_QUALIFIED.finditer(lowered)]
         if mentioned:
             mine.append(f"transcript mentions {', '.join(sorted(set(mentioned)))}")
+        if run.get("benchmark", "derive") == "derive":
+            uses[rid] = skill_use.skill_use(folder, text, known_skills)
+            if why := skill_use.flag_reason(run["condition"], uses[rid]):
+                mine.append(why)
         if writes := outside_writes(text):
             mine.append(f"writes outside the workspace: {', '.join(writes[:5])}")
         elif _sandbox_refused_a_write(folder):
@@ -163,7 +173,8 @@ def audit_campaign(out: str | Path) -> list[Verdict]:
             for rid in ids:
                 others = [o for o in ids if o != rid]
                 reasons[rid].append(f"output.csv byte-identical to {', '.join(others[:3])}" + (" …" if len(others) > 3 else ""))
-    verdicts = [Verdict(rid, rs) for rid, rs in reasons.items()]
+    condition = {r["run_id"]: r["condition"] for r in runs}
+    verdicts = [Verdict(rid, rs, condition[rid], uses.get(rid)) for rid, rs in reasons.items()]
     for v in verdicts:
         store.set_verdict(v.run_id, v.publishable, "; ".join(v.reasons) or None)
     return verdicts

@@ -23,6 +23,13 @@ def audit_command(out: Path = typer.Argument(..., help="Campaign folder (the --o
         console.print(table)
     else:
         console.print(f"{len(verdicts)} runs audited: none flagged")
+    from clinbench.campaign.skill_use import summarise
+
+    counts = summarise([(v.condition, v.skill_use) for v in verdicts if v.skill_use is not None])
+    for condition, c in sorted(counts.items()):
+        given = f"{c['read_given']}/{c['given']} opened a skill they were given" if c["given"] else "no skills given"
+        console.print(f"skill use, {condition}: {c['runs']} runs; {given}; "
+                      f"{c['opened_not_given']} opened a skill not given", highlight=False, soft_wrap=True)
 
 
 def rescore_command(
