@@ -29,7 +29,7 @@ def test_tables_and_columns_match_the_planned_interface(tmp_path):
     assert cols["runs"][:3] == ["run_id", "benchmark", "task"]
     assert "judge_score" in cols["runs"] and "finished_at" in cols["runs"] and len(cols["runs"]) == 22
     assert cols["column_scores"] == ["run_id", "column_name", "match_rate", "nmae"]
-    assert cols["usage"] == ["run_id", "input_tokens", "output_tokens", "requests"]
+    assert cols["usage"][:4] == ["run_id", "input_tokens", "output_tokens", "requests"] and "cached_input_tokens" in cols["usage"]
     assert types["reward"] == "DOUBLE" and types["finished_at"] == "TIMESTAMP" and types["trial"] == "INTEGER"
     assert store.count() == 0
 

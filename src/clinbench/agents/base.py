@@ -11,7 +11,9 @@ from __future__ import annotations
 import abc
 import json
 import shutil
+import time
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +73,7 @@ class AgentOutcome:
     cost: float | None = None
     error: str | None = None
     final_message: str | None = None
+    limit: str | None = None  # the limit the run hit: 'timeout', 'token_budget', 'max_tokens' or 'max_steps'
 
 
 @dataclass
@@ -87,6 +90,15 @@ class RunContext:
     campaign_dir: Path | None = None
     hidden_paths: list[Path] = field(default_factory=list)  # must stay invisible to a sandboxed agent
     options: dict[str, Any] = field(default_factory=dict)
+    deadline: float | None = None  # time.monotonic() when the run's wall-clock time is up (default: now + timeout)
+
+    def __post_init__(self) -> None:
+        if self.deadline is None:
+            self.deadline = time.monotonic() + self.timeout_seconds
+
+    def remaining(self) -> float:
+        """Seconds left before the deadline (at least 0): the bound for any request or process of the run."""
+        return max(0.0, self.deadline - time.monotonic())
 
     @property
     def transcript(self) -> Path:
@@ -124,8 +136,13 @@ def output_if_written(workspace: Workspace) -> Path | None:
     return out if out.is_file() else None
 
 
+def timestamp() -> str:
+    """Now, as an ISO 8601 UTC time with milliseconds (what transcript events carry as ``time``)."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
 class TranscriptWriter:
-    """Appends JSON events to the run's transcript.jsonl."""
+    """Appends JSON events, each stamped with its ``time``, to the run's transcript.jsonl."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -133,7 +150,7 @@ class TranscriptWriter:
         self._fh = path.open("a", encoding="utf-8")
 
     def event(self, kind: str, **data: Any) -> None:
-        self._fh.write(json.dumps({"type": kind, **data}, default=str) + "\n")
+        self._fh.write(json.dumps({"type": kind, "time": timestamp(), **data}, default=str) + "\n")
         self._fh.flush()
 
     def close(self) -> None:

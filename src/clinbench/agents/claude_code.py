@@ -9,6 +9,7 @@ to ``<workspace>/.claude/skills``.
 
 from __future__ import annotations
 
+from clinbench.agents import toolbox
 from clinbench.agents.base import RunContext, Workspace, place_skills
 from clinbench.agents.external import ExternalAgent, Launch, Parsed, json_events
 from clinbench.campaign.store import Usage
@@ -28,7 +29,8 @@ class ClaudeCodeAgent(ExternalAgent):
     def command(self, workspace: Workspace, ctx: RunContext, home: str, base_url: str | None, root: str) -> Launch:
         place_skills(workspace.skills, workspace.root / ".claude" / "skills")
         model = self.model or ctx.model or "claude-sonnet-4-5"
-        argv = [self.executable, "-p", workspace.prompt, "--output-format", "stream-json", "--verbose",
+        prompt = workspace.prompt + toolbox.note(workspace.database, workspace.root)
+        argv = [self.executable, "-p", prompt, "--output-format", "stream-json", "--verbose",
                 "--model", model, "--no-session-persistence"]
         env = {
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -51,7 +53,8 @@ class ClaudeCodeAgent(ExternalAgent):
 
 
 def parse_claude_stream(stdout: str) -> Parsed:
-    """Usage, cost and the result text from Claude Code's stream-json output."""
+    """Usage, Claude Code's own cost estimate (kept as ``reported_cost``, never as the run's cost),
+    the result text and, from an error ``result`` event, the failure."""
     parsed = Parsed()
     per_message = Usage()
     result_usage = None
@@ -65,8 +68,9 @@ def parse_claude_stream(stdout: str) -> Parsed:
             parsed.final_message = event.get("result")
             if event.get("total_cost_usd") is not None:
                 parsed.cost = float(event["total_cost_usd"])
-            if event.get("is_error"):
-                parsed.error = f"claude result {event.get('subtype', 'error')}: {str(event.get('result', ''))[:300]}"
+            if event.get("is_error") or str(event.get("subtype", "success")) != "success":
+                said = " ".join(str(event.get("result") or event.get("errors") or "").split())[:300]
+                parsed.error = f"claude result {event.get('subtype', 'error')}: {said}"
             u = event.get("usage")
             if isinstance(u, dict):
                 result_usage = Usage.from_tokens(u, int(event.get("num_turns") or per_message.requests))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from clinbench.agents import toolbox
 from clinbench.agents.base import RunContext, Workspace, place_skills
 from clinbench.agents.external import ExternalAgent, Launch, Parsed, json_events
 from clinbench.campaign.store import Usage
@@ -50,7 +51,8 @@ class CodexAgent(ExternalAgent):
         elif self.api_key:
             env["OPENAI_API_KEY"] = self.api_key
         argv += ["--disable", "plugins", "-c", "analytics.enabled=false",
-                 "--dangerously-bypass-approvals-and-sandbox", "-C", root, workspace.prompt]
+                 "--dangerously-bypass-approvals-and-sandbox", "-C", root,
+                 workspace.prompt + toolbox.note(workspace.database, workspace.root)]
         # CODEX_HOME must exist before codex starts; HOME is fresh in every run.
         wrapped = ["/bin/sh", "-c", 'mkdir -p "$CODEX_HOME" && exec "$@"', "sh", *argv]
         return Launch(wrapped, env)
@@ -60,13 +62,18 @@ class CodexAgent(ExternalAgent):
 
 
 def parse_codex_events(stdout: str) -> Parsed:
-    """Usage (summed over turns), last agent message and any turn failure from ``codex exec --json``."""
+    """Usage (summed over turns), last agent message and the failure, if any, from ``codex exec --json``.
+
+    A ``turn.failed`` event is the failure; otherwise the last ``error`` event is, but only when no
+    turn completed (Codex also reports retried stream errors as ``error`` events)."""
     parsed = Parsed()
     usage = Usage()
+    failed, last_error, completed = None, None, False
     for event in json_events(stdout):
         parsed.events.append(event)
         kind = event.get("type")
         if kind == "turn.completed":
+            completed = True
             u = event.get("usage") or {}
             usage = usage.add(Usage.from_tokens(u))
         elif kind == "item.completed":
@@ -75,6 +82,12 @@ def parse_codex_events(stdout: str) -> Parsed:
                 parsed.final_message = item.get("text")
         elif kind in ("turn.failed", "error"):
             err = event.get("error") or {}
-            parsed.error = (err.get("message") if isinstance(err, dict) else None) or event.get("message") or "codex turn failed"
+            message = (err.get("message") if isinstance(err, dict) else None) or event.get("message") or "codex turn failed"
+            message = "codex " + " ".join(str(message).split())[:400]
+            if kind == "turn.failed":
+                failed = message
+            else:
+                last_error = message
+    parsed.error = failed or (None if completed else last_error)
     parsed.usage = usage
     return parsed

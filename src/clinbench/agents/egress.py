@@ -9,6 +9,10 @@ mounts. It accepts three request forms and allows each only for the endpoint's h
 * ``CONNECT host:443`` from an ``HTTPS_PROXY`` client (TLS stays end to end).
 
 Every request, allowed or refused, is appended to the run's ``egress.jsonl`` evidence.
+
+With a ``translator`` (``agents/api_translate.py``, for an endpoint that speaks only chat
+completions), origin-form requests the translator serves are answered by it instead of
+being relayed; they are logged with ``translated: true``.
 """
 
 from __future__ import annotations
@@ -39,8 +43,9 @@ def endpoint_host_port(url: str) -> tuple[str, int, str]:
 class EgressProxy:
     """Allow-listing proxy on a unix socket; ``log_path`` receives one JSON line per request."""
 
-    def __init__(self, endpoint_url: str, socket_path: Path, log_path: Path):
+    def __init__(self, endpoint_url: str, socket_path: Path, log_path: Path, translator=None):
         self.host, self.port, self.scheme = endpoint_host_port(endpoint_url)
+        self.translator = translator
         self.socket_path = Path(socket_path)
         self.log_path = Path(log_path)
         self._lock = threading.Lock()
@@ -125,6 +130,9 @@ class EgressProxy:
             path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         else:
             path = target
+        if self.translator is not None and self.translator.api_of(method, path):
+            self._translate(client, method, path, lines[1:], rest)
+            return
         if self.scheme != "http":
             self._refuse(client, method, target, "an https endpoint is reached with CONNECT (set HTTPS_PROXY)")
             return
@@ -138,6 +146,30 @@ class EgressProxy:
         upstream.sendall(request)
         self._relay(client, upstream, rest, method=method, target=target)
 
+    def _translate(self, client: socket.socket, method: str, path: str, header_lines: list[str], body: bytes) -> None:
+        """Read the whole request, let the translator answer it, send the answer and close."""
+        started = time.monotonic()
+        headers = {}
+        for line in header_lines:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        if headers.get("expect", "").lower() == "100-continue":
+            client.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+        length = int(headers.get("content-length", "0") or 0)
+        while len(body) < length:
+            chunk = client.recv(65536)
+            if not chunk:
+                break
+            body += chunk
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            body = _dechunk(client, body)
+        reply = self.translator.handle(method, path, headers, body)
+        reason = {200: "OK", 400: "Bad Request", 404: "Not Found"}.get(reply.status, "Error")
+        client.sendall(f"HTTP/1.1 {reply.status} {reason}\r\nContent-Type: {reply.content_type}\r\n"
+                       f"Content-Length: {len(reply.body)}\r\nConnection: close\r\n\r\n".encode() + reply.body)
+        self._log(method=method, target=path, allowed=True, translated=True, status=reply.status,
+                  bytes_sent=len(body), bytes_received=len(reply.body), seconds=round(time.monotonic() - started, 3))
+
     def _dial(self) -> socket.socket | None:
         try:
             return socket.create_connection((self.host, self.port), timeout=30)
@@ -145,6 +177,7 @@ class EgressProxy:
             return None
 
     def _relay(self, client: socket.socket, upstream: socket.socket, first: bytes, *, method: str, target: str) -> None:
+        started = time.monotonic()
         sent, received = [len(first)], [0]
         if first:
             upstream.sendall(first)
@@ -154,7 +187,8 @@ class EgressProxy:
         pipe(upstream, client, received)
         up.join(timeout=5)
         upstream.close()
-        self._log(method=method, target=target, allowed=True, bytes_sent=sent[0], bytes_received=received[0])
+        self._log(method=method, target=target, allowed=True, bytes_sent=sent[0], bytes_received=received[0],
+                  seconds=round(time.monotonic() - started, 3))
 
     def _refuse(self, client: socket.socket, method: str, target: str, reason: str, status: int = 403) -> None:
         body = f"clinbench egress proxy: {reason}\n".encode()
@@ -163,3 +197,25 @@ class EgressProxy:
             + body
         )
         self._log(method=method, target=target, allowed=False, reason=reason)
+
+
+def _dechunk(client: socket.socket, data: bytes) -> bytes:
+    """The body of a chunked request whose first bytes are ``data`` (reads the rest from ``client``)."""
+    out = b""
+    while True:
+        while b"\r\n" not in data:
+            more = client.recv(65536)
+            if not more:
+                return out
+            data += more
+        size_line, _, data = data.partition(b"\r\n")
+        size = int(size_line.split(b";")[0] or b"0", 16)
+        if size == 0:
+            return out
+        while len(data) < size + 2:
+            more = client.recv(65536)
+            if not more:
+                return out + data[:size]
+            data += more
+        out += data[:size]
+        data = data[size + 2:]

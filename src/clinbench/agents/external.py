@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from clinbench.agents import toolbox
 from clinbench.agents.base import Agent, AgentOutcome, RunContext, Workspace, output_if_written
 from clinbench.agents.egress import EgressProxy, endpoint_host_port
 from clinbench.agents.sandbox import Egress, Sandbox, choose_sandbox, run_process
@@ -87,7 +88,11 @@ class ExternalAgent(Agent):
 
     def __init__(self, *, sandbox: Sandbox | None = None, unsafe_no_isolation: bool = False,
                  base_url: str | None = None, api_key: str | None = None, model: str | None = None,
-                 executable: str | None = None):
+                 executable: str | None = None, endpoint_api: str = "native", max_tokens: int | None = None,
+                 token_budget: int | None = None):
+        if endpoint_api not in ("native", "chat"):
+            raise AgentError(f"--endpoint-api {endpoint_api!r}: use native (the CLI's own API) or chat (chat completions only)")
+        self.endpoint_api, self.max_tokens, self.token_budget = endpoint_api, max_tokens, token_budget
         if executable:
             self.executable = executable
         if shutil.which(self.executable) is None:
@@ -96,6 +101,9 @@ class ExternalAgent(Agent):
         self.base_url = base_url
         self.api_key = api_key
         self.model = model
+        if endpoint_api == "chat" and not (base_url and self.sandbox.isolated):
+            raise AgentError("--endpoint-api chat translates in the sandbox's egress proxy: it needs --base-url and a "
+                             "sandbox (bwrap or docker), not --unsafe-no-isolation")
 
     @abc.abstractmethod
     def command(self, workspace: Workspace, ctx: RunContext, home: str, base_url: str | None, root: str) -> Launch:
@@ -113,12 +121,20 @@ class ExternalAgent(Agent):
         ctx.evidence_dir.mkdir(parents=True, exist_ok=True)
         private = Path(tempfile.mkdtemp(prefix="cb-"))  # short path: unix socket names are limited to 108 bytes
         proxy: EgressProxy | None = None
+        translator = None
         try:
             home = self.sandbox.home_for(private)
             base_url = self.base_url
             egress = None
+            box = toolbox.prepare(private, self.sandbox.kind)
             if base_url and self.sandbox.isolated:
-                proxy = EgressProxy(base_url, private / "egress.sock", ctx.evidence_dir / EGRESS_LOG).start()
+                if self.endpoint_api == "chat":
+                    from clinbench.agents.api_translate import ChatTranslator
+
+                    translator = ChatTranslator(base_url, deadline=ctx.deadline, max_tokens=self.max_tokens,
+                                                token_budget=self.token_budget)
+                proxy = EgressProxy(base_url, private / "egress.sock", ctx.evidence_dir / EGRESS_LOG,
+                                    translator=translator).start()
                 host, port, _ = endpoint_host_port(base_url)
                 egress = Egress(proxy.socket_path, port if _is_loopback(host) else PROXY_PORT_IN_SANDBOX)
             launch = self.command(workspace, ctx, home, base_url, self.sandbox.workspace_path(workspace.root))
@@ -127,15 +143,17 @@ class ExternalAgent(Agent):
                 proxy_url = f"http://127.0.0.1:{PROXY_PORT_IN_SANDBOX}"
                 env.update({"HTTPS_PROXY": proxy_url, "HTTP_PROXY": proxy_url, "https_proxy": proxy_url, "http_proxy": proxy_url})
             ro = program_paths(self.executable)
-            extra_path = ":".join(str(p) for p in ro)
+            extra_path = ":".join(str(p) for p in ([box.bin_dir] if box.bin_dir else []) + ro)
             env["PATH"] = f"{extra_path}:{env['PATH']}" if extra_path else env["PATH"]
+            env.update(box.env)
+            ro = ro + box.ro_paths
             argv, host_env = self.sandbox.wrap(launch.argv, workspace.root, env, ro_paths=ro, egress=egress,
                                                hidden=ctx.hidden_paths)
             if not self.sandbox.isolated:
                 host_env = {**env, "PATH": f"{env['PATH']}:{os.environ.get('PATH', '')}"}
             stdout_path, stderr_path = ctx.evidence_dir / STDOUT_FILE, ctx.evidence_dir / STDERR_FILE
             result = run_process(argv, host_env, cwd=workspace.root, stdout_path=stdout_path,
-                                 stderr_path=stderr_path, timeout=ctx.timeout_seconds)
+                                 stderr_path=stderr_path, timeout=ctx.remaining())
         finally:
             if proxy is not None:
                 proxy.stop()
@@ -144,13 +162,40 @@ class ExternalAgent(Agent):
         lines = self.transcript_lines(stdout)
         ctx.transcript.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         parsed = self.parse(stdout)
+        limit = translator.limit_hit if translator is not None else None
         if result.timed_out:
-            status, error = "timeout", f"agent killed after the {ctx.timeout_seconds:g} s timeout"
+            status, error, limit = "timeout", f"agent killed after the {ctx.timeout_seconds:g} s timeout", "timeout"
+        elif limit == "token_budget":
+            status, error = "error", f"token budget of {self.token_budget} tokens used up ({translator.usage.total_tokens} tokens)"
         elif result.returncode != 0:
+            # the CLI's own error event says more than its last stderr line
             tail = stderr_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1:] or [""]
-            status, error = "error", f"{self.executable} exited with status {result.returncode}: {tail[0][:300]}"
+            status, error = "error", f"{self.executable} exited with status {result.returncode}: {(parsed.error or tail[0])[:300]}"
         else:
-            status, error = "ok", parsed.error
+            status, error = ("error" if parsed.error else "ok"), parsed.error
+        usage = accounted_usage(parsed, translator, ctx.evidence_dir / EGRESS_LOG, result.elapsed)
         return AgentOutcome(status=status, output_csv=output_if_written(workspace), transcript=ctx.transcript,
-                            usage=parsed.usage, isolated=self.sandbox.isolated, cost=parsed.cost, error=error,
-                            final_message=parsed.final_message)
+                            usage=usage, isolated=self.sandbox.isolated, cost=None, error=error,
+                            final_message=parsed.final_message, limit=limit)
+
+
+def accounted_usage(parsed: Parsed, translator, egress_log: Path, elapsed: float) -> Usage:
+    """The run's usage: tokens the endpoint reported (through the translator) or the CLI counted,
+    HTTP requests and model seconds as the egress proxy saw them, the CLI's own cost as ``reported_cost``."""
+    usage = translator.usage if translator is not None else parsed.usage
+    usage = Usage(**vars(usage))
+    entries = []
+    if egress_log.is_file():
+        for line in egress_log.read_text(encoding="utf-8").splitlines():
+            try:
+                entries.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    allowed = [e for e in entries if e.get("allowed")]
+    usage.http_requests = len(allowed)
+    if allowed:  # model requests as the proxy saw them (Claude Code's num_turns counts turns, not requests)
+        usage.requests = sum(1 for e in allowed if e.get("method") == "POST") or usage.requests
+        usage.model_seconds = sum(float(e.get("seconds") or 0) for e in allowed if e.get("method") != "HEAD")
+    usage.harness_seconds = max(0.0, elapsed - usage.model_seconds)
+    usage.reported_cost = parsed.cost
+    return usage

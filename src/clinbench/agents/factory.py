@@ -28,6 +28,13 @@ class AgentOptions:
     variant: str | None = None
     unsafe_no_isolation: bool = False
     sandbox: str | None = None  # force 'bwrap' or 'docker'
+    max_tokens: int | None = 4096  # output tokens asked for per model request (every agent)
+    token_budget: int | None = None  # input + output tokens per run (every agent)
+    text_tool_calls: bool = False  # llm agent: use tool calls the model wrote as text
+    endpoint_api: str = "native"  # codex/claude: 'chat' when the endpoint speaks only chat completions
+
+    def limits(self) -> dict[str, int | None]:
+        return {"max_tokens": self.max_tokens, "token_budget": self.token_budget}
 
     def api_key(self, default_env: str) -> str | None:
         return os.environ.get(self.api_key_env or default_env)
@@ -40,7 +47,8 @@ def make_agent(name: str, options: AgentOptions, model: str | None = None) -> Ag
         from clinbench.agents.sandbox import choose_sandbox
 
         sandbox = choose_sandbox(unsafe_no_isolation=options.unsafe_no_isolation, prefer=options.sandbox)
-        common = {"sandbox": sandbox, "base_url": options.base_url, "model": model}
+        common = {"sandbox": sandbox, "base_url": options.base_url, "model": model, "endpoint_api": options.endpoint_api,
+                  **options.limits()}
         if name == "codex":
             from clinbench.agents.codex import CodexAgent
 
@@ -59,7 +67,9 @@ def make_agent(name: str, options: AgentOptions, model: str | None = None) -> Ag
 
         key_env = "ANTHROPIC_API_KEY" if options.provider == "anthropic" else "OPENAI_API_KEY"
         return LLMAgent(options.provider, model, base_url=options.base_url, api_key=options.api_key(key_env),
-                        max_steps=options.max_steps, reasoning_effort=options.reasoning_effort)
+                        max_steps=options.max_steps, reasoning_effort=options.reasoning_effort,
+                        max_tokens=options.max_tokens, token_budget=options.token_budget,
+                        text_tool_calls=options.text_tool_calls)
     if name in BUILTIN_AGENTS:
         from clinbench.agents.builtin_agents import make_builtin
 

@@ -3,7 +3,19 @@
 Both speak one neutral conversation (a list of ``Message``) and return a ``Turn``. Provider
 errors that are worth retrying (429, 5xx, connection failures) are retried here with
 exponential backoff and full jitter, so the agent loop sees either a turn or an
-``AgentError``.
+``AgentError`` whose message is one line and keeps the server's own error text.
+
+Limits: ``complete(..., deadline=, max_tokens=)`` bounds each request (and the waits between
+retries) by the time left before ``deadline`` (a ``time.monotonic()`` value), raising
+``ModelTimeout`` when it runs out, and asks for at most ``max_tokens`` output tokens.
+Every HTTP request is counted (``http_requests``) and timed (``model_seconds``), failed ones
+included.
+
+The chat client is written against what real local servers do (llama.cpp ``llama-server``,
+llama-cpp-python, vLLM, Ollama): assistant messages never carry ``"content": null`` (llama-cpp-python
+answers HTTP 500 to it), ``tool_choice: "auto"`` is sent with the tools, and a reply that is not
+a chat completion (an HTML page with status 200, ``"message": null``, a malformed tool call)
+is a ``ModelReplyError`` naming what was wrong.
 """
 
 from __future__ import annotations
@@ -23,6 +35,8 @@ from clinbench.campaign.store import Usage
 from clinbench.errors import AgentError
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
+DEFAULT_REQUEST_TIMEOUT = 600.0
+_SNIPPET = 300
 
 
 @dataclass
@@ -30,6 +44,7 @@ class ToolCall:
     id: str
     name: str
     arguments: dict[str, Any]
+    error: str | None = None  # the call's arguments could not be read (sent back to the model)
 
 
 @dataclass
@@ -45,6 +60,8 @@ class Turn:
     text: str
     tool_calls: list[ToolCall]
     usage: Usage
+    finish_reason: str | None = None  # 'stop' | 'tool_calls' | 'length' | ... as the server said
+    seconds: float = 0.0  # time the request took
 
 
 @dataclass
@@ -69,10 +86,39 @@ class RetryPolicy:
         return wait
 
 
+class ModelTimeout(AgentError):
+    """The run's time ran out while waiting for the model."""
+
+
+class ModelReplyError(AgentError):
+    """The endpoint answered, but not with a usable reply (the message says what was wrong)."""
+
+
 class _RetryableError(Exception):
     def __init__(self, message: str, retry_after: float | None = None):
         super().__init__(message)
         self.retry_after = retry_after
+
+
+def one_line(text: Any, limit: int = _SNIPPET) -> str:
+    """``text`` squeezed onto one line and cut to ``limit`` characters."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def error_body(resp: httpx.Response) -> str:
+    """The server's own words about an error: ``error.message`` of a JSON body, else the body text."""
+    try:
+        data = resp.json()
+    except ValueError:
+        return one_line(resp.text) or "(empty body)"
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, dict) and err.get("message"):
+            return one_line(err["message"])
+        if isinstance(err, str):
+            return one_line(err)
+    return one_line(json.dumps(data))
 
 
 def _retry_after(headers: Any) -> float | None:
@@ -91,100 +137,203 @@ def _retry_after(headers: Any) -> float | None:
         return None
 
 
+def json_reply(resp: httpx.Response, what: str) -> dict[str, Any]:
+    """The JSON object of a 2xx reply; an HTML page or other non-JSON body is a ``ModelReplyError``."""
+    kind = resp.headers.get("content-type", "").split(";")[0].strip() or "no content type"
+    try:
+        data = resp.json()
+    except ValueError:
+        raise ModelReplyError(
+            f"endpoint answered HTTP {resp.status_code} with a {kind} body that is not a {what} "
+            f"({one_line(resp.text, 120)!r}); check --base-url (an OpenAI-compatible URL usually ends in /v1)"
+        ) from None
+    if not isinstance(data, dict):
+        raise ModelReplyError(f"endpoint answered a JSON {type(data).__name__}, not a {what} object")
+    return data
+
+
+def _decode_arguments(name: str, raw: Any) -> tuple[dict[str, Any], str | None]:
+    if raw is None or raw == "":
+        return {}, None
+    if isinstance(raw, dict):  # Ollama sends an object
+        return raw, None
+    if not isinstance(raw, str):
+        return {}, f"arguments of {name} must be a JSON object, not {type(raw).__name__}"
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        return {}, f"arguments of {name} are not valid JSON: {one_line(raw, 120)!r}"
+    if not isinstance(value, dict):
+        return {}, f"arguments of {name} must be a JSON object, not {type(value).__name__}"
+    return value, None
+
+
+def parse_chat_completion(data: dict[str, Any]) -> Turn:
+    """A chat completion body as a ``Turn``; anything unusable is a one-line ``ModelReplyError``."""
+    if "error" in data and not data.get("choices"):
+        err = data["error"]
+        raise ModelReplyError(f"endpoint answered an error object: {one_line(err.get('message') if isinstance(err, dict) else err)}")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise ModelReplyError(f"reply has no choices: {one_line(json.dumps(data), 160)}")
+    msg = choices[0].get("message")
+    if not isinstance(msg, dict):
+        raise ModelReplyError(f"reply's choices[0].message is {json.dumps(msg)}, not a message object")
+    content = msg.get("content")
+    if isinstance(content, list):  # content parts
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    elif content is not None and not isinstance(content, str):
+        raise ModelReplyError(f"reply's message content is a {type(content).__name__}, not text")
+    calls = []
+    raw_calls = msg.get("tool_calls") or []
+    if not isinstance(raw_calls, list):
+        raise ModelReplyError(f"reply's tool_calls is a {type(raw_calls).__name__}, not a list")
+    for i, c in enumerate(raw_calls):
+        fn = c.get("function") if isinstance(c, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
+            raise ModelReplyError(f"reply's tool call {i} has no function name: {one_line(json.dumps(c), 160)}")
+        args, err = _decode_arguments(fn["name"], fn.get("arguments"))
+        calls.append(ToolCall(str(c.get("id") or f"call_{i}"), fn["name"], args, err))
+    return Turn(content or "", calls, chat_usage(data.get("usage")), choices[0].get("finish_reason"))
+
+
+def chat_usage(u: Any) -> Usage:
+    """Usage of a chat completion (``prompt_tokens``, ``completion_tokens``, cached prompt tokens)."""
+    if not isinstance(u, dict):
+        return Usage(0, 0, 1)
+    details = u.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+
+    def num(v: Any) -> int:
+        return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+
+    return Usage(num(u.get("prompt_tokens")), num(u.get("completion_tokens")), 1, num(cached))
+
+
 class ModelClient(abc.ABC):
-    """Shared retry loop; subclasses implement ``_complete_once``."""
+    """Shared retry loop, limits and counters; subclasses implement ``_complete_once``."""
 
     provider = "model"
 
-    def __init__(self, model: str, retry: RetryPolicy | None = None):
+    def __init__(self, model: str, retry: RetryPolicy | None = None, timeout: float = DEFAULT_REQUEST_TIMEOUT,
+                 max_tokens: int | None = None):
         self.model = model
         self.retry = retry or RetryPolicy()
+        self.timeout = timeout
+        self.max_tokens = max_tokens
         self.retries_used = 0
+        self.http_requests = 0
+        self.model_seconds = 0.0
 
-    def complete(self, system: str, messages: list[Message], tools: list[ToolSpec]) -> Turn:
+    def complete(self, system: str, messages: list[Message], tools: list[ToolSpec], *,
+                 deadline: float | None = None, max_tokens: int | None = None) -> Turn:
+        """One model turn, retried on transient failures; bounded by ``deadline`` (monotonic seconds)."""
+        max_tokens = max_tokens if max_tokens is not None else self.max_tokens
         last = ""
         for attempt in range(self.retry.max_attempts):
+            timeout = self.timeout
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise ModelTimeout("the run's time ran out before the next model request")
+                timeout = min(timeout, remaining)
+            t0 = time.monotonic()
+            self.http_requests += 1
             try:
-                return self._complete_once(system, messages, tools)
+                turn = self._complete_once(system, messages, tools, timeout=timeout, max_tokens=max_tokens)
+                turn.seconds = time.monotonic() - t0
+                return turn
+            except httpx.TimeoutException as exc:
+                if deadline is not None and time.monotonic() >= deadline - 0.05:
+                    raise ModelTimeout(f"the model had not answered when the run's time ran out "
+                                       f"({time.monotonic() - t0:.1f} s into the request)") from exc
+                last, retry_after = f"no answer within the {timeout:g} s request timeout", None
             except _RetryableError as exc:
-                last = str(exc)
-                if attempt + 1 >= self.retry.max_attempts:
-                    break
-                self.retries_used += 1
-                self.retry.sleep(self.retry.delay(attempt, exc.retry_after))
+                last, retry_after = str(exc), exc.retry_after
+            finally:
+                self.model_seconds += time.monotonic() - t0
+            if attempt + 1 >= self.retry.max_attempts:
+                break
+            wait = self.retry.delay(attempt, retry_after)
+            if deadline is not None and time.monotonic() + wait >= deadline:
+                raise ModelTimeout(f"the run's time ran out while retrying the model (last failure: {last})")
+            self.retries_used += 1
+            self.retry.sleep(wait)
         raise AgentError(
             f"{self.provider} endpoint kept failing after {self.retry.max_attempts} attempts ({last}); "
             "check the endpoint, the model name and rate limits"
         )
 
     @abc.abstractmethod
-    def _complete_once(self, system: str, messages: list[Message], tools: list[ToolSpec]) -> Turn:
+    def _complete_once(self, system: str, messages: list[Message], tools: list[ToolSpec], *,
+                       timeout: float, max_tokens: int | None) -> Turn:
         """One request; raise ``_RetryableError`` for failures worth retrying."""
 
 
+def chat_messages(system: str, messages: list[Message]) -> list[dict[str, Any]]:
+    """The conversation in chat-completions form; content is always a string (never null)."""
+    wire: list[dict[str, Any]] = [{"role": "system", "content": system}]
+    for m in messages:
+        if m.role == "tool":
+            wire.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content or ""})
+        elif m.role == "assistant" and m.tool_calls:
+            wire.append({
+                "role": "assistant",
+                "content": m.content or "",
+                "tool_calls": [
+                    {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+                    for c in m.tool_calls
+                ],
+            })
+        else:
+            wire.append({"role": m.role, "content": m.content or ""})
+    return wire
+
+
 class OpenAIChatClient(ModelClient):
-    """Chat completions through the ``openai`` package (vLLM, Ollama, llama.cpp, hosted APIs)."""
+    """Chat completions over HTTP (``POST {base}/chat/completions``): vLLM, Ollama, llama.cpp, hosted APIs."""
 
     provider = "openai"
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
-                 retry: RetryPolicy | None = None, timeout: float = 600.0, reasoning_effort: str | None = None):
-        super().__init__(model, retry)
-        try:
-            import openai
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise AgentError("the llm agent needs the openai package: pip install 'clinbench[llm]'") from exc
-        self._openai = openai
+                 retry: RetryPolicy | None = None, timeout: float = DEFAULT_REQUEST_TIMEOUT,
+                 reasoning_effort: str | None = None, max_tokens: int | None = None):
+        super().__init__(model, retry, timeout, max_tokens)
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
         key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
-        self._client = openai.OpenAI(base_url=base_url or os.environ.get("OPENAI_BASE_URL"), api_key=key,
-                                     max_retries=0, timeout=timeout)
+        self._http = httpx.Client(headers={"Authorization": f"Bearer {key}"})
         self.reasoning_effort = reasoning_effort
+        self._max_tokens_key = "max_tokens"  # switched to max_completion_tokens if the server asks for it
 
-    def _complete_once(self, system: str, messages: list[Message], tools: list[ToolSpec]) -> Turn:
-        openai = self._openai
-        wire: list[dict[str, Any]] = [{"role": "system", "content": system}]
-        for m in messages:
-            if m.role == "tool":
-                wire.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
-            elif m.role == "assistant" and m.tool_calls:
-                wire.append({
-                    "role": "assistant",
-                    "content": m.content or None,
-                    "tool_calls": [
-                        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
-                        for c in m.tool_calls
-                    ],
-                })
-            else:
-                wire.append({"role": m.role, "content": m.content})
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": wire,
-            "tools": [{"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}} for t in tools],
-        }
+    def _complete_once(self, system, messages, tools, *, timeout, max_tokens):
+        body: dict[str, Any] = {"model": self.model, "messages": chat_messages(system, messages)}
+        if tools:
+            body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                               "parameters": t.parameters}} for t in tools]
+            body["tool_choice"] = "auto"
         if self.reasoning_effort:
-            kwargs["reasoning_effort"] = self.reasoning_effort
+            body["reasoning_effort"] = self.reasoning_effort
+        if max_tokens:
+            body[self._max_tokens_key] = max_tokens
+        resp = self._post(body, timeout)
+        if resp.status_code == 400 and max_tokens and self._max_tokens_key == "max_tokens" \
+                and "max_completion_tokens" in resp.text:
+            self._max_tokens_key = "max_completion_tokens"
+            body["max_completion_tokens"] = body.pop("max_tokens")
+            resp = self._post(body, timeout)
+        if resp.status_code in RETRY_STATUS:
+            raise _RetryableError(f"HTTP {resp.status_code}: {error_body(resp)}", _retry_after(resp.headers))
+        if resp.status_code >= 400:
+            raise AgentError(f"openai endpoint refused the request: HTTP {resp.status_code}: {error_body(resp)}")
+        return parse_chat_completion(json_reply(resp, "chat completion"))
+
+    def _post(self, body: dict[str, Any], timeout: float) -> httpx.Response:
         try:
-            reply = self._client.chat.completions.create(**kwargs)
-        except openai.APIStatusError as exc:
-            if exc.status_code in RETRY_STATUS:
-                raise _RetryableError(f"HTTP {exc.status_code}", _retry_after(exc.response.headers)) from exc
-            raise AgentError(f"openai endpoint refused the request: HTTP {exc.status_code} {str(exc)[:200]}") from exc
-        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-            raise _RetryableError(f"connection failed: {exc}") from exc
-        if not reply.choices:
-            raise _RetryableError("reply had no choices")
-        msg = reply.choices[0].message
-        calls = []
-        for c in msg.tool_calls or []:
-            try:
-                args = json.loads(c.function.arguments or "{}")
-            except json.JSONDecodeError:
-                args = {"_unparsed": c.function.arguments}
-            calls.append(ToolCall(c.id, c.function.name, args if isinstance(args, dict) else {"_value": args}))
-        u = reply.usage
-        usage = Usage(u.prompt_tokens or 0, u.completion_tokens or 0, 1) if u else Usage(0, 0, 1)
-        return Turn(msg.content or "", calls, usage)
+            return self._http.post(f"{self.base_url}/chat/completions", json=body, timeout=timeout)
+        except httpx.TimeoutException:
+            raise
+        except httpx.HTTPError as exc:
+            raise _RetryableError(f"connection failed: {one_line(exc, 160)}") from exc
 
 
 class AnthropicClient(ModelClient):
@@ -194,18 +343,17 @@ class AnthropicClient(ModelClient):
     API_VERSION = "2023-06-01"
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
-                 retry: RetryPolicy | None = None, timeout: float = 600.0, max_tokens: int = 8192):
-        super().__init__(model, retry)
+                 retry: RetryPolicy | None = None, timeout: float = DEFAULT_REQUEST_TIMEOUT, max_tokens: int | None = None):
+        super().__init__(model, retry, timeout, max_tokens)
         self.base_url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com").rstrip("/")
         if self.base_url.endswith("/v1"):
             self.base_url = self.base_url[:-3]
         key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         if not key:
             raise AgentError("the anthropic provider needs an API key: set ANTHROPIC_API_KEY")
-        self._http = httpx.Client(timeout=timeout, headers={"x-api-key": key, "anthropic-version": self.API_VERSION})
-        self.max_tokens = max_tokens
+        self._http = httpx.Client(headers={"x-api-key": key, "anthropic-version": self.API_VERSION})
 
-    def _complete_once(self, system: str, messages: list[Message], tools: list[ToolSpec]) -> Turn:
+    def _complete_once(self, system, messages, tools, *, timeout, max_tokens):
         wire: list[dict[str, Any]] = []
         for m in messages:
             if m.role == "tool":
@@ -222,31 +370,44 @@ class AnthropicClient(ModelClient):
                 wire.append({"role": "user", "content": m.content})
         body = {
             "model": self.model,
-            "max_tokens": self.max_tokens,
+            "max_tokens": max_tokens or 8192,
             "system": system,
             "messages": wire,
             "tools": [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools],
         }
         try:
-            resp = self._http.post(f"{self.base_url}/v1/messages", json=body)
+            resp = self._http.post(f"{self.base_url}/v1/messages", json=body, timeout=timeout)
+        except httpx.TimeoutException:
+            raise
         except httpx.HTTPError as exc:
-            raise _RetryableError(f"connection failed: {exc}") from exc
+            raise _RetryableError(f"connection failed: {one_line(exc, 160)}") from exc
         if resp.status_code in RETRY_STATUS:
-            raise _RetryableError(f"HTTP {resp.status_code}", _retry_after(resp.headers))
+            raise _RetryableError(f"HTTP {resp.status_code}: {error_body(resp)}", _retry_after(resp.headers))
         if resp.status_code >= 400:
-            raise AgentError(f"anthropic endpoint refused the request: HTTP {resp.status_code} {resp.text[:200]}")
-        data = resp.json()
-        text = "".join(b.get("text", "") for b in data.get("content", []) if b.get("type") == "text")
-        calls = [ToolCall(b["id"], b["name"], b.get("input") or {}) for b in data.get("content", []) if b.get("type") == "tool_use"]
-        u = data.get("usage") or {}
-        return Turn(text, calls, Usage.from_tokens(u))
+            raise AgentError(f"anthropic endpoint refused the request: HTTP {resp.status_code}: {error_body(resp)}")
+        data = json_reply(resp, "Messages API reply")
+        blocks = data.get("content")
+        if not isinstance(blocks, list):
+            raise ModelReplyError(f"reply's content is {one_line(json.dumps(blocks), 80)}, not a list of blocks")
+        blocks = [b for b in blocks if isinstance(b, dict)]
+        text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+        calls = []
+        for b in blocks:
+            if b.get("type") == "tool_use":
+                args = b.get("input")
+                calls.append(ToolCall(str(b.get("id")), str(b.get("name")), args if isinstance(args, dict) else {},
+                                      None if isinstance(args, dict) else f"input of {b.get('name')} is not an object"))
+        u = data.get("usage")
+        return Turn(text, calls, Usage.from_tokens(u if isinstance(u, dict) else {}), data.get("stop_reason"))
 
 
 def make_client(provider: str, model: str, *, base_url: str | None = None, api_key: str | None = None,
-                retry: RetryPolicy | None = None, reasoning_effort: str | None = None) -> ModelClient:
+                retry: RetryPolicy | None = None, reasoning_effort: str | None = None,
+                max_tokens: int | None = None, timeout: float = DEFAULT_REQUEST_TIMEOUT) -> ModelClient:
     """A client for ``provider`` ('openai' for any OpenAI-compatible server, or 'anthropic')."""
     if provider == "openai":
-        return OpenAIChatClient(model, base_url, api_key, retry, reasoning_effort=reasoning_effort)
+        return OpenAIChatClient(model, base_url, api_key, retry, timeout, reasoning_effort=reasoning_effort,
+                                max_tokens=max_tokens)
     if provider == "anthropic":
-        return AnthropicClient(model, base_url, api_key, retry)
+        return AnthropicClient(model, base_url, api_key, retry, timeout, max_tokens=max_tokens)
     raise AgentError(f"unknown provider {provider!r}: use 'openai' (any OpenAI-compatible server) or 'anthropic'")

@@ -14,6 +14,23 @@ The script is a list of steps; every request that offers tools takes the next st
   offered (Codex ``exec_command``/``shell_command``/``shell``, Claude ``Bash``).
 * ``{"status": 429, "body": {...}, "headers": {"retry-after": "0"}}``: an HTTP error.
 
+Steps that behave like real servers misbehaving (chat completions):
+
+* ``{"text_tool_call": "hermes" | "json", "tool": ..., "arguments": ...}``: the call written in the
+  message text (Qwen's ``<tool_call>`` tags, or a bare JSON object), as a server without
+  tool-call parsing returns it.
+* ``{"tool": ..., "raw_arguments": "..."}``: a tool call whose arguments string is sent as given.
+* ``{"html": "<html>..."}``: an HTML page with status 200 (a web UI at the wrong base URL).
+* ``{"message_null": true}``: ``choices[0].message`` is null.
+* ``{"hang": seconds}``: wait that long before answering the rest of the step (or "Done.").
+* ``{"unbounded": true}``: generation that stops only at the request's ``max_tokens``
+  (``finish_reason: "length"``); without ``max_tokens`` it never ends (until the server stops).
+
+Server options that copy real servers: ``reject_null_content`` (default on) answers HTTP 500
+to a message whose ``content`` is null, as llama-cpp-python does; ``wires`` limits the
+APIs served (``wires=("chat",)`` is a chat-completions-only server like llama-server:
+``/v1/responses`` and ``/v1/messages`` get 404).
+
 Any step may carry ``"usage": {"input_tokens": n, "output_tokens": m}``. After the last step
 the server repeats the last text step (or "Done.").
 
@@ -97,9 +114,13 @@ class ScriptedServer:
     """A model server on 127.0.0.1 that answers from a script, in a background thread."""
 
     def __init__(self, script: list[dict[str, Any]], *, skip_toolless: bool = False,
-                 host: str = "127.0.0.1", port: int = 0):
+                 host: str = "127.0.0.1", port: int = 0, wires: tuple[str, ...] = ("chat", "responses", "messages"),
+                 reject_null_content: bool = True):
         self.script = list(script)
         self.skip_toolless = skip_toolless
+        self.wires = wires
+        self.reject_null_content = reject_null_content
+        self._stopping = threading.Event()
         self.requests: list[dict[str, Any]] = []  # JSON bodies received, in order
         self.log: list[dict[str, Any]] = []  # method, path, headers, body of every request
         self._cursor = 0
@@ -132,6 +153,7 @@ class ScriptedServer:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()  # ends hanging and unbounded steps
         self._httpd.shutdown()
         self._httpd.server_close()
         if self._thread is not None:
@@ -193,8 +215,16 @@ class ScriptedServer:
                 elif path.endswith("/messages"):
                     wire = "messages"
                 else:
-                    self._json(404, {"error": {"message": f"no route {self.path}"}})
+                    wire = "none"
+                if wire not in server.wires:  # what llama-server answers for an API it does not serve
+                    self._json(404, {"error": {"code": 404, "message": "File Not Found", "type": "not_found_error"}})
                     return
+                if wire == "chat" and server.reject_null_content:
+                    nulls = [i for i, m in enumerate(body.get("messages") or []) if isinstance(m, dict) and m.get("content", "") is None]
+                    if nulls:  # llama-cpp-python validates content as a string and answers 500
+                        self._json(500, {"error": {"message": f"messages.{nulls[0]}.content: Input should be a valid string "
+                                                              "[type=string_type, input_value=None]", "type": "internal_server_error"}})
+                        return
                 tools = _tool_names(body)
                 schema = _requested_schema(body)
                 if not tools and server.skip_toolless:
@@ -202,6 +232,13 @@ class ScriptedServer:
                     step: dict[str, Any] = {"text": text}
                 else:
                     step = server._next_step()
+                if step.get("hang"):
+                    server._stopping.wait(float(step["hang"]))
+                    if not any(k in step for k in ("text", "tool", "tool_calls", "shell", "status")):
+                        step = {**step, "text": "Done."}
+                if "html" in step:
+                    self._raw(200, "text/html; charset=utf-8", str(step["html"]).encode())
+                    return
                 if "status" in step:
                     self._json(
                         int(step["status"]),
@@ -209,15 +246,39 @@ class ScriptedServer:
                         step.get("headers", {}),
                     )
                     return
-                calls = _calls_of(step, tools)
                 usage = {**DEFAULT_USAGE, **step.get("usage", {})}
                 model = body.get("model", "scripted")
+                finish = None
+                if step.get("unbounded"):
+                    limit = body.get("max_tokens") or body.get("max_completion_tokens") or body.get("max_output_tokens")
+                    if not limit:  # generates until the client gives up or the server stops
+                        server._stopping.wait(3600)
+                        return
+                    step = {"text": " ".join(["word"] * int(limit))}
+                    usage["output_tokens"], finish = int(limit), "length"
+                if "text_tool_call" in step:
+                    step = {"text": _text_tool_call(step["text_tool_call"], step["tool"], step.get("arguments", {}))}
+                calls = _calls_of(step, tools)
                 build = {"chat": _chat_reply, "responses": _responses_reply, "messages": _messages_reply}[wire]
                 reply, events = build(model, step.get("text"), calls, usage)
+                if wire == "chat":
+                    if finish:
+                        reply["choices"][0]["finish_reason"] = finish
+                    if "raw_arguments" in step:
+                        reply["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = step["raw_arguments"]
+                    if step.get("message_null"):
+                        reply["choices"][0]["message"] = None
                 if body.get("stream"):
                     self._sse(events)
                 else:
                     self._json(200, reply)
+
+            def _raw(self, status: int, kind: str, data: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(payload).encode()
@@ -260,6 +321,11 @@ def _calls_of(step: dict[str, Any], offered: list[str]) -> list[tuple[str, dict[
     if "tool_calls" in step:
         return [(c["tool"], c.get("arguments", {})) for c in step["tool_calls"]]
     return []
+
+
+def _text_tool_call(style: str, tool: str, arguments: dict[str, Any]) -> str:
+    call = json.dumps({"name": tool, "arguments": arguments})
+    return f"<tool_call>\n{call}\n</tool_call>" if style == "hermes" else call
 
 
 def _id(prefix: str) -> str:

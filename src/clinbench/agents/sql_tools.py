@@ -47,6 +47,30 @@ TOOL_SPECS = [
 ]
 
 
+_SPECS = {t.name: t for t in TOOL_SPECS}
+_JSON_TYPES = {"string": str, "object": dict, "integer": int, "number": (int, float), "boolean": bool, "array": list}
+
+
+def argument_problem(spec: ToolSpec, arguments: Any) -> str | None:
+    """What is wrong with ``arguments`` for ``spec`` (missing, unknown or wrong-type keys), or None."""
+    if not isinstance(arguments, dict):
+        return f"arguments must be a JSON object, not {type(arguments).__name__}"
+    props = spec.parameters.get("properties", {})
+    missing = [k for k in spec.parameters.get("required", []) if k not in arguments]
+    if missing:
+        return f"missing argument {', '.join(missing)}"
+    unknown = [k for k in arguments if k not in props]
+    if unknown:
+        return f"unknown argument {', '.join(map(repr, unknown))}; arguments are {', '.join(props) or 'none'}"
+    for key, value in arguments.items():
+        want = props[key].get("type")
+        if value is None and key not in spec.parameters.get("required", []):
+            continue
+        if want in _JSON_TYPES and (not isinstance(value, _JSON_TYPES[want]) or isinstance(value, bool) and want != "boolean"):
+            return f"argument {key!r} must be a {want}, not {type(value).__name__} ({json.dumps(value)[:60]})"
+    return None
+
+
 class ToolError(Exception):
     """A tool call the agent got wrong; the message goes back to the model."""
 
@@ -82,16 +106,20 @@ class WorkspaceTools:
             self._con = None
 
     # -- dispatch ------------------------------------------------------------------
-    def call(self, name: str, arguments: dict[str, Any]) -> str:
-        handler = getattr(self, f"tool_{name}", None)
-        if handler is None:
+    def call(self, name: str, arguments: Any) -> str:
+        """The tool's result, or ``error: ...`` (one line) for the model when the call is wrong."""
+        spec = _SPECS.get(name)
+        if spec is None:
             return f"error: unknown tool {name!r}; tools are {', '.join(t.name for t in TOOL_SPECS)}"
+        problem = argument_problem(spec, arguments)
+        if problem:
+            return f"error: {name}: {problem}"
         try:
-            return handler(**arguments)
-        except TypeError as exc:
-            return f"error: bad arguments for {name}: {exc}"
+            return getattr(self, f"tool_{name}")(**arguments)
         except ToolError as exc:
             return f"error: {exc}"
+        except duckdb.Error as exc:
+            return f"error: {str(exc).splitlines()[0][:500]}"
 
     def _query(self, sql: str) -> tuple[list[str], list[tuple]]:
         if self._con is None:

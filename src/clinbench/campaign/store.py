@@ -5,7 +5,8 @@ Tables (declared once, below):
 * ``runs``: one row per finished run (derive or dx), with its score, cost, isolation and
   audit verdict (``publishable``, ``flag_reason``).
 * ``column_scores``: per scored column of a derive run, match rate and normalised MAE.
-* ``usage``: model tokens and requests of a run.
+* ``usage``: model tokens and requests of a run, model vs harness seconds, the CLI's own cost
+  guess, and the usage of earlier failed attempts that ``--retry-failed`` replaced.
 
 A run is recorded in one transaction that replaces any earlier rows of the same
 ``run_id``: recording is idempotent, and a process killed mid-write leaves either the
@@ -73,7 +74,16 @@ USAGE_COLUMNS: dict[str, str] = {
     "input_tokens": "BIGINT",
     "output_tokens": "BIGINT",
     "requests": "INTEGER",
+    "cached_input_tokens": "BIGINT",
+    "http_requests": "INTEGER",  # as counted by the egress proxy (external agents) or the client
+    "model_seconds": "DOUBLE",  # time spent waiting for the model
+    "harness_seconds": "DOUBLE",  # the rest of the run: workspace, tools, sandbox, scoring
+    "reported_cost": "DOUBLE",  # the agent CLI's own dollar estimate (runs.cost is from the price table)
+    "earlier_input_tokens": "BIGINT",  # failed attempts replaced by --retry-failed
+    "earlier_output_tokens": "BIGINT",
+    "earlier_requests": "INTEGER",
 }
+_USAGE_FIELDS = [c for c in USAGE_COLUMNS if c != "run_id"]
 _TABLES = {"runs": RUN_COLUMNS, "column_scores": COLUMN_SCORE_COLUMNS, "usage": USAGE_COLUMNS}
 _VALID_BENCHMARKS = ("derive", "dx")
 _VALID_STATUS = ("ok", "error", "timeout")
@@ -91,18 +101,47 @@ class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
     requests: int = 0
+    cached_input_tokens: int = 0
+    http_requests: int = 0
+    model_seconds: float = 0.0
+    harness_seconds: float | None = None
+    reported_cost: float | None = None
+    earlier_input_tokens: int = 0
+    earlier_output_tokens: int = 0
+    earlier_requests: int = 0
 
     def add(self, other: Usage) -> Usage:
+        """Sums of the counters (harness seconds and reported cost are set once per run, not added)."""
         return Usage(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
             self.requests + other.requests,
+            self.cached_input_tokens + other.cached_input_tokens,
+            self.http_requests + other.http_requests,
+            self.model_seconds + other.model_seconds,
+            self.harness_seconds,
+            self.reported_cost,
+            self.earlier_input_tokens + other.earlier_input_tokens,
+            self.earlier_output_tokens + other.earlier_output_tokens,
+            self.earlier_requests + other.earlier_requests,
         )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
 
     @classmethod
     def from_tokens(cls, usage: dict[str, Any], requests: int = 1) -> Usage:
-        """From a usage object with ``input_tokens``/``output_tokens`` (Anthropic Messages, Claude Code, Codex)."""
-        return cls(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)), requests)
+        """From a usage object with ``input_tokens``/``output_tokens`` (Anthropic Messages, Claude Code, Codex);
+        cached input is ``cached_input_tokens`` (Codex), ``cache_read_input_tokens`` (Anthropic) or
+        ``input_tokens_details.cached_tokens`` (Responses)."""
+        def num(value: Any) -> int:
+            return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+        details = usage.get("input_tokens_details")
+        cached = num(usage.get("cached_input_tokens")) or num(usage.get("cache_read_input_tokens")) or (
+            num(details.get("cached_tokens")) if isinstance(details, dict) else 0)
+        return cls(num(usage.get("input_tokens")), num(usage.get("output_tokens")), requests, cached)
 
 
 @dataclass
@@ -141,6 +180,24 @@ class RunRecord:
         return [values[name] for name in RUN_COLUMNS]
 
 
+_RUNS_WITH_USAGE = f"SELECT r.*, {', '.join(f'u.{c}' for c in _USAGE_FIELDS)} FROM runs r "
+
+
+def _carry_failed_usage(con: duckdb.DuckDBPyConnection, run: RunRecord) -> None:
+    """A failed run being replaced (``--retry-failed``) leaves its tokens in the new record's ``earlier_*``."""
+    if run.usage is None:
+        return
+    old = con.execute(
+        "SELECT coalesce(u.input_tokens, 0) + coalesce(u.earlier_input_tokens, 0), "
+        "coalesce(u.output_tokens, 0) + coalesce(u.earlier_output_tokens, 0), "
+        "coalesce(u.requests, 0) + coalesce(u.earlier_requests, 0), r.finished_at "
+        "FROM runs r JOIN usage u USING (run_id) WHERE r.run_id = ? AND r.status <> 'ok'", [run.run_id]).fetchone()
+    # recording the same attempt again (idempotent) carries nothing
+    if old is not None and old[3] != run.finished_at and run.usage.earlier_requests == 0:
+        run.usage.earlier_input_tokens, run.usage.earlier_output_tokens, run.usage.earlier_requests = (
+            int(old[0] or 0), int(old[1] or 0), int(old[2] or 0))
+
+
 def _ddl() -> list[str]:
     return [
         f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(f'{c} {t}' for c, t in cols.items())})"
@@ -163,6 +220,8 @@ class Store:
         with store.connect() as con:
             for statement in _ddl():
                 con.execute(statement)
+            for name, kind in USAGE_COLUMNS.items():  # a store made before a usage column existed
+                con.execute(f"ALTER TABLE usage ADD COLUMN IF NOT EXISTS {name} {kind}")
         return store
 
     @classmethod
@@ -208,6 +267,7 @@ class Store:
             con.execute("BEGIN TRANSACTION")
             try:
                 for run in runs:
+                    _carry_failed_usage(con, run)
                     for table in _TABLES:
                         con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run.run_id])
                     con.execute(f"INSERT INTO runs VALUES ({marks})", run.row())
@@ -217,8 +277,9 @@ class Store:
                             [[run.run_id, c.column_name, c.match_rate, c.nmae] for c in run.column_scores],
                         )
                     if run.usage is not None:
-                        u = run.usage
-                        con.execute("INSERT INTO usage VALUES (?, ?, ?, ?)", [run.run_id, u.input_tokens, u.output_tokens, u.requests])
+                        con.execute(f"INSERT INTO usage (run_id, {', '.join(_USAGE_FIELDS)}) VALUES "
+                                    f"(?{', ?' * len(_USAGE_FIELDS)})",
+                                    [run.run_id, *(getattr(run.usage, f) for f in _USAGE_FIELDS)])
                 con.execute("COMMIT")
             except BaseException:
                 con.execute("ROLLBACK")
@@ -231,7 +292,7 @@ class Store:
             return None
         usage = None
         if row.get("input_tokens") is not None or row.get("requests") is not None:
-            usage = Usage(row.get("input_tokens") or 0, row.get("output_tokens") or 0, row.get("requests") or 0)
+            usage = Usage(**{f: row[f] if row.get(f) is not None else getattr(Usage, f) for f in _USAGE_FIELDS})
         scores = [ColumnScore(c["column_name"], c["match_rate"], c["nmae"]) for c in self.column_scores(run_id)]
         return RunRecord(**{name: row[name] for name in RUN_COLUMNS}, column_scores=scores, usage=usage)
 
@@ -259,8 +320,8 @@ class Store:
             where.append("r.benchmark = ?")
             params.append(benchmark)
         sql = (
-            "SELECT r.*, u.input_tokens, u.output_tokens, u.requests FROM runs r "
-            "LEFT JOIN usage u USING (run_id)"
+            _RUNS_WITH_USAGE
+            + "LEFT JOIN usage u USING (run_id)"
             + (f" WHERE {' AND '.join(where)}" if where else "")
             + " ORDER BY r.run_id"
         )
@@ -284,15 +345,15 @@ class Store:
         where = " WHERE r.publishable" if publishable_only else ""
         with self.connect(read_only=True) as con:
             return con.sql(
-                "SELECT r.*, u.input_tokens, u.output_tokens, u.requests FROM runs r "
-                f"LEFT JOIN usage u USING (run_id){where} ORDER BY r.run_id"
+                _RUNS_WITH_USAGE
+                + f"LEFT JOIN usage u USING (run_id){where} ORDER BY r.run_id"
             ).to_arrow_table()
 
     def export_csv(self, out: str | os.PathLike[str], *, publishable_only: bool = False) -> Path:
         """Write the runs (with usage) to a CSV file, atomically."""
         out = Path(out)
         rows = self.runs(publishable_only=publishable_only)
-        names = list(RUN_COLUMNS) + ["input_tokens", "output_tokens", "requests"]
+        names = list(RUN_COLUMNS) + _USAGE_FIELDS
         with atomic_path(out) as tmp, tmp.open("w", newline="") as fh:
             writer = csv.writer(fh)
             writer.writerow(names)
