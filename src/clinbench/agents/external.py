@@ -147,7 +147,7 @@ class ExternalAgent(Agent):
             env["PATH"] = f"{extra_path}:{env['PATH']}" if extra_path else env["PATH"]
             env.update(box.env)
             ro = ro + box.ro_paths
-            argv, host_env = self.sandbox.wrap(launch.argv, workspace.root, env, ro_paths=ro, egress=egress,
+            argv, host_env = self.sandbox.wrap(toolbox.with_profile(launch.argv, box), workspace.root, env, ro_paths=ro, egress=egress,
                                                hidden=ctx.hidden_paths)
             if not self.sandbox.isolated:
                 host_env = {**env, "PATH": f"{env['PATH']}:{os.environ.get('PATH', '')}"}

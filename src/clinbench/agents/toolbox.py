@@ -72,7 +72,8 @@ def prepare(private_dir: Path, sandbox_kind: str) -> Toolbox:
     python = interpreter()
     bin_dir = private_dir / "toolbox" / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
-    env = {"PYTHONPATH": str(site), "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {"PYTHONPATH": str(site), "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1",
+           BIN_ENV: str(bin_dir)}
     launchers = {
         "python3": f'exec {shlex.quote(str(python))} "$@"',
         "duckdb": f'exec {shlex.quote(str(python))} {shlex.quote(str(SHELL_SCRIPT))} "$@"',
@@ -87,6 +88,20 @@ def prepare(private_dir: Path, sandbox_kind: str) -> Toolbox:
     if not str(prefix).startswith(("/usr", "/opt")):  # those are mounted in every sandbox already
         ro.append(prefix)
     return Toolbox(ro_paths=ro, bin_dir=bin_dir, env=env)
+
+
+BIN_ENV = "CLINBENCH_TOOLBOX_BIN"
+# A login shell (Codex runs every command as `bash -lc`) resets PATH in /etc/profile; the
+# private HOME's profile puts the toolbox first again.
+_PROFILE = 'case ":$PATH:" in *":$%s:"*) ;; *) PATH="$%s:$PATH" ;; esac; export PATH' % (BIN_ENV, BIN_ENV)
+
+
+def with_profile(argv: list[str], box: Toolbox) -> list[str]:
+    """``argv`` started after the HOME's ``.profile`` and ``.bashrc`` put the toolbox on PATH."""
+    if box.bin_dir is None:
+        return list(argv)
+    script = ('mkdir -p "$HOME" && for f in .profile .bashrc; do printf "%s\\n" "$0" >> "$HOME/$f"; done && exec "$@"')
+    return ["/bin/sh", "-c", script, _PROFILE, *argv]
 
 
 def note(database: Path | None, root: Path) -> str:
