@@ -33,16 +33,6 @@ needs_clis = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(scope="module")
-def synth_db(tmp_path_factory):
-    from clinbench.concepts.build import build_concepts
-    from clinbench.ehr.synth import synth_mimic_iv
-
-    db = synth_mimic_iv(tmp_path_factory.mktemp("chatonly") / "synth.duckdb", patients=20, seed=3)
-    build_concepts(db, only=["sofa-24h"])
-    return db
-
-
 def _answer_shell() -> str:
     """A shell command that writes the task's answer with the toolbox's duckdb CLI."""
     from clinbench.concepts.build import target_sql
@@ -60,13 +50,13 @@ def _campaign(agent, model, srv, out, **options):
 
 @needs_clis
 @pytest.mark.parametrize("agent,model", [("codex", "gpt-5.5"), ("claude", "claude-sonnet-4-5")])
-def test_real_cli_scores_one_through_a_chat_only_server(agent, model, synth_db, tmp_path, monkeypatch):
+def test_real_cli_scores_one_through_a_chat_only_server(agent, model, sofa_db, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{BIN}:{os.environ['PATH']}")
     monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
     script = [{"shell": "duckdb database.duckdb -c '.tables'"}, {"shell": _answer_shell()},
               {"text": "Wrote output.csv with one row per ICU stay."}]
     with ScriptedServer(script, skip_toolless=True, wires=("chat",)) as srv:
-        summary, run, evidence = _campaign(agent, model, srv, tmp_path / "camp", db=synth_db, endpoint_api="chat")
+        summary, run, evidence = _campaign(agent, model, srv, tmp_path / "camp", db=sofa_db, endpoint_api="chat")
     assert summary.by_status == {"ok": 1}, (evidence / "score.json").read_text()
     assert (run["reward"], run["strict"], run["isolated"]) == (1.0, True, True)
     # the server saw chat completions only, with the CLI's shell tool offered
@@ -86,7 +76,7 @@ def test_real_cli_scores_one_through_a_chat_only_server(agent, model, synth_db, 
           f"({len(posts)} model), model {run['model_seconds']:.2f} s, harness {run['harness_seconds']:.2f} s")
 
 
-def test_llm_agent_scores_one_against_a_chat_only_server(synth_db, tmp_path, monkeypatch):
+def test_llm_agent_scores_one_against_a_chat_only_server(sofa_db, tmp_path, monkeypatch):
     from clinbench.concepts.build import target_sql
 
     monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
@@ -94,7 +84,7 @@ def test_llm_agent_scores_one_against_a_chat_only_server(synth_db, tmp_path, mon
               {"tool": "write_output", "arguments": {"sql": target_sql("sofa-24h")}},
               {"text": "Wrote one row per ICU stay."}]
     with ScriptedServer(script, wires=("chat",)) as srv:
-        summary, run, evidence = _campaign("llm", "scripted", srv, tmp_path / "camp", db=synth_db, max_tokens=512)
+        summary, run, evidence = _campaign("llm", "scripted", srv, tmp_path / "camp", db=sofa_db, max_tokens=512)
     assert summary.by_status == {"ok": 1} and (run["reward"], run["strict"]) == (1.0, True)
     # what real servers need: never a null content, tool_choice with the tools, max_tokens sent
     for body in srv.requests:

@@ -51,6 +51,16 @@ class ClaudeCodeAgent(ExternalAgent):
     def parse(self, stdout: str) -> Parsed:
         return parse_claude_stream(stdout)
 
+    def run(self, workspace: Workspace, ctx: RunContext):
+        outcome = super().run(workspace, ctx)
+        # what Claude Code says when the endpoint has no /v1/messages
+        if outcome.error and self.base_url and self.endpoint_api == "native" and "issue with the selected model" in outcome.error:
+            outcome.error += CHAT_HINT
+        return outcome
+
+
+CHAT_HINT = " (if the endpoint speaks only chat completions, pass --endpoint-api chat)"
+
 
 def parse_claude_stream(stdout: str) -> Parsed:
     """Usage, Claude Code's own cost estimate (kept as ``reported_cost``, never as the run's cost),
@@ -70,7 +80,8 @@ def parse_claude_stream(stdout: str) -> Parsed:
                 parsed.cost = float(event["total_cost_usd"])
             if event.get("is_error") or str(event.get("subtype", "success")) != "success":
                 said = " ".join(str(event.get("result") or event.get("errors") or "").split())[:300]
-                parsed.error = f"claude result {event.get('subtype', 'error')}: {said}"
+                subtype = str(event.get("subtype") or "error")
+                parsed.error = f"claude {'error' if subtype == 'success' else subtype}: {said}"
             u = event.get("usage")
             if isinstance(u, dict):
                 result_usage = Usage.from_tokens(u, int(event.get("num_turns") or per_message.requests))

@@ -60,6 +60,16 @@ class CodexAgent(ExternalAgent):
     def parse(self, stdout: str) -> Parsed:
         return parse_codex_events(stdout)
 
+    def run(self, workspace: Workspace, ctx: RunContext):
+        outcome = super().run(workspace, ctx)
+        if outcome.error and self.base_url and self.endpoint_api == "native" and "404" in outcome.error \
+                and "/responses" in outcome.error:  # the endpoint has no Responses API
+            outcome.error += CHAT_HINT
+        return outcome
+
+
+CHAT_HINT = " (if the endpoint speaks only chat completions, pass --endpoint-api chat)"
+
 
 def parse_codex_events(stdout: str) -> Parsed:
     """Usage (summed over turns), last agent message and the failure, if any, from ``codex exec --json``.

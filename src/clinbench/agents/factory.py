@@ -32,6 +32,7 @@ class AgentOptions:
     token_budget: int | None = None  # input + output tokens per run (every agent)
     text_tool_calls: bool = False  # llm agent: use tool calls the model wrote as text
     endpoint_api: str = "native"  # codex/claude: 'chat' when the endpoint speaks only chat completions
+    prices: str | None = None  # price table for the run's cost (default: agents/prices.toml)
 
     def limits(self) -> dict[str, int | None]:
         return {"max_tokens": self.max_tokens, "token_budget": self.token_budget}

@@ -97,7 +97,10 @@ def execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
         timings["agent"] = time.monotonic() - t2
         record.status = outcome.status
         record.isolated = outcome.isolated
-        record.cost = outcome.cost
+        from clinbench.agents.prices import cost_of
+
+        # the price table's cost, never an agent CLI's own estimate (that is usage.reported_cost)
+        record.cost = cost_of(record.model if record.model not in ("", "-") else None, outcome.usage, config.options.prices)
         record.usage = outcome.usage
         error = outcome.error
         if outcome.output_csv is not None:
@@ -126,6 +129,8 @@ def execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
     if not (partial / "transcript.jsonl").exists():
         (partial / "transcript.jsonl").write_text("", encoding="utf-8")
     record.elapsed_seconds = time.monotonic() - t0
+    if record.usage is not None:  # everything but waiting for the model: workspace, tools, sandbox, scoring
+        record.usage.harness_seconds = max(0.0, record.elapsed_seconds - record.usage.model_seconds)
     record.finished_at = datetime.now()
     record.evidence_dir = f"{evidence.RUNS_DIR}/{spec.run_id}"
     evidence.write_manifest(partial, {
@@ -135,6 +140,10 @@ def execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
         "isolated": record.isolated,
         "db": str(Path(config.db).resolve()),
         "timeout_seconds": config.timeout_seconds,
+        "limits": {"timeout_seconds": config.timeout_seconds, **config.options.limits(),
+                   "max_steps": config.options.max_steps},
+        "limit_hit": outcome.limit if outcome is not None else None,
+        "timings": {k: round(v, 3) for k, v in timings.items()},
         "usage": vars(record.usage) if record.usage else None,
         "finished_at": record.finished_at.isoformat(),
     })

@@ -82,6 +82,11 @@ def run_command(
     allowed_tools: str | None = typer.Option(None, "--allowed-tools", help="claude: tools to allow, e.g. Bash,Read,Write."),
     agent_command: str | None = typer.Option(None, "--agent-command", help="command agent template ({workspace}, {prompt_file}, {model})."),
     max_steps: int = typer.Option(40, "--max-steps", help="llm agent step limit."),
+    max_tokens: int = typer.Option(4096, "--max-tokens", min=1, help="Output tokens asked for per model request (llm; codex/claude with --endpoint-api chat)."),
+    token_budget: int | None = typer.Option(None, "--token-budget", min=1, help="Input + output tokens per run; a run that uses them up stops as an error saying so."),
+    text_tool_calls: bool = typer.Option(False, "--text-tool-calls", help="llm agent: use tool calls a model wrote as text (hermes <tool_call> or JSON) when the server did not parse them."),
+    endpoint_api: str = typer.Option("native", "--endpoint-api", help="codex/claude: chat when --base-url speaks only chat completions (llama-server, vLLM, Ollama); native otherwise."),
+    prices: Path | None = typer.Option(None, "--prices", help="Price table (TOML, USD per million tokens) for the runs' cost; default: the shipped agents/prices.toml."),
     replay_from: Path | None = typer.Option(None, "--replay-from", help="replay agent: an earlier campaign folder."),
     variant: str | None = typer.Option(None, "--variant", help="variant agent: which variant of the reference."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Also redo runs recorded as error or timeout."),
@@ -99,7 +104,9 @@ def run_command(
     specs = expand(task_ids, split_list(conditions), split_list(schema), split_list(agent), split_list(model), trials)
     options = AgentOptions(base_url=base_url, api_key_env=api_key_env, provider=provider,
                            reasoning_effort=reasoning_effort, allowed_tools=allowed_tools,
-                           agent_command=agent_command, max_steps=max_steps,
+                           agent_command=agent_command, max_steps=max_steps, max_tokens=max_tokens,
+                           token_budget=token_budget, text_tool_calls=text_tool_calls, endpoint_api=endpoint_api,
+                           prices=str(prices.resolve()) if prices else None,
                            replay_from=str(replay_from) if replay_from else None, variant=variant,
                            unsafe_no_isolation=unsafe_no_isolation, sandbox=sandbox)
     _check_agents(split_list(agent), split_list(model), options)
@@ -126,8 +133,17 @@ def _check_agents(agents: list[str], models: list[str], options: AgentOptions) -
         raise AgentError("the llm agent needs a model: pass --model NAME (and --base-url for a local server)")
     if options.api_key_env and not os.environ.get(options.api_key_env):
         raise AgentError(f"--api-key-env {options.api_key_env}: that environment variable is not set")
+    from clinbench.agents.prices import load_prices
+    from clinbench.agents.toolbox import preflight
+
+    load_prices(options.prices)  # a broken price table fails now, not in every run
+    checked = set()
     for name in agents:
-        make_agent(name, options)
+        agent = make_agent(name, options)
+        sandbox = getattr(agent, "sandbox", None)
+        if sandbox is not None and sandbox.kind not in checked:  # the toolbox works in this sandbox
+            preflight(sandbox)
+            checked.add(sandbox.kind)
 
 
 def register(app: typer.Typer) -> None:
