@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import errno
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
 import duckdb
 import pytest
 
+from clinbench.agents import sandbox
+from clinbench.derive import workspace
 from clinbench.derive.catalogue import load_catalogue
-from clinbench.derive.workspace import cache_dir, prepare_workspace
+from clinbench.derive.workspace import cache_dir, prepare_workspace, read_only_files
 from clinbench.errors import DataError, TaskError
 
 from derive_fixtures import MARKER, drop_marker
@@ -53,18 +63,93 @@ def test_rows_copied_unchanged(source_db, tmp_path):
     con.close()
 
 
-def test_each_run_gets_own_copy_of_cached_db(source_db, tmp_path):
+def test_runs_share_the_read_only_cached_database_without_a_copy(source_db, tmp_path):
     a = prepare_workspace("mimic-meld-24h", "no-skill", "native", source_db, tmp_path / "a")
     b = prepare_workspace("mimic-meld-24h", "no-skill", "native", source_db, tmp_path / "b")
-    assert (a / "database.duckdb").stat().st_ino != (b / "database.duckdb").stat().st_ino
-    cached = list(cache_dir().glob("mimic-iv.standard.native.*.duckdb"))
-    assert len(cached) == 1
-    # a run writing to its copy does not touch the cache or the other run
-    con = duckdb.connect(str(a / "database.duckdb"))
-    con.execute("DROP TABLE mimiciv_icu.chartevents")
+    [cached] = cache_dir().glob("mimic-iv.standard.native.*.duckdb")
+    assert (a / "database.duckdb").stat().st_ino == (b / "database.duckdb").stat().st_ino == cached.stat().st_ino
+    assert stat.S_IMODE(cached.stat().st_mode) == 0o444
+    assert read_only_files(a) == [a / "database.duckdb"]  # what a sandbox binds read-only
+    prompt = (a / "prompt.md").read_text()
+    assert "read-only" in prompt and "ATTACH 'scratch.duckdb' AS scratch (READ_WRITE)" in prompt
+
+
+def test_a_workspace_on_another_filesystem_gets_a_read_only_copy(source_db, tmp_path, monkeypatch):
+    link = os.link
+
+    def cross_device(src, dst):
+        if Path(dst).name == "database.duckdb":
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        link(src, dst)
+
+    monkeypatch.setattr(workspace.os, "link", cross_device)
+    ws = prepare_workspace("mimic-meld-24h-raw", "no-skill", "native", source_db, tmp_path / "ws")
+    [cached] = cache_dir().glob("mimic-iv.raw.native.*.duckdb")
+    db = ws / "database.duckdb"
+    assert db.stat().st_ino != cached.stat().st_ino and db.read_bytes() == cached.read_bytes()
+    assert stat.S_IMODE(db.stat().st_mode) == 0o444
+
+
+def test_a_cached_database_written_by_an_unsandboxed_process_is_rebuilt(source_db, tmp_path):
+    first = prepare_workspace("mimic-meld-24h-raw", "no-skill", "native", source_db, tmp_path / "a")
+    db = first / "database.duckdb"
+    os.chmod(db, 0o644)  # root outside a sandbox can do this to the shared inode
+    con = duckdb.connect(str(db))
+    con.execute("DELETE FROM mimiciv_icu.chartevents")
     con.close()
-    assert "mimiciv_icu.chartevents" in tables(b / "database.duckdb")
-    assert "mimiciv_icu.chartevents" in tables(cached[0])
+    second = prepare_workspace("mimic-meld-24h-raw", "no-skill", "native", source_db, tmp_path / "b")
+    assert (second / "database.duckdb").stat().st_ino != db.stat().st_ino
+    con = duckdb.connect(str(second / "database.duckdb"), read_only=True)
+    assert con.execute("SELECT sum(valuenum) FROM mimiciv_icu.chartevents").fetchone()[0] == 208
+    con.close()
+
+
+def test_concurrent_processes_build_the_cached_database_once(source_db, tmp_path):
+    script = ("import sys\nfrom clinbench.derive.workspace import prepare_workspace\n"
+              "prepare_workspace('mimic-sofa-24h-raw', 'no-skill', 'native', sys.argv[1], sys.argv[2])\n")
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(source_db), str(tmp_path / f"w{i}")])
+             for i in range(3)]
+    assert [p.wait() for p in procs] == [0, 0, 0]
+    inodes = {(tmp_path / f"w{i}" / "database.duckdb").stat().st_ino for i in range(3)}
+    assert len(inodes) == 1 and len(list(cache_dir().glob("mimic-iv.raw.native.*.duckdb"))) == 1
+
+
+PROBE = r"""
+import duckdb, json, os
+seen = {}
+for what, act in [("open_rw", lambda: duckdb.connect("database.duckdb")),
+                  ("chmod", lambda: os.chmod("database.duckdb", 0o644)),
+                  ("unlink", lambda: os.unlink("database.duckdb")),
+                  ("write", lambda: open("database.duckdb", "r+b").write(b"x"))]:
+    try:
+        act()
+        seen[what] = "done"
+    except Exception as exc:
+        seen[what] = type(exc).__name__
+con = duckdb.connect("database.duckdb", read_only=True)
+con.execute("CREATE TEMP TABLE mine AS SELECT count(*) AS n FROM mimiciv_icu.chartevents")
+con.execute("ATTACH 'scratch.duckdb' AS scratch (READ_WRITE)")
+con.execute("CREATE TABLE scratch.kept AS SELECT * FROM mine")
+seen["rows"] = con.execute("SELECT n FROM scratch.kept").fetchone()[0]
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.skipif(not sandbox.bwrap_available(), reason="bubblewrap cannot create namespaces here (.ci/run installs it)")
+def test_inside_bwrap_a_run_cannot_change_the_shared_database_but_can_keep_its_own_tables(source_db, tmp_path):
+    ws = prepare_workspace("mimic-meld-24h-raw", "no-skill", "native", source_db, tmp_path / "ws")
+    [cached] = cache_dir().glob("mimic-iv.raw.native.*.duckdb")
+    before = cached.read_bytes()
+    prefixes = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
+    argv, env = sandbox.BwrapSandbox().wrap([sys.executable, "-c", PROBE], ws, {"HOME": "/tmp"}, ro_paths=prefixes)
+    out = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout)
+    # DuckDB refuses to open it for writing; chmod, unlink (a mount point) and a raw write all fail
+    assert seen == {"open_rw": "IOException", "chmod": "OSError", "unlink": "OSError", "write": "PermissionError",
+                    "rows": 3}
+    assert (ws / "scratch.duckdb").is_file()
+    assert cached.read_bytes() == before and (ws / "database.duckdb").stat().st_ino == cached.stat().st_ino
 
 
 def test_cache_invalidated_when_source_changes(tmp_path):

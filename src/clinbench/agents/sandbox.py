@@ -154,6 +154,7 @@ class BwrapSandbox(_Isolated):
             if path.exists() and any(path.is_relative_to(m) for m in mounted):
                 args += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
         args += ["--bind", ws, SANDBOX_WORKSPACE]
+        args += _read_only_binds(ws, "--ro-bind")  # the shared masked database stays read-only inside
         inner = list(argv)
         if egress is not None:
             args += ["--dir", EGRESS_DIR, "--bind", str(egress.socket_path), f"{EGRESS_DIR}/egress.sock",
@@ -181,6 +182,7 @@ class DockerSandbox(_Isolated):
         args = ["docker", "run", "--rm", "-i", "--network", "none", "--cpus", str(self.cpus), "--memory", self.memory,
                 "--read-only", "--tmpfs", "/tmp:exec", "--security-opt", "no-new-privileges", "--cap-drop", "ALL",
                 "-v", f"{ws}:{SANDBOX_WORKSPACE}:rw", "-w", SANDBOX_WORKSPACE]
+        args += _read_only_binds(ws, "-v")  # the shared masked database stays read-only inside
         for extra in ro_paths:
             p = str(Path(extra).resolve())
             args += ["-v", f"{p}:{p}:ro"]
@@ -191,6 +193,17 @@ class DockerSandbox(_Isolated):
         for key, value in env.items():
             args += ["-e", f"{key}={value}"]
         return args + [self.image, "/bin/sh", "-c", f'mkdir -p {SANDBOX_HOME} && exec "$@"', "sh", *inner], dict(os.environ)
+
+
+def _read_only_binds(ws: str, flag: str) -> list[str]:
+    """Mount arguments that keep the workspace's read-only files (its shared database) read-only inside."""
+    from clinbench.derive.workspace import read_only_files
+
+    args: list[str] = []
+    for path in read_only_files(ws):
+        inside = f"{SANDBOX_WORKSPACE}/{path.name}"
+        args += [flag, str(path), inside] if flag == "--ro-bind" else [flag, f"{path}:{inside}:ro"]
+    return args
 
 
 def choose_sandbox(*, unsafe_no_isolation: bool = False, prefer: str | None = None) -> Sandbox:

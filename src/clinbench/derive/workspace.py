@@ -1,9 +1,18 @@
-"""Per-run workspaces: a masked database, the prompt and the condition's skill files.
+"""Per-run workspaces: the masked database, the prompt and the condition's skill files.
 
 The masked database is built by copying only the allowed tables into a NEW DuckDB file
 (never by dropping from a copy: a dropped table's pages can survive in the file). It is
-cached per (source fingerprint, task, mode, schema variant) under ``$CLINBENCH_CACHE``
-(default ``~/.cache/clinbench``); each run gets its own byte copy of the cached file.
+built once per (source fingerprint, task, mode, schema variant) under ``$CLINBENCH_CACHE``
+(default ``~/.cache/clinbench``), under a file lock and by atomic rename, so concurrent
+processes and Ray workers on one machine or a shared folder build it once and share it.
+
+No run copies it. The cached file is read-only (mode 0444) and each workspace holds a hard
+link to it (O(1) at any database size), or a read-only copy when the workspace is on another
+filesystem than the cache. Sandboxes bind read-only files of a workspace read-only
+(``read_only_files``), so no run can change what another run sees; the prompt tells the agent
+to open the database read-only and where to put tables of its own. Each use checks the
+cached file's size, mtime and mode against those it was built with and rebuilds it if an
+unsandboxed process wrote to it.
 
 Source fingerprint: sha256 of the file's size and mtime (nanoseconds) plus a catalogue
 fingerprint (every table's schema, name, estimated row count and column names/types),
@@ -38,6 +47,13 @@ BUILD_VERSION = "1"
 SOURCE_SCHEMAS = {"mimic-iv": ("mimiciv_hosp", "mimiciv_icu"), "eicu": ("eicu_crd",)}
 DERIVED_SCHEMA = "mimiciv_derived"
 HIDDEN_PREFIXES = ("target_", "variant_")
+DATABASE_FILE = "database.duckdb"
+READ_ONLY_NOTE = (
+    "`database.duckdb` is read-only (shared with other runs): open it with `duckdb -readonly database.duckdb` "
+    "or `duckdb.connect('database.duckdb', read_only=True)`. Temporary tables (`CREATE TEMP TABLE`) work on it; "
+    "for tables you want to keep, attach a scratch database in this directory: "
+    "`ATTACH 'scratch.duckdb' AS scratch (READ_WRITE)`."
+)
 
 
 @dataclass(frozen=True)
@@ -63,11 +79,10 @@ def prepare_workspace(task_id: str, condition: str, schema_variant: str, db_path
     prepared = prepare_database(spec, schema_variant, db_path)
     rewrite = None if schema_variant == "native" else (lambda sql: rewrite_sql(sql, prepared.plan))
     skills = conditions.condition_skills(spec, condition, rewrite)
-    prompt = conditions.prompt_text(spec, condition, output_path, skills, prepared.plan.notes)
+    prompt = conditions.prompt_text(spec, condition, output_path, skills, [READ_ONLY_NOTE, *prepared.plan.notes])
 
     out.mkdir(parents=True, exist_ok=True)
-    with atomic_path(out / "database.duckdb") as tmp_db:
-        _copy_file(prepared.path, tmp_db)
+    _share(prepared.path, out / DATABASE_FILE)
     conditions.write_skills(skills, out)
     (out / "prompt.md").write_text(prompt, encoding="utf-8")
     return out
@@ -163,13 +178,49 @@ def prepare_database(spec: TaskSpec, schema_variant: str, db_path: str | Path) -
     root.mkdir(parents=True, exist_ok=True)
     target = root / f"{spec.database}.{spec.mode}.{schema_variant}.{key}.duckdb"
     mapping = target.with_suffix(".mapping.json")
+    stamp = target.with_suffix(".stamp.json")
     with _lock(root / f"{key}.lock"):
-        if target.is_file() and mapping.is_file():
-            plan = _load_plan(mapping)
-            return PreparedDatabase(target, mapping, plan)
+        if mapping.is_file() and _intact(target, stamp):
+            return PreparedDatabase(target, mapping, _load_plan(mapping))
         plan = _build(relations, schema_variant, db_path, target, _salt(root))
+        os.chmod(target, 0o444)
         write_json_atomic(mapping, plan.to_json(), indent=1)
+        write_json_atomic(stamp, _stamp(target))
     return PreparedDatabase(target, mapping, plan)
+
+
+def read_only_files(workspace: str | Path) -> list[Path]:
+    """The files at the top of ``workspace`` that are read-only (the shared masked database):
+    a sandbox binds each of them read-only over the writable workspace mount."""
+    files = []
+    for entry in sorted(os.scandir(workspace), key=lambda e: e.name):
+        if entry.is_file(follow_symlinks=False) and not entry.stat(follow_symlinks=False).st_mode & 0o222:
+            files.append(Path(entry.path))
+    return files
+
+
+def _stamp(path: Path) -> list[int]:
+    st = path.stat()
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode & 0o777]
+
+
+def _intact(target: Path, stamp: Path) -> bool:
+    """The cached file exists and is as it was built (size, mtime, inode, mode 0444)."""
+    try:
+        return json.loads(stamp.read_text(encoding="utf-8")) == _stamp(target)
+    except (OSError, ValueError):
+        return False
+
+
+def _share(cached: Path, dst: Path) -> None:
+    """The run's ``database.duckdb``: a hard link to the read-only cached file (no copy), or a
+    read-only copy when the workspace is on another filesystem (or one without hard links)."""
+    try:
+        os.link(cached, dst)
+    except OSError:
+        with atomic_path(dst) as tmp:
+            shutil.copyfile(cached, tmp)
+            os.chmod(tmp, 0o444)
 
 
 def _build(relations: list[Relation], variant: str, db_path: Path, target: Path, salt: str) -> VariantPlan:
@@ -201,11 +252,6 @@ def _salt(root: Path) -> str:
         finally:
             tmp.unlink(missing_ok=True)
     return path.read_text().strip()
-
-
-def _copy_file(src: Path, dst: Path) -> None:
-    """A private copy of the cached database (copy_file_range via shutil; reflinks where supported)."""
-    shutil.copyfile(src, dst)
 
 
 @contextlib.contextmanager
