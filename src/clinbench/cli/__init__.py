@@ -5,7 +5,7 @@ Each module in this package holds the thin Typer commands of one area and expose
 
 Start-up stays cheap because a command's module is imported only when that command runs:
 ``AREAS`` names, for each top-level command, the modules that register it and the one-line
-help ``clinbench --help`` lists (tests/test_cli_root.py checks it against the modules). A
+help ``clinbench --help`` lists (tests/test_cli_startup.py checks the names against the modules). A
 module missing from ``AREAS`` still works: it is imported and registered at start-up, which
 only costs time.
 """
@@ -36,6 +36,8 @@ AREAS: dict[str, tuple[tuple[str, ...], str]] = {
     "stats": (("stats",), "Summarise a campaign, or compare two groups of runs (conditions, agents, models, "
                           "schema variants)."),
     "workspace": (("workspace",), "Prepare a workspace: masked database.duckdb, prompt.md and skills/."),
+    "export-tasks": (("export_tasks",), "Write Harbor task folders (instruction, task.toml, environment/, tests/ "
+                                        "running clinbench's scorer)."),
     "concepts": (("concepts", "concept_variants"), "Derived concepts (mimiciv_derived, eicu_derived) and task "
                                                    "targets."),
     "data": (("data", "synth"), "EHR databases: load PhysioNet files, fetch the demos, inspect."),
@@ -53,7 +55,9 @@ def _load(name: str):
         scratch.callback()(lambda: None)  # a callback keeps the scratch app a group even with one command
         for module in AREAS[name][0]:
             importlib.import_module(f"{__name__}.{module}").register(scratch)
-        _loaded[name] = typer.main.get_command(scratch).commands[name]
+        cmd = typer.main.get_command(scratch).commands[name]
+        cmd.short_help = AREAS[name][1]  # the listing line is AREAS's, loaded or not
+        _loaded[name] = cmd
     return _loaded[name]
 
 

@@ -1,0 +1,287 @@
+"""Scale run: synthesise N patients, build concepts, prepare workspaces, score; each step's time,
+peak memory and ratio against its anchor where the anchor runs here.
+
+Steps (each in a fresh process, so its peak memory is its own):
+
+- synth: ``synth_mimic_iv`` of ``--patients`` (default 30,000);
+- concepts: ``build_concepts`` (every concept and task reference); anchor mimic-code's
+  ``concepts_duckdb`` is not on this machine, so no ratio;
+- masked database, first use: ``prepare_database`` with an empty cache; anchor M4Bench's
+  per-task preparation as copy + drop + compact (copy the database file, drop the answer and
+  hidden tables, CHECKPOINT, copy every remaining table into a new file); goal <= 0.5x;
+- per-run workspace, warm cache: ``prepare_workspace`` (median of ``--runs``), in-process and
+  from the CLI (process start included); anchor M4Bench's per-run plain copy of its cached
+  per-task database (here: a copy of our masked file); goal <= 20 ms;
+- score: ``score_output`` of the task's reference rows (a perfect output), in-process and from
+  the CLI; anchor M4Bench's evaluator is not on this machine, so no ratio.
+
+It ends with per-row costs (per chartevents row) and what a full MIMIC-IV (~313 M
+chartevents) needs at those costs.
+
+    .venv/bin/python benchmarks/scale.py [--patients 30000] [--task mimic-sofa-24h] [--runs 7]
+        [--steps synth,concepts,masked,workspace,score] [--work DIR]
+
+``--work DIR`` keeps the synthesised database there (a rerun reuses it and skips synth);
+without it everything goes to a temporary folder. A raw task (e.g. mimic-sofa-24h-raw) needs
+no concepts: ``--steps synth,masked,workspace --task mimic-sofa-24h-raw`` times workspaces at a
+size where building every concept would take long.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FULL_MIMIC_CHARTEVENTS = 313_645_063  # MIMIC-IV v2.2 icu/chartevents rows
+STEPS = ("synth", "concepts", "masked", "workspace", "score")
+
+
+CPU: dict[str, float] = {}  # step function name -> CPU seconds of its last run (robust on a shared machine)
+
+
+def _child(queue, fn, args) -> None:
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    result = fn(*args)
+    seconds = time.perf_counter() - t0
+    cpu = time.process_time() - c0
+    queue.put((seconds, cpu, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, result))
+
+
+def in_fresh_process(fn, *args):
+    """(seconds, peak RSS MB, result) of ``fn(*args)`` run in a new interpreter; its CPU time goes to ``CPU``."""
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_child, args=(queue, fn, args))
+    proc.start()
+    seconds, cpu, mb, result = queue.get()
+    proc.join()
+    if proc.exitcode != 0:
+        raise SystemExit(f"step {fn.__name__} failed (exit {proc.exitcode})")
+    CPU[fn.__name__] = cpu
+    return seconds, mb, result
+
+
+# -- steps (module-level so a spawned process can run them) --------------------------------
+def step_synth(src: str, patients: int) -> dict:
+    import duckdb
+
+    from clinbench.ehr.synth import synth_mimic_iv
+
+    synth_mimic_iv(src, patients=patients, seed=0)
+    con = duckdb.connect(src, read_only=True)
+    rows = {t: con.execute(f"SELECT count(*) FROM mimiciv_{t}").fetchone()[0]
+            for t in ("icu.chartevents", "hosp.labevents", "icu.inputevents")}
+    con.close()
+    return rows
+
+
+def step_concepts(src: str) -> int:
+    from clinbench.concepts.build import build_concepts
+
+    return len(build_concepts(src))
+
+
+def step_masked(src: str, task: str, cache: str) -> tuple[str, int]:
+    os.environ["CLINBENCH_CACHE"] = cache
+    from clinbench.derive.catalogue import get_task
+    from clinbench.derive.workspace import prepare_database
+
+    path = prepare_database(get_task(task), "native", src).path
+    return str(path), path.stat().st_size
+
+
+def step_copy_drop_compact(src: str, task: str, work: str) -> int:
+    """M4Bench's per-task preparation: copy the database, drop what the agent must not see, compact."""
+    import duckdb
+
+    from clinbench.derive.catalogue import get_task
+
+    spec = get_task(task)
+    whole, compact = Path(work) / "whole.duckdb", Path(work) / "compact.duckdb"
+    shutil.copyfile(src, whole)
+    con = duckdb.connect(str(whole))
+    drop = [f"{s}.{t}" for s, t in con.execute(
+        "SELECT schema_name, table_name FROM duckdb_tables() WHERE schema_name = 'mimiciv_derived' AND "
+        "(table_name LIKE 'target\\_%' ESCAPE '\\' OR table_name LIKE 'variant\\_%' ESCAPE '\\')").fetchall()]
+    if spec.mode == "raw":
+        drop += [f"{s}.{t}" for s, t in con.execute(
+            "SELECT schema_name, table_name FROM duckdb_tables() WHERE schema_name = 'mimiciv_derived'").fetchall()]
+    drop += [f"mimiciv_derived.{d}" for d in spec.drop]
+    drop += [f"{s}.{t}" for s, t in con.execute(
+        "SELECT schema_name, table_name FROM duckdb_tables() WHERE schema_name LIKE 'eicu%'").fetchall()]
+    for table in sorted(set(drop)):
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+    con.execute("CHECKPOINT")
+    con.execute(f"ATTACH '{compact}' AS compact")
+    con.execute("COPY FROM DATABASE whole TO compact")
+    con.close()
+    size = compact.stat().st_size
+    whole.unlink()
+    compact.unlink()
+    return size
+
+
+def step_workspaces(src: str, task: str, cache: str, work: str, runs: int) -> list[float]:
+    os.environ["CLINBENCH_CACHE"] = cache
+    from clinbench.derive.workspace import prepare_workspace
+
+    times = []
+    for i in range(runs + 1):  # the first call warms this process (imports, catalogue memo)
+        out = Path(work) / f"run{i}"
+        t0 = time.perf_counter()
+        prepare_workspace(task, "with-skill", "native", src, out)
+        times.append(time.perf_counter() - t0)
+        shutil.rmtree(out)
+    return times[1:]
+
+
+def step_plain_copies(masked: str, work: str, runs: int) -> list[float]:
+    times = []
+    for i in range(runs):
+        dst = Path(work) / f"copy{i}.duckdb"
+        t0 = time.perf_counter()
+        shutil.copyfile(masked, dst)
+        times.append(time.perf_counter() - t0)
+        dst.unlink()
+    return times
+
+
+def step_score(task: str, output: str, src: str) -> float:
+    from clinbench.derive.score import score_output
+
+    return score_output(task, output, src).reward
+
+
+def step_export(task: str, src: str, output: str) -> int:
+    from clinbench.derive.reference import export_reference
+
+    return export_reference(task, src, output)
+
+
+def cli_seconds(args: list[str], env: dict[str, str], runs: int) -> float:
+    """Median wall seconds of ``python -m clinbench args`` (process start included)."""
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "clinbench", *args], env=env, check=True, capture_output=True)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--patients", type=int, default=30_000, help="synthetic patients (default 30,000)")
+    ap.add_argument("--task", default="mimic-sofa-24h", help="task whose workspaces and scoring are timed")
+    ap.add_argument("--runs", type=int, default=7, help="repeats of the per-run figures (median kept)")
+    ap.add_argument("--steps", default=",".join(STEPS), help=f"comma-separated subset of {','.join(STEPS)}")
+    ap.add_argument("--work", type=Path, help="folder to keep the database in (reused when present)")
+    a = ap.parse_args()
+    steps = set(a.steps.split(","))
+    if unknown := steps - set(STEPS):
+        raise SystemExit(f"unknown step(s) {', '.join(sorted(unknown))}; steps are {', '.join(STEPS)}")
+    tmp = tempfile.TemporaryDirectory()
+    root = (a.work or Path(tmp.name)).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    src = root / f"mimic-{a.patients}.duckdb"
+    env = {**os.environ, "CLINBENCH_CACHE": str(root / "cache")}
+    rows: dict[str, int] = {}
+    figures: dict[str, float] = {}
+
+    def line(name: str, seconds: float, mb: float | None, note: str = "", cpu: str | None = None) -> None:
+        mem = f"{mb:8.0f} MB" if mb is not None else " " * 11
+        cpu_s = f"{CPU[cpu]:9.3f} s" if cpu else " " * 11
+        print(f"{name:<48} {seconds:9.3f} s {cpu_s} {mem}  {note}", flush=True)
+
+    print(f"scale run: {a.patients:,} synthetic patients, task {a.task}, {os.cpu_count()} CPUs, work {root}")
+    print(f"{'step':<48} {'wall':>11} {'cpu':>11} {'peak':>11}  ratio against the anchor (wall)")
+    if "synth" in steps and not src.is_file():
+        s, mb, rows = in_fresh_process(step_synth, str(src), a.patients)
+        line("synth", s, mb, f"{rows['icu.chartevents']:,} chartevents, {src.stat().st_size / 1e6:,.0f} MB file",
+             "step_synth")
+    if not src.is_file():
+        raise SystemExit(f"{src} is missing: include the synth step")
+    if not rows:
+        import duckdb
+
+        con = duckdb.connect(str(src), read_only=True)
+        rows = {"icu.chartevents": con.execute("SELECT count(*) FROM mimiciv_icu.chartevents").fetchone()[0]}
+        con.close()
+    charts = rows["icu.chartevents"]
+
+    if "concepts" in steps:
+        s, mb, n = in_fresh_process(step_concepts, str(src))
+        figures["concepts"] = s
+        line("concepts build", s, mb, f"{n} objects; anchor mimic-code concepts_duckdb: not on this machine",
+             "step_concepts")
+
+    masked = None
+    if "masked" in steps:
+        shutil.rmtree(root / "cache", ignore_errors=True)
+        s, mb, (masked, size) = in_fresh_process(step_masked, str(src), a.task, str(root / "cache"))
+        work = root / "anchor"
+        work.mkdir(exist_ok=True)
+        s_anchor, mb_anchor, _ = in_fresh_process(step_copy_drop_compact, str(src), a.task, str(work))
+        figures["masked"] = s
+        cpu_ratio = CPU["step_masked"] / CPU["step_copy_drop_compact"]
+        line("masked database, first use", s, mb, f"{size / 1e6:,.0f} MB; {s / s_anchor:.2f}x the anchor "
+             f"({cpu_ratio:.2f}x in CPU; goal <= 0.5x)", "step_masked")
+        line("  anchor: M4Bench copy + drop + compact", s_anchor, mb_anchor, cpu="step_copy_drop_compact")
+
+    if "workspace" in steps:
+        if masked is None:
+            _, _, (masked, _) = in_fresh_process(step_masked, str(src), a.task, str(root / "cache"))
+        work = root / "runs"
+        work.mkdir(exist_ok=True)
+        _, mb, times = in_fresh_process(step_workspaces, str(src), a.task, str(root / "cache"), str(work), a.runs)
+        _, mb_copy, copies = in_fresh_process(step_plain_copies, masked, str(work), a.runs)
+        ours, copy = statistics.median(times), statistics.median(copies)
+        figures["workspace"] = ours
+        line("per-run workspace (warm cache, median)", ours, mb,
+             f"{ours * 1000:.1f} ms, {copy / ours:.0f}x cheaper than the anchor (goal <= 20 ms)")
+        line("  anchor: M4Bench per-run copy of the masked DB", copy, mb_copy,
+             f"{Path(masked).stat().st_size / 1e6:,.0f} MB copied per run")
+        out = root / "cli-ws"
+        cli = []
+        for i in range(3):
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "clinbench", "workspace", a.task, "--db", str(src), "--out",
+                            str(out / str(i))], env=env, check=True, capture_output=True)
+            cli.append(time.perf_counter() - t0)
+        shutil.rmtree(out)
+        line("  per-run workspace from the CLI (process start)", statistics.median(cli), None)
+
+    if "score" in steps:
+        output = root / "output.csv"
+        _, _, n = in_fresh_process(step_export, a.task, str(src), str(output))
+        s, mb, reward = in_fresh_process(step_score, a.task, str(output), str(src))
+        figures["score"] = s
+        line(f"score ({n:,} reference rows, in-process)", s, mb, f"reward {reward}; anchor M4Bench evaluator: "
+             "not on this machine", "step_score")
+        line("  score from the CLI (process start)", cli_seconds(["score", a.task, str(output), "--db", str(src)],
+                                                                 env, 3), None)
+
+    print(f"\nper chartevents row ({charts:,} here) and what a full MIMIC-IV ({FULL_MIMIC_CHARTEVENTS:,} "
+          "chartevents) needs at that cost, assuming cost grows linearly with chartevents:")
+    scale = FULL_MIMIC_CHARTEVENTS / charts
+    size = src.stat().st_size
+    print(f"  database file: {size / charts:,.0f} bytes/row -> {size * scale / 1e9:,.0f} GB")
+    for name, label in (("concepts", "concepts build"), ("masked", "masked database, first use per table set")):
+        if name in figures:
+            print(f"  {label}: {figures[name] / charts * 1e9:,.0f} ns/row -> {figures[name] * scale / 60:,.1f} min")
+    if "workspace" in figures:
+        print(f"  per-run workspace: independent of size (a hard link) -> {figures['workspace'] * 1000:.1f} ms")
+    tmp.cleanup()
+
+
+if __name__ == "__main__":
+    main()
