@@ -72,6 +72,8 @@ def test_real_cli_scores_one_through_a_chat_only_server(agent, model, sofa_db, t
     assert run["requests"] == len(posts) and run["http_requests"] == len(log)
     assert run["input_tokens"] == 20 * len(posts) and run["output_tokens"] == 10 * len(posts)
     assert run["model_seconds"] > 0 and run["harness_seconds"] > 0
+    events = [json.loads(line) for line in (evidence / "transcript.jsonl").read_text().splitlines()]
+    assert len(events) > 3 and all(e["time"].endswith("+00:00") for e in events)  # the CLI's events, timestamped
     print(f"\n{agent}: reward {run['reward']} in {run['elapsed_seconds']:.1f} s, {len(log)} HTTP requests "
           f"({len(posts)} model), model {run['model_seconds']:.2f} s, harness {run['harness_seconds']:.2f} s")
 

@@ -24,6 +24,7 @@ from clinbench.agents.sandbox import Egress, Sandbox, choose_sandbox, run_proces
 from clinbench.campaign.store import Usage
 from clinbench.errors import AgentError
 
+STAMP_SCRIPT = Path(__file__).with_name("stamp_lines.py")  # timestamps the program's JSON events
 STDOUT_FILE = "agent_stdout.txt"
 STDERR_FILE = "agent_stderr.txt"
 EGRESS_LOG = "egress.jsonl"
@@ -146,8 +147,9 @@ class ExternalAgent(Agent):
             extra_path = ":".join(str(p) for p in ([box.bin_dir] if box.bin_dir else []) + ro)
             env["PATH"] = f"{extra_path}:{env['PATH']}" if extra_path else env["PATH"]
             env.update(box.env)
-            ro = ro + box.ro_paths
-            argv, host_env = self.sandbox.wrap(toolbox.with_profile(launch.argv, box), workspace.root, env, ro_paths=ro, egress=egress,
+            ro = ro + box.ro_paths + [STAMP_SCRIPT]
+            stamped = ["python3", str(STAMP_SCRIPT), *launch.argv]
+            argv, host_env = self.sandbox.wrap(toolbox.with_profile(stamped, box), workspace.root, env, ro_paths=ro, egress=egress,
                                                hidden=ctx.hidden_paths)
             if not self.sandbox.isolated:
                 host_env = {**env, "PATH": f"{env['PATH']}:{os.environ.get('PATH', '')}"}

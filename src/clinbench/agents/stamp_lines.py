@@ -1,0 +1,41 @@
+"""Runs INSIDE the sandbox (standard library only): ``python3 stamp_lines.py PROGRAM ARGS...``.
+
+Runs the program and copies its stdout line by line, adding ``"time"`` (ISO 8601 UTC, when the
+line arrived) to every JSON-object line that has none, so the CLIs' transcript events carry
+timestamps. Other lines pass unchanged; stderr and stdin are the program's own. The exit
+status is the program's.
+"""
+
+import json
+import subprocess
+import sys
+from datetime import datetime, timezone
+
+
+def stamp(line):
+    text = line.rstrip("\n")
+    if text.startswith("{"):
+        try:
+            event = json.loads(text)
+        except ValueError:
+            event = None
+        if isinstance(event, dict) and "time" not in event:
+            now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+            return json.dumps({"time": now, **event}) + "\n"
+    return line
+
+
+def main(argv):
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, encoding="utf-8", errors="replace")
+    for line in proc.stdout:
+        sys.stdout.write(stamp(line))
+        sys.stdout.flush()
+    return proc.wait()
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except FileNotFoundError as exc:
+        sys.stderr.write(f"cannot start {sys.argv[1]!r}: {exc}\n")
+        sys.exit(127)
