@@ -324,7 +324,17 @@ class ChatTranslator:
         return None
 
     def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Reply:
+        """The reply to one request; a request or reply it cannot translate is an error reply, never a crash."""
         api = self.api_of(method, path)
+        try:
+            return self._handle(api, headers, raw)
+        except Exception as exc:  # the CLI gets a one-line error and the run's record says what broke
+            message = f"clinbench translator error: {type(exc).__name__}: {one_line(exc, 200)}"
+            with self._lock:
+                self.last_error = message
+            return self._error(api, 500, message)
+
+    def _handle(self, api: str | None, headers: dict[str, str], raw: bytes) -> Reply:
         try:
             body = json.loads(raw or b"{}")
             if not isinstance(body, dict):

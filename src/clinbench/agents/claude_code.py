@@ -76,7 +76,7 @@ def parse_claude_stream(stdout: str) -> Parsed:
             per_message = per_message.add(Usage.from_tokens(u))
         elif kind == "result":
             parsed.final_message = event.get("result")
-            if event.get("total_cost_usd") is not None:
+            if isinstance(event.get("total_cost_usd"), (int, float)):
                 parsed.cost = float(event["total_cost_usd"])
             if event.get("is_error") or str(event.get("subtype", "success")) != "success":
                 said = " ".join(str(event.get("result") or event.get("errors") or "").split())[:300]
@@ -84,7 +84,8 @@ def parse_claude_stream(stdout: str) -> Parsed:
                 parsed.error = f"claude {'error' if subtype == 'success' else subtype}: {said}"
             u = event.get("usage")
             if isinstance(u, dict):
-                result_usage = Usage.from_tokens(u, int(event.get("num_turns") or per_message.requests))
+                turns = event.get("num_turns")
+                result_usage = Usage.from_tokens(u, turns if isinstance(turns, int) else per_message.requests)
     # the result event carries the session's totals; per-message usage is the fallback
     parsed.usage = result_usage or per_message
     return parsed
