@@ -100,6 +100,27 @@ def test_transcript_parsers_on_the_documented_event_shapes():
     assert (parsed.usage.input_tokens, parsed.final_message, parsed.cost) == (5, "Fin.", 0.00021)
 
 
+def test_codex_cached_tokens_and_failure_events():
+    turns = "\n".join(json.dumps(e) for e in [
+        {"type": "error", "message": "stream disconnected; retrying 1/5"},  # retried: not the run's failure
+        {"type": "turn.completed", "usage": {"input_tokens": 900, "cached_input_tokens": 640, "output_tokens": 30}},
+        {"type": "turn.completed", "usage": {"input_tokens": 1000, "cached_input_tokens": 900, "output_tokens": 12}},
+    ])
+    parsed = parse_codex_events(turns)
+    assert (parsed.usage.input_tokens, parsed.usage.cached_input_tokens, parsed.usage.output_tokens) == (1900, 1540, 42)
+    assert parsed.error is None
+    failed = parse_codex_events("\n".join(json.dumps(e) for e in [
+        {"type": "error", "message": "unexpected status 401 Unauthorized"},
+        {"type": "turn.failed", "error": {"message": "unexpected status 401 Unauthorized: invalid key"}},
+    ]))
+    assert failed.error == "codex unexpected status 401 Unauthorized: invalid key"
+    no_turn = parse_codex_events(json.dumps({"type": "error", "message": "Reconnecting... 5/5\n(stream closed)"}))
+    assert no_turn.error == "codex Reconnecting... 5/5 (stream closed)"
+    claude_failed = parse_claude_stream(json.dumps({"type": "result", "subtype": "error_max_turns", "is_error": True,
+                                                    "num_turns": "many", "total_cost_usd": "n/a", "result": "Reached max turns"}))
+    assert claude_failed.error == "claude error_max_turns: Reached max turns" and claude_failed.cost is None
+
+
 @pytest.mark.skipif(not bwrap_available(), reason="bubblewrap cannot create namespaces here (.ci/run installs it)")
 def test_codex_in_bwrap_reaches_its_endpoint_only_through_the_logged_egress_proxy(workspace, standin_path, tmp_path):
     with ScriptedServer([{"shell": WRITE}, {"text": "Done."}], skip_toolless=True) as srv:
