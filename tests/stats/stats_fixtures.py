@@ -7,7 +7,7 @@ from pathlib import Path
 
 import duckdb
 
-M4BENCH_RUNS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "m4bench-release-v1" / "final_codex_runs.csv"
+from clinbench.report.published import M4BENCH_RUNS  # noqa: E402  (shipped with clinbench)
 
 # The 3-task, 2-family example worked by hand in test_compare.py.
 # (task, condition, model, reward, strict, key_f1, ordered_value_nmae)

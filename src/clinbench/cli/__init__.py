@@ -31,6 +31,8 @@ AREAS: dict[str, tuple[tuple[str, ...], str]] = {
                         "campaign, diagnose the demo cases, write the report."),
     "report": (("report",), "Write the report of a campaign: headline or summary, provenance, usage, failures, "
                             "each run's why, evidence."),
+    "explain": (("explain",), "Why a run scored what it did: cause, per-column match rates, first mismatching rows."),
+    "export": (("export",), "Write a campaign's runs, column scores, usage and dx encounters as Parquet or CSV."),
     "run": (("run",), "Run a campaign; rerunning the same command resumes it."),
     "score": (("score",), "Score an agent's output CSV for a task (reward, strict pass, key F1, per-column rates)."),
     "stats": (("stats",), "Summarise a campaign, or compare two groups of runs (conditions, agents, models, "

@@ -16,11 +16,18 @@ def variants(
     db: Annotated[Path, typer.Argument(help="DuckDB database with concepts, targets and variants built")],
     name: Annotated[Optional[str], typer.Argument(help="One variant: also print example rows that move")] = None,
     examples: Annotated[int, typer.Option("--examples", min=0, help="How many moved cells to print for NAME")] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the variants and what they move as JSON")] = False,
 ) -> None:
     """List reference-validity variants with the rows and values that differ from each default target."""
     from clinbench.concepts.variants import list_variants, variant_diff
 
     chosen = [v.name for v in list_variants()] if name is None else [name]
+    if as_json:
+        import json
+        from dataclasses import asdict
+
+        typer.echo(json.dumps([asdict(variant_diff(db, n, examples=examples)) for n in chosen], indent=1, default=str))
+        return
     table = Table(title=f"Variants on {db}")
     for column in ("variant", "default target", "rows (default / variant)", "only default", "only variant", "changed", "changed columns"):
         table.add_column(column)

@@ -1,8 +1,12 @@
 """`clinbench demo`: the whole system on built-in synthetic data, offline, in one command.
 
 Each step calls the same library code as its own command, so a newcomer sees what
-`data synth`, `concepts build`, `run`, `stats`/`report` and `dx run` do, in order.
-Rerunning reuses the databases and finished runs already in the output folder.
+`data synth`, `concepts build`, `run`, `stats`/`report` and `dx run` do, in order, and one
+report tells the story: how much a clinical convention moves a score (the `reference`
+agent against the `variant` agent), the M4Bench paper's published Codex campaign
+reproduced from its per-run table, and the diagnosis baselines. Only MIMIC-IV is
+synthesised: every demo task is a MIMIC-IV task, so an eICU database would go unused.
+Rerunning reuses the database and the finished runs already in the output folder.
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ from typing import Iterator
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 console = Console()
 
@@ -29,65 +32,98 @@ def _step(title: str) -> Iterator[None]:
 
 
 def demo_command(
-    out: Path = typer.Option(Path("demo-output"), "--out", help="Folder for the databases, runs and report."),
-    patients: int = typer.Option(200, "--patients", min=10, help="Synthetic patients per database."),
+    out: Path = typer.Option(Path("demo-output"), "--out", help="Folder for the database, runs and report."),
+    patients: int = typer.Option(200, "--patients", min=10, help="Synthetic patients."),
     seed: int = typer.Option(0, "--seed", help="Seed of the synthetic data."),
     jobs: int = typer.Option(2, "--jobs", min=1, help="Runs in parallel."),
-    fresh: bool = typer.Option(False, "--fresh", help="Regenerate the databases even when present."),
+    fresh: bool = typer.Option(False, "--fresh", help="Regenerate the database even when present."),
 ) -> None:
-    """Synthesise MIMIC-IV and eICU, build the concepts and task references, run a small campaign, diagnose the demo cases, write the report."""
-    from clinbench.campaign.demo import run_demo_campaign
+    """Synthesise MIMIC-IV, build the concepts and task references, compare the reference and variant agents,
+    reproduce M4Bench's campaign, diagnose the demo cases, write one report."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from clinbench.campaign.demo import DEMO_COMPARE, demo_tasks, run_demo_campaign
     from clinbench.campaign.progress import RichReporter
     from clinbench.concepts.build import build_concepts
     from clinbench.concepts.summary import cohort_shares
     from clinbench.derive.catalogue import load_catalogue
-    from clinbench.ehr.synth import synth_eicu, synth_mimic_iv
-    from clinbench.report.build import write_report
+    from clinbench.ehr.synth import synth_mimic_iv
+    from clinbench.report.build import SectionSpec, write_report
+    from clinbench.report.provenance import record_command
+    from clinbench.report.terminal import Col, print_table
 
     out.mkdir(parents=True, exist_ok=True)
     mimic = out / "mimic-iv-synthetic.duckdb"
-    eicu = out / "eicu-synthetic.duckdb"
 
-    with _step(f"1. Synthetic databases ({patients} patients each, seed {seed})"):
-        for path, make in ((mimic, synth_mimic_iv), (eicu, synth_eicu)):
-            if fresh or not path.exists():
-                make(path, patients=patients, seed=seed)
-                console.print(f"wrote {path}")
-            else:
-                console.print(f"reusing {path} (--fresh regenerates)")
+    with _step(f"1. Synthetic MIMIC-IV ({patients} patients, seed {seed})"):
+        if fresh or not mimic.exists():
+            with console.status("synthesising…"):
+                synth_mimic_iv(mimic, patients=patients, seed=seed)
+            console.print(f"wrote {mimic}")
+        else:
+            console.print(f"reusing {mimic} (--fresh regenerates)")
 
     tasks = load_catalogue()
-    targets = len({spec.reference for spec in tasks.values()})
-    with _step(f"2. Concepts and the task references ({targets} targets for the {len(tasks)} tasks)"):
-        for path in (mimic, eicu):
-            results = build_concepts(path)
-            counts = Counter(r.status for r in results)
-            console.print(f"{path.name}: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())))
-        shares = cohort_shares(mimic)
-        table = Table("definition", "share of ICU stays", title="Synthetic MIMIC-IV cohort")
-        for label, share in shares.items():
-            table.add_row(label, f"{share:.1%}")
-        console.print(table)
+    targets = len({spec.reference for spec in tasks.values() if spec.database == "mimic-iv"})
+    with _step(f"2. Concepts and the task references ({targets} MIMIC-IV targets)"):
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console, transient=True) as bar:
+            job = bar.add_task("concepts", total=None)
+
+            def report(name, index, total, result):
+                bar.update(job, total=total, completed=index + (result is not None), description=name)
+
+            results = build_concepts(mimic, progress=report)
+        counts = Counter(r.status for r in results)
+        console.print(f"{mimic.name}: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())))
+        print_table(console, [Col("definition"), Col("share of ICU stays", numeric=True)],
+                    [[label, f"{share:.1%}"] for label, share in cohort_shares(mimic).items()],
+                    title="Synthetic MIMIC-IV cohort")
 
     campaign = out / "campaign"
-    with _step("3. Derivation campaign: reference and empty agents"):
-        summary = run_demo_campaign(mimic, campaign, jobs=jobs, reporter=RichReporter())
+    chosen = demo_tasks()
+    with _step("3. Derivation campaign: the reference agent against the variant agent"):
+        print_table(console, [Col("task"), Col("variant the variant agent writes")], [[t, v] for t, v in chosen.items()])
+        record_command(campaign, ["clinbench", "demo", "--out", str(out), "--patients", str(patients), "--seed",
+                                  str(seed), "--jobs", str(jobs)])
+        summary = run_demo_campaign(mimic, campaign, tasks=list(chosen), jobs=jobs, reporter=RichReporter(console))
         console.print(f"{summary.finished} runs finished, {summary.skipped} already done; store {campaign / 'results.duckdb'}")
 
     dx_dir = out / "dx"
-    with _step("4. Sequential diagnosis on the demo cases"):
+    with _step("4. Sequential diagnosis on the demo cases (offline baselines)"):
         _run_dx(dx_dir)
 
-    with _step("5. Report"):
-        files = write_report(campaign, html=out / "report.html", markdown=out / "report.md")
+    with _step("5. One report: convention effect, M4Bench reproduced, diagnosis"):
+        from clinbench.report.published import M4BENCH_RUNS, M4BENCH_INTRO
+
+        sections = [
+            SectionSpec(campaign, DEMO_COMPARE, key="derive",
+                        title="1. How much a clinical convention moves the score (reference vs variant agent)",
+                        intro="Both built-in agents answer every task exactly; the variant agent follows a documented "
+                              "alternative convention (a reference-validity variant) and is scored against the default "
+                              "reference. The delta is what that convention alone costs on this database."),
+            SectionSpec(M4BENCH_RUNS, "no-skill:with-skill", key="m4bench",
+                        title="2. M4Bench v1: the published Codex campaign, reproduced", intro=M4BENCH_INTRO),
+        ]
+        with console.status("computing the statistics and writing the report…"):
+            files = write_report(sections=sections, dx_store=dx_dir, html=out / "report.html", markdown=out / "report.md",
+                                 title="clinbench demo")
         console.print(f"report: [bold]{files.html}[/]  (Markdown: {files.markdown})")
 
 
 def _run_dx(dx_dir: Path) -> None:
-    from clinbench.dx.demo import run_demo_dx
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    for line in run_demo_dx(dx_dir):
-        console.print(line)
+    from clinbench.dx.cases import demo_cases
+    from clinbench.dx.demo import DEMO_AGENTS, run_demo_dx
+
+    total = len(demo_cases()) * len(DEMO_AGENTS)
+    with Progress(TextColumn("[bold]encounters"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[agent]}"), console=console, transient=True) as bar:
+        job = bar.add_task("dx", total=total, agent="")
+        lines = run_demo_dx(dx_dir, progress=lambda rec: bar.update(job, advance=1, agent=rec.agent))
+    for line in lines:
+        console.print(line, highlight=False)
 
 
 def register(app: typer.Typer) -> None:

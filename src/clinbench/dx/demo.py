@@ -8,8 +8,10 @@ printable summary lines. Rerunning skips finished runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from clinbench.campaign.store import RunRecord
 from clinbench.dx import stats as dxstats
 from clinbench.dx.cases import demo_cases
 from clinbench.dx.run import DxConfig, run_campaign
@@ -17,11 +19,12 @@ from clinbench.dx.run import DxConfig, run_campaign
 DEMO_AGENTS = ("oracle", "instant-embed")
 
 
-def run_demo_dx(out_dir: str | Path, *, agents: tuple[str, ...] = DEMO_AGENTS) -> list[str]:
+def run_demo_dx(out_dir: str | Path, *, agents: tuple[str, ...] = DEMO_AGENTS,
+                progress: Callable[[RunRecord], None] | None = None) -> list[str]:
     out_dir = Path(out_dir)
     cases = demo_cases()
     for agent in agents:
-        run_campaign(cases, DxConfig(agent=agent), out_dir)
+        run_campaign(cases, DxConfig(agent=agent), out_dir, progress=progress)
     runs = dxstats.dx_runs(out_dir)
     summaries = dxstats.summarise(runs)
     svg = dxstats.accuracy_cost_svg(summaries, out_dir / "dx_accuracy_cost.svg",

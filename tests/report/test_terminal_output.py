@@ -1,0 +1,61 @@
+"""Terminal output: list commands fit 80 columns without cutting ids, and every list command has --json."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from clinbench.concepts.catalog import load_concepts
+from clinbench.derive.catalogue import load_catalogue
+
+
+def _cli(*args: str, columns: int = 80) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "clinbench", *args], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": str(columns)})
+
+
+def test_tasks_list_at_80_columns_keeps_every_task_id_whole():
+    out = _cli("tasks", "list")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    ids = list(load_catalogue())
+    rows = [line.split() for line in lines if line.split() and line.split()[0] in ids]
+    assert [r[0] for r in rows] == ids  # all 28, whole, in catalogue order
+    # family, database and mode are shown in full (issue: they collapsed to "g…" or blank)
+    for r, spec in zip(rows, load_catalogue().values()):
+        assert r[1:4] == [spec.family, spec.database, spec.mode]
+    assert "…" not in out.stdout
+    assert "not shown at 80 columns: keys" in out.stdout.replace("\n", " ")
+
+
+def test_tasks_list_wide_terminal_shows_every_column():
+    out = _cli("tasks", "list", columns=160)
+    header = out.stdout.splitlines()[0].split()
+    assert header[:5] == ["task", "family", "database", "mode", "keys"] and "spec" in header
+    assert "not shown" not in out.stdout
+
+
+def test_concepts_list_at_80_columns_breaks_no_word():
+    out = _cli("concepts", "list")
+    assert out.returncode == 0, out.stderr
+    assert max(len(line) for line in out.stdout.splitlines()) <= 80
+    names = {c.name for c in load_concepts().values()}
+    table = out.stdout.split("(not shown")[0].splitlines()[2:]
+    first = {line.split()[0] for line in table if line.split() and not line.startswith(" ")}
+    assert names <= first  # every concept's row starts with its whole name
+    deps = {d.strip(",") for line in table for d in line.split()[1:] if d not in ("-",) and not d.startswith("(")}
+    assert deps <= names  # wrapped dependency lists never break a name
+
+
+def test_list_commands_have_json():
+    tasks = json.loads(_cli("tasks", "list", "--json").stdout)
+    assert len(tasks) == 28 and tasks[0]["task"] == next(iter(load_catalogue()))
+    assert {"family", "database", "mode", "keys", "scored_columns", "coverage_threshold"} <= set(tasks[0])
+    concepts = json.loads(_cli("concepts", "list", "--json").stdout)
+    assert len(concepts) == len(load_concepts())
+    assert all(set(c) >= {"name", "table", "domain", "grain", "depends_on"} for c in concepts)
+    cases = json.loads(_cli("dx", "cases", "--json").stdout)
+    assert len(cases) >= 30 and {"case", "splits", "tests", "vignette"} <= set(cases[0])
