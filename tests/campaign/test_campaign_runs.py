@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import duckdb
 import pytest
 
 from clinbench.agents.factory import AgentOptions
@@ -110,15 +111,20 @@ def test_reference_variant_and_replay_builtins(tiny_db, tmp_path):
     assert (second / replayed["evidence_dir"] / "output.csv").read_bytes() == (first / "runs" / source / "output.csv").read_bytes()
 
 
-def test_demo_campaign_brackets_every_task(tiny_db, tmp_path):
-    from clinbench.campaign.demo import run_demo_campaign
+def test_demo_campaign_runs_reference_against_variant(tiny_db, tmp_path):
+    from clinbench.campaign.demo import run_demo_campaign, task_variant
 
-    summary = run_demo_campaign(tiny_db, tmp_path / "demo", tasks=("mimic-sofa-24h", "mimic-meld-24h"))
-    assert summary.by_status == {"ok": 8}
-    rewards = {(r["task"], r["condition"], r["agent"]): r["reward"] for r in Store.open(tmp_path / "demo").runs()}
-    assert {k: v for k, v in rewards.items() if k[2] == "reference"} == {
-        (t, c, "reference"): 1.0 for t in ("mimic-sofa-24h", "mimic-meld-24h") for c in ("no-skill", "with-skill")}
-    assert all(v == 0.0 for k, v in rewards.items() if k[2] == "empty")
+    """The variant leaves stay 200's SOFA total empty (an unmeasured organ): 1 of 2 rows of one of
+    the 7 scored columns misses, so the variant agent scores (6 + 0.5)/7 against the default."""
+    assert task_variant("mimic-sofa-24h") == "missing_as_null" and task_variant("mimic-meld-24h") is None
+    with duckdb.connect(str(tiny_db)) as con:
+        con.execute("CREATE TABLE mimiciv_derived.variant_sofa_24h__missing_as_null AS "
+                    "SELECT * REPLACE (CASE WHEN stay_id = 200 THEN NULL ELSE sofa END AS sofa) "
+                    "FROM mimiciv_derived.target_sofa_24h")
+    summary = run_demo_campaign(tiny_db, tmp_path / "demo", tasks=["mimic-sofa-24h"])
+    assert summary.by_status == {"ok": 2}
+    rewards = {r["agent"]: r["reward"] for r in Store.open(tmp_path / "demo").runs()}
+    assert rewards == {"reference": 1.0, "variant": pytest.approx(6.5 / 7)}
 
 
 def test_run_cli_all_means_the_tasks_of_the_databases_dataset(tiny_db, tmp_path):

@@ -159,7 +159,7 @@ def test_explain_shows_columns_and_mismatching_rows(tmp_path):
 def test_report_shows_each_runs_why_and_provenance(chromium, tmp_path):
     campaign = write_hand_store(tmp_path / "c", evidence=True)
     _scored_run(campaign)
-    (campaign / "campaign.json").write_text(json.dumps({"command": "clinbench run --db x.duckdb --out c"}))
+    (campaign / "campaign.json").write_text(json.dumps({"commands": ["clinbench run --db x.duckdb --out c"]}))
     html = tmp_path / "r.html"
     write_report(campaign, html=html)
     page = open_page(file_url(html), {**FACTS, "why": "document.querySelector('details.run[data-run=\"r00\"] table.why')"
@@ -175,7 +175,7 @@ def test_report_shows_each_runs_why_and_provenance(chromium, tmp_path):
 def test_export_row_counts_equal_the_store(tmp_path):
     campaign = write_hand_store(tmp_path / "c", evidence=True)
     with duckdb.connect(str(campaign / "results.duckdb")) as con:
-        con.execute("INSERT INTO usage VALUES ('r00', 1200, 300, 4), ('r01', 800, 200, 2)")
+        con.execute("INSERT INTO usage (run_id, input_tokens, output_tokens, requests) VALUES ('r00', 1200, 300, 4), ('r01', 800, 200, 2)")
         counts = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("runs", "column_scores", "usage")}
         dx = con.execute("SELECT count(*) FROM runs WHERE benchmark = 'dx'").fetchone()[0]
     assert counts == {"runs": 14, "column_scores": 12, "usage": 2} and dx == 1

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import duckdb
 
+from clinbench.campaign.store import COLUMN_SCORE_COLUMNS, RUN_COLUMNS, USAGE_COLUMNS
+
 from clinbench.report.published import M4BENCH_RUNS  # noqa: E402  (shipped with clinbench)
 
 # The 3-task, 2-family example worked by hand in test_compare.py.
@@ -40,10 +42,9 @@ def write_hand_csv(path: Path, extra: list[dict] | None = None) -> Path:
     return path
 
 
-RUN_DDL = """CREATE TABLE runs(run_id VARCHAR PRIMARY KEY, benchmark VARCHAR, task VARCHAR, family VARCHAR,
-condition VARCHAR, schema VARCHAR, agent VARCHAR, model VARCHAR, trial INTEGER, status VARCHAR, reward DOUBLE,
-strict BOOLEAN, key_f1 DOUBLE, ordered_value_nmae DOUBLE, judge_score INTEGER, cost DOUBLE, publishable BOOLEAN,
-flag_reason VARCHAR, isolated BOOLEAN, elapsed_seconds DOUBLE, evidence_dir VARCHAR, finished_at TIMESTAMP)"""
+def _ddl(table: str, columns: dict[str, str]) -> str:
+    return f"CREATE TABLE {table} ({', '.join(f'{c} {t}' for c, t in columns.items())})"
+
 
 
 def write_hand_store(directory: Path, *, flagged: bool = True, evidence: bool = False) -> Path:
@@ -51,9 +52,9 @@ def write_hand_store(directory: Path, *, flagged: bool = True, evidence: bool = 
     plus one unpublishable run and one dx run that derive statistics must ignore."""
     directory.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect(str(directory / "results.duckdb"))
-    con.execute(RUN_DDL)
-    con.execute("CREATE TABLE column_scores(run_id VARCHAR, column_name VARCHAR, match_rate DOUBLE, nmae DOUBLE)")
-    con.execute("CREATE TABLE usage(run_id VARCHAR, input_tokens BIGINT, output_tokens BIGINT, requests INTEGER)")
+    # the store's own schema, so the fixture follows it as it grows
+    for table, columns in (("runs", RUN_COLUMNS), ("column_scores", COLUMN_SCORE_COLUMNS), ("usage", USAGE_COLUMNS)):
+        con.execute(_ddl(table, columns))
     for i, (task, cond, model, reward, strict, f1, nmae) in enumerate(HAND_RUNS):
         run_id = f"r{i:02d}"
         ev = f"runs/{run_id}" if evidence else None

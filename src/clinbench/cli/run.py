@@ -112,6 +112,9 @@ def run_command(
     _check_agents(split_list(agent), split_list(model), options)
     config = CampaignConfig(db=str(db.resolve()), out=str(out.resolve()), options=options, timeout_seconds=timeout * 60)
     console = Console(stderr=True)
+    from clinbench.report.provenance import record_command
+
+    record_command(out)  # campaign.json: the command, for the report's provenance
     summary = run_campaign(specs, config, jobs=jobs, executor=executor, ray_address=ray_address,
                            reporter=RichReporter(console), retry_failed=retry_failed)
     status = ", ".join(f"{n} {s}" for s, n in sorted(summary.by_status.items())) or "nothing to do"

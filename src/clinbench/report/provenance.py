@@ -9,7 +9,7 @@
   ``data synth``); a database without one is reported as "no synthesis record".
 * Software: clinbench and DuckDB versions now, plus any version a run's manifest recorded.
 * Agents and models: the runs' ``agent/model`` labels and any agent version recorded.
-* Command: ``campaign.json`` beside the store (``command``), written by ``record_command``.
+* Command: ``campaign.json`` beside the store (``commands``), written by ``record_command``.
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ class Provenance:
 
 
 def record_command(campaign_dir: str | Path, argv: list[str] | None = None) -> Path:
-    """Write ``campaign.json`` with the command line that ran the campaign (the latest one)."""
+    """Record in ``campaign.json`` the command line that ran the campaign: ``commands`` lists every
+    distinct one in order (a campaign may be extended or resumed by another)."""
     directory = Path(campaign_dir)
     path = directory / CAMPAIGN_FILE
     data: dict[str, Any] = {}
@@ -62,7 +63,9 @@ def record_command(campaign_dir: str | Path, argv: list[str] | None = None) -> P
     argv = list(sys.argv if argv is None else argv)
     if argv and Path(argv[0]).name in ("__main__.py", "clinbench"):
         argv[0] = "clinbench"
-    data["command"] = shlex.join(argv)
+    command = shlex.join(argv)
+    commands = [c for c in data.get("commands", []) if isinstance(c, str) and c != command]
+    data["commands"] = [*commands, command]
     directory.mkdir(parents=True, exist_ok=True)
     write_json_atomic(path, data, indent=1)
     return path
@@ -161,7 +164,9 @@ def gather(source: str | Path, runs: Any) -> Provenance:
     bound = _store_binding(src)
     prov.data = [_data_source(db, bound) for db in sorted(dbs)]
     try:
-        prov.command = str(json.loads((src / CAMPAIGN_FILE).read_text(encoding="utf-8")).get("command") or "")
-    except (OSError, ValueError):
+        recorded = json.loads((src / CAMPAIGN_FILE).read_text(encoding="utf-8"))
+        commands = recorded.get("commands") or ([recorded["command"]] if recorded.get("command") else [])
+        prov.command = " ; ".join(str(c) for c in commands)
+    except (OSError, ValueError, AttributeError):
         prov.command = ""
     return prov
