@@ -161,7 +161,7 @@ def export_harbor_task(task_id: str, db_path: str | Path, out_root: str | Path, 
         ws = prepare_workspace(task_id, condition, schema, db_path, Path(scratch) / "ws", output_path=APP_OUTPUT)
         env = tmp / "environment"
         env.mkdir()
-        shutil.move(str(ws / "database.duckdb"), env / "database.duckdb")
+        shutil.copyfile(ws / "database.duckdb", env / "database.duckdb")  # a copy: the workspace file may be a link to the shared cache
         has_skills = (ws / "skills").is_dir()
         if has_skills:
             shutil.copytree(ws / "skills", env / "skills")
