@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from clinbench.agents.api_gemini import (GeminiTranslationError, from_chat_response, parse_path, sse_body,
-                                         to_chat_request)
+from clinbench.agents.api_gemini import GeminiTranslationError, parse_path, sse_body, to_chat_request, turn_to_gemini
+from clinbench.agents.llm_clients import parse_chat_completion
 from clinbench.agents.gemini_cli import parse_gemini_stream
 
 SECOND_REQUEST = {
@@ -73,15 +73,13 @@ def test_chat_reply_becomes_a_gemini_response_and_its_sse_event():
                         "function": {"name": "run_shell_command", "arguments": "{\"command\": \"ls\"}"}}]}}],
         "usage": {"prompt_tokens": 120, "completion_tokens": 7, "total_tokens": 127,
                   "prompt_tokens_details": {"cached_tokens": 100}}}
-    g = from_chat_response(chat, "gemini-2.5-flash")
+    g = turn_to_gemini(parse_chat_completion(chat), "gemini-2.5-flash")
     assert g["candidates"][0]["content"]["parts"] == [
         {"functionCall": {"id": "c1", "name": "run_shell_command", "args": {"command": "ls"}}}]
     assert g["usageMetadata"] == {"promptTokenCount": 120, "candidatesTokenCount": 7, "totalTokenCount": 127,
                                   "cachedContentTokenCount": 100}
     event = sse_body(g).decode()
     assert event.startswith("data: ") and json.loads(event[6:]) == g
-    with pytest.raises(GeminiTranslationError):
-        from_chat_response({"choices": []}, "m")
 
 
 def test_stream_json_gives_usage_message_and_the_clis_own_error():

@@ -12,6 +12,7 @@ LiteLLM, clinbench's scripted server). Facts from the Gemini CLI 0.61 requests:
 - ``generationConfig`` may set ``maxOutputTokens``, ``temperature``, ``topP``, ``stopSequences``.
 
 The reply is one ``GenerateContentResponse``; streamed, one SSE ``data:`` event holding it.
+``agents.api_translate.ChatTranslator`` serves these requests in the run's egress proxy.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+
+from clinbench.agents.llm_clients import Turn
 
 _MODEL_PATH = re.compile(r"/models/(?P<model>[^/:]+):(?P<method>generateContent|streamGenerateContent)")
 _FINISH = {"stop": "STOP", "tool_calls": "STOP", "length": "MAX_TOKENS", "content_filter": "SAFETY"}
@@ -116,36 +119,20 @@ def _lower_types(schema: Any) -> Any:
     return schema
 
 
-def from_chat_response(chat: dict[str, Any], model: str) -> dict[str, Any]:
-    """A Gemini ``GenerateContentResponse`` equivalent to a chat-completions response body."""
-    choices = chat.get("choices") if isinstance(chat, dict) else None
-    if not choices or not isinstance(choices[0], dict):
-        raise GeminiTranslationError("chat completion has no choices")
-    message = choices[0].get("message") or {}
-    parts: list[dict[str, Any]] = []
-    if message.get("content"):
-        parts.append({"text": str(message["content"])})
-    for call in message.get("tool_calls") or []:
-        fn = call.get("function") or {}
-        try:
-            args = json.loads(fn.get("arguments") or "{}")
-        except json.JSONDecodeError:
-            args = {"_unparsed_arguments": fn.get("arguments")}
-        parts.append({"functionCall": {"id": call.get("id"), "name": fn.get("name"),
-                                       "args": args if isinstance(args, dict) else {"value": args}}})
+def turn_to_gemini(turn: Turn, model: str) -> dict[str, Any]:
+    """A Gemini ``GenerateContentResponse`` for a chat-completions turn."""
+    parts: list[dict[str, Any]] = [{"text": turn.text}] if turn.text else []
+    parts += [{"functionCall": {"id": c.id, "name": c.name, "args": c.arguments}} for c in turn.tool_calls]
     if not parts:
         parts.append({"text": ""})
-    usage = chat.get("usage") or {}
-    prompt = int(usage.get("prompt_tokens") or 0)
-    completion = int(usage.get("completion_tokens") or 0)
-    meta: dict[str, Any] = {"promptTokenCount": prompt, "candidatesTokenCount": completion,
-                            "totalTokenCount": int(usage.get("total_tokens") or prompt + completion)}
-    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
-    if cached:
-        meta["cachedContentTokenCount"] = int(cached)
-    finish = _FINISH.get(str(choices[0].get("finish_reason") or "stop"), "STOP")
+    u = turn.usage
+    meta: dict[str, Any] = {"promptTokenCount": u.input_tokens, "candidatesTokenCount": u.output_tokens,
+                            "totalTokenCount": u.input_tokens + u.output_tokens}
+    if u.cached_input_tokens:
+        meta["cachedContentTokenCount"] = u.cached_input_tokens
+    finish = _FINISH.get(str(turn.finish_reason or "stop"), "STOP")
     return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": finish, "index": 0}],
-            "usageMetadata": meta, "modelVersion": str(chat.get("model") or model)}
+            "usageMetadata": meta, "modelVersion": model}
 
 
 def sse_body(response: dict[str, Any]) -> bytes:

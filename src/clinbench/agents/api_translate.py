@@ -1,7 +1,8 @@
 """Codex and Claude Code on an endpoint that speaks only chat completions.
 
-Codex speaks the OpenAI Responses API (``POST /v1/responses``) and Claude Code the Anthropic
-Messages API (``POST /v1/messages``); llama.cpp's ``llama-server``, many vLLM and Ollama setups
+Codex speaks the OpenAI Responses API (``POST /v1/responses``), Claude Code the Anthropic
+Messages API (``POST /v1/messages``) and the Gemini CLI the Gemini API
+(``POST /v1beta/models/M:streamGenerateContent``, ``agents/api_gemini.py``); llama.cpp's ``llama-server``, many vLLM and Ollama setups
 and LiteLLM serve only ``POST /v1/chat/completions``. With ``--endpoint-api chat`` the run's
 egress proxy hands those two requests to a ``ChatTranslator``, which rewrites the request as
 a chat completion, calls the endpoint (never streaming), and answers in the client's own
@@ -26,6 +27,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from clinbench.agents import api_gemini
 from clinbench.agents.llm_clients import ModelReplyError, Turn, error_body, json_reply, one_line, parse_chat_completion
 from clinbench.campaign.store import Usage
 
@@ -311,10 +313,12 @@ class ChatTranslator:
 
     @staticmethod
     def api_of(method: str, path: str) -> str | None:
-        """'responses', 'messages' or 'count_tokens' for a request this translator serves, else None."""
+        """'responses', 'messages', 'gemini' or 'count_tokens' for a request this translator serves, else None."""
         route = urlsplit(path).path.rstrip("/")
         if method.upper() != "POST":
             return None
+        if route.endswith((":generateContent", ":streamGenerateContent")):
+            return "gemini"
         if route.endswith("/messages/count_tokens"):
             return "count_tokens"
         if route.endswith("/responses"):
@@ -327,14 +331,14 @@ class ChatTranslator:
         """The reply to one request; a request or reply it cannot translate is an error reply, never a crash."""
         api = self.api_of(method, path)
         try:
-            return self._handle(api, headers, raw)
+            return self._handle(api, headers, raw, path)
         except Exception as exc:  # the CLI gets a one-line error and the run's record says what broke
             message = f"clinbench translator error: {type(exc).__name__}: {one_line(exc, 200)}"
             with self._lock:
                 self.last_error = message
             return self._error(api, 500, message)
 
-    def _handle(self, api: str | None, headers: dict[str, str], raw: bytes) -> Reply:
+    def _handle(self, api: str | None, headers: dict[str, str], raw: bytes, path: str = "") -> Reply:
         try:
             body = json.loads(raw or b"{}")
             if not isinstance(body, dict):
@@ -343,10 +347,14 @@ class ChatTranslator:
             return self._error(api, 400, "clinbench translator: request body is not a JSON object")
         if api == "count_tokens":  # an estimate: Claude Code uses it only to plan compaction
             return Reply(200, "application/json", json.dumps({"input_tokens": len(raw) // 4}).encode())
-        if api == "responses":
+        custom: set[str] = set()
+        if api == "gemini":
+            gemini_model, streamed = api_gemini.parse_path(path)
+            chat = api_gemini.to_chat_request(body, gemini_model)
+        elif api == "responses":
             chat, custom = responses_to_chat(body)
         else:
-            chat, custom = messages_to_chat(body), set()
+            chat = messages_to_chat(body)
         if self.max_tokens:
             chat["max_tokens"] = min(chat.get("max_tokens") or self.max_tokens, self.max_tokens)
         with self._lock:
@@ -355,10 +363,16 @@ class ChatTranslator:
             self.limit_hit = "token_budget"
             return self._error(api, 400, f"clinbench: the run's token budget of {self.token_budget} tokens is used up "
                                          f"({used} tokens); no further model requests are made")
-        auth = headers.get("authorization") or (f"Bearer {headers['x-api-key']}" if headers.get("x-api-key") else None)
+        key = headers.get("x-api-key") or headers.get("x-goog-api-key")
+        auth = headers.get("authorization") or (f"Bearer {key}" if key else None)
         turn, failure = self._call(chat, auth)
         if failure is not None:
             return self._error(api, *failure)
+        if api == "gemini":
+            reply = api_gemini.turn_to_gemini(turn, gemini_model)
+            if streamed:
+                return Reply(200, "text/event-stream", api_gemini.sse_body(reply))
+            return Reply(200, "application/json", json.dumps(reply).encode())
         model = str(body.get("model") or "model")
         reply, events = chat_to_responses(turn, model, custom) if api == "responses" else chat_to_messages(turn, model)
         if body.get("stream"):
@@ -400,5 +414,8 @@ class ChatTranslator:
         return status, message
 
     def _error(self, api: str | None, status: int, message: str) -> Reply:
-        payload = responses_error(status, message) if api == "responses" else messages_error(status, message)
+        if api == "gemini":
+            payload = api_gemini.error_body(status, message)
+        else:
+            payload = responses_error(status, message) if api == "responses" else messages_error(status, message)
         return Reply(status, "application/json", json.dumps(payload).encode())

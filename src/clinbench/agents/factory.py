@@ -9,7 +9,7 @@ from clinbench.agents.base import Agent
 from clinbench.errors import AgentError
 
 BUILTIN_AGENTS = ("reference", "variant", "empty", "replay")
-AGENT_NAMES = ("codex", "claude", "command", "llm", *BUILTIN_AGENTS)
+AGENT_NAMES = ("codex", "claude", "gemini", "command", "llm", *BUILTIN_AGENTS)
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class AgentOptions:
     max_tokens: int | None = 4096  # output tokens asked for per model request (every agent)
     token_budget: int | None = None  # input + output tokens per run (every agent)
     text_tool_calls: bool = False  # llm agent: use tool calls the model wrote as text
-    endpoint_api: str = "native"  # codex/claude: 'chat' when the endpoint speaks only chat completions
+    endpoint_api: str = "native"  # codex/claude/gemini: 'chat' when the endpoint speaks only chat completions
     prices: str | None = None  # price table for the run's cost (default: agents/prices.toml)
 
     def limits(self) -> dict[str, int | None]:
@@ -44,7 +44,7 @@ class AgentOptions:
 def make_agent(name: str, options: AgentOptions, model: str | None = None) -> Agent:
     """The agent called ``name``; external agents get the sandbox this machine offers (or refuse)."""
     model = None if model in (None, "", "-") else model
-    if name in ("codex", "claude", "command"):
+    if name in ("codex", "claude", "gemini", "command"):
         from clinbench.agents.sandbox import choose_sandbox
 
         sandbox = choose_sandbox(unsafe_no_isolation=options.unsafe_no_isolation, prefer=options.sandbox)
@@ -60,6 +60,10 @@ def make_agent(name: str, options: AgentOptions, model: str | None = None) -> Ag
             return ClaudeCodeAgent(allowed_tools=options.allowed_tools or DEFAULT_ALLOWED_TOOLS,
                                    skip_permissions=options.skip_permissions,
                                    api_key=options.api_key("ANTHROPIC_API_KEY"), **common)
+        if name == "gemini":
+            from clinbench.agents.gemini_cli import GeminiCliAgent
+
+            return GeminiCliAgent(api_key=options.api_key("GEMINI_API_KEY"), **common)
         from clinbench.agents.command import CommandAgent
 
         return CommandAgent(options.agent_command or "", api_key=options.api_key("OPENAI_API_KEY"), **common)

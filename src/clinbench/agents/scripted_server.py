@@ -11,7 +11,8 @@ The script is a list of steps; every request that offers tools takes the next st
 * ``{"tool": "run_sql", "arguments": {"sql": "select 1"}}``: one tool call.
 * ``{"tool_calls": [{"tool": ..., "arguments": ...}, ...]}``: several tool calls at once.
 * ``{"shell": "printf 'a\\n' > output.csv"}``: a call of whichever shell tool the client
-  offered (Codex ``exec_command``/``shell_command``/``shell``, Claude ``Bash``).
+  offered (Codex ``exec_command``/``shell_command``/``shell``, Claude ``Bash``, Gemini
+  ``run_shell_command``).
 * ``{"status": 429, "body": {...}, "headers": {"retry-after": "0"}}``: an HTTP error.
 
 Steps that behave like real servers misbehaving (chat completions):
@@ -53,7 +54,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 DEFAULT_USAGE = {"input_tokens": 20, "output_tokens": 10}
-_SHELL_TOOLS = ("exec_command", "shell_command", "shell", "Bash", "bash")
+_SHELL_TOOLS = ("exec_command", "shell_command", "shell", "Bash", "bash", "run_shell_command")
 
 
 def minimal_for_schema(schema: dict[str, Any] | None) -> Any:

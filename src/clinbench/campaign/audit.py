@@ -28,7 +28,7 @@ from clinbench.agents.factory import BUILTIN_AGENTS
 from clinbench.campaign import evidence, skill_use
 from clinbench.campaign.store import Store
 
-EXTERNAL_AGENTS = ("codex", "claude", "command")
+EXTERNAL_AGENTS = ("codex", "claude", "gemini", "command")
 EVALUATOR_MARKERS = ("derive/score", "clinbench.derive.score", "concepts/targets", "results.duckdb", "score.json",
                      "manifest.json", ".partial/", "/runs/")
 ALLOWED_WRITE_PREFIXES = ("/workspace", "/tmp", "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd")
@@ -85,6 +85,10 @@ def agent_authored_text(transcript: Path) -> str:
                 parts.append(item.get("command", ""))
             elif item.get("type") == "agent_message":
                 parts.append(item.get("text", ""))
+        elif kind == "tool_use":  # Gemini CLI
+            parts.append(json.dumps(event.get("parameters"), ensure_ascii=False))
+        elif kind == "message" and event.get("role") == "assistant":  # Gemini CLI
+            parts.append(str(event.get("content") or ""))
         elif kind == "stdout":  # command agent
             parts.append(event.get("line", ""))
     # JSON-escaped text (\" and \\n) is read as the agent meant it
