@@ -86,3 +86,19 @@ def test_the_translator_caps_max_tokens_and_passes_the_servers_error_back():
     assert bad.status == 400 and json.loads(bad.body)["error"]["message"] == "chat endpoint answered HTTP 400: context too long"
     assert broken.status == 500 and json.loads(broken.body)["error"]["message"].startswith("clinbench translator error: TypeError")
     assert (tr.usage.requests, tr.usage.input_tokens) == (2, 20)
+
+
+def test_a_slow_streamed_answer_starts_at_once_and_sends_keepalives(monkeypatch):
+    monkeypatch.setattr(ChatTranslator, "first_byte_seconds", 0.1)
+    monkeypatch.setattr(ChatTranslator, "keepalive_seconds", 0.2)
+    with ScriptedServer([{"text": "late", "hang": 1.0}, {"status": 400, "hang": 1.0}]) as srv:
+        tr = ChatTranslator(srv.base_url)
+        body = json.dumps({"model": "m", "stream": True, "max_tokens": 10, "messages": [{"role": "user", "content": "q"}]}).encode()
+        ok = tr.handle("POST", "/v1/messages", {}, body)
+        names = [c.decode().split("\n")[0] for c in ok.chunks]
+        failed = tr.handle("POST", "/v1/responses", {}, json.dumps({"model": "m", "stream": True, "input": "q"}).encode())
+        last = list(failed.chunks)[-1].decode()
+    assert names[0] == "event: message_start" and names.count("event: ping") >= 3
+    assert names[-1].startswith("event: content_block_start")  # then the answer's events, in one chunk
+    assert ok.status == 200 and failed.status == 200  # the stream had started: the failure is an event
+    assert last.startswith("event: response.failed") and "chat endpoint answered HTTP 400" in last

@@ -103,3 +103,33 @@ def test_a_hanging_chat_server_ends_a_cli_run_at_its_timeout(workspace, tmp_path
     assert outcome.status == "timeout" and outcome.limit == "timeout"
     assert outcome.error == "agent killed after the 6 s timeout" and elapsed < 12
     assert outcome.usage.http_requests >= 1
+
+
+class _IdleCodex(CodexAgent):
+    """Codex with a 1.5 s stream-idle timeout, so a slow model without keep-alives would lose its answer."""
+
+    def command(self, *args, **kw):
+        launch = super().command(*args, **kw)
+        launch.argv[-1:-1] = ["-c", "model_providers.clinbench.stream_idle_timeout_ms=1500"]
+        return launch
+
+
+@needs_bwrap
+@pytest.mark.parametrize("name", ["codex", "claude"])
+def test_a_slow_model_keeps_the_cli_stream_alive_through_the_translator(name, workspace, tmp_path, monkeypatch):
+    from clinbench.agents.api_translate import ChatTranslator
+
+    monkeypatch.setenv("PATH", f"{BIN}:{os.environ['PATH']}")
+    monkeypatch.setattr(ChatTranslator, "first_byte_seconds", 0.3)
+    monkeypatch.setattr(ChatTranslator, "keepalive_seconds", 0.3)
+    with ScriptedServer([{"shell": WRITE, "hang": 4}, {"text": "Done."}], skip_toolless=True, wires=("chat",)) as srv:
+        if name == "codex":  # without keep-alives this Codex drops the 4 s answer and retries (no output.csv)
+            agent = _IdleCodex(sandbox=BwrapSandbox(), base_url=srv.base_url, api_key="d", model="gpt-5.5", endpoint_api="chat")
+        else:
+            agent = _agent(name, srv, endpoint_api="chat")
+        ctx = RunContext(evidence_dir=tmp_path / "ev", task_id="t", timeout_seconds=120)
+        outcome = agent.run(Workspace.from_dir(workspace), ctx)
+    assert outcome.status == "ok", outcome.error
+    assert outcome.output_csv.read_text() == "stay_id,x\n1,2\n" and outcome.final_message == "Done."
+    slow = [json.loads(line) for line in (ctx.evidence_dir / "egress.jsonl").read_text().splitlines()]
+    assert any(e.get("seconds", 0) >= 4 for e in slow)  # the slow request was streamed, not dropped

@@ -6,7 +6,10 @@ Messages API (``POST /v1/messages``) and the Gemini CLI the Gemini API
 and LiteLLM serve only ``POST /v1/chat/completions``. With ``--endpoint-api chat`` the run's
 egress proxy hands those two requests to a ``ChatTranslator``, which rewrites the request as
 a chat completion, calls the endpoint (never streaming), and answers in the client's own
-API: JSON, or server-sent events when the client asked for ``stream: true`` (both CLIs do).
+API: JSON, or server-sent events when the client asked for ``stream: true`` (the CLIs do). A
+streamed answer that takes the model more than ``first_byte_seconds`` starts at once and carries
+keep-alive events (Responses ``response.in_progress``, Messages ``ping``) until the answer is
+ready, so a CLI's stream-idle timeout does not drop a slow local model's reply.
 
 The translator is also where the run's limits hold for a CLI: each upstream request gets the
 time left before the run's deadline, ``max_tokens`` no larger than the configured cap, and no
@@ -21,6 +24,7 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -37,6 +41,7 @@ class Reply:
     status: int
     content_type: str
     body: bytes
+    chunks: Iterator[bytes] | None = None  # a stream sent as it comes (then ``body`` is empty)
 
 
 def _id(prefix: str) -> str:
@@ -159,7 +164,7 @@ def responses_to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
     return chat, custom
 
 
-def chat_to_responses(turn: Turn, model: str, custom: set[str]) -> tuple[dict[str, Any], list[tuple[str, dict]]]:
+def chat_to_responses(turn: Turn, model: str, custom: set[str], reply_id: str | None = None) -> tuple[dict[str, Any], list[tuple[str, dict]]]:
     """A Responses reply (JSON) and its server-sent events for a chat turn."""
     output: list[dict[str, Any]] = []
     if turn.text:
@@ -177,7 +182,7 @@ def chat_to_responses(turn: Turn, model: str, custom: set[str]) -> tuple[dict[st
              "output_tokens": u.output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
              "total_tokens": u.input_tokens + u.output_tokens}
     status = "incomplete" if turn.finish_reason == "length" and not turn.tool_calls else "completed"
-    reply = {"id": _id("resp"), "object": "response", "created_at": int(time.time()), "status": status,
+    reply = {"id": reply_id or _id("resp"), "object": "response", "created_at": int(time.time()), "status": status,
              "model": model, "output": output, "usage": usage}
     if status == "incomplete":
         reply["incomplete_details"] = {"reason": "max_output_tokens"}
@@ -253,7 +258,7 @@ def messages_to_chat(body: dict[str, Any]) -> dict[str, Any]:
     return chat
 
 
-def chat_to_messages(turn: Turn, model: str) -> tuple[dict[str, Any], list[tuple[str, dict]]]:
+def chat_to_messages(turn: Turn, model: str, reply_id: str | None = None) -> tuple[dict[str, Any], list[tuple[str, dict]]]:
     """A Messages reply (JSON) and its server-sent events for a chat turn."""
     content: list[dict[str, Any]] = [{"type": "text", "text": turn.text}] if turn.text else []
     content += [{"type": "tool_use", "id": c.id if c.id.startswith("toolu_") else f"toolu_{c.id}", "name": c.name,
@@ -262,7 +267,7 @@ def chat_to_messages(turn: Turn, model: str) -> tuple[dict[str, Any], list[tuple
     u = turn.usage
     usage = {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
              "cache_read_input_tokens": u.cached_input_tokens, "cache_creation_input_tokens": 0}
-    reply = {"id": _id("msg"), "type": "message", "role": "assistant", "model": model, "content": content,
+    reply = {"id": reply_id or _id("msg"), "type": "message", "role": "assistant", "model": model, "content": content,
              "stop_reason": stop, "stop_sequence": None, "usage": usage}
     start = {**reply, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 0}}
     events: list[tuple[str, dict]] = [("message_start", {"type": "message_start", "message": start})]
@@ -279,7 +284,7 @@ def chat_to_messages(turn: Turn, model: str) -> tuple[dict[str, Any], list[tuple
                                                    "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}}))
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                                     "usage": {"output_tokens": u.output_tokens}}))
+                                     "usage": usage}))
     events.append(("message_stop", {"type": "message_stop"}))
     return reply, events
 
@@ -297,6 +302,9 @@ def sse(events: list[tuple[str, dict]]) -> bytes:
 # -- the translator the egress proxy calls ------------------------------------------------
 class ChatTranslator:
     """Answers Responses and Messages requests from a chat-completions endpoint, within the run's limits."""
+
+    first_byte_seconds = 2.0  # a streamed answer starts (with keep-alives) once the model takes longer
+    keepalive_seconds = 10.0
 
     def __init__(self, upstream_base_url: str, *, deadline: float | None = None, max_tokens: int | None = None,
                  token_budget: int | None = None, request_timeout: float = 600.0):
@@ -365,6 +373,9 @@ class ChatTranslator:
                                          f"({used} tokens); no further model requests are made")
         key = headers.get("x-api-key") or headers.get("x-goog-api-key")
         auth = headers.get("authorization") or (f"Bearer {key}" if key else None)
+        model = str(body.get("model") or "model")
+        if body.get("stream") and api != "gemini":
+            return self._stream(api, chat, auth, model, custom)
         turn, failure = self._call(chat, auth)
         if failure is not None:
             return self._error(api, *failure)
@@ -373,11 +384,48 @@ class ChatTranslator:
             if streamed:
                 return Reply(200, "text/event-stream", api_gemini.sse_body(reply))
             return Reply(200, "application/json", json.dumps(reply).encode())
-        model = str(body.get("model") or "model")
-        reply, events = chat_to_responses(turn, model, custom) if api == "responses" else chat_to_messages(turn, model)
-        if body.get("stream"):
-            return Reply(200, "text/event-stream", sse(events))
+        reply, _ = chat_to_responses(turn, model, custom) if api == "responses" else chat_to_messages(turn, model)
         return Reply(200, "application/json", json.dumps(reply).encode())
+
+    def _build(self, api: str, turn: Turn, model: str, custom: set[str], reply_id: str | None = None):
+        return chat_to_responses(turn, model, custom, reply_id) if api == "responses" else chat_to_messages(turn, model, reply_id)
+
+    def _stream(self, api: str, chat: dict[str, Any], auth: str | None, model: str, custom: set[str]) -> Reply:
+        """An SSE answer. A quick upstream reply (or error) is sent whole, with its own status; a slow one
+        gets the stream started and a keep-alive event every ``keepalive_seconds`` while the model works,
+        so a CLI's stream-idle timeout does not fire on a slow local model."""
+        result: dict[str, Any] = {}
+        worker = threading.Thread(target=lambda: result.update(v=self._call(chat, auth)), name="translate", daemon=True)
+        worker.start()
+        worker.join(self.first_byte_seconds)
+        if not worker.is_alive():
+            turn, failure = result["v"]
+            if failure is not None:
+                return self._error(api, *failure)
+            return Reply(200, "text/event-stream", sse(self._build(api, turn, model, custom)[1]))
+        reply_id = _id("resp" if api == "responses" else "msg")
+        placeholder = Turn("", [], Usage(0, 0, 0), None)
+        first = self._build(api, placeholder, model, custom, reply_id)[1][0]
+        ping = (("response.in_progress", {"type": "response.in_progress", "response": {**first[1]["response"]}})
+                if api == "responses" else ("ping", {"type": "ping"}))
+
+        def chunks() -> Iterator[bytes]:
+            yield sse([first])
+            while worker.is_alive():
+                worker.join(self.keepalive_seconds)
+                if worker.is_alive():
+                    yield sse([ping])
+            turn, failure = result["v"]
+            if failure is not None:
+                if api == "responses":
+                    failed = {**first[1]["response"], "status": "failed", "error": {"code": "server_error", "message": failure[1]}}
+                    yield sse([("response.failed", {"type": "response.failed", "response": failed})])
+                else:
+                    yield sse([("error", messages_error(failure[0], failure[1]))])
+                return
+            yield sse(self._build(api, turn, model, custom, reply_id)[1][1:])
+
+        return Reply(200, "text/event-stream", b"", chunks())
 
     def _call(self, chat: dict[str, Any], auth: str | None) -> tuple[Turn | None, tuple[int, str] | None]:
         timeout = self.request_timeout

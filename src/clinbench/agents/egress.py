@@ -165,10 +165,21 @@ class EgressProxy:
             body = _dechunk(client, body)
         reply = self.translator.handle(method, path, headers, body)
         reason = {200: "OK", 400: "Bad Request", 404: "Not Found"}.get(reply.status, "Error")
-        client.sendall(f"HTTP/1.1 {reply.status} {reason}\r\nContent-Type: {reply.content_type}\r\n"
-                       f"Content-Length: {len(reply.body)}\r\nConnection: close\r\n\r\n".encode() + reply.body)
+        head = f"HTTP/1.1 {reply.status} {reason}\r\nContent-Type: {reply.content_type}\r\n"
+        received = len(reply.body)
+        try:
+            if reply.chunks is None:
+                client.sendall(f"{head}Content-Length: {len(reply.body)}\r\nConnection: close\r\n\r\n".encode() + reply.body)
+            else:  # streamed as the translator produces it (keep-alives while a slow model works)
+                client.sendall(f"{head}Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n".encode())
+                for chunk in reply.chunks:
+                    received += len(chunk)
+                    client.sendall(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                client.sendall(b"0\r\n\r\n")
+        except OSError:  # the client went away (killed at its timeout)
+            pass
         self._log(method=method, target=path, allowed=True, translated=True, status=reply.status,
-                  bytes_sent=len(body), bytes_received=len(reply.body), seconds=round(time.monotonic() - started, 3))
+                  bytes_sent=len(body), bytes_received=received, seconds=round(time.monotonic() - started, 3))
 
     def _dial(self) -> socket.socket | None:
         try:
