@@ -22,6 +22,11 @@ from clinbench.errors import DataError, TaskError
 from derive_fixtures import MARKER, drop_marker
 
 
+def cached(pattern: str) -> list:
+    """The cached task databases matching ``pattern`` (not the shared layer they are copied from)."""
+    return sorted(p for p in cache_dir().glob(pattern) if ".shared." not in p.name)
+
+
 def tables(db) -> set[str]:
     con = duckdb.connect(str(db), read_only=True)
     try:
@@ -66,12 +71,24 @@ def test_rows_copied_unchanged(source_db, tmp_path):
 def test_runs_share_the_read_only_cached_database_without_a_copy(source_db, tmp_path):
     a = prepare_workspace("mimic-meld-24h", "no-skill", "native", source_db, tmp_path / "a")
     b = prepare_workspace("mimic-meld-24h", "no-skill", "native", source_db, tmp_path / "b")
-    [cached] = cache_dir().glob("mimic-iv.standard.native.*.duckdb")
-    assert (a / "database.duckdb").stat().st_ino == (b / "database.duckdb").stat().st_ino == cached.stat().st_ino
-    assert stat.S_IMODE(cached.stat().st_mode) == 0o444
+    [db] = cached("mimic-iv.standard.native.*.duckdb")
+    assert (a / "database.duckdb").stat().st_ino == (b / "database.duckdb").stat().st_ino == db.stat().st_ino
+    assert stat.S_IMODE(db.stat().st_mode) == 0o444
     assert read_only_files(a) == [a / "database.duckdb"]  # what a sandbox binds read-only
     prompt = (a / "prompt.md").read_text()
     assert "read-only" in prompt and "ATTACH 'scratch.duckdb' AS scratch (READ_WRITE)" in prompt
+
+
+def test_standard_tasks_start_from_one_shared_layer_without_any_dropped_concept(source_db, tmp_path):
+    sofa = prepare_workspace("mimic-sofa-24h", "no-skill", "native", source_db, tmp_path / "sofa")
+    meld = prepare_workspace("mimic-meld-24h", "no-skill", "native", source_db, tmp_path / "meld")
+    [shared] = cache_dir().glob("mimic-iv.standard.native.shared.*.duckdb")
+    droppable = {f"mimiciv_derived.{d}" for t in load_catalogue().values() if t.mode == "standard" for d in t.drop}
+    assert "mimiciv_icu.chartevents" in tables(shared) and not tables(shared) & droppable
+    # each task's database adds back the concepts other tasks drop and it keeps
+    assert "mimiciv_derived.meld" in tables(sofa / "database.duckdb") - tables(meld / "database.duckdb")
+    assert "mimiciv_derived.first_day_sofa" in tables(meld / "database.duckdb") - tables(sofa / "database.duckdb")
+    assert shared.stat().st_ino not in {(w / "database.duckdb").stat().st_ino for w in (sofa, meld)}
 
 
 def test_a_workspace_on_another_filesystem_gets_a_read_only_copy(source_db, tmp_path, monkeypatch):
@@ -235,6 +252,6 @@ def test_tasks_with_the_same_table_set_share_one_cached_database(source_db, tmp_
     # standard tasks drop different concepts, so they do not share
     prepare_workspace("mimic-sofa-24h", "no-skill", "native", source_db, tmp_path / "a")
     prepare_workspace("mimic-meld-24h", "no-skill", "native", source_db, tmp_path / "b")
-    assert len(list(cache_dir().glob("mimic-iv.standard.native.*.duckdb"))) == 2
+    assert len(cached("mimic-iv.standard.native.*.duckdb")) == 2
     plan = variant_mapping("mimic-meld-24h-raw", "obfuscated", source_db)
     assert plan.reconstruct["mimiciv_icu.chartevents"].startswith('SELECT "c_')

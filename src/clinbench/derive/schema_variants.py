@@ -22,9 +22,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-import sqlglot
-from sqlglot import exp
-
 from clinbench.errors import TaskError
 
 VARIANTS = ("native", "obfuscated", "restructured")
@@ -152,6 +149,9 @@ def rewrite_sql(sql: str, plan: VariantPlan) -> str:
     Each schema-qualified reference to a mapped relation becomes the relation's
     reconstruction as a subquery under the same alias; everything else is untouched.
     """
+    import sqlglot  # only variants rewrite SQL; a native workspace never loads the parser
+    from sqlglot import exp
+
     try:
         tree = sqlglot.parse_one(sql, read="duckdb")
     except sqlglot.errors.ParseError as exc:

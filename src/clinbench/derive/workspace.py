@@ -5,6 +5,9 @@ The masked database is built by copying only the allowed tables into a NEW DuckD
 built once per (source fingerprint, task, mode, schema variant) under ``$CLINBENCH_CACHE``
 (default ``~/.cache/clinbench``), under a file lock and by atomic rename, so concurrent
 processes and Ray workers on one machine or a shared folder build it once and share it.
+Native tasks whose mode drops concepts (standard MIMIC-IV tasks) start from one shared layer per
+source, every relation that no such task drops; a task's database is a file copy of that layer
+plus the few concept tables it keeps that other tasks drop, so each further task copies only those.
 
 No run copies it. The cached file is read-only (mode 0444) and each workspace holds a hard
 link to it (O(1) at any database size), or a read-only copy when the workspace is on another
@@ -38,7 +41,7 @@ import duckdb
 
 from clinbench.atomic import atomic_database, atomic_path, write_json_atomic
 from clinbench.derive import conditions
-from clinbench.derive.catalogue import TaskSpec, get_task
+from clinbench.derive.catalogue import TaskSpec, get_task, load_catalogue
 from clinbench.derive.schema_variants import Relation, VariantPlan, plan_variant, rewrite_sql
 from clinbench.errors import DataError
 
@@ -171,9 +174,7 @@ def prepare_database(spec: TaskSpec, schema_variant: str, db_path: str | Path) -
     plan_variant(schema_variant, [])  # validate the name before any work
     fingerprint, catalog = read_catalog(db_path)
     relations = allowed_relations(spec, catalog)
-    key = hashlib.sha256(
-        f"{BUILD_VERSION}|{fingerprint}|{[r.qualified for r in relations]}|{schema_variant}".encode()
-    ).hexdigest()[:24]
+    key = _key(fingerprint, relations, schema_variant)
     root = cache_dir()
     root.mkdir(parents=True, exist_ok=True)
     target = root / f"{spec.database}.{spec.mode}.{schema_variant}.{key}.duckdb"
@@ -182,11 +183,50 @@ def prepare_database(spec: TaskSpec, schema_variant: str, db_path: str | Path) -
     with _lock(root / f"{key}.lock"):
         if mapping.is_file() and _intact(target, stamp):
             return PreparedDatabase(target, mapping, _load_plan(mapping))
-        plan = _build(relations, schema_variant, db_path, target, _salt(root))
-        os.chmod(target, 0o444)
+        salt = _salt(root)
+        base = _shared_base(spec, relations, schema_variant, fingerprint, db_path, root, salt)
+        plan = _build(relations, schema_variant, db_path, target, salt, base)
+        _seal(target, stamp)
         write_json_atomic(mapping, plan.to_json(), indent=1)
-        write_json_atomic(stamp, _stamp(target))
     return PreparedDatabase(target, mapping, plan)
+
+
+def _key(fingerprint: str, relations: list[Relation], variant: str) -> str:
+    return hashlib.sha256(
+        f"{BUILD_VERSION}|{fingerprint}|{[r.qualified for r in relations]}|{variant}".encode()
+    ).hexdigest()[:24]
+
+
+def _shared_base(spec: TaskSpec, relations: list[Relation], variant: str, fingerprint: str, db_path: Path,
+                 root: Path, salt: str) -> tuple[Path, set[str]] | None:
+    """For a native task whose mode drops concepts: the cached database of every relation that no
+    task of its (database, mode) drops, built once per source and shared by those tasks.
+
+    A task's masked database is then a file copy of it plus the few concept tables that other
+    tasks drop and this one keeps. It never holds a dropped or hidden table, so copying it leaks
+    nothing. Returns (path, qualified names it holds), or None when there is nothing to share.
+    """
+    if variant != "native":
+        return None
+    droppable = {d for t in load_catalogue().values() if (t.database, t.mode) == (spec.database, spec.mode)
+                 for d in t.drop}
+    shared = [r for r in relations if not (r.schema == DERIVED_SCHEMA and r.name in droppable)]
+    if len(shared) == len(relations):
+        return None
+    key = _key(fingerprint, shared, "native-shared")
+    path = root / f"{spec.database}.{spec.mode}.native.shared.{key}.duckdb"
+    stamp = path.with_suffix(".stamp.json")
+    with _lock(root / f"{key}.lock"):  # always taken inside a task's lock, never the other way round
+        if not _intact(path, stamp):
+            _build(shared, "native", db_path, path, salt)
+            _seal(path, stamp)
+    return path, {r.qualified for r in shared}
+
+
+def _seal(path: Path, stamp: Path) -> None:
+    """Make a built database read-only and remember how it looks, so a later change is noticed."""
+    os.chmod(path, 0o444)
+    write_json_atomic(stamp, _stamp(path))
 
 
 def read_only_files(workspace: str | Path) -> list[Path]:
@@ -223,15 +263,37 @@ def _share(cached: Path, dst: Path) -> None:
             os.chmod(tmp, 0o444)
 
 
-def _build(relations: list[Relation], variant: str, db_path: Path, target: Path, salt: str) -> VariantPlan:
-    with atomic_database(target) as con:
-        con.execute(f"ATTACH '{_esc(str(db_path))}' AS src (READ_ONLY)")
-        plan = plan_variant(variant, relations, salt)
-        for out in plan.outputs:
-            con.execute(f'CREATE SCHEMA IF NOT EXISTS "{out.schema}"')
-            con.execute(f'CREATE TABLE "{out.schema}"."{out.name}" AS {out.select}')
-        con.execute("DETACH src")
+def _build(relations: list[Relation], variant: str, db_path: Path, target: Path, salt: str,
+           base: tuple[Path, set[str]] | None = None) -> VariantPlan:
+    """Write ``target`` with the variant's tables of ``relations``, copied from the source; with
+    ``base``, start from a copy of that database and copy only the relations it lacks."""
+    plan = plan_variant(variant, relations, salt)
+    if base is None:
+        with atomic_database(target) as con:
+            _copy_tables(con, db_path, plan.outputs)
+        return plan
+    path, held = base
+    with atomic_path(target) as tmp:
+        wal = tmp.with_name(tmp.name + ".wal")
+        try:
+            shutil.copyfile(path, tmp)
+            con = duckdb.connect(str(tmp))
+            try:
+                _copy_tables(con, db_path, [o for o in plan.outputs if f"{o.schema}.{o.name}" not in held])
+                con.execute("CHECKPOINT")
+            finally:
+                con.close()
+        finally:
+            wal.unlink(missing_ok=True)
     return plan
+
+
+def _copy_tables(con: duckdb.DuckDBPyConnection, db_path: Path, outputs: list) -> None:
+    con.execute(f"ATTACH '{_esc(str(db_path))}' AS src (READ_ONLY)")
+    for out in outputs:
+        con.execute(f'CREATE SCHEMA IF NOT EXISTS "{out.schema}"')
+        con.execute(f'CREATE TABLE "{out.schema}"."{out.name}" AS {out.select}')
+    con.execute("DETACH src")
 
 
 def _load_plan(path: Path) -> VariantPlan:
