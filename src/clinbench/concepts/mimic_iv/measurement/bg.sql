@@ -6,11 +6,11 @@
 --   below 20 are O2 flows typed into the wrong field). Derived: A-a gradient
 --   FiO2/100 x (760 - 47) - PaCO2/0.8 - PaO2 and PaO2/FiO2 = 100 x PaO2 / FiO2, preferring the
 --   lab FiO2 over the charted one. Only specimens with a PaO2 are kept.
--- Source: mimic-code measurement/bg (MIT-LCP); alveolar gas equation (PAO2 = FiO2 x
+-- Source: mimic-code measurement/bg (MIT-LCP, commit 8bcbd190, concepts_duckdb); alveolar gas equation (PAO2 = FiO2 x
 --   (Patm - PH2O) - PaCO2 / RQ, RQ 0.8).
--- Grain: specimen_id
--- Deviations: specimen_id is also output (the public table omits it, leaving no key).
---   aado2_calc is rounded to 4 dp through DECIMAL(38,9), as the public builds do.
+-- Grain: one row per lab specimen (specimen_id, not output, as in mimic-code); subject_id,
+--   charttime, specimen not unique: two specimens can share a time
+-- Deviations: none. aado2_calc is rounded to 4 dp through DECIMAL(38,9), as the public builds do.
 WITH bg AS (
     SELECT
         MAX(subject_id) AS subject_id
@@ -110,7 +110,6 @@ SELECT
     subject_id
     , hadm_id
     , charttime
-    , specimen_id
     , specimen
     , so2
     , po2

@@ -5,11 +5,11 @@
 --   route containing 'ear' or 'eye') and creams, gels, ophthalmic ointments and
 --   desensitisation protocols. stay_id is the ICU stay of the admission in which the
 --   prescription started (intime <= starttime < outtime), else NULL.
--- Source: mimic-code medication/antibiotic (MIT-LCP); Seymour et al., JAMA 2016 (suspected
+-- Source: mimic-code medication/antibiotic (MIT-LCP, commit 8bcbd190, concepts_duckdb); Seymour et al., JAMA 2016 (suspected
 --   infection = antibiotics + cultures).
--- Grain: subject_id, pharmacy_id, antibiotic, route, starttime
--- Deviations: pharmacy_id and poe_id are also output, to give each prescription a key.
---   Public behaviour kept: nasal route NU is not excluded; a NULL route never matches.
+-- Grain: one row per prescription (not output, as in mimic-code); subject_id, antibiotic,
+--   route, starttime, stoptime not unique: a drug can be prescribed twice at once
+-- Deviations: none. Public behaviour kept: nasal route NU is not excluded; a NULL route never matches.
 WITH name_patterns (pattern) AS (
     -- antibacterial / antifungal generic and brand names, matched anywhere in the drug name
     VALUES
@@ -184,8 +184,6 @@ SELECT
     pr.subject_id
     , pr.hadm_id
     , ie.stay_id
-    , pr.pharmacy_id
-    , pr.poe_id
     , pr.drug AS antibiotic
     , pr.route
     , pr.starttime

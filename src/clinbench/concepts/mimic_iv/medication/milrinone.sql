@@ -1,25 +1,14 @@
 -- Concept: milrinone
--- Definition: Milrinone infusions (inputevents itemid 221986) with start/end time, rate in
---   mcg/kg/min and amount. Rates charted in mg/kg/min are x1000; rates charted in mcg/min
---   are divided by the patient weight recorded on the order (inputevents.patientweight).
---   Typical dose range: 0.375 (low) - 0.75 (high) mcg/kg/min.
---   Precision: rates are DOUBLE read from MIMIC's 32-bit values, so a charted 0.1 can arrive
---   as 0.0999999975 or 0.1000000015; SOFA rounds rates to 6 places before its 0.1 cut-off.
--- Source: mimic-code medication/milrinone (MIT-LCP).
--- Grain: stay_id, orderid, starttime
--- Deviations: none beyond the unit harmonisation above (public converts mcg/min only for
---   phenylephrine; MIMIC-IV has no mcg/min rows for the other agents, so results match).
+-- Definition: Milrinone infusions (inputevents itemid 221986): one row per inputevents row with
+--   stay, linked order, start/end time, the charted rate (mcg/kg/min, the only rate unit
+--   MIMIC-IV charts for this drug) and amount. Typical dose range: 0.375 (low) - 0.75 (high) mcg/kg/min.
+-- Source: mimic-code medication/milrinone (MIT-LCP, commit 8bcbd190, concepts_duckdb).
+-- Grain: stay_id, linkorderid, starttime
+-- Deviations: none. The rate is taken as charted (no unit conversion), as mimic-code does.
 SELECT
     stay_id
     , linkorderid
-    , orderid
-    , CASE
-        WHEN rateuom = 'mg/kg/min' THEN rate * 1000.0
-        -- weight-based dose from a fixed rate: divide by the weight charted on the order
-        WHEN rateuom = 'mcg/min' AND patientweight > 0 THEN rate / patientweight
-        WHEN rateuom = 'mcg/min' THEN NULL
-        ELSE rate
-    END AS vaso_rate
+    , rate AS vaso_rate
     , amount AS vaso_amount
     , starttime
     , endtime

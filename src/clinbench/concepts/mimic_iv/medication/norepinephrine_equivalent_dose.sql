@@ -4,9 +4,12 @@
 --   + dopamine/100 + vasopressin (units/hour) x 2.5/60, rounded to 4 dp. Intervals with only
 --   inotropes (dobutamine, milrinone) are excluded.
 -- Source: Goradia et al., "Vasopressor dose equivalence: a scoping review and suggested
---   formula", J Crit Care 2021; mimic-code medication/norepinephrine_equivalent_dose.
--- Grain: stay_id, starttime
--- Deviations: none. (Rounding goes through DECIMAL(38,9), as the public DuckDB build.)
+--   formula", J Crit Care 2021; mimic-code medication/norepinephrine_equivalent_dose
+--   (MIT-LCP, commit 8bcbd190, concepts_duckdb).
+-- Grain: stay_id, starttime; not unique: vasoactive_agent repeats an interval when rows of
+--   one agent overlap
+-- Deviations: none (rounding goes through DECIMAL(38,9), as the public DuckDB build).
+--   Variant vasopressor-equivalents__overlap_max keeps one row per interval.
 SELECT
     stay_id
     , starttime

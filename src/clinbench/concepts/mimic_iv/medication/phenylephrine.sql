@@ -1,24 +1,15 @@
 -- Concept: phenylephrine
--- Definition: Phenylephrine infusions (inputevents itemid 221749) with start/end time, rate in
---   mcg/kg/min and amount. Rates charted in mg/kg/min are x1000; rates charted in mcg/min
---   are divided by the patient weight recorded on the order (inputevents.patientweight).
---   Typical dose range: 0.5 (low) - 5 (high) mcg/kg/min.
---   Precision: rates are DOUBLE read from MIMIC's 32-bit values, so a charted 0.1 can arrive
---   as 0.0999999975 or 0.1000000015; SOFA rounds rates to 6 places before its 0.1 cut-off.
--- Source: mimic-code medication/phenylephrine (MIT-LCP).
--- Grain: stay_id, orderid, starttime
--- Deviations: none (a mcg/min row with no weight gets a NULL rate instead of a division by zero).
+-- Definition: Phenylephrine infusions (inputevents itemid 221749): one row per inputevents
+--   row with stay, linked order, start/end time, rate in mcg/kg/min and amount. A rate
+--   charted in mcg/min is divided by the weight on the order (inputevents.patientweight; a
+--   zero weight gives NULL). Typical dose range: 0.5 (low) - 5 (high) mcg/kg/min.
+-- Source: mimic-code medication/phenylephrine (MIT-LCP, commit 8bcbd190, concepts_duckdb).
+-- Grain: stay_id, linkorderid, starttime
+-- Deviations: none.
 SELECT
     stay_id
     , linkorderid
-    , orderid
-    , CASE
-        WHEN rateuom = 'mg/kg/min' THEN rate * 1000.0
-        -- weight-based dose from a fixed rate: divide by the weight charted on the order
-        WHEN rateuom = 'mcg/min' AND patientweight > 0 THEN rate / patientweight
-        WHEN rateuom = 'mcg/min' THEN NULL
-        ELSE rate
-    END AS vaso_rate
+    , CASE WHEN rateuom = 'mcg/min' THEN rate / patientweight ELSE rate END AS vaso_rate
     , amount AS vaso_amount
     , starttime
     , endtime
