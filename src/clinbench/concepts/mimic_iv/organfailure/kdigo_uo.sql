@@ -7,9 +7,11 @@
 --   weight from weight_durations with starttime <= t < endtime; covered hours rounded to 6
 --   places before the ">= 6 / 12 / 24 h" tests, so short gaps that add up to 6 h in binary
 --   floating point as 5.99999999 h still make a 6 h window, as in the current public code).
+--   Covered hours and rates go through DECIMAL(38, 9) before rounding to 6 and 4 places, and
+--   the weight through DECIMAL(38, 3), as the public DuckDB build's types do.
+--   Pinned to mimic-code commit 8bcbd190 (concepts_duckdb).
 -- Grain: stay_id, charttime
--- Deviations: rates are rounded to 4 decimal places as DOUBLE (an older public DuckDB build casts
---   to a 3-place DECIMAL, which moves rates such as 0.4996 onto the 0.5 boundary).
+-- Deviations: none.
 WITH uo AS (
     SELECT ie.stay_id, uo.charttime, uo.urineoutput,
         date_diff('second', ie.intime, uo.charttime) AS seconds_since_admit,
@@ -25,9 +27,9 @@ sums AS (
         SUM(urineoutput) OVER w6 AS urineoutput_6hr,
         SUM(urineoutput) OVER w12 AS urineoutput_12hr,
         SUM(urineoutput) OVER w24 AS urineoutput_24hr,
-        ROUND(SUM(hours_since_previous_row) OVER w6, 6) AS uo_tm_6hr,
-        ROUND(SUM(hours_since_previous_row) OVER w12, 6) AS uo_tm_12hr,
-        ROUND(SUM(hours_since_previous_row) OVER w24, 6) AS uo_tm_24hr
+        ROUND(CAST(SUM(hours_since_previous_row) OVER w6 AS DECIMAL(38, 9)), 6) AS uo_tm_6hr,
+        ROUND(CAST(SUM(hours_since_previous_row) OVER w12 AS DECIMAL(38, 9)), 6) AS uo_tm_12hr,
+        ROUND(CAST(SUM(hours_since_previous_row) OVER w24 AS DECIMAL(38, 9)), 6) AS uo_tm_24hr
     FROM uo
     WINDOW
         w6 AS (PARTITION BY stay_id ORDER BY seconds_since_admit RANGE BETWEEN 21600 PRECEDING AND CURRENT ROW),
@@ -38,14 +40,17 @@ SELECT s.stay_id, s.charttime, wd.weight,
     s.urineoutput_6hr, s.urineoutput_12hr, s.urineoutput_24hr,
     -- a 6 h rate only while the covered time is 6-12 h: longer gaps are not a 6 h observation
     CASE WHEN s.uo_tm_6hr >= 6 AND s.uo_tm_6hr < 12
-        THEN ROUND(s.urineoutput_6hr / wd.weight / s.uo_tm_6hr, 4) END AS uo_rt_6hr,
+        THEN ROUND(CAST(s.urineoutput_6hr / wd.weight / s.uo_tm_6hr AS DECIMAL(38, 9)), 4) END AS uo_rt_6hr,
     CASE WHEN s.uo_tm_12hr >= 12
-        THEN ROUND(s.urineoutput_12hr / wd.weight / s.uo_tm_12hr, 4) END AS uo_rt_12hr,
+        THEN ROUND(CAST(s.urineoutput_12hr / wd.weight / s.uo_tm_12hr AS DECIMAL(38, 9)), 4) END AS uo_rt_12hr,
     CASE WHEN s.uo_tm_24hr >= 24
-        THEN ROUND(s.urineoutput_24hr / wd.weight / s.uo_tm_24hr, 4) END AS uo_rt_24hr,
+        THEN ROUND(CAST(s.urineoutput_24hr / wd.weight / s.uo_tm_24hr AS DECIMAL(38, 9)), 4) END AS uo_rt_24hr,
     s.uo_tm_6hr, s.uo_tm_12hr, s.uo_tm_24hr
 FROM sums AS s
-LEFT JOIN mimiciv_derived.weight_durations AS wd
+LEFT JOIN (
+    SELECT stay_id, starttime, endtime, CAST(weight AS DECIMAL(38, 3)) AS weight
+    FROM mimiciv_derived.weight_durations
+) AS wd
     ON wd.stay_id = s.stay_id
     AND s.charttime >= wd.starttime
     AND s.charttime < wd.endtime

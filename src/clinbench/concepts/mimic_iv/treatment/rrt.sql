@@ -7,12 +7,15 @@
 --   (227536, 227525) with amount > 0 (active CRRT); dialysis procedureevents (hemodialysis
 --   225441, CRRT 225802, CVVHD 225803, peritoneal 225805, CVVHDF 225809, SCUF 225955 are
 --   active; dialysis catheter 224270 and CRRT filter change 225436 are present only). A
---   charting that falls inside a procedure/input range takes that range's flags and type.
--- Source: mimic-code treatment/rrt (MIT-LCP).
--- Grain: stay_id, charttime
--- Deviations: one row per stay and time: flags are the maximum over the documentation at that
---   time and the type is the covering range's (alphabetically first if several), then the
---   charted one; the public code can emit several rows for one time (non-unique grain).
+--   charting (or range start) inside a procedure/input range gives one row per covering
+--   range, with that range's flags and type (so a charted CRRT mode inside a CRRT input range
+--   reads 'CRRT'); a charting covered by no range keeps its own flags and charted type.
+-- Source: mimic-code treatment/rrt (MIT-LCP, commit 8bcbd190, concepts_duckdb).
+-- Grain: stay_id, charttime; not unique: one row per distinct charted documentation and
+--   covering range at a time
+-- Deviations: none. (clinbench used to collapse a time to one row, maximum flags and the
+--   covering range's type; no task reads rrt rows or dialysis_type, and the first-day flags
+--   are maxima, so that convention has no task-level variant.)
 WITH ce AS (
     SELECT
         stay_id
@@ -81,15 +84,15 @@ WITH ce AS (
     SELECT stay_id, starttime AS charttime, dialysis_present, dialysis_active, dialysis_type FROM mv_ranges
 )
 
+-- one row per charting and covering range: a range's flags and type replace the charted ones
 SELECT
     stg0.stay_id
     , stg0.charttime
-    , MAX(COALESCE(mv.dialysis_present, stg0.dialysis_present)) AS dialysis_present
-    , MAX(COALESCE(mv.dialysis_active, stg0.dialysis_active)) AS dialysis_active
-    , COALESCE(MIN(mv.dialysis_type), MIN(stg0.dialysis_type)) AS dialysis_type
+    , COALESCE(mv.dialysis_present, stg0.dialysis_present) AS dialysis_present
+    , COALESCE(mv.dialysis_active, stg0.dialysis_active) AS dialysis_active
+    , COALESCE(mv.dialysis_type, stg0.dialysis_type) AS dialysis_type
 FROM stg0
 LEFT JOIN mv_ranges AS mv
     ON stg0.stay_id = mv.stay_id
         AND stg0.charttime >= mv.starttime
         AND stg0.charttime <= mv.endtime
-GROUP BY stg0.stay_id, stg0.charttime
