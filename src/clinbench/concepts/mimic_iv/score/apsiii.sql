@@ -1,37 +1,39 @@
 -- Concept: apsiii
--- Definition: Acute Physiology Score III over the first ICU day (6 h before to 24 h after ICU
---   admission). Each physiological variable scores its worst value, "worst" being the extreme
---   farther from a fixed normal (heart rate 75, MAP 90, temperature 38, respiratory rate 19,
---   haematocrit 45.5, WBC 11.5, creatinine 1, sodium 145.5, albumin 3.5, glucose 130; ties take
---   the higher score; BUN and bilirubin use the maximum). Oxygenation scores PaO2 when not
---   invasively ventilated with FiO2 < 50% and A-aDO2 when ventilated with FiO2 >= 50%;
---   acid-base scores the pH/PaCO2 pair; acute renal failure (creatinine >= 1.5, urine < 410 mL,
---   no end-stage renal disease) changes the creatinine table; GCS scores the eyes/verbal/motor
---   combination (0 when the verbal response cannot be assessed). Axillary temperatures are
---   raised by 1 C before scoring, per the APACHE III method. Components are NULL when
---   unmeasured; apsiii sums them with missing = 0.
--- Source: Knaus et al., Chest 1991; MIT-LCP mimic-code score/apsiii.
+-- Definition: Acute Physiology Score III over the first ICU day. Vitals, labs, urine output
+--   and GCS come from the first_day_* tables (6 h before to 24 h after ICU admission); the
+--   arterial blood gases are read over the whole ICU stay (intime <= charttime < outtime), as
+--   mimic-code does. Each physiological variable scores its worst value, "worst" being the
+--   extreme farther from a fixed normal (heart rate 75, MAP 90, temperature 38, respiratory
+--   rate 19, haematocrit 45.5, WBC 11.5, creatinine 1, sodium 145.5, albumin 3.5, glucose
+--   130; ties take the higher score; BUN and bilirubin use the maximum). Oxygenation scores
+--   the best PaO2 when not invasively ventilated with FiO2 < 50% and the highest A-aDO2 when
+--   ventilated with FiO2 >= 50%; acid-base scores the worst pH/PaCO2 pair; acute renal failure
+--   (creatinine >= 1.5, urine < 410 mL, an admission coded without end-stage renal disease)
+--   changes the creatinine table; GCS scores the eyes/verbal/motor combination (0 when the
+--   verbal response cannot be assessed). Temperatures are scored as charted (no axillary
+--   correction). Components are NULL when unmeasured; apsiii sums them with missing = 0;
+--   apsiii_prob = 1 / (1 + exp(-(-4.4360 + 0.04726 apsiii))).
+-- Source: Knaus et al., Chest 1991; mimic-code score/apsiii (MIT-LCP, commit 8bcbd190,
+--   concepts_duckdb).
 -- Grain: stay_id
--- Deviations: blood gases are read from the same first-day window as every other variable
---   (the public code reads PaO2, A-aDO2 and acid-base over the whole ICU stay, which contradicts
---   its own first-day definition). Axillary temperatures are raised by 1 C (as the current
---   public BigQuery code does; the public DuckDB build scores the uncorrected temperature),
---   since an axillary reading under-reads core temperature. An admission without any ICD
---   code counts as no end-stage renal disease, so acute renal failure can apply (the public
---   code compares a missing ESRD flag with 0 and so never flags ARF for such an admission).
+-- Deviations: none. Public behaviour kept: an admission without any ICD code has no ESRD
+--   flag, and mimic-code's "ckd = 0" test is then false, so acute renal failure never applies.
+--   Variants: apsiii-24h__first_day_gases (blood gases from the first-day window),
+--   apsiii-24h__axillary_plus_1 (axillary temperatures raised by 1 C).
 WITH win AS (
-    SELECT subject_id, hadm_id, stay_id, intime,
+    SELECT subject_id, hadm_id, stay_id, intime, outtime,
         intime - INTERVAL 6 HOUR AS starttime, intime + INTERVAL 1 DAY AS endtime
     FROM mimiciv_icu.icustays
 ),
 bgw AS (
+    -- arterial gases of the whole ICU stay (mimic-code's window for PaO2, A-aDO2, acid-base)
     SELECT w.stay_id, bg.charttime, bg.po2, bg.pco2, bg.ph, bg.aado2,
         COALESCE(bg.fio2, bg.fio2_chartevents) AS fio2,
         vd.stay_id IS NOT NULL AS vent
     FROM win AS w
     INNER JOIN mimiciv_derived.bg AS bg
         ON bg.hadm_id = w.hadm_id AND bg.specimen = 'ART.'
-        AND bg.charttime >= w.starttime AND bg.charttime <= w.endtime
+        AND bg.charttime >= w.intime AND bg.charttime < w.outtime
     LEFT JOIN mimiciv_derived.ventilation AS vd
         ON vd.stay_id = w.stay_id AND bg.charttime >= vd.starttime AND bg.charttime <= vd.endtime
         AND vd.ventilation_status = 'InvasiveVent'
@@ -72,17 +74,6 @@ esrd AS (
     FROM mimiciv_hosp.diagnoses_icd
     GROUP BY hadm_id
 ),
-vital_temp AS (
-    -- axillary readings under-read core temperature by about 1 C
-    SELECT w.stay_id,
-        MIN(CASE WHEN LOWER(v.temperature_site) LIKE '%axillary%' THEN v.temperature + 1.0 ELSE v.temperature END) AS temperature_min,
-        MAX(CASE WHEN LOWER(v.temperature_site) LIKE '%axillary%' THEN v.temperature + 1.0 ELSE v.temperature END) AS temperature_max
-    FROM win AS w
-    INNER JOIN mimiciv_derived.vitalsign AS v
-        ON v.stay_id = w.stay_id AND v.charttime >= w.starttime AND v.charttime <= w.endtime
-        AND v.temperature IS NOT NULL
-    GROUP BY w.stay_id
-),
 vent AS (
     SELECT w.stay_id, MAX(CASE WHEN v.stay_id IS NOT NULL THEN 1 ELSE 0 END) AS vent
     FROM win AS w
@@ -94,7 +85,7 @@ vent AS (
 cohort AS (
     SELECT w.subject_id, w.hadm_id, w.stay_id,
         v.heart_rate_min, v.heart_rate_max, v.mbp_min, v.mbp_max,
-        vt.temperature_min, vt.temperature_max, v.resp_rate_min, v.resp_rate_max,
+        v.temperature_min, v.temperature_max, v.resp_rate_min, v.resp_rate_max,
         pa.pao2, aa.aado2, ab.acidbase_score,
         l.hematocrit_min, l.hematocrit_max, l.wbc_min, l.wbc_max,
         l.creatinine_min, l.creatinine_max, l.bun_min, l.bun_max,
@@ -108,7 +99,7 @@ cohort AS (
         COALESCE(vent.vent, 0) AS vent,
         uo.urineoutput,
         g.gcs_motor, g.gcs_verbal, g.gcs_eyes, g.gcs_unable,
-        CASE WHEN l.creatinine_max >= 1.5 AND uo.urineoutput < 410 AND COALESCE(esrd.ckd, 0) = 0
+        CASE WHEN l.creatinine_max >= 1.5 AND uo.urineoutput < 410 AND esrd.ckd = 0
             THEN 1 ELSE 0 END AS arf
     FROM win AS w
     LEFT JOIN pa ON pa.stay_id = w.stay_id
@@ -116,7 +107,6 @@ cohort AS (
     LEFT JOIN acidbase AS ab ON ab.stay_id = w.stay_id
     LEFT JOIN esrd ON esrd.hadm_id = w.hadm_id
     LEFT JOIN vent ON vent.stay_id = w.stay_id
-    LEFT JOIN vital_temp AS vt ON vt.stay_id = w.stay_id
     LEFT JOIN mimiciv_derived.first_day_vitalsign AS v ON v.stay_id = w.stay_id
     LEFT JOIN mimiciv_derived.first_day_lab AS l ON l.stay_id = w.stay_id
     LEFT JOIN mimiciv_derived.first_day_urine_output AS uo ON uo.stay_id = w.stay_id
@@ -255,15 +245,20 @@ scorecomp AS (
         END AS pao2_aado2_score,
         acidbase_score
     FROM paired
+),
+total AS (
+    SELECT *,
+        COALESCE(hr_score, 0) + COALESCE(mbp_score, 0) + COALESCE(temp_score, 0)
+            + COALESCE(resp_rate_score, 0) + COALESCE(pao2_aado2_score, 0)
+            + COALESCE(hematocrit_score, 0) + COALESCE(wbc_score, 0) + COALESCE(creatinine_score, 0)
+            + COALESCE(uo_score, 0) + COALESCE(bun_score, 0) + COALESCE(sodium_score, 0)
+            + COALESCE(albumin_score, 0) + COALESCE(bilirubin_score, 0) + COALESCE(glucose_score, 0)
+            + COALESCE(acidbase_score, 0) + COALESCE(gcs_score, 0) AS apsiii
+    FROM scorecomp
 )
-SELECT subject_id, hadm_id, stay_id,
-    COALESCE(hr_score, 0) + COALESCE(mbp_score, 0) + COALESCE(temp_score, 0)
-        + COALESCE(resp_rate_score, 0) + COALESCE(pao2_aado2_score, 0)
-        + COALESCE(hematocrit_score, 0) + COALESCE(wbc_score, 0) + COALESCE(creatinine_score, 0)
-        + COALESCE(uo_score, 0) + COALESCE(bun_score, 0) + COALESCE(sodium_score, 0)
-        + COALESCE(albumin_score, 0) + COALESCE(bilirubin_score, 0) + COALESCE(glucose_score, 0)
-        + COALESCE(acidbase_score, 0) + COALESCE(gcs_score, 0) AS apsiii,
+SELECT subject_id, hadm_id, stay_id, apsiii,
+    1 / (1 + EXP(-(-4.4360 + 0.04726 * apsiii))) AS apsiii_prob,
     hr_score, mbp_score, temp_score, resp_rate_score, pao2_aado2_score, hematocrit_score,
     wbc_score, creatinine_score, uo_score, bun_score, sodium_score, albumin_score,
     bilirubin_score, glucose_score, acidbase_score, gcs_score
-FROM scorecomp
+FROM total

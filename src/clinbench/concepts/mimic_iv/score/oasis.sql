@@ -12,14 +12,14 @@
 -- Source: Johnson, Kramer, Clifford, Crit Care Med 2013; MIT-LCP mimic-code score/oasis
 --   (surgical = any service containing 'surg' or ORTHO before intime + 24 h).
 -- Grain: stay_id
--- Deviations: invasive ventilation counts when an episode overlaps the 6 h before ICU admission
---   as well (the window shared by every first-day score; the public code starts at intime).
---   Pre-ICU length of stay is the exact elapsed time in minutes (seconds / 60), not the
---   public count of minute boundaries crossed: OASIS defines it in hours (0.17 h = 10.2 min),
---   so 10 min 30 s is >= 10.2 min and scores 3 (the public code counts 10 min and scores 5).
---   Known limit (public convention kept): only admission_type 'ELECTIVE' counts as elective, so a
---   'SURGICAL SAME DAY ADMISSION' (a planned operation) scores 6 as non-elective. A clinically
---   corrected variant would count it as elective surgery.
+-- Deviations: none. Public behaviour kept: invasive ventilation counts when an episode starts,
+--   ends or runs across intime to intime + 24 h (not the 6 h before admission); pre-ICU
+--   length of stay counts minute boundaries crossed (DATE_DIFF('MINUTE')), so 10 min 30 s is
+--   10 and scores 5; only admission_type 'ELECTIVE' counts as elective, so a 'SURGICAL SAME
+--   DAY ADMISSION' (a planned operation) scores 6. The value columns (age, preiculos, gcs,
+--   heartrate, meanbp, resprate, temp, urineoutput, mechvent, electivesurgery) are the value
+--   each component scored (the mean of min and max when it scored 0), and oasis_prob =
+--   1 / (1 + exp(6.1746 - 0.1275 oasis)).
 WITH win AS (
     SELECT subject_id, hadm_id, stay_id, intime,
         intime - INTERVAL 6 HOUR AS starttime, intime + INTERVAL 1 DAY AS endtime
@@ -40,12 +40,14 @@ vent AS (
     FROM win AS w
     LEFT JOIN mimiciv_derived.ventilation AS v
         ON v.stay_id = w.stay_id AND v.ventilation_status = 'InvasiveVent'
-        AND v.starttime <= w.endtime AND v.endtime >= w.starttime
+        AND ((v.starttime >= w.intime AND v.starttime <= w.endtime)
+            OR (v.endtime >= w.intime AND v.endtime <= w.endtime)
+            OR (v.starttime <= w.intime AND v.endtime >= w.endtime))
     GROUP BY w.stay_id
 ),
 cohort AS (
     SELECT w.subject_id, w.hadm_id, w.stay_id,
-        date_diff('second', adm.admittime, w.intime) / 60.0 AS preiculos,
+        DATE_DIFF('MINUTE', adm.admittime, w.intime) AS preiculos,
         ag.age, g.gcs_min,
         v.heart_rate_min, v.heart_rate_max, v.mbp_min, v.mbp_max,
         v.resp_rate_min, v.resp_rate_max, v.temperature_min, v.temperature_max,
@@ -97,14 +99,44 @@ scorecomp AS (
             WHEN urineoutput >= 671.09 AND urineoutput <= 1426.99 THEN 5
             WHEN urineoutput >= 1427.00 AND urineoutput <= 2544.14 THEN 1 ELSE 0 END AS urineoutput_score,
         CASE WHEN mechvent IS NULL THEN NULL WHEN mechvent = 1 THEN 9 ELSE 0 END AS mechvent_score,
-        CASE WHEN electivesurgery IS NULL THEN NULL WHEN electivesurgery = 1 THEN 0 ELSE 6 END AS electivesurgery_score
+        CASE WHEN electivesurgery IS NULL THEN NULL WHEN electivesurgery = 1 THEN 0 ELSE 6 END AS electivesurgery_score,
+        preiculos, age, gcs_min AS gcs,
+        CASE WHEN heart_rate_max IS NULL THEN NULL
+            WHEN heart_rate_max > 125 THEN heart_rate_max WHEN heart_rate_min < 33 THEN heart_rate_min
+            WHEN heart_rate_max >= 107 AND heart_rate_max <= 125 THEN heart_rate_max
+            WHEN heart_rate_max >= 89 AND heart_rate_max <= 106 THEN heart_rate_max
+            ELSE (heart_rate_min + heart_rate_max) / 2 END AS heartrate,
+        CASE WHEN mbp_min IS NULL THEN NULL
+            WHEN mbp_min < 20.65 THEN mbp_min WHEN mbp_min < 51 THEN mbp_min WHEN mbp_max > 143.44 THEN mbp_max
+            WHEN mbp_min >= 51 AND mbp_min < 61.33 THEN mbp_min
+            ELSE (mbp_min + mbp_max) / 2 END AS meanbp,
+        CASE WHEN resp_rate_min IS NULL THEN NULL
+            WHEN resp_rate_min < 6 THEN resp_rate_min WHEN resp_rate_max > 44 THEN resp_rate_max
+            WHEN resp_rate_max > 30 THEN resp_rate_max WHEN resp_rate_max > 22 THEN resp_rate_max
+            WHEN resp_rate_min < 13 THEN resp_rate_min
+            ELSE (resp_rate_min + resp_rate_max) / 2 END AS resprate,
+        CASE WHEN temperature_max IS NULL THEN NULL
+            WHEN temperature_max > 39.88 THEN temperature_max
+            WHEN temperature_min >= 33.22 AND temperature_min <= 35.93 THEN temperature_min
+            WHEN temperature_max >= 33.22 AND temperature_max <= 35.93 THEN temperature_max
+            WHEN temperature_min < 33.22 THEN temperature_min
+            WHEN temperature_min > 35.93 AND temperature_min <= 36.39 THEN temperature_min
+            WHEN temperature_max >= 36.89 AND temperature_max <= 39.88 THEN temperature_max
+            ELSE (temperature_min + temperature_max) / 2 END AS temp,
+        urineoutput, mechvent, electivesurgery
     FROM cohort
+),
+score AS (
+    SELECT *,
+        COALESCE(age_score, 0) + COALESCE(preiculos_score, 0) + COALESCE(gcs_score, 0)
+            + COALESCE(heart_rate_score, 0) + COALESCE(mbp_score, 0) + COALESCE(resp_rate_score, 0)
+            + COALESCE(temp_score, 0) + COALESCE(urineoutput_score, 0) + COALESCE(mechvent_score, 0)
+            + COALESCE(electivesurgery_score, 0) AS oasis
+    FROM scorecomp
 )
-SELECT subject_id, hadm_id, stay_id,
-    COALESCE(age_score, 0) + COALESCE(preiculos_score, 0) + COALESCE(gcs_score, 0)
-        + COALESCE(heart_rate_score, 0) + COALESCE(mbp_score, 0) + COALESCE(resp_rate_score, 0)
-        + COALESCE(temp_score, 0) + COALESCE(urineoutput_score, 0) + COALESCE(mechvent_score, 0)
-        + COALESCE(electivesurgery_score, 0) AS oasis,
-    preiculos_score, age_score, gcs_score, heart_rate_score, mbp_score, resp_rate_score,
-    temp_score, urineoutput_score, mechvent_score, electivesurgery_score
-FROM scorecomp
+SELECT subject_id, hadm_id, stay_id, oasis,
+    1 / (1 + EXP(-(-6.1746 + 0.1275 * oasis))) AS oasis_prob,
+    age, age_score, preiculos, preiculos_score, gcs, gcs_score, heartrate, heart_rate_score,
+    meanbp, mbp_score, resprate, resp_rate_score, temp, temp_score, urineoutput,
+    urineoutput_score, mechvent, mechvent_score, electivesurgery, electivesurgery_score
+FROM score

@@ -1,46 +1,42 @@
 -- Concept: sapsii
--- Definition: Simplified Acute Physiology Score II over the first ICU day (6 h before to 24 h
---   after ICU admission): age, heart rate, systolic BP, temperature, PaO2/FiO2 (only while
---   ventilated or on CPAP), urine output, BUN, WBC, potassium, sodium, bicarbonate, bilirubin,
---   GCS, chronic disease (AIDS 17, haematological malignancy 10, metastatic cancer 9) and
---   admission type (scheduled surgical 0, medical 6, unscheduled surgical 8). Components are
---   NULL when unmeasured; sapsii sums them with missing = 0.
--- Source: Le Gall, Lemeshow, Saulnier, JAMA 1993; MIT-LCP mimic-code score/sapsii (CPAP from
---   O2 delivery device item 226732 'cpap mask'/'bipap', surgical = first service contains
---   'surg', comorbidities from ICD-9/ICD-10 codes).
+-- Definition: Simplified Acute Physiology Score II over the first ICU day (after intime up to
+--   intime + 24 h; a measurement at exactly intime is not counted): age, heart rate, systolic
+--   BP, temperature (vitalsign, by subject), PaO2/FiO2 of arterial gases (by subject) taken
+--   while invasively ventilated or within CPAP/BiPAP mask charting (1 h before to 4 h after,
+--   item 226732), urine output (by stay), BUN, potassium, sodium, bicarbonate (chemistry),
+--   WBC (complete_blood_count), bilirubin (enzyme; all by subject), minimum GCS (by stay),
+--   chronic disease (AIDS 17, haematological malignancy 10, metastatic cancer 9) and admission
+--   type (scheduled surgical 0, medical 6, unscheduled surgical 8; surgical = the first
+--   service contains 'surg'). Components are NULL when unmeasured; sapsii sums them with
+--   missing = 0; sapsii_prob = 1 / (1 + exp(-(-7.7631 + 0.0737 sapsii + 0.9971 ln(sapsii + 1)))).
+-- Source: Le Gall, Lemeshow, Saulnier, JAMA 1993; mimic-code score/sapsii (MIT-LCP, commit
+--   8bcbd190, concepts_duckdb).
 -- Grain: stay_id
--- Deviations: the window starts 6 h before ICU admission (the task convention shared by every
---   first-day score; the public code starts at intime), and vitals, labs and GCS come from the
---   first_day_* tables of the same window rather than by subject; urine output comes from
---   first_day_urine_output (intime to intime + 24 h, both ends included: urine is charted in
---   the ICU only; the public code excludes a charting at exactly intime).
---   Known limit (public convention kept): only admission_type 'ELECTIVE' counts as scheduled,
---   so a 'SURGICAL SAME DAY ADMISSION' (a planned operation) on a surgical service scores 8 as
---   unscheduled surgical instead of 0 (14 of the 140 demo stays). A clinically corrected
---   variant would count it as scheduled.
+-- Deviations: none. Public behaviour kept: only admission_type 'ELECTIVE' counts as
+--   scheduled, so a 'SURGICAL SAME DAY ADMISSION' on a surgical service scores 8; a minimum
+--   GCS outside 3-15 scores NULL. Variant sapsii-24h__first_day_window reads every variable
+--   from the first-day tables (6 h before to 24 h after ICU admission).
 WITH co AS (
-    SELECT subject_id, hadm_id, stay_id,
-        intime - INTERVAL 6 HOUR AS starttime, intime + INTERVAL 24 HOUR AS endtime
+    SELECT subject_id, hadm_id, stay_id, intime AS starttime, intime + INTERVAL 24 HOUR AS endtime
     FROM mimiciv_icu.icustays
 ),
 cpap AS (
     -- CPAP/BiPAP mask charting makes a blood gas count as "on respiratory support"
-    SELECT co.stay_id,
+    SELECT co.subject_id, co.stay_id,
         GREATEST(MIN(ce.charttime - INTERVAL 1 HOUR), co.starttime) AS starttime,
         LEAST(MAX(ce.charttime + INTERVAL 4 HOUR), co.endtime) AS endtime
     FROM co
     INNER JOIN mimiciv_icu.chartevents AS ce
-        ON ce.stay_id = co.stay_id AND ce.charttime > co.starttime AND ce.charttime <= co.endtime
-    WHERE ce.itemid = 226732
-        AND regexp_matches(LOWER(CAST(ce.value AS VARCHAR)), '(cpap mask|bipap)')
-    GROUP BY co.stay_id, co.starttime, co.endtime
+        ON co.stay_id = ce.stay_id AND ce.charttime > co.starttime AND ce.charttime <= co.endtime
+    WHERE ce.itemid = 226732 AND regexp_matches(LOWER(ce.value), '(cpap mask|bipap)')
+    GROUP BY co.subject_id, co.stay_id, co.starttime, co.endtime
 ),
 surgflag AS (
     SELECT adm.hadm_id,
         CASE WHEN LOWER(se.curr_service) LIKE '%surg%' THEN 1 ELSE 0 END AS surgical,
-        ROW_NUMBER() OVER (PARTITION BY adm.hadm_id ORDER BY se.transfertime) AS serviceorder
+        ROW_NUMBER() OVER (PARTITION BY adm.hadm_id ORDER BY se.transfertime NULLS FIRST) AS serviceorder
     FROM mimiciv_hosp.admissions AS adm
-    LEFT JOIN mimiciv_hosp.services AS se ON se.hadm_id = adm.hadm_id
+    LEFT JOIN mimiciv_hosp.services AS se ON adm.hadm_id = se.hadm_id
 ),
 comorb AS (
     SELECT hadm_id,
@@ -72,48 +68,105 @@ comorb AS (
     FROM mimiciv_hosp.diagnoses_icd
     GROUP BY hadm_id
 ),
-pafi AS (
-    SELECT co.stay_id, MIN(bg.pao2fio2ratio) AS pao2fio2_vent_min
+pafi1 AS (
+    SELECT co.stay_id, bg.charttime, bg.pao2fio2ratio AS pao2fio2,
+        CASE WHEN vd.stay_id IS NOT NULL THEN 1 ELSE 0 END AS vent,
+        CASE WHEN cp.subject_id IS NOT NULL THEN 1 ELSE 0 END AS cpap
     FROM co
-    INNER JOIN mimiciv_derived.bg AS bg
-        ON bg.subject_id = co.subject_id AND bg.specimen = 'ART.'
+    LEFT JOIN mimiciv_derived.bg AS bg
+        ON co.subject_id = bg.subject_id AND bg.specimen = 'ART.'
         AND bg.charttime > co.starttime AND bg.charttime <= co.endtime
     LEFT JOIN mimiciv_derived.ventilation AS vd
-        ON vd.stay_id = co.stay_id AND bg.charttime > vd.starttime AND bg.charttime <= vd.endtime
+        ON co.stay_id = vd.stay_id AND bg.charttime > vd.starttime AND bg.charttime <= vd.endtime
         AND vd.ventilation_status = 'InvasiveVent'
+    -- by subject, as mimic-code: another stay's CPAP window can cover the gas
     LEFT JOIN cpap AS cp
-        ON cp.stay_id = co.stay_id AND bg.charttime > cp.starttime AND bg.charttime <= cp.endtime
-    WHERE vd.stay_id IS NOT NULL OR cp.stay_id IS NOT NULL
+        ON bg.subject_id = cp.subject_id AND bg.charttime > cp.starttime AND bg.charttime <= cp.endtime
+),
+pafi2 AS (
+    SELECT stay_id, MIN(pao2fio2) AS pao2fio2_vent_min
+    FROM pafi1
+    WHERE vent = 1 OR cpap = 1
+    GROUP BY stay_id
+),
+gcs AS (
+    SELECT co.stay_id, MIN(g.gcs) AS mingcs
+    FROM co
+    LEFT JOIN mimiciv_derived.gcs AS g
+        ON co.stay_id = g.stay_id AND co.starttime < g.charttime AND g.charttime <= co.endtime
+    GROUP BY co.stay_id
+),
+vital AS (
+    SELECT co.stay_id,
+        MIN(v.heart_rate) AS heart_rate_min, MAX(v.heart_rate) AS heart_rate_max,
+        MIN(v.sbp) AS sbp_min, MAX(v.sbp) AS sbp_max,
+        MIN(v.temperature) AS tempc_min, MAX(v.temperature) AS tempc_max
+    FROM co
+    LEFT JOIN mimiciv_derived.vitalsign AS v
+        ON co.subject_id = v.subject_id AND co.starttime < v.charttime AND co.endtime >= v.charttime
+    GROUP BY co.stay_id
+),
+uo AS (
+    SELECT co.stay_id, SUM(u.urineoutput) AS urineoutput
+    FROM co
+    LEFT JOIN mimiciv_derived.urine_output AS u
+        ON co.stay_id = u.stay_id AND co.starttime < u.charttime AND co.endtime >= u.charttime
+    GROUP BY co.stay_id
+),
+labs AS (
+    SELECT co.stay_id,
+        MAX(l.bun) AS bun_max,
+        MIN(l.potassium) AS potassium_min, MAX(l.potassium) AS potassium_max,
+        MIN(l.sodium) AS sodium_min, MAX(l.sodium) AS sodium_max,
+        MIN(l.bicarbonate) AS bicarbonate_min, MAX(l.bicarbonate) AS bicarbonate_max
+    FROM co
+    LEFT JOIN mimiciv_derived.chemistry AS l
+        ON co.subject_id = l.subject_id AND co.starttime < l.charttime AND co.endtime >= l.charttime
+    GROUP BY co.stay_id
+),
+cbc AS (
+    SELECT co.stay_id, MIN(c.wbc) AS wbc_min, MAX(c.wbc) AS wbc_max
+    FROM co
+    LEFT JOIN mimiciv_derived.complete_blood_count AS c
+        ON co.subject_id = c.subject_id AND co.starttime < c.charttime AND co.endtime >= c.charttime
+    GROUP BY co.stay_id
+),
+enz AS (
+    SELECT co.stay_id, MAX(e.bilirubin_total) AS bilirubin_max
+    FROM co
+    LEFT JOIN mimiciv_derived.enzyme AS e
+        ON co.subject_id = e.subject_id AND co.starttime < e.charttime AND co.endtime >= e.charttime
     GROUP BY co.stay_id
 ),
 cohort AS (
-    SELECT co.subject_id, co.hadm_id, co.stay_id, ag.age,
-        v.heart_rate_min, v.heart_rate_max, v.sbp_min, v.sbp_max,
-        v.temperature_min AS tempc_min, v.temperature_max AS tempc_max,
-        pf.pao2fio2_vent_min, uo.urineoutput,
-        l.bun_max, l.wbc_min, l.wbc_max, l.potassium_min, l.potassium_max,
-        l.sodium_min, l.sodium_max, l.bicarbonate_min, l.bicarbonate_max,
-        l.bilirubin_total_max AS bilirubin_max,
-        g.gcs_min AS mingcs,
-        cm.aids, cm.hem, cm.mets,
+    SELECT ie.subject_id, ie.hadm_id, ie.stay_id, co.starttime, co.endtime, va.age,
+        vital.heart_rate_min, vital.heart_rate_max, vital.sbp_min, vital.sbp_max,
+        vital.tempc_min, vital.tempc_max, pf.pao2fio2_vent_min, uo.urineoutput,
+        labs.bun_max, cbc.wbc_min, cbc.wbc_max, labs.potassium_min, labs.potassium_max,
+        labs.sodium_min, labs.sodium_max, labs.bicarbonate_min, labs.bicarbonate_max,
+        enz.bilirubin_max, gcs.mingcs,
+        comorb.aids, comorb.hem, comorb.mets,
         CASE
             WHEN adm.admission_type = 'ELECTIVE' AND sf.surgical = 1 THEN 'ScheduledSurgical'
-            WHEN adm.admission_type != 'ELECTIVE' AND sf.surgical = 1 THEN 'UnscheduledSurgical'
+            WHEN adm.admission_type <> 'ELECTIVE' AND sf.surgical = 1 THEN 'UnscheduledSurgical'
             ELSE 'Medical'
         END AS admissiontype
-    FROM co
-    INNER JOIN mimiciv_hosp.admissions AS adm ON adm.hadm_id = co.hadm_id
-    LEFT JOIN mimiciv_derived.age AS ag ON ag.hadm_id = co.hadm_id
-    LEFT JOIN pafi AS pf ON pf.stay_id = co.stay_id
-    LEFT JOIN surgflag AS sf ON sf.hadm_id = co.hadm_id AND sf.serviceorder = 1
-    LEFT JOIN comorb AS cm ON cm.hadm_id = co.hadm_id
-    LEFT JOIN mimiciv_derived.first_day_vitalsign AS v ON v.stay_id = co.stay_id
-    LEFT JOIN mimiciv_derived.first_day_urine_output AS uo ON uo.stay_id = co.stay_id
-    LEFT JOIN mimiciv_derived.first_day_lab AS l ON l.stay_id = co.stay_id
-    LEFT JOIN mimiciv_derived.first_day_gcs AS g ON g.stay_id = co.stay_id
+    FROM mimiciv_icu.icustays AS ie
+    INNER JOIN mimiciv_hosp.admissions AS adm ON ie.hadm_id = adm.hadm_id
+    LEFT JOIN mimiciv_derived.age AS va ON ie.hadm_id = va.hadm_id
+    INNER JOIN co ON ie.stay_id = co.stay_id
+    LEFT JOIN pafi2 AS pf ON ie.stay_id = pf.stay_id
+    LEFT JOIN surgflag AS sf ON adm.hadm_id = sf.hadm_id AND sf.serviceorder = 1
+    LEFT JOIN comorb ON ie.hadm_id = comorb.hadm_id
+    LEFT JOIN gcs ON ie.stay_id = gcs.stay_id
+    LEFT JOIN vital ON ie.stay_id = vital.stay_id
+    LEFT JOIN uo ON ie.stay_id = uo.stay_id
+    LEFT JOIN labs ON ie.stay_id = labs.stay_id
+    LEFT JOIN cbc ON ie.stay_id = cbc.stay_id
+    LEFT JOIN enz ON ie.stay_id = enz.stay_id
 ),
 scorecomp AS (
-    SELECT subject_id, hadm_id, stay_id,
+    SELECT subject_id, hadm_id, stay_id, starttime, endtime,
         CASE
             WHEN age IS NULL THEN NULL
             WHEN age < 40 THEN 0 WHEN age < 60 THEN 7 WHEN age < 70 THEN 12
@@ -194,7 +247,7 @@ scorecomp AS (
             WHEN mingcs < 9 THEN 13
             WHEN mingcs < 11 THEN 7
             WHEN mingcs < 14 THEN 5
-            ELSE 0
+            WHEN mingcs >= 14 AND mingcs <= 15 THEN 0
         END AS gcs_score,
         CASE
             WHEN aids = 1 THEN 17
@@ -208,15 +261,20 @@ scorecomp AS (
             WHEN admissiontype = 'UnscheduledSurgical' THEN 8
         END AS admissiontype_score
     FROM cohort
+),
+score AS (
+    SELECT *,
+        COALESCE(age_score, 0) + COALESCE(hr_score, 0) + COALESCE(sysbp_score, 0)
+            + COALESCE(temp_score, 0) + COALESCE(pao2fio2_score, 0) + COALESCE(uo_score, 0)
+            + COALESCE(bun_score, 0) + COALESCE(wbc_score, 0) + COALESCE(potassium_score, 0)
+            + COALESCE(sodium_score, 0) + COALESCE(bicarbonate_score, 0)
+            + COALESCE(bilirubin_score, 0) + COALESCE(gcs_score, 0)
+            + COALESCE(comorbidity_score, 0) + COALESCE(admissiontype_score, 0) AS sapsii
+    FROM scorecomp
 )
-SELECT subject_id, hadm_id, stay_id,
-    COALESCE(age_score, 0) + COALESCE(hr_score, 0) + COALESCE(sysbp_score, 0)
-        + COALESCE(temp_score, 0) + COALESCE(pao2fio2_score, 0) + COALESCE(uo_score, 0)
-        + COALESCE(bun_score, 0) + COALESCE(wbc_score, 0) + COALESCE(potassium_score, 0)
-        + COALESCE(sodium_score, 0) + COALESCE(bicarbonate_score, 0)
-        + COALESCE(bilirubin_score, 0) + COALESCE(gcs_score, 0)
-        + COALESCE(comorbidity_score, 0) + COALESCE(admissiontype_score, 0) AS sapsii,
+SELECT subject_id, hadm_id, stay_id, starttime, endtime, sapsii,
+    1 / (1 + EXP(-(-7.7631 + 0.0737 * sapsii + 0.9971 * LN(sapsii + 1)))) AS sapsii_prob,
     age_score, hr_score, sysbp_score, temp_score, pao2fio2_score, uo_score, bun_score,
     wbc_score, potassium_score, sodium_score, bicarbonate_score, bilirubin_score, gcs_score,
     comorbidity_score, admissiontype_score
-FROM scorecomp
+FROM score
