@@ -11,8 +11,8 @@ WITH charted AS (
         subject_id
         , stay_id
         , charttime
-        , AVG(CASE WHEN itemid = 226730 THEN ROUND(valuenum, 2) END) AS height_cm
-        , AVG(CASE WHEN itemid = 226707 THEN ROUND(valuenum * 2.54, 2) END) AS height_from_in
+        , AVG(CAST(CASE WHEN itemid = 226730 THEN ROUND(valuenum, 2) END AS DECIMAL(38, 9))) AS height_cm
+        , AVG(CAST(CASE WHEN itemid = 226707 THEN ROUND(valuenum * 2.54, 2) END AS DECIMAL(38, 9))) AS height_from_in
     FROM mimiciv_icu.chartevents
     WHERE itemid IN (226730, 226707) -- Height (cm), Height (inches)
         AND valuenum IS NOT NULL

@@ -50,7 +50,7 @@ WITH charted AS (
         stay_id
         , starttime
         , MAX(outtime) AS outtime
-        , AVG(weight) AS weight
+        , AVG(CAST(weight AS DECIMAL(38, 9))) AS weight
         , MIN(weight_type) AS weight_type -- 'admit' < 'daily'
     FROM started
     GROUP BY stay_id, starttime

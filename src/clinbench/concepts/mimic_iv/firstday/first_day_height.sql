@@ -9,7 +9,7 @@ SELECT
     , ie.stay_id
     -- round through DECIMAL as the public build does: a DOUBLE mean of 150.00 and 150.01
     -- is 150.004999... and would round down to 150.00 instead of 150.01
-    , CAST(ROUND(CAST(AVG(ht.height) AS DECIMAL(38, 9)), 2) AS DOUBLE) AS height
+    , CAST(ROUND(CAST(AVG(CAST(ht.height AS DECIMAL(38, 9))) AS DECIMAL(38, 9)), 2) AS DOUBLE) AS height
 FROM mimiciv_icu.icustays AS ie
 LEFT JOIN mimiciv_derived.height AS ht
     ON ie.stay_id = ht.stay_id

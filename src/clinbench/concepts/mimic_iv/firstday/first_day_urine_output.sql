@@ -8,7 +8,7 @@
 SELECT
     ie.subject_id
     , ie.stay_id
-    , SUM(uo.urineoutput) AS urineoutput
+    , CAST(SUM(CAST(uo.urineoutput AS DECIMAL(38, 9))) AS DOUBLE) AS urineoutput
 FROM mimiciv_icu.icustays AS ie
 LEFT JOIN mimiciv_derived.urine_output AS uo
     ON ie.stay_id = uo.stay_id

@@ -9,14 +9,14 @@
 SELECT
     ie.subject_id
     , ie.stay_id
-    , MIN(vs.heart_rate) AS heart_rate_min, MAX(vs.heart_rate) AS heart_rate_max, AVG(vs.heart_rate) AS heart_rate_mean
-    , MIN(vs.sbp) AS sbp_min, MAX(vs.sbp) AS sbp_max, AVG(vs.sbp) AS sbp_mean
-    , MIN(vs.dbp) AS dbp_min, MAX(vs.dbp) AS dbp_max, AVG(vs.dbp) AS dbp_mean
-    , MIN(vs.mbp) AS mbp_min, MAX(vs.mbp) AS mbp_max, AVG(vs.mbp) AS mbp_mean
-    , MIN(vs.resp_rate) AS resp_rate_min, MAX(vs.resp_rate) AS resp_rate_max, AVG(vs.resp_rate) AS resp_rate_mean
-    , MIN(vs.temperature) AS temperature_min, MAX(vs.temperature) AS temperature_max, AVG(vs.temperature) AS temperature_mean
-    , MIN(vs.spo2) AS spo2_min, MAX(vs.spo2) AS spo2_max, AVG(vs.spo2) AS spo2_mean
-    , MIN(vs.glucose) AS glucose_min, MAX(vs.glucose) AS glucose_max, AVG(vs.glucose) AS glucose_mean
+    , MIN(vs.heart_rate) AS heart_rate_min, MAX(vs.heart_rate) AS heart_rate_max, AVG(CAST(vs.heart_rate AS DECIMAL(38, 9))) AS heart_rate_mean
+    , MIN(vs.sbp) AS sbp_min, MAX(vs.sbp) AS sbp_max, AVG(CAST(vs.sbp AS DECIMAL(38, 9))) AS sbp_mean
+    , MIN(vs.dbp) AS dbp_min, MAX(vs.dbp) AS dbp_max, AVG(CAST(vs.dbp AS DECIMAL(38, 9))) AS dbp_mean
+    , MIN(vs.mbp) AS mbp_min, MAX(vs.mbp) AS mbp_max, AVG(CAST(vs.mbp AS DECIMAL(38, 9))) AS mbp_mean
+    , MIN(vs.resp_rate) AS resp_rate_min, MAX(vs.resp_rate) AS resp_rate_max, AVG(CAST(vs.resp_rate AS DECIMAL(38, 9))) AS resp_rate_mean
+    , MIN(vs.temperature) AS temperature_min, MAX(vs.temperature) AS temperature_max, AVG(CAST(vs.temperature AS DECIMAL(38, 9))) AS temperature_mean
+    , MIN(vs.spo2) AS spo2_min, MAX(vs.spo2) AS spo2_max, AVG(CAST(vs.spo2 AS DECIMAL(38, 9))) AS spo2_mean
+    , MIN(vs.glucose) AS glucose_min, MAX(vs.glucose) AS glucose_max, AVG(CAST(vs.glucose AS DECIMAL(38, 9))) AS glucose_mean
 FROM mimiciv_icu.icustays AS ie
 LEFT JOIN mimiciv_derived.vitalsign AS vs
     ON ie.stay_id = vs.stay_id

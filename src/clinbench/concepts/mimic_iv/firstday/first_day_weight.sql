@@ -9,8 +9,8 @@
 SELECT
     ie.subject_id
     , ie.stay_id
-    , AVG(CASE WHEN wd.weight_type = 'admit' THEN wd.weight END) AS weight_admit
-    , AVG(wd.weight) AS weight
+    , AVG(CAST(CASE WHEN wd.weight_type = 'admit' THEN wd.weight END AS DECIMAL(38, 9))) AS weight_admit
+    , AVG(CAST(wd.weight AS DECIMAL(38, 9))) AS weight
     , MIN(wd.weight) AS weight_min
     , MAX(wd.weight) AS weight_max
 FROM mimiciv_icu.icustays AS ie

@@ -59,7 +59,7 @@ WITH bg AS (
 )
 
 , charted_spo2 AS (
-    SELECT subject_id, charttime, AVG(valuenum) AS spo2
+    SELECT subject_id, charttime, AVG(CAST(valuenum AS DECIMAL(38, 9))) AS spo2
     FROM mimiciv_icu.chartevents
     WHERE itemid = 220277 -- SpO2, pulse oximetry
         AND valuenum > 0 AND valuenum <= 100

@@ -32,6 +32,6 @@ WITH uo AS (
 SELECT
     stay_id
     , charttime
-    , SUM(urineoutput) AS urineoutput
+    , CAST(SUM(CAST(urineoutput AS DECIMAL(38, 9))) AS DOUBLE) AS urineoutput
 FROM uo
 GROUP BY stay_id, charttime

@@ -51,12 +51,12 @@ WITH tm AS (
         io.stay_id
         , io.charttime
         , MAX(io.urineoutput) AS uo
-        , SUM(CASE WHEN date_diff('hour', iosum.charttime, io.charttime) <= 5 THEN iosum.urineoutput END) AS urineoutput_6hr
-        , ROUND(CAST(SUM(CASE WHEN date_diff('hour', iosum.charttime, io.charttime) <= 5 THEN iosum.tm_since_last_uo END) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_6hr
-        , SUM(CASE WHEN date_diff('hour', iosum.charttime, io.charttime) <= 11 THEN iosum.urineoutput END) AS urineoutput_12hr
-        , ROUND(CAST(SUM(CASE WHEN date_diff('hour', iosum.charttime, io.charttime) <= 11 THEN iosum.tm_since_last_uo END) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_12hr
-        , SUM(iosum.urineoutput) AS urineoutput_24hr
-        , ROUND(CAST(SUM(iosum.tm_since_last_uo) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_24hr
+        , CAST(SUM(CAST(CASE WHEN date_diff('hour', iosum.charttime, io.charttime) <= 5 THEN iosum.urineoutput END AS DECIMAL(38, 9))) AS DOUBLE) AS urineoutput_6hr
+        , ROUND(CAST(CAST(SUM(CAST(CASE WHEN date_diff('hour', iosum.charttime, io.charttime) <= 5 THEN iosum.tm_since_last_uo END AS DECIMAL(38, 9))) AS DOUBLE) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_6hr
+        , CAST(SUM(CAST(CASE WHEN date_diff('hour', iosum.charttime, io.charttime) <= 11 THEN iosum.urineoutput END AS DECIMAL(38, 9))) AS DOUBLE) AS urineoutput_12hr
+        , ROUND(CAST(CAST(SUM(CAST(CASE WHEN date_diff('hour', iosum.charttime, io.charttime) <= 11 THEN iosum.tm_since_last_uo END AS DECIMAL(38, 9))) AS DOUBLE) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_12hr
+        , CAST(SUM(CAST(iosum.urineoutput AS DECIMAL(38, 9))) AS DOUBLE) AS urineoutput_24hr
+        , ROUND(CAST(CAST(SUM(CAST(iosum.tm_since_last_uo AS DECIMAL(38, 9))) AS DOUBLE) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_24hr
     FROM uo_tm AS io
     -- every charting of the previous 23 h (inclusive) belongs to the 24 h window
     LEFT JOIN uo_tm AS iosum

@@ -14,21 +14,21 @@ SELECT
     subject_id
     , stay_id
     , charttime
-    , AVG(CASE WHEN itemid = 220045 AND valuenum > 0 AND valuenum < 300 THEN valuenum END) AS heart_rate
-    , AVG(CASE WHEN itemid IN (220179, 220050, 225309) AND valuenum > 0 AND valuenum < 400 THEN valuenum END) AS sbp
-    , AVG(CASE WHEN itemid IN (220180, 220051, 225310) AND valuenum > 0 AND valuenum < 300 THEN valuenum END) AS dbp
-    , AVG(CASE WHEN itemid IN (220052, 220181, 225312) AND valuenum > 0 AND valuenum < 300 THEN valuenum END) AS mbp
-    , AVG(CASE WHEN itemid = 220179 AND valuenum > 0 AND valuenum < 400 THEN valuenum END) AS sbp_ni
-    , AVG(CASE WHEN itemid = 220180 AND valuenum > 0 AND valuenum < 300 THEN valuenum END) AS dbp_ni
-    , AVG(CASE WHEN itemid = 220181 AND valuenum > 0 AND valuenum < 300 THEN valuenum END) AS mbp_ni
-    , AVG(CASE WHEN itemid IN (220210, 224690) AND valuenum > 0 AND valuenum < 70 THEN valuenum END) AS resp_rate
-    , CAST(ROUND(CAST(AVG(CASE
+    , AVG(CAST(CASE WHEN itemid = 220045 AND valuenum > 0 AND valuenum < 300 THEN valuenum END AS DECIMAL(38, 9))) AS heart_rate
+    , AVG(CAST(CASE WHEN itemid IN (220179, 220050, 225309) AND valuenum > 0 AND valuenum < 400 THEN valuenum END AS DECIMAL(38, 9))) AS sbp
+    , AVG(CAST(CASE WHEN itemid IN (220180, 220051, 225310) AND valuenum > 0 AND valuenum < 300 THEN valuenum END AS DECIMAL(38, 9))) AS dbp
+    , AVG(CAST(CASE WHEN itemid IN (220052, 220181, 225312) AND valuenum > 0 AND valuenum < 300 THEN valuenum END AS DECIMAL(38, 9))) AS mbp
+    , AVG(CAST(CASE WHEN itemid = 220179 AND valuenum > 0 AND valuenum < 400 THEN valuenum END AS DECIMAL(38, 9))) AS sbp_ni
+    , AVG(CAST(CASE WHEN itemid = 220180 AND valuenum > 0 AND valuenum < 300 THEN valuenum END AS DECIMAL(38, 9))) AS dbp_ni
+    , AVG(CAST(CASE WHEN itemid = 220181 AND valuenum > 0 AND valuenum < 300 THEN valuenum END AS DECIMAL(38, 9))) AS mbp_ni
+    , AVG(CAST(CASE WHEN itemid IN (220210, 224690) AND valuenum > 0 AND valuenum < 70 THEN valuenum END AS DECIMAL(38, 9))) AS resp_rate
+    , CAST(ROUND(CAST(AVG(CAST(CASE
         WHEN itemid = 223761 AND valuenum > 70 AND valuenum < 120 THEN (valuenum - 32) / 1.8
         WHEN itemid = 223762 AND valuenum > 10 AND valuenum < 50 THEN valuenum
-    END) AS DECIMAL(38, 9)), 2) AS DOUBLE) AS temperature
+    END AS DECIMAL(38, 9))) AS DECIMAL(38, 9)), 2) AS DOUBLE) AS temperature
     , MAX(CASE WHEN itemid = 224642 THEN value END) AS temperature_site
-    , AVG(CASE WHEN itemid = 220277 AND valuenum > 0 AND valuenum <= 100 THEN valuenum END) AS spo2
-    , AVG(CASE WHEN itemid IN (225664, 220621, 226537) AND valuenum > 0 THEN valuenum END) AS glucose
+    , AVG(CAST(CASE WHEN itemid = 220277 AND valuenum > 0 AND valuenum <= 100 THEN valuenum END AS DECIMAL(38, 9))) AS spo2
+    , AVG(CAST(CASE WHEN itemid IN (225664, 220621, 226537) AND valuenum > 0 THEN valuenum END AS DECIMAL(38, 9))) AS glucose
 FROM mimiciv_icu.chartevents
 WHERE stay_id IS NOT NULL
     AND itemid IN (

@@ -10,7 +10,7 @@
 --   averaged.
 WITH cr AS (
     -- one value per stay and time: simultaneous measurements are averaged
-    SELECT ie.hadm_id, ie.stay_id, le.charttime, AVG(le.valuenum) AS creat
+    SELECT ie.hadm_id, ie.stay_id, le.charttime, AVG(CAST(le.valuenum AS DECIMAL(38, 9))) AS creat
     FROM mimiciv_icu.icustays AS ie
     INNER JOIN mimiciv_hosp.labevents AS le
         ON le.subject_id = ie.subject_id

@@ -107,7 +107,7 @@ vital AS (
     GROUP BY co.stay_id
 ),
 uo AS (
-    SELECT co.stay_id, SUM(u.urineoutput) AS urineoutput
+    SELECT co.stay_id, CAST(SUM(CAST(u.urineoutput AS DECIMAL(38, 9))) AS DOUBLE) AS urineoutput
     FROM co
     LEFT JOIN mimiciv_derived.urine_output AS u
         ON co.stay_id = u.stay_id AND co.starttime < u.charttime AND co.endtime >= u.charttime
