@@ -117,9 +117,11 @@ def variant_diff(db_path: str | os.PathLike[str], name: str, *, examples: int = 
         cur = con.execute(f"SELECT * FROM ({unpivot}) ORDER BY {order}, column_name LIMIT {int(examples)}")
         names = [d[0] for d in cur.description]
         sample = [dict(zip(names, row)) for row in cur.fetchall()]
+        # row counts of the tables themselves (a default whose key repeats would inflate the join's)
+        default_rows, variant_rows = (con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in (variant.target_table, variant.table))
     finally:
         con.close()
     return VariantDiff(
-        variant=variant, keys=keys, default_rows=counts[0], variant_rows=counts[1], only_default=counts[2],
+        variant=variant, keys=keys, default_rows=default_rows, variant_rows=variant_rows, only_default=counts[2],
         only_variant=counts[3], changed=counts[4], changed_by_column=dict(zip(values, counts[5:])), examples=sample,
     )
