@@ -44,7 +44,7 @@ def test_kdigo_uo_six_covered_hours_made_of_short_gaps_count_as_six(con, gap_min
     got = rows(con, f"SELECT u.uo_tm_6hr, u.uo_rt_6hr, k.aki_stage_uo FROM mimiciv_derived.kdigo_uo u "
                     f"JOIN mimiciv_derived.kdigo_stages k USING (stay_id, charttime) WHERE stay_id = 41 AND charttime = TIMESTAMP '{h(7)}'")
     n = 5 * 60 // gap_minutes + 1  # charts from hour 2 to hour 7
-    assert got[0]["uo_rt_6hr"] == round(n / 70 / 6, 4)
+    assert float(got[0]["uo_rt_6hr"]) == round(n / 70 / 6, 4)  # DECIMAL(38, 4), as mimic-code
     assert got[0]["aki_stage_uo"] == 1
 
 
@@ -78,7 +78,7 @@ def test_meld_na_hand_computed(con):
                                                       "bilirubin_total_max": bili, "inr_max": inr, "sodium_min": na})
         if rrt_hour is not None:
             insert(con, "mimiciv_derived.rrt", {"stay_id": stay_id, "charttime": h(rrt_hour), "dialysis_present": 1})
-    recompute(con, "meld", "meld-24h")
+    recompute(con, "first_day_rrt", "meld", "meld-24h")
     got = by_key(con, "mimiciv_derived.target_meld_24h")
     assert {s: round(got[s]["meld"], 6) for s in MELD_CASES} == {s: round(v, 6) for s, (_, v) in MELD_CASES.items()}
 

@@ -85,16 +85,19 @@ def test_gcs_after_extubation_missing_eyes_default_normal(mimic_gcs):
 
 
 APS_CASES = {
-    # ARF: creatinine 2.0 and urine 300 mL without ESRD -> ARF table: 10; with N18.6 -> 7
-    11: ({**lab(**same("creatinine", 2.0)), "uo": 300}, "creatinine_score", 10),
+    # ARF: creatinine 2.0 and urine 300 mL on an admission coded without ESRD -> ARF table: 10;
+    # with N18.6 -> 7
+    11: ({**lab(**same("creatinine", 2.0)), "uo": 300, "dx": [("4019", 9)]}, "creatinine_score", 10),
     12: ({**lab(**same("creatinine", 2.0)), "uo": 300, "dx": [("N186", 10)]}, "creatinine_score", 7),
+    # an admission without any ICD code has no ESRD flag: mimic-code's "ckd = 0" is then false, no ARF -> 7
+    17: ({**lab(**same("creatinine", 2.0)), "uo": 300}, "creatinine_score", 7),
     # intubated GCS: verbal not assessable, scored 0
     13: ({"gcs": {"gcs_min": 15, "gcs_motor": 1, "gcs_verbal": 0, "gcs_eyes": 1, "gcs_unable": 1}}, "gcs_score", 0),
     # eyes 1, verbal 1, motor 1 -> 48
     14: ({"gcs": {"gcs_min": 3, "gcs_motor": 1, "gcs_verbal": 1, "gcs_eyes": 1, "gcs_unable": 0}}, "gcs_score", 48),
-    # axillary 35.5 C is scored as 36.5 C -> 0 (uncorrected 35.5 would score 2)
-    15: ({"vs": [{"temperature": 35.5, "temperature_site": "Axillary"}]}, "temp_score", 0),
-    16: ({"vs": [{"temperature": 35.5, "temperature_site": "Oral"}]}, "temp_score", 2),
+    # the first-day temperature is scored as charted: 35.5 C -> 2 (variant apsiii-24h__axillary_plus_1
+    # raises an axillary reading by 1 C)
+    16: ({"vital": same("temperature", 35.5)}, "temp_score", 2),
 }
 OASIS_CASES = {
     # pre-ICU stay 10 min 30 s = 0.175 h >= 0.17 h -> 3; 10 min -> 5

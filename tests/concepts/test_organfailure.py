@@ -32,16 +32,21 @@ def kdigo_db(template: Path, tmp_path_factory: pytest.TempPathFactory):
     # creatinine series (stay id: series of (hour, mg/dL))
     series = {
         1: [(0, 1.0), (10, 1.3)],                  # +0.3 in 48 h -> 1
-        2: [(0, 1.1), (10, 1.4)],                  # +0.3 written in floats that do not add up exactly -> 1
-        3: [(-100, 0.8), (10, 1.2)],               # 1.5x the 7-day low, no 48 h value -> 1
+        # binary floating point, as mimic-code: 1.1 + 0.3 = 1.4000000000000001 > 1.4 -> 0
+        2: [(0, 1.1), (10, 1.4)],
+        # 0.8 x 1.5 = 1.2000000000000002 > 1.2, no 48 h value -> 0 (variant kdigo-48h__creatinine_rounding: 1)
+        3: [(-100, 0.8), (10, 1.2)],
         4: [(-100, 1.0), (10, 1.9)],               # 1.9x -> 1
         5: [(-100, 1.0), (10, 2.0)],               # 2x -> 2
         6: [(-100, 1.0), (10, 3.0)],               # 3x -> 3
         7: [(0, 3.7), (10, 4.0)],                  # >= 4.0 after a 48 h low <= 3.7 -> 3
-        8: [(0, 3.8), (10, 4.1)],                  # >= 4.0, low 3.8 and < 1.5x: only the +0.3 rule -> 1
+        8: [(0, 3.8), (10, 4.1)],                  # >= 4.0 and 3.8 + 0.3 = 4.1 <= 4.1: acute rise -> 3
         9: [(0, 1.0), (48, 1.3)],                  # the 48 h window includes exactly 48 h -> 1
         10: [(0, 1.0), (48 + 1 / 60, 1.29)],        # 48 h + 1 min later, and < 1.5x -> 0
         11: [(0, 1.0), (10, 1.29)],                # +0.29 -> 0
+        # demo stay 32119961: 6.6 -> 7.2 is >= 4.0 after a rise >= 0.3 over the 48 h low, whatever
+        # that low is -> 3 (6.6 + 0.3 = 6.8999999999999995 <= 7.2)
+        12: [(0, 6.6), (10, 7.2)],
     }
     for stay_id, values in series.items():
         stay(con, stay_id, hours=96)
@@ -72,8 +77,8 @@ def kdigo_db(template: Path, tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.mark.parametrize(("stay_id", "hours", "expected"), [
-    (1, 10, 1), (2, 10, 1), (3, 10, 1), (4, 10, 1), (5, 10, 2), (6, 10, 3), (7, 10, 3), (8, 10, 1),
-    (9, 48, 1), (10, 48 + 1 / 60, 0), (11, 10, 0),
+    (1, 10, 1), (2, 10, 0), (3, 10, 0), (4, 10, 1), (5, 10, 2), (6, 10, 3), (7, 10, 3), (8, 10, 3),
+    (9, 48, 1), (10, 48 + 1 / 60, 0), (11, 10, 0), (12, 10, 3),
 ])
 def test_creatinine_stage_boundaries(kdigo_db, stay_id, hours, expected):
     assert stage_at(kdigo_db, stay_id, hours) == expected
@@ -97,8 +102,8 @@ def test_oliguria_stage_3_needs_24_covered_hours(kdigo_db):
 
 def test_urine_rate_is_volume_over_weight_over_covered_hours(kdigo_db):
     got = rows(kdigo_db, f"SELECT uo_rt_6hr, uo_tm_6hr, uo_rt_12hr FROM mimiciv_derived.kdigo_uo WHERE stay_id = 21 AND charttime = TIMESTAMP '{h(8)}'")
-    # charts at hours 2..8 (7 charts, 7 h covered), 34.3 mL each: 240.1 / 70 / 7 = 0.49
-    assert got == [{"uo_rt_6hr": 0.49, "uo_tm_6hr": 7.0, "uo_rt_12hr": None}]
+    # charts at hours 2..8 (7 charts, 7 h covered), 34.3 mL each: 240.1 / 70 / 7 = 0.49 (DECIMAL, as mimic-code)
+    assert [{k: None if v is None else float(v) for k, v in r.items()} for r in got] == [{"uo_rt_6hr": 0.49, "uo_tm_6hr": 7.0, "uo_rt_12hr": None}]
 
 
 def test_first_six_icu_hours_do_not_stage_urine(kdigo_db):
@@ -114,7 +119,7 @@ def test_crrt_is_stage_3_within_48h_only(kdigo_db):
 def test_kdigo_target_rows_columns_and_missing_as_zero(kdigo_db):
     got = rows(kdigo_db, "SELECT * FROM mimiciv_derived.target_kdigo_48h ORDER BY stay_id")
     assert list(got[0]) == ["subject_id", "hadm_id", "stay_id", "aki_stage", "aki_stage_creat", "aki_stage_uo", "aki_stage_crrt"]
-    assert len(got) == 19
+    assert len(got) == 20
     none = next(r for r in got if r["stay_id"] == 33)
     assert (none["aki_stage"], none["aki_stage_creat"], none["aki_stage_uo"], none["aki_stage_crrt"]) == (0, 0, 0, 0)
     # the overall stage is the worst of the three criteria
@@ -150,8 +155,10 @@ def test_meld_na_by_hand(template, tmp_path):
         insert(con, "mimiciv_derived.first_day_lab", {"stay_id": stay_id, "creatinine_max": cr, "bilirubin_total_max": bili, "inr_max": inr, "sodium_min": na})
         if rrt:
             insert(con, "mimiciv_derived.rrt", {"stay_id": stay_id, "charttime": h(2), "dialysis_present": 1, "dialysis_active": 1})
-    recompute(con, "meld", "meld-24h")
+    recompute(con, "first_day_rrt", "meld", "meld-24h")
     got = {s: r["meld"] for s, r in by_key(con, "mimiciv_derived.target_meld_24h").items()}
+    # meld.rrt is first_day_rrt.dialysis_present: 1 when documented, NULL (not 0) when nothing was
+    assert {s: r["rrt"] for s, r in by_key(con, "mimiciv_derived.meld").items()} == {41: None, 42: None, 43: 1, 44: None, 45: None}
     assert got[41] == pytest.approx(6.0)
     assert got[42] == pytest.approx(22 + 1.32 * 7 - 0.033 * 22 * 7)
     assert got[43] == pytest.approx(20.0)
@@ -165,6 +172,6 @@ def test_meld_rrt_outside_first_day_does_not_count(template, tmp_path):
     stay(con, 46)
     insert(con, "mimiciv_derived.first_day_lab", {"stay_id": 46, "creatinine_max": 1.0})
     insert(con, "mimiciv_derived.rrt", {"stay_id": 46, "charttime": h(30), "dialysis_present": 1})
-    recompute(con, "meld", "meld-24h")
+    recompute(con, "first_day_rrt", "meld", "meld-24h")
     assert rows(con, "SELECT meld FROM mimiciv_derived.target_meld_24h") == [{"meld": pytest.approx(6.0)}]
     con.close()

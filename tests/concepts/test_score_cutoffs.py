@@ -36,14 +36,16 @@ SOFA = [
     ("cardiovascular", {"nor": [(1, 5, 0.1)]}, 3), ("cardiovascular", {"nor": [(1, 5, NE_FLOAT32_0_1)]}, 3),
     ("cardiovascular", {"nor": [(1, 5, 0.11)]}, 4), ("cardiovascular", {"epi": [(1, 5, 0.1)]}, 3),
     ("cardiovascular", {"epi": [(1, 5, 0.2)]}, 4),
-    # an infusion started before the window and still running counts
-    ("cardiovascular", {"nor": [(-10, 2, 0.05)]}, 3),
+    # an infusion started before the window and still running does not count (mimic-code; variant
+    # sofa-24h__running_infusions counts it), and a zero rate is a dose "<= 0.1"
+    ("cardiovascular", {"nor": [(-10, 2, 0.05)]}, 0), ("cardiovascular", {"nor": [(1, 5, 0.0)]}, 3),
     # vasopressin is not a SOFA drug: with MAP >= 70 it scores 0
     ("cardiovascular", {"vasopressin": [(1, 5, 2.4)], **vital(mbp_min=75)}, 0),
     ("respiration", {"bg": [{"pao2fio2ratio": 400}]}, 0), ("respiration", {"bg": [{"pao2fio2ratio": 399}]}, 1),
     ("respiration", {"bg": [{"pao2fio2ratio": 299}]}, 2),
     ("respiration", {"bg": [{"pao2fio2ratio": 150}]}, 2),  # < 200 without ventilation stays 2
-    ("respiration", {"bg": [{"pao2fio2ratio": 250}], "vent": VENT_ALL_DAY}, 2),
+    # mimic-code's first-day table has no ventilated 200-399 branch (variant sofa-24h__ventilated_pf: 2)
+    ("respiration", {"bg": [{"pao2fio2ratio": 250}], "vent": VENT_ALL_DAY}, 0),
     ("respiration", {"bg": [{"pao2fio2ratio": 199}], "vent": VENT_ALL_DAY}, 3),
     ("respiration", {"bg": [{"pao2fio2ratio": 99}], "vent": VENT_ALL_DAY}, 4),
 ]
@@ -91,12 +93,8 @@ APSIII = [
     ("hr_score", vital(heart_rate_min=45, heart_rate_max=130), 7),
     ("mbp_score", vital(**same("mbp", 39)), 23), ("mbp_score", vital(**same("mbp", 59)), 15),
     ("mbp_score", vital(**same("mbp", 90)), 0), ("mbp_score", vital(**same("mbp", 140)), 10),
-    ("temp_score", {"vs": [{"temperature": 32.9}]}, 20), ("temp_score", {"vs": [{"temperature": 37}]}, 0),
-    ("temp_score", {"vs": [{"temperature": 40}]}, 4), ("temp_score", {"vs": [{"temperature": 35.5}]}, 2),
-    # axillary readings are raised by 1 C: 35.5 axillary scores as 36.5
-    ("temp_score", {"vs": [{"temperature": 35.5, "temperature_site": "Axillary"}]}, 0),
-    # a reading 7 h before admission is outside the window
-    ("temp_score", {"vs": [{"temperature": 32.0, "charttime": h(-7)}]}, None),
+    ("temp_score", vital(**same("temperature", 32.9)), 20), ("temp_score", vital(**same("temperature", 37)), 0),
+    ("temp_score", vital(**same("temperature", 40)), 4), ("temp_score", vital(**same("temperature", 35.5)), 2),
     ("resp_rate_score", vital(**same("resp_rate", 5)), 17), ("resp_rate_score", vital(**same("resp_rate", 19)), 0),
     ("resp_rate_score", vital(**same("resp_rate", 50)), 18),
     ("resp_rate_score", {**vital(**same("resp_rate", 10)), "vent": VENT_ALL_DAY}, 0),
@@ -107,7 +105,8 @@ APSIII = [
     ("creatinine_score", lab(**same("creatinine", 0.4)), 3), ("creatinine_score", lab(**same("creatinine", 1.0)), 0),
     ("creatinine_score", lab(**same("creatinine", 1.5)), 4), ("creatinine_score", lab(**same("creatinine", 1.95)), 7),
     # acute renal failure (creatinine >= 1.5 with < 410 mL urine): 10
-    ("creatinine_score", {**lab(**same("creatinine", 2.0)), "uo": 400}, 10),
+    # (on an admission coded without end-stage renal disease: mimic-code needs an ESRD flag of 0)
+    ("creatinine_score", {**lab(**same("creatinine", 2.0)), "uo": 400, "dx": [("4019", 9)]}, 10),
     ("uo_score", {"uo": 399}, 15), ("uo_score", {"uo": 599}, 8), ("uo_score", {"uo": 899}, 7),
     ("uo_score", {"uo": 1499}, 5), ("uo_score", {"uo": 1999}, 4), ("uo_score", {"uo": 3999}, 0), ("uo_score", {"uo": 4000}, 1),
     ("bun_score", lab(**same("bun", 16.9)), 0), ("bun_score", lab(**same("bun", 19)), 2), ("bun_score", lab(**same("bun", 39)), 7),
@@ -201,14 +200,16 @@ LODS = [
     ("hepatic", lab(pt_min=2.9, pt_max=12), 1), ("hepatic", lab(pt_min=12, pt_max=13, bilirubin_total_max=1.0), 0),
 ]
 
+# SAPS II reads vitals, labs and GCS from the raw-level tables (mimic-code's window); its point
+# tables are the same in variant sapsii-24h__first_day_window, which reads these first-day aggregates
 SCORES = {
-    "target_sofa_24h": SOFA, "target_sapsii_24h": SAPSII, "target_apsiii_24h": APSIII,
+    "target_sofa_24h": SOFA, "variant_sapsii_24h__first_day_window": SAPSII, "target_apsiii_24h": APSIII,
     "target_oasis_24h": OASIS, "target_sirs_24h": SIRS, "lods": LODS,
 }
-TOTALS = {"target_sofa_24h": "sofa", "target_sapsii_24h": "sapsii", "target_apsiii_24h": "apsiii",
+TOTALS = {"target_sofa_24h": "sofa", "variant_sapsii_24h__first_day_window": "sapsii", "target_apsiii_24h": "apsiii",
           "target_oasis_24h": "oasis", "target_sirs_24h": "sirs", "lods": "lods"}
 CONCEPTS = ("sofa_first_day_worst", "sofa_hourly_worst", "sofa_points", "first_day_sofa", "sapsii", "apsiii", "oasis", "sirs", "lods",
-            "sofa-24h", "sapsii-24h", "apsiii-24h", "oasis-24h", "sirs-24h")
+            "sofa-24h", "sapsii-24h", "apsiii-24h", "oasis-24h", "sirs-24h", "sapsii-24h__first_day_window")
 
 
 def _cases():
@@ -234,7 +235,7 @@ def scored(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.mark.parametrize(("stay_id", "table", "column", "spec", "expected"), CASES,
-                         ids=[f"{t.removeprefix('target_')}-{c}-{s}" for s, t, c, _, _ in CASES])
+                         ids=[f"{t.removeprefix('target_').removeprefix('variant_')}-{c}-{s}" for s, t, c, _, _ in CASES])
 def test_component_cut_off(scored, stay_id, table, column, spec, expected):
     assert scored[table][stay_id][column] == expected
 

@@ -13,8 +13,12 @@ from clinbench.concepts.variants import list_variants, variant_diff
 from clinbench.errors import ConceptError
 from tests.concepts.fixtures2 import fresh, h, insert, make_template, recompute, rows, stay
 
-NAMES = ["sofa-24h__missing_as_null", "suspicion-infection__no_screening",
-         "vasopressor-equivalents__with_angiotensin", "ventilation__cpap_psv_noninvasive"]
+NAMES = ["apsiii-24h__axillary_plus_1", "apsiii-24h__first_day_gases", "kdigo-48h__creatinine_rounding",
+         "sapsii-24h__first_day_window", "sofa-24h__missing_as_null", "sofa-24h__running_infusions",
+         "sofa-24h__ventilated_pf", "suspicion-infection__no_screening",
+         "vasopressor-equivalents__overlap_max", "vasopressor-equivalents__with_angiotensin",
+         "ventilation__cpap_psv_noninvasive"]
+ANGIOTENSIN = "vasopressor-equivalents__with_angiotensin"
 
 
 def test_list_variants_names_references_and_reasons():
@@ -113,7 +117,7 @@ def test_variant_diff_errors_are_actionable(synth_db, tmp_path):
 
 
 def test_cli_lists_variants_and_moved_rows(synth_db):
-    run = subprocess.run([sys.executable, "-m", "clinbench", "concepts", "variants", str(synth_db), NAMES[2]],
+    run = subprocess.run([sys.executable, "-m", "clinbench", "concepts", "variants", str(synth_db), ANGIOTENSIN],
                          capture_output=True, text=True, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
     assert run.returncode == 0, run.stderr
     assert "vasopressor-equivalents__with_angiotensin" in run.stdout
@@ -121,7 +125,7 @@ def test_cli_lists_variants_and_moved_rows(synth_db):
     bad = subprocess.run([sys.executable, "-m", "clinbench", "concepts", "variants", str(Path(synth_db).parent / "missing.duckdb")],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "does not exist" in bad.stderr
-    negative = subprocess.run([sys.executable, "-m", "clinbench", "concepts", "variants", str(synth_db), NAMES[2],
+    negative = subprocess.run([sys.executable, "-m", "clinbench", "concepts", "variants", str(synth_db), ANGIOTENSIN,
                                "--examples", "-1"], capture_output=True, text=True)
     assert negative.returncode == 2 and "Invalid value for '--examples'" in negative.stderr
     assert "Traceback" not in negative.stderr

@@ -1,22 +1,23 @@
 -- Concept: lods
--- Definition: Logistic Organ Dysfunction Score over the first ICU day (6 h before to 24 h after
---   ICU admission): neurologic (GCS <= 5 -> 5, <= 8 -> 3, <= 13 -> 1), cardiovascular (HR < 30
+-- Definition: Logistic Organ Dysfunction Score over the first ICU day (vitals, labs, GCS and
+--   urine from the first_day_* tables, 6 h before to 24 h after ICU admission): neurologic (GCS <= 5 -> 5, <= 8 -> 3, <= 13 -> 1), cardiovascular (HR < 30
 --   or SBP < 40 -> 5; SBP < 70 or >= 270 -> 3; HR >= 140, SBP >= 240 or < 90 -> 1), renal
 --   (urine < 500 mL or BUN >= 56 -> 5; creatinine >= 1.6, urine < 750, BUN >= 28 or urine
 --   >= 10 L -> 3; creatinine >= 1.2 or BUN >= 7.5 -> 1), pulmonary (ventilated or CPAP:
---   P/F < 150 -> 3, >= 150 -> 1; otherwise 0), hematologic (WBC < 1 -> 3; WBC < 2.5,
+--   P/F < 150 -> 3, >= 150 -> 1; otherwise 0; the P/F ratios are every blood gas of the ICU
+--   stay, intime <= t < outtime, whatever the specimen, and CPAP is item 226732 charted from
+--   intime to intime + 24 h, 1 h before to 4 h after each charting), hematologic (WBC < 1 -> 3; WBC < 2.5,
 --   platelets < 50 or WBC >= 50 -> 1), hepatic (bilirubin >= 2 or PT > 15 s or < 3 s -> 1).
 --   Components are NULL when unmeasured; lods sums them with missing = 0.
--- Source: Le Gall et al., JAMA 1996; MIT-LCP mimic-code score/lods (standard PT taken as 12 s;
---   CPAP from O2 delivery device item 226732 'cpap' / 'bipap mask').
+-- Source: Le Gall et al., JAMA 1996; mimic-code score/lods (MIT-LCP, commit 8bcbd190,
+--   concepts_duckdb; standard PT taken as 12 s; CPAP 'cpap' / 'bipap mask').
 -- Grain: stay_id
--- Deviations: blood gases and CPAP charting are read from the 6 h before ICU admission to 24 h
---   after (the public code reads blood gases over the whole ICU stay). Renal 1 point for
---   BUN >= 7.5 mg/dL follows the public code; the published LODS cut-off is urea 6 mmol/L,
---   i.e. BUN about 17 mg/dL (0.17 g/L), so most patients get at least 1 renal point here.
---   Kept as the public convention because no benchmark target reads lods.
+-- Deviations: none. Public behaviour kept: renal 1 point for BUN >= 7.5 mg/dL (the published
+--   cut-off is urea 6 mmol/L, BUN about 17 mg/dL); venous gases count for the pulmonary P/F;
+--   gases of the whole stay count. No task reads lods, so clinbench's former first-day,
+--   arterial-only convention has no task-level variant.
 WITH win AS (
-    SELECT subject_id, hadm_id, stay_id,
+    SELECT subject_id, hadm_id, stay_id, intime, outtime,
         intime - INTERVAL 6 HOUR AS starttime, intime + INTERVAL 1 DAY AS endtime
     FROM mimiciv_icu.icustays
 ),
@@ -26,7 +27,7 @@ cpap AS (
         MAX(ce.charttime + INTERVAL 4 HOUR) AS endtime
     FROM win AS w
     INNER JOIN mimiciv_icu.chartevents AS ce
-        ON ce.stay_id = w.stay_id AND ce.charttime >= w.starttime AND ce.charttime <= w.endtime
+        ON ce.stay_id = w.stay_id AND ce.charttime >= w.intime AND ce.charttime <= w.endtime
     WHERE ce.itemid = 226732
         AND (LOWER(CAST(ce.value AS VARCHAR)) LIKE '%cpap%' OR LOWER(CAST(ce.value AS VARCHAR)) LIKE '%bipap mask%')
     GROUP BY w.stay_id
@@ -35,8 +36,8 @@ pafi AS (
     SELECT w.stay_id, MIN(bg.pao2fio2ratio) AS pao2fio2_vent_min
     FROM win AS w
     INNER JOIN mimiciv_derived.bg AS bg
-        ON bg.hadm_id = w.hadm_id AND bg.specimen = 'ART.'
-        AND bg.charttime >= w.starttime AND bg.charttime <= w.endtime
+        ON bg.hadm_id = w.hadm_id
+        AND bg.charttime >= w.intime AND bg.charttime < w.outtime
     LEFT JOIN mimiciv_derived.ventilation AS vd
         ON vd.stay_id = w.stay_id AND bg.charttime >= vd.starttime AND bg.charttime <= vd.endtime
         AND vd.ventilation_status = 'InvasiveVent'

@@ -4,12 +4,12 @@
 --   worst value charted in that hour (sofa_hourly_worst, scored in sofa_points), and the
 --   *_24hours columns holding the worst component of the last 24 hourly rows (missing = 0),
 --   summed into sofa_24hours.
--- Source: Vincent et al., Intensive Care Med 1996; MIT-LCP mimic-code score/sofa (hourly grid
+-- Source: Vincent et al., Intensive Care Med 1996; mimic-code score/sofa (MIT-LCP, commit
+--   8bcbd190, concepts_duckdb; hourly grid
 --   from icustay_hourly, 24 h rolling maximum of each component).
 -- Grain: stay_id, hr
--- Deviations: those of sofa_hourly_worst (vasopressor rates rounded to 6 places) and
---   sofa_points (a zero vasopressor rate does not score). Rows with hr < 0 are kept out of the
---   output, as in the public code, but still feed the first rolling window.
+-- Deviations: none. Rows with hr < 0 are kept out of the output, as in the public code, but still
+--   feed the first rolling window.
 WITH scorecalc AS (
     SELECT w.*,
         p.respiration, p.coagulation, p.liver, p.cardiovascular, p.cns, p.renal

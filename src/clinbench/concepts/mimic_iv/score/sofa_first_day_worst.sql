@@ -1,16 +1,15 @@
 -- Concept: sofa_first_day_worst
 -- Definition: the worst value of each SOFA input over the first ICU day (6 h before to 24 h
 --   after ICU admission), the input of first_day_sofa: lowest PaO2/FiO2 of arterial blood gases
---   split by invasive ventilation at the draw, highest rate of each vasopressor running in the
---   window, lowest MAP, lowest GCS, urine output of the window, highest creatinine and
+--   (by subject) split by invasive ventilation at the draw, highest rate of each vasopressor
+--   whose infusion starts in the window, lowest MAP, lowest GCS, urine output of the window, highest creatinine and
 --   bilirubin, lowest platelets. NULL when unmeasured.
--- Source: Vincent et al., Intensive Care Med 1996; MIT-LCP mimic-code firstday/first_day_sofa.
+-- Source: Vincent et al., Intensive Care Med 1996; mimic-code firstday/first_day_sofa (MIT-LCP,
+--   commit 8bcbd190, concepts_duckdb). Rates are 32-bit REAL, the type of mimic-code's DuckDB
+--   columns, so a charted 0.1 mcg/kg/min compares equal to 0.1 as it does there.
 -- Grain: stay_id
--- Deviations: (1) A vasopressor infusion counts when it runs at any time in the window (the
---   public code needs it to start inside the window, so an infusion begun before
---   intime - 6 h and still running is missed; one that stopped exactly at intime - 6 h did not
---   run in the window and does not count). (2) Vasopressor rates are rounded to 6 places so a
---   charted 0.1 mcg/kg/min compares as 0.1 regardless of float width.
+-- Deviations: none. Public behaviour kept: an infusion started before intime - 6 h and still
+--   running does not count (variant sofa-24h__running_infusions counts it).
 WITH win AS (
     SELECT subject_id, hadm_id, stay_id,
         intime - INTERVAL 6 HOUR AS starttime, intime + INTERVAL 1 DAY AS endtime
@@ -19,26 +18,26 @@ WITH win AS (
 vaso_stg AS (
     SELECT w.stay_id, 'norepinephrine' AS treatment, v.vaso_rate AS rate
     FROM win AS w INNER JOIN mimiciv_derived.norepinephrine AS v
-        ON v.stay_id = w.stay_id AND v.starttime <= w.endtime AND v.endtime > w.starttime
+        ON v.stay_id = w.stay_id AND v.starttime >= w.starttime AND v.starttime <= w.endtime
     UNION ALL
     SELECT w.stay_id, 'epinephrine', v.vaso_rate
     FROM win AS w INNER JOIN mimiciv_derived.epinephrine AS v
-        ON v.stay_id = w.stay_id AND v.starttime <= w.endtime AND v.endtime > w.starttime
+        ON v.stay_id = w.stay_id AND v.starttime >= w.starttime AND v.starttime <= w.endtime
     UNION ALL
     SELECT w.stay_id, 'dopamine', v.vaso_rate
     FROM win AS w INNER JOIN mimiciv_derived.dopamine AS v
-        ON v.stay_id = w.stay_id AND v.starttime <= w.endtime AND v.endtime > w.starttime
+        ON v.stay_id = w.stay_id AND v.starttime >= w.starttime AND v.starttime <= w.endtime
     UNION ALL
     SELECT w.stay_id, 'dobutamine', v.vaso_rate
     FROM win AS w INNER JOIN mimiciv_derived.dobutamine AS v
-        ON v.stay_id = w.stay_id AND v.starttime <= w.endtime AND v.endtime > w.starttime
+        ON v.stay_id = w.stay_id AND v.starttime >= w.starttime AND v.starttime <= w.endtime
 ),
 vaso AS (
     SELECT stay_id,
-        ROUND(MAX(CASE WHEN treatment = 'norepinephrine' THEN rate END), 6) AS rate_norepinephrine,
-        ROUND(MAX(CASE WHEN treatment = 'epinephrine' THEN rate END), 6) AS rate_epinephrine,
-        ROUND(MAX(CASE WHEN treatment = 'dopamine' THEN rate END), 6) AS rate_dopamine,
-        ROUND(MAX(CASE WHEN treatment = 'dobutamine' THEN rate END), 6) AS rate_dobutamine
+        MAX(CASE WHEN treatment = 'norepinephrine' THEN CAST(rate AS REAL) END) AS rate_norepinephrine,
+        MAX(CASE WHEN treatment = 'epinephrine' THEN CAST(rate AS REAL) END) AS rate_epinephrine,
+        MAX(CASE WHEN treatment = 'dopamine' THEN CAST(rate AS REAL) END) AS rate_dopamine,
+        MAX(CASE WHEN treatment = 'dobutamine' THEN CAST(rate AS REAL) END) AS rate_dobutamine
     FROM vaso_stg
     GROUP BY stay_id
 ),

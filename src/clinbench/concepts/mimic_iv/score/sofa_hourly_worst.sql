@@ -3,12 +3,13 @@
 --   hourly sofa: lowest PaO2/FiO2 (split by invasive ventilation), highest rate of each
 --   vasopressor whose infusion spans the hour's end, lowest MAP, lowest GCS, 24 h urine output
 --   scaled to a day, highest bilirubin and creatinine, lowest platelets. NULL when unmeasured.
--- Source: Vincent et al., Intensive Care Med 1996; MIT-LCP mimic-code score/sofa (hourly grid
+-- Source: Vincent et al., Intensive Care Med 1996; mimic-code score/sofa (MIT-LCP, commit
+--   8bcbd190, concepts_duckdb; hourly grid
 --   from icustay_hourly, P/F split by invasive ventilation, 24 h urine output only when 22-30 h
 --   are covered, cardiovascular from norepinephrine, epinephrine, dopamine, dobutamine).
 -- Grain: stay_id, hr (every hour of icustay_hourly, hr < 0 included)
--- Deviations: vasopressor rates are rounded to 6 decimal places, so a charted norepinephrine of
---   0.1 mcg/kg/min compares as 0.1 whether the source column was loaded as 32- or 64-bit.
+-- Deviations: none. Rates are 32-bit REAL, the type of mimic-code's DuckDB columns, so a charted
+--   0.1 mcg/kg/min compares equal to 0.1 as it does there.
 WITH co AS (
     SELECT ih.stay_id, ie.hadm_id, ih.hr,
         ih.endtime - INTERVAL 1 HOUR AS starttime, ih.endtime
@@ -77,10 +78,10 @@ uo AS (
 vaso AS (
     -- an infusion counts for the hour whose end it spans
     SELECT co.stay_id, co.hr,
-        ROUND(MAX(epi.vaso_rate), 6) AS rate_epinephrine,
-        ROUND(MAX(nor.vaso_rate), 6) AS rate_norepinephrine,
-        ROUND(MAX(dop.vaso_rate), 6) AS rate_dopamine,
-        ROUND(MAX(dob.vaso_rate), 6) AS rate_dobutamine
+        MAX(CAST(epi.vaso_rate AS REAL)) AS rate_epinephrine,
+        MAX(CAST(nor.vaso_rate AS REAL)) AS rate_norepinephrine,
+        MAX(CAST(dop.vaso_rate AS REAL)) AS rate_dopamine,
+        MAX(CAST(dob.vaso_rate AS REAL)) AS rate_dobutamine
     FROM co
     LEFT JOIN mimiciv_derived.epinephrine AS epi
         ON epi.stay_id = co.stay_id AND co.endtime > epi.starttime AND co.endtime <= epi.endtime

@@ -2,20 +2,21 @@
 -- Definition: the SOFA organ points (0-4) of the worst values of both SOFA grains, scored by the
 --   one set of cut-offs that sofa and first_day_sofa share: respiration from PaO2/FiO2
 --   (< 400 -> 1, < 300 -> 2, < 200 with invasive ventilation -> 3, < 100 with invasive
---   ventilation -> 4), coagulation from platelets (< 150/100/50/20), liver from bilirubin
+--   ventilation -> 4; in the first-day grain only an unventilated P/F scores 1-2, so a
+--   ventilated 200-399 scores 0, as mimic-code's first_day_sofa), coagulation from platelets (< 150/100/50/20), liver from bilirubin
 --   (>= 1.2/2/6/12 mg/dL), cardiovascular from MAP < 70 -> 1, dopamine <= 5 or any
 --   dobutamine -> 2, dopamine > 5 or norepinephrine/epinephrine <= 0.1 mcg/kg/min -> 3,
 --   dopamine > 15 or norepinephrine/epinephrine > 0.1 -> 4, cns from GCS (13-14/10-12/6-9/< 6),
 --   renal from creatinine (>= 1.2/2/3.5/5 mg/dL) or urine output (< 500 -> 3, < 200 mL/day -> 4).
 --   A component is NULL when none of its inputs was measured.
--- Source: Vincent et al., Intensive Care Med 1996; MIT-LCP mimic-code score/sofa and
---   firstday/first_day_sofa (cut-offs). Inputs: sofa_hourly_worst, sofa_first_day_worst.
+-- Source: Vincent et al., Intensive Care Med 1996; mimic-code score/sofa and
+--   firstday/first_day_sofa (MIT-LCP, commit 8bcbd190, concepts_duckdb; cut-offs, including
+--   "<= 0.1" for norepinephrine/epinephrine, so a rate of 0 scores 3). Inputs: sofa_hourly_worst, sofa_first_day_worst.
 -- Grain: grain, stay_id, hr - grain 'hourly' has one row per sofa_hourly_worst row (stay_id,
 --   hr); grain 'first_day' has one row per ICU stay with hr NULL.
--- Deviations: (1) a ventilated P/F of 200-399 scores 1-2 in both grains (the public first-day
---   code has no ventilated < 400 / < 300 branch, so such patients score 0 there; the public
---   hourly code and the SOFA paper score them). (2) A vasopressor rate of 0 is a paused
---   infusion and does not score 3 (the public code's "<= 0.1" would count it).
+-- Deviations: none. Variant sofa-24h__ventilated_pf scores a ventilated 200-399 in the first-day
+--   grain too; variant sofa-24h__running_infusions counts infusions running into the window
+--   and does not score a paused (rate 0) infusion.
 WITH worst AS (
     SELECT 'hourly' AS grain, stay_id, hr,
         pao2fio2ratio_novent, pao2fio2ratio_vent,
@@ -36,9 +37,9 @@ SELECT grain, stay_id, hr,
         WHEN pao2fio2ratio_vent < 100 THEN 4
         WHEN pao2fio2ratio_vent < 200 THEN 3
         WHEN pao2fio2ratio_novent < 300 THEN 2
-        WHEN pao2fio2ratio_vent < 300 THEN 2
+        WHEN grain = 'hourly' AND pao2fio2ratio_vent < 300 THEN 2
         WHEN pao2fio2ratio_novent < 400 THEN 1
-        WHEN pao2fio2ratio_vent < 400 THEN 1
+        WHEN grain = 'hourly' AND pao2fio2ratio_vent < 400 THEN 1
         WHEN COALESCE(pao2fio2ratio_vent, pao2fio2ratio_novent) IS NULL THEN NULL
         ELSE 0
     END AS respiration,
@@ -60,9 +61,7 @@ SELECT grain, stay_id, hr,
     END AS liver,
     CASE
         WHEN rate_dopamine > 15 OR rate_epinephrine > 0.1 OR rate_norepinephrine > 0.1 THEN 4
-        -- a zero rate is a paused infusion, not a dose <= 0.1
-        WHEN rate_dopamine > 5 OR (rate_epinephrine > 0 AND rate_epinephrine <= 0.1)
-            OR (rate_norepinephrine > 0 AND rate_norepinephrine <= 0.1) THEN 3
+        WHEN rate_dopamine > 5 OR rate_epinephrine <= 0.1 OR rate_norepinephrine <= 0.1 THEN 3
         WHEN rate_dopamine > 0 OR rate_dobutamine > 0 THEN 2
         WHEN mbp_min < 70 THEN 1
         WHEN COALESCE(mbp_min, rate_dopamine, rate_dobutamine, rate_epinephrine, rate_norepinephrine) IS NULL THEN NULL
