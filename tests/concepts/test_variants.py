@@ -19,6 +19,16 @@ NAMES = ["apsiii-24h__axillary_plus_1", "apsiii-24h__first_day_gases", "kdigo-48
          "vasopressor-equivalents__overlap_max", "vasopressor-equivalents__with_angiotensin",
          "ventilation__cpap_psv_noninvasive"]
 ANGIOTENSIN = "vasopressor-equivalents__with_angiotensin"
+# variants whose convention the synthetic generator never exercises (its creatinine is not charted
+# in 0.1 steps, its infusions do not overlap or start before admission); each has a hand-made test
+# in test_variants_concepts.py
+QUIET_ON_SYNTHETIC = {"kdigo-48h__creatinine_rounding", "sofa-24h__running_infusions",
+                      "vasopressor-equivalents__overlap_max"}
+
+
+def test_the_quiet_variants_really_move_nothing_on_synthetic_data(synth_db):
+    # if the generator starts exercising one, move it back into the test above
+    assert {n for n in QUIET_ON_SYNTHETIC if variant_diff(synth_db, n).differs} == set()
 
 
 def test_list_variants_names_references_and_reasons():
@@ -29,7 +39,7 @@ def test_list_variants_names_references_and_reasons():
         assert "Clinical reason" in v.reason
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [n for n in NAMES if n not in QUIET_ON_SYNTHETIC])
 def test_each_variant_differs_from_its_default_on_synthetic_data(synth_db, name):
     diff = variant_diff(synth_db, name, examples=5)
     assert diff.differs
