@@ -106,8 +106,8 @@ def test_reference_with_an_unknown_variant_names_the_known_ones(tmp_path):
     db = _meld_db(tmp_path / "m.duckdb")
     r = cb_process("tasks", "reference", "mimic-sofa-24h", "--db", db, "--out", tmp_path / "v.csv", "--variant", "bogus")
     assert r.returncode == 2
-    assert r.stderr.strip() == ("error: task mimic-sofa-24h has no variant 'bogus'; its variants: missing_as_null "
-                                "(see `clinbench concepts variants DB`)")
+    assert r.stderr.strip() == ("error: task mimic-sofa-24h has no variant 'bogus'; its variants: missing_as_null, "
+                                "running_infusions, ventilated_pf (see `clinbench concepts variants DB`)")
     assert not (tmp_path / "v.csv").exists()
 
 

@@ -179,7 +179,7 @@ def test_reference_validity_variants_lose_only_changed_columns(synth_dbs, tmp_pa
     from clinbench.concepts.variants import list_variants
 
     variants = list_variants()
-    assert len(variants) == 4, [v.name for v in variants]
+    assert len(variants) >= 4, [v.name for v in variants]
     checked = []
     for v in variants:
         for spec in (t for t in VARIANT_TASKS if t.reference == v.reference):
