@@ -35,9 +35,10 @@ def register(app: typer.Typer) -> None:
 
         if html is None and md is None:
             html = Path("report.html")
-        files = write_report(source, html=html, markdown=md, figures_dir=figures, conditions=compare, seed=seed,
-                             draws=draws, include_flagged=include_flagged, schema=schema, agent=agent, model=model,
-                             benchmark=benchmark, png=png, summary=summary)
+        with Console(stderr=True).status("computing the statistics and writing the report …"):
+            files = write_report(source, html=html, markdown=md, figures_dir=figures, conditions=compare, seed=seed,
+                                 draws=draws, include_flagged=include_flagged, schema=schema, agent=agent,
+                                 model=model, benchmark=benchmark, png=png, summary=summary)
         console = Console()
         for label, path in (("html", files.html), ("markdown", files.markdown)):
             if path is not None:

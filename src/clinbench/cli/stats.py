@@ -134,11 +134,12 @@ def register(app: typer.Typer) -> None:
         two groups of runs: task-balanced means, paired deltas, bootstrap CIs, sign-flip p."""
         from clinbench.stats.analysis import analyse
 
-        result = analyse(
-            source, compare, by=by, seed=seed, draws=draws, permutation_draws=permutation_draws,
-            include_flagged=include_flagged, schema=schema, agent=agent, model=model, benchmark=benchmark,
-            summary=summary,
-        )
+        with Console(stderr=True).status(f"bootstrapping ({draws:,} draws) …"):
+            result = analyse(
+                source, compare, by=by, seed=seed, draws=draws, permutation_draws=permutation_draws,
+                include_flagged=include_flagged, schema=schema, agent=agent, model=model, benchmark=benchmark,
+                summary=summary,
+            )
         if as_json:
             print(json.dumps(result.to_dict(), indent=2))
         elif result.kind == "summary":

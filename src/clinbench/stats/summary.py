@@ -117,7 +117,7 @@ def _mean_row(runs: Runs, mask: np.ndarray, by: str, value: str, *, draws: int, 
 
 
 def _breakdown(runs: Runs, by: str, column: np.ndarray, **kw: Any) -> list[MeanRow]:
-    return [_mean_row(runs, column == v, by, str(v), **kw) for v in sorted(set(column.tolist()))]
+    return [_mean_row(runs, column == v, by, str(v) or "(none)", **kw) for v in sorted(set(column.tolist()))]
 
 
 def _usage(runs: Runs) -> list[UsageRow]:
