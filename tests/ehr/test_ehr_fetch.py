@@ -180,4 +180,4 @@ def test_a_dest_that_cannot_be_created_is_a_one_line_error(tmp_path):
                           capture_output=True, text=True, env={**os.environ, BASE_URL_ENV: "http://127.0.0.1:9"})
     assert done.returncode == 2
     assert done.stderr.strip() == (f"error: cannot create {blocker / 'mimic-iv-demo-2.2'} (Not a directory): "
-                                   "choose another --dest")
+                                   "choose another --out")

@@ -59,3 +59,53 @@ def test_list_commands_have_json():
     assert all(set(c) >= {"name", "table", "domain", "grain", "depends_on"} for c in concepts)
     cases = json.loads(_cli("dx", "cases", "--json").stdout)
     assert len(cases) >= 30 and {"case", "splits", "tests", "vignette"} <= set(cases[0])
+
+
+def _command_paths():
+    import typer
+    from typer._click import Context
+
+    from clinbench.cli import app
+
+    root = typer.main.get_command(app)
+    ctx = Context(root)
+    for name in root.list_commands(ctx):
+        cmd = root.get_command(ctx, name)
+        subs = getattr(cmd, "commands", None)
+        yield from ([[name, s] for s in subs] if subs else [[name]])
+
+
+def test_help_shows_no_bool_type_for_flags_and_no_old_spelling():
+    """Flags take no value, so their help shows no type; the old spellings stay out of --help."""
+    from typer.testing import CliRunner
+
+    from clinbench.cli import app
+
+    runner = CliRunner()
+    paths = list(_command_paths())
+    assert ["dx", "run"] in paths and ["stats"] in paths and len(paths) > 25
+    for path in paths:
+        result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, (path, result.output)
+        assert "<bool>" not in result.output, path
+        assert "--tasks" not in result.output and "--conditions" not in result.output, path
+        assert "--api-key " not in result.output and "--dest" not in result.output, path
+    run_help = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "200"}).output
+    assert all(f"--{o} " in run_help for o in ("task", "condition", "schema-variant", "agent", "model"))
+
+
+def test_old_spellings_still_work(tmp_path):
+    from clinbench.cli._names import current_spellings
+
+    assert current_spellings("run", ["--tasks", "a,b", "--conditions=no-skill", "--schema", "native", "--agent", "x"]) == [
+        "--task", "a,b", "--condition=no-skill", "--schema-variant", "native", "--agent", "x"]
+    assert current_spellings("concepts", ["build", "db.duckdb", "--schema", "d"]) == ["build", "db.duckdb", "--derived-schema", "d"]
+    assert current_spellings("stats", ["x.csv", "--", "--schema"]) == ["x.csv", "--", "--schema"]
+    from stats_fixtures import write_hand_csv
+
+    csv = write_hand_csv(tmp_path / "runs.csv")
+    new = _cli("stats", str(csv), "--schema-variant", "native", "--json", "--draws", "100", "--permutation-draws", "100")
+    old = _cli("stats", str(csv), "--schema", "native", "--json", "--draws", "100", "--permutation-draws", "100")
+    assert new.returncode == old.returncode == 0 and json.loads(new.stdout) == json.loads(old.stdout)
+    bad = _cli("stats", str(csv), "--schema-variant", "obfuscated")
+    assert bad.returncode == 2 and "no runs with schema 'obfuscated'" in bad.stderr

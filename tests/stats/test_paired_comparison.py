@@ -189,7 +189,7 @@ def test_bad_sources(tmp_path):
 def test_mixed_schemas_need_a_choice(tmp_path):
     path = write_hand_csv(tmp_path / "s.csv", extra=[dict(task="mimic-sofa-24h", condition="with-skill", model="m", trial=1,
                                                          reward=0.0, publishable=True, schema="obfuscated")])
-    with pytest.raises(StatsError, match="--schema"):
+    with pytest.raises(StatsError, match="--schema-variant"):
         analyse(path, "no-skill:with-skill")
     assert analyse(path, "no-skill:with-skill", schema="native").delta == pytest.approx(0.1)
 
@@ -197,7 +197,7 @@ def test_mixed_schemas_need_a_choice(tmp_path):
 def test_parse_compare():
     assert parse_compare("no-skill:with-skill") == GroupPair("condition", "no-skill", "with-skill")
     assert parse_compare("agent:codex/gpt-5.4-mini:claude/sonnet") == GroupPair("agent", "codex/gpt-5.4-mini", "claude/sonnet")
-    with pytest.raises(StatsError, match="DIM:A:B"):
+    with pytest.raises(StatsError, match="DIM:BASE:NEW"):
         parse_compare("no-skill")
     with pytest.raises(StatsError, match="two different"):
         parse_compare("model:m1:m1")

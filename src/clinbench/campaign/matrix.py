@@ -75,7 +75,7 @@ def expand(tasks: list[str], conditions: list[str], schemas: list[str], agents: 
            models: list[str], trials: int) -> list[RunSpec]:
     if trials < 1:
         raise MatrixError("--trials must be at least 1")
-    for name, values in (("--tasks", tasks), ("--conditions", conditions), ("--schema", schemas), ("--agent", agents)):
+    for name, values in (("--task", tasks), ("--condition", conditions), ("--schema-variant", schemas), ("--agent", agents)):
         if not values:
             raise MatrixError(f"{name} is empty: give at least one value")
     from clinbench.agents.factory import BUILTIN_AGENTS

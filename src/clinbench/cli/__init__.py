@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperGroup, TyperOption
 
 from clinbench.errors import ClinbenchError
 
@@ -46,6 +46,14 @@ AREAS: dict[str, tuple[tuple[str, ...], str]] = {
     "dx": (("dx",), "Sequential diagnosis: encounters, gatekeeper, judge, costs."),
     "tasks": (("tasks",), "The derivation benchmark's task catalogue."),
 }
+
+def _flag_type(self, ctx):
+    """A flag takes no value: its help shows no type (Typer 0.29 prints ``<bool>`` for every flag)."""
+    return None if self.is_flag else _value_type(self, ctx)
+
+
+_value_type = TyperOption.display_type_rich
+TyperOption.display_type_rich = _flag_type
 
 _loaded: dict[str, Any] = {}  # command name -> its click command, built once per process
 
@@ -79,6 +87,12 @@ class _LazyGroup(TyperGroup):
         if self._listing and cmd_name not in _loaded:
             return typer.core.TyperCommand(cmd_name, help=AREAS[cmd_name][1])
         return _load(cmd_name)
+
+    def resolve_command(self, ctx, args):
+        from clinbench.cli._names import current_spellings
+
+        name, cmd, rest = super().resolve_command(ctx, args)
+        return name, cmd, current_spellings(name, rest) if name else rest
 
     def format_help(self, ctx, formatter) -> None:
         self._listing = True

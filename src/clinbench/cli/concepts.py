@@ -20,7 +20,7 @@ concepts_app = typer.Typer(no_args_is_help=True, help="Derived concepts (mimiciv
 def build(
     db: Annotated[Path, typer.Argument(help="DuckDB database with mimiciv_hosp/mimiciv_icu (and/or eicu_crd)")],
     only: Annotated[Optional[list[str]], typer.Option("--only", help="Build these concepts and what they need (repeat or comma-separate)")] = None,
-    schema: Annotated[str, typer.Option("--schema", help="Name of the MIMIC-IV derived schema")] = "mimiciv_derived",
+    schema: Annotated[str, typer.Option("--derived-schema", help="Name of the MIMIC-IV derived schema")] = "mimiciv_derived",
     summary: Annotated[bool, typer.Option("--summary", help="Print cohort shares (SOFA>=2, KDIGO>=1, Sepsis-3)")] = False,
     force: Annotated[bool, typer.Option("--force", help="Rebuild even when SQL and inputs are unchanged")] = False,
     no_targets: Annotated[bool, typer.Option("--no-targets", help="Skip the task reference targets")] = False,

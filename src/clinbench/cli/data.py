@@ -73,7 +73,7 @@ def load(
 @data_app.command()
 def fetch(
     demo: DemoName = typer.Argument(..., help="which open-access demo to download"),
-    dest: Path = typer.Option(..., "--dest", help="folder to download into (a subfolder per demo is made)"),
+    dest: Path = typer.Option(..., "--out", help="folder to download into (a subfolder per demo is made)"),
 ) -> None:
     """Download an open-access PhysioNet demo with resume, verified against SHA256SUMS.txt."""
     from clinbench.ehr.fetch import FetchEvent, demo_url, fetch_demo, DEMOS

@@ -14,6 +14,13 @@ from rich.table import Table
 console = Console()
 
 
+def _key(api_key: Optional[str], api_key_env: Optional[str]) -> Optional[str]:
+    """The key given (hidden --api-key), else the one in --api-key-env's variable (else the client's default)."""
+    import os
+
+    return api_key or (os.environ.get(api_key_env) if api_key_env else None)
+
+
 def _chat(model: Optional[str], base_url: Optional[str], api_key: Optional[str]):
     from clinbench.dx.llm import JsonChat
 
@@ -28,7 +35,7 @@ def register(app: typer.Typer) -> None:
     def run(
         cases: str = typer.Option("demo", help="'demo' or a path to MIMIC-IV-Ext-SDBench dataset.json"),
         split: Optional[str] = typer.Option(None, help="train, validation or test"),
-        agent: str = typer.Option(..., help="oracle | instant-embed | order-all | scripted:FILE | llm | dxo"),
+        agents: str = typer.Option(..., "--agent", help="one or several (comma-separated): oracle | instant-embed | order-all | scripted:FILE | llm | dxo"),
         gatekeeper: str = typer.Option("offline", help="offline | llm"),
         judge: str = typer.Option("offline", help="offline | llm"),
         out: Path = typer.Option(..., help="campaign folder (results.duckdb + runs/)"),
@@ -37,7 +44,8 @@ def register(app: typer.Typer) -> None:
         prices: Optional[Path] = typer.Option(None, help="your price CSV (code, description, price[, source])"),
         model: Optional[str] = typer.Option(None, help="model for llm agent/gatekeeper/judge"),
         base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible base URL (default OPENAI_BASE_URL)"),
-        api_key: Optional[str] = typer.Option(None, help="API key (default OPENAI_API_KEY)"),
+        api_key_env: Optional[str] = typer.Option(None, "--api-key-env", help="environment variable holding the API key (default OPENAI_API_KEY)"),
+        api_key: Optional[str] = typer.Option(None, hidden=True, help="the API key itself (prefer --api-key-env)"),
         limit: Optional[int] = typer.Option(None, min=1, help="run only the first N cases"),
     ) -> None:
         """Play encounters and record them in the campaign store."""
@@ -46,37 +54,43 @@ def register(app: typer.Typer) -> None:
         from clinbench.dx.run import DxConfig, run_campaign
 
         selected = load_cases(cases, split=split)[:limit]
-        uses_model = agent in ("llm", "dxo") or "llm" in (gatekeeper, judge)
+        names = [a.strip() for a in agents.split(",") if a.strip()]
+        uses_model = any(a in ("llm", "dxo") for a in names) or "llm" in (gatekeeper, judge)
         if uses_model and any(not c.synthetic for c in selected):
             console.print("[yellow]note:[/] these are credentialed MIMIC cases: PhysioNet's guidance on using "
                           "MIMIC with language models asks for a local model or a provider that does not "
                           "retain or train on the data (the gatekeeper and judge see the whole note).")
         table = PriceTable.load(prices)
-        cfg = DxConfig(agent=agent, gatekeeper=gatekeeper, judge=judge, trials=trials, max_turns=max_turns,
-                       model=model or "", base_url=base_url, api_key=api_key)
-        with console.status(f"running {agent} on {len(selected)} case(s)") as status:
-            done = [0]
 
-            def tick(rec) -> None:
-                done[0] += 1
-                status.update(f"{agent}: {done[0]}/{len(selected) * trials} runs (last: case {rec.task}, "
-                              f"judge {rec.judge_score}, ${rec.cost or 0:,.0f})")
+        def run_agent(agent: str) -> None:
+            cfg = DxConfig(agent=agent, gatekeeper=gatekeeper, judge=judge, trials=trials, max_turns=max_turns,
+                           model=model or "", base_url=base_url, api_key=_key(api_key, api_key_env))
+            with console.status(f"running {agent} on {len(selected)} case(s)") as status:
+                done = [0]
 
-            new = run_campaign(selected, cfg, out, prices=table, progress=tick)
-        scored = [r for r in new if r.reward is not None]
-        ordered = unmatched = 0
-        for r in new:
-            ledger = Path(out) / (r.evidence_dir or "") / "ledger.json"
-            if ledger.is_file():
-                data = json.loads(ledger.read_text())
-                ordered += data["tests_ordered"]
-                unmatched += data["tests_unmatched"]
-        acc = sum(r.reward for r in scored) / len(scored) if scored else float("nan")
-        cost = sum(r.cost for r in scored) / len(scored) if scored else float("nan")
-        console.print(f"{len(new)} new run(s) in {out} (skipped {len(selected) * trials - len(new)} already done); "
-                      f"accuracy {acc:.1%}, mean cost ${cost:,.0f}; prices: {table.label}, "
-                      f"{ordered - unmatched}/{ordered} orders matched a price "
-                      f"(others charged ${DEFAULT_UNMATCHED_PRICE:,.0f})")
+                def tick(rec) -> None:
+                    done[0] += 1
+                    status.update(f"{agent}: {done[0]}/{len(selected) * trials} runs (last: case {rec.task}, "
+                                  f"judge {rec.judge_score}, ${rec.cost or 0:,.0f})")
+
+                new = run_campaign(selected, cfg, out, prices=table, progress=tick)
+            scored = [r for r in new if r.reward is not None]
+            ordered = unmatched = 0
+            for r in new:
+                ledger = Path(out) / (r.evidence_dir or "") / "ledger.json"
+                if ledger.is_file():
+                    data = json.loads(ledger.read_text())
+                    ordered += data["tests_ordered"]
+                    unmatched += data["tests_unmatched"]
+            acc = sum(r.reward for r in scored) / len(scored) if scored else float("nan")
+            cost = sum(r.cost for r in scored) / len(scored) if scored else float("nan")
+            console.print(f"{len(new)} new run(s) in {out} (skipped {len(selected) * trials - len(new)} already done); "
+                          f"accuracy {acc:.1%}, mean cost ${cost:,.0f}; prices: {table.label}, "
+                          f"{ordered - unmatched}/{ordered} orders matched a price "
+                          f"(others charged ${DEFAULT_UNMATCHED_PRICE:,.0f})")
+
+        for agent in names:
+            run_agent(agent)
 
     @dx.command("stats")
     def stats(
@@ -124,7 +138,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
         model: Optional[str] = typer.Option(None, help="model for --judge llm"),
         base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible base URL (default OPENAI_BASE_URL)"),
-        api_key: Optional[str] = typer.Option(None, help="API key (default OPENAI_API_KEY)"),
+        api_key_env: Optional[str] = typer.Option(None, "--api-key-env", help="environment variable holding the API key (default OPENAI_API_KEY)"),
+        api_key: Optional[str] = typer.Option(None, hidden=True, help="the API key itself (prefer --api-key-env)"),
     ) -> None:
         """Score one (reference, candidate) pair, or every row of --pairs, on the 1-5 rubric."""
         from clinbench.dx.judge import make_judge, read_pairs
@@ -136,7 +151,7 @@ def register(app: typer.Typer) -> None:
             items = [(reference, candidate)]
         else:
             raise ClinbenchError("give --reference and --candidate, or --pairs FILE.csv")
-        j = make_judge(judge, chat=_chat(model, base_url, api_key) if judge == "llm" else None)
+        j = make_judge(judge, chat=_chat(model, base_url, _key(api_key, api_key_env)) if judge == "llm" else None)
         rows = []
         for ref, cand in items:
             v = j.score(ref, cand)
@@ -156,13 +171,14 @@ def register(app: typer.Typer) -> None:
         show: int = typer.Option(0, help="print up to N pairs where judge and expectation disagree on correctness"),
         model: Optional[str] = typer.Option(None, help="model for --judge llm"),
         base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible base URL (default OPENAI_BASE_URL)"),
-        api_key: Optional[str] = typer.Option(None, help="API key (default OPENAI_API_KEY)"),
+        api_key_env: Optional[str] = typer.Option(None, "--api-key-env", help="environment variable holding the API key (default OPENAI_API_KEY)"),
+        api_key: Optional[str] = typer.Option(None, hidden=True, help="the API key itself (prefer --api-key-env)"),
     ) -> None:
         """Agreement of a judge with the calibration set: exact agreement, Cohen's kappa on >= 4."""
         from clinbench.dx.judge import calibrate, calibration_pairs, make_judge
 
         items = calibration_pairs(pairs)
-        j = make_judge(judge, chat=_chat(model, base_url, api_key) if judge == "llm" else None)
+        j = make_judge(judge, chat=_chat(model, base_url, _key(api_key, api_key_env)) if judge == "llm" else None)
         with console.status(f"judging {len(items)} pairs"):
             cal = calibrate(j, items)
         if as_json:

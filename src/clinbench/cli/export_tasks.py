@@ -13,9 +13,9 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Argument(..., help="Folder to write one task folder per task into."),
         db: Path = typer.Option(..., "--db", help="Database with the task references built (clinbench concepts build)."),
         fmt: str = typer.Option("harbor", "--format", help="Task format: harbor (Harbor / Terminal-Bench folders)."),
-        tasks: list[str] = typer.Option(["all"], "--tasks", help="Task ids (comma-separated or repeated) or 'all'."),
+        tasks: list[str] = typer.Option(["all"], "--task", help="Task ids (comma-separated or repeated) or 'all'."),
         condition: str = typer.Option("no-skill", "--condition", help="Condition whose prompt and skills the folders carry."),
-        schema: str = typer.Option("native", "--schema", help="Schema variant: native, obfuscated, restructured."),
+        schema: str = typer.Option("native", "--schema-variant", help="Schema variant: native, obfuscated, restructured."),
         timeout: float = typer.Option(30.0, "--timeout", min=0.01, help="Agent timeout in minutes (task.toml)."),
     ) -> None:
         """Write Harbor task folders (instruction, task.toml, environment/, tests/ running clinbench's scorer)."""

@@ -17,13 +17,13 @@ def register(app: typer.Typer) -> None:
         figures: Path | None = typer.Option(None, "--figures", help="folder for SVG figures (default: <report>-figures)"),
         compare: str | None = typer.Option(
             None, "--compare",
-            help="compare two groups: A:B (conditions) or DIM:A:B, DIM one of condition, agent, model, schema; "
+            help="compare two groups: A:B (conditions) or DIM:BASE:NEW, DIM one of condition, agent, model, schema; "
                  "delta = B − A (default: no-skill:with-skill, or the only two conditions; otherwise a summary)"),
         summary: bool = typer.Option(False, "--summary", help="summarise the runs even when two conditions are present"),
         seed: int = typer.Option(0, "--seed", help="seed of every bootstrap and sign-flip draw"),
         draws: int = typer.Option(20000, "--draws", help="bootstrap draws"),
         include_flagged: bool = typer.Option(False, "--include-flagged", help="keep runs the audit marked unpublishable"),
-        schema: str | None = typer.Option(None, "--schema", help="only runs of this schema variant"),
+        schema: str | None = typer.Option(None, "--schema-variant", help="only runs of this schema variant"),
         agent: str | None = typer.Option(None, "--agent", help="only runs of this agent"),
         model: str | None = typer.Option(None, "--model", help="only runs of this model"),
         benchmark: str = typer.Option("derive", "--benchmark", help="derive or dx"),

@@ -115,7 +115,7 @@ def register(app: typer.Typer) -> None:
         source: Path = typer.Argument(..., help="campaign folder (with results.duckdb) or per-run CSV"),
         compare: str | None = typer.Option(
             None, "--compare",
-            help="compare two groups: A:B (conditions) or DIM:A:B, DIM one of condition, agent, model, schema "
+            help="compare two groups: A:B (conditions) or DIM:BASE:NEW, DIM one of condition, agent, model, schema "
                  "(e.g. agent:codex/gpt-5.4-mini:claude/sonnet); delta = B − A. Default: no-skill:with-skill, or "
                  "the only two conditions; otherwise a summary"),
         summary: bool = typer.Option(False, "--summary", help="summarise the runs even when two conditions are present"),
@@ -125,7 +125,7 @@ def register(app: typer.Typer) -> None:
         draws: int = typer.Option(20000, "--draws", help="bootstrap draws"),
         permutation_draws: int = typer.Option(200000, "--permutation-draws", help="sign-flip draws"),
         include_flagged: bool = typer.Option(False, "--include-flagged", help="keep runs the audit marked unpublishable"),
-        schema: str | None = typer.Option(None, "--schema", help="only runs of this schema variant"),
+        schema: str | None = typer.Option(None, "--schema-variant", help="only runs of this schema variant"),
         agent: str | None = typer.Option(None, "--agent", help="only runs of this agent"),
         model: str | None = typer.Option(None, "--model", help="only runs of this model"),
         benchmark: str = typer.Option("derive", "--benchmark", help="derive or dx (campaign stores hold both)"),

@@ -1,4 +1,4 @@
-"""`clinbench workspace ID --condition C --schema S --db DB --out DIR`: prepare one run's workspace."""
+"""`clinbench workspace ID --condition C --schema-variant S --db DB --out DIR`: prepare one run's workspace."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def register(app: typer.Typer) -> None:
     def workspace(
         task_id: str = typer.Argument(..., help="Task id, e.g. mimic-sofa-24h (see `clinbench tasks list`)."),
         condition: str = typer.Option("no-skill", "--condition", help="no-skill | with-skill | with-skill-all | with-skill-decoy | with-skill-rawsql | operational-spec"),
-        schema: str = typer.Option("native", "--schema", help="native | obfuscated | restructured"),
+        schema: str = typer.Option("native", "--schema-variant", help="native | obfuscated | restructured"),
         db: Path = typer.Option(..., "--db", help="Source database (with concepts built)."),
         out: Path = typer.Option(..., "--out", help="New folder for the workspace."),
     ) -> None:

@@ -113,7 +113,7 @@ def fetch_demo(name: str, dest: str | Path, *, progress: FetchProgress | None = 
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise DataError(f"cannot create {root} ({exc.strerror}): choose another --dest") from exc
+        raise DataError(f"cannot create {root} ({exc.strerror}): choose another --out") from exc
     url = demo_url(demo)
     report = FetchReport(demo=demo, path=root)
 

@@ -242,7 +242,7 @@ def compare(
         schemas = sorted(set(runs.schema[mask_a | mask_b].tolist()))
         if len(schemas) > 1:
             raise StatsError(
-                f"runs span schema variants {', '.join(schemas)}; pass --schema to compare within one variant"
+                f"runs span schema variants {', '.join(schemas)}; pass --schema-variant to compare within one variant"
             )
     if by is not None and (by not in GROUP_COLUMNS or by == dimension):
         others = ", ".join(c for c in GROUP_COLUMNS if c != dimension)

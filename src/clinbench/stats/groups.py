@@ -57,7 +57,7 @@ def parse_compare(spec: str, runs: Runs | None = None) -> GroupPair:
         dimension, parts = parts[0], parts[1:]
     if len(parts) < 2 or not all(parts):
         raise StatsError(
-            f"--compare takes A:B (two conditions, e.g. no-skill:with-skill) or DIM:A:B with DIM one of "
+            f"--compare takes A:B (two conditions, e.g. no-skill:with-skill) or DIM:BASE:NEW (delta = NEW − BASE) with DIM one of "
             f"{', '.join(DIMENSIONS)} (e.g. agent:codex/gpt-5.4-mini:claude/sonnet), got {spec!r}"
         )
     splits = [(":".join(parts[:i]), ":".join(parts[i:])) for i in range(1, len(parts))]
