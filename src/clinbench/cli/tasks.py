@@ -1,4 +1,4 @@
-"""`clinbench tasks list | show ID | lint | reference ID`: the derivation task catalogue."""
+"""`clinbench tasks list | show ID | lint | reference ID | verify`: the derivation task catalogue."""
 
 from __future__ import annotations
 
@@ -83,3 +83,22 @@ def register(app: typer.Typer) -> None:
 
         rows = export_reference(task_id, db, out, variant=variant)
         console.print(f"wrote {rows} rows to {out}")
+
+    @tasks.command("verify")
+    def verify(
+        db: Path = typer.Option(..., "--db", help="Database with the built reference targets."),
+        task: list[str] = typer.Option([], "--tasks", help="Only these task ids (comma-separated or repeated)."),
+    ) -> None:
+        """Check each task reference against its manifest (SQL, source tables, content); exit 1 if any is stale or missing."""
+        from clinbench.campaign.matrix import split_list
+        from clinbench.concepts.manifest import verify as verify_references
+        from clinbench.derive.catalogue import get_task
+
+        tables = [get_task(t).target_table for t in split_list(task)] or None
+        problems = verify_references(db, tables)
+        for problem in problems:
+            console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
+        if problems:
+            console.print(f"[red]{len(problems)} reference(s) stale or missing[/]")
+            raise typer.Exit(1)
+        console.print("[green]references verified: SQL, source tables and content match their manifests[/]")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 
+from clinbench.concepts import manifest
 from clinbench.concepts.catalog import MIMIC_DERIVED, Concept, find_concept, load_concepts
 from clinbench.concepts.graph import Dependencies, closure, dependency_map, topological_order
 from clinbench.concepts.inline import inline_sql
@@ -173,6 +174,7 @@ def build_concepts(
         )
         existing = _existing_tables(con)
         raw_cache: dict[str, str] = {}
+        manifest_cache: dict[str, str] = {}
         unavailable: dict[str, str] = {}  # qualified concept -> why it was not built
         results: list[BuildResult] = []
         for index, qualified in enumerate(order):
@@ -181,6 +183,7 @@ def build_concepts(
             if progress:
                 progress(out, index, len(order), None)
             result = _build_one(con, concept, out, deps[qualified], schema, existing, raw_cache, unavailable, force)
+            manifest.after_build(con, concept, out, result.status, concepts, deps, schema, manifest_cache)
             if result.status == "skipped":
                 unavailable[qualified] = result.note
             else:

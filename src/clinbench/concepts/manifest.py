@@ -1,0 +1,185 @@
+"""The reference manifest: what each built reference was built from, so a stale one is caught.
+
+For every built task reference and variant (``kind`` target or variant), ``concepts build``
+stores one row in ``clinbench_meta.reference_manifest``:
+
+* ``sql_sha256``: the SQL of the reference and of every concept it reads, transitively
+  (a changed concept file anywhere upstream changes it);
+* ``source_fingerprint``: the raw tables that chain reads, one line each with its column types,
+  row count and the sum of DuckDB's ``hash()`` of every row (an in-place UPDATE changes it);
+* ``duckdb_version``, ``rows`` and ``content_hash`` (row count and row-hash sum of the table).
+
+``verify`` recomputes all of it and fails closed: a reference with no manifest row, built by
+another DuckDB version, or whose SQL, sources or content differ, is reported as a problem
+naming the reference and what changed. The same fingerprints bind a campaign to its data
+(``clinbench.campaign.binding``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from clinbench.concepts.catalog import MIMIC_DERIVED, Concept, load_concepts
+from clinbench.concepts.graph import Dependencies, closure, dependency_map
+from clinbench.errors import DataError
+
+MANIFEST_TABLE = "clinbench_meta.reference_manifest"
+_DDL = (f"CREATE TABLE IF NOT EXISTS {MANIFEST_TABLE} (name VARCHAR PRIMARY KEY, concept VARCHAR, "
+        "sql_sha256 VARCHAR, source_tables VARCHAR, source_fingerprint VARCHAR, duckdb_version VARCHAR, "
+        "rows BIGINT, content_hash VARCHAR, built_at TIMESTAMP)")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reference that cannot be trusted, and why."""
+
+    table: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.table}: {self.reason}"
+
+
+def _rewrite(sql: str, schema: str) -> str:
+    from clinbench.concepts.build import rewrite_schema
+
+    return rewrite_schema(sql, schema)
+
+
+def chain(concept: Concept, concepts: dict[str, Concept], deps: dict[str, Dependencies]) -> tuple[list[str], list[str]]:
+    """The concepts ``concept`` needs (itself included) and the raw tables they read, both sorted."""
+    names = sorted(closure([concept.qualified], deps))
+    raw = sorted({t for n in names for t in deps[n].raw})
+    return names, raw
+
+
+def sql_sha256(concept: Concept, concepts: dict[str, Concept], deps: dict[str, Dependencies],
+               schema: str = MIMIC_DERIVED) -> str:
+    digest = hashlib.sha256()
+    for name in chain(concept, concepts, deps)[0]:
+        digest.update(name.encode() + b"\0" + _rewrite(concepts[name].sql, schema).encode("utf-8") + b"\0")
+    return digest.hexdigest()
+
+
+def table_hash(con: duckdb.DuckDBPyConnection, table: str) -> tuple[int, str]:
+    """(rows, content hash) of a table: the count and the sum of DuckDB's hash() of each row."""
+    schema, name = table.split(".", 1)
+    rows, total = con.execute(f'SELECT count(*), coalesce(sum(hash(t)), 0) FROM {schema}."{name}" t').fetchone()
+    return int(rows), f"{int(rows)}:{int(total):x}"
+
+
+def source_fingerprint(con: duckdb.DuckDBPyConnection, tables: list[str], cache: dict[str, str] | None = None) -> str:
+    """The named raw tables, one line each: ``table|columns and types|rows:row-hash sum``."""
+    cache = {} if cache is None else cache
+    lines = []
+    for table in sorted(tables):
+        if table not in cache:
+            schema, name = table.split(".", 1)
+            columns = con.execute(
+                "SELECT string_agg(column_name || ' ' || data_type, ',' ORDER BY column_index) FROM duckdb_columns() "
+                "WHERE schema_name = ? AND table_name = ?", [schema, name]).fetchone()[0]
+            cache[table] = f"{table}|{columns}|{table_hash(con, table)[1]}" if columns else f"{table}|absent"
+        lines.append(cache[table])
+    return "\n".join(lines)
+
+
+def record_reference(con: duckdb.DuckDBPyConnection, concept: Concept, table: str, *,
+                     concepts: dict[str, Concept] | None = None, deps: dict[str, Dependencies] | None = None,
+                     schema: str = MIMIC_DERIVED, cache: dict[str, str] | None = None) -> None:
+    """Store (replace) the manifest row of ``table``, built just now from ``concept``."""
+    concepts = concepts if concepts is not None else load_concepts()
+    deps = deps if deps is not None else dependency_map(concepts)
+    raw = chain(concept, concepts, deps)[1]
+    rows, content = table_hash(con, table)
+    con.execute("CREATE SCHEMA IF NOT EXISTS clinbench_meta")
+    con.execute(_DDL)
+    con.execute(f"DELETE FROM {MANIFEST_TABLE} WHERE name = ?", [table])
+    con.execute(f"INSERT INTO {MANIFEST_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, now()::TIMESTAMP)",
+                [table, concept.qualified, sql_sha256(concept, concepts, deps, schema), ",".join(raw),
+                 source_fingerprint(con, raw, cache), duckdb.__version__, rows, content])
+
+
+def after_build(con: duckdb.DuckDBPyConnection, concept: Concept, table: str, status: str,
+                concepts: dict[str, Concept], deps: dict[str, Dependencies], schema: str, cache: dict[str, str]) -> None:
+    """The build hook: record a reference or variant just built, or one left unchanged without a manifest row."""
+    if concept.kind == "concept" or status == "skipped":
+        return
+    if status == "built" or table not in manifest_rows(con):
+        record_reference(con, concept, table, concepts=concepts, deps=deps, schema=schema, cache=cache)
+
+
+def manifest_rows(con: duckdb.DuckDBPyConnection) -> dict[str, dict]:
+    exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'clinbench_meta' "
+                         "AND table_name = 'reference_manifest'").fetchone()[0]
+    if not exists:
+        return {}
+    cur = con.execute(f"SELECT * FROM {MANIFEST_TABLE}")
+    names = [d[0] for d in cur.description]
+    return {row[0]: dict(zip(names, row)) for row in cur.fetchall()}
+
+
+def check_tables(con: duckdb.DuckDBPyConnection, tables: list[str], db_label: str) -> list[Problem]:
+    """Problems of each named reference table in an open database (empty when all are fresh)."""
+    concepts = load_concepts()
+    deps = dependency_map(concepts)
+    rows = manifest_rows(con)
+    existing = {f"{s}.{t}" for s, t in con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()}
+    cache: dict[str, str] = {}
+    problems = []
+    for table in tables:
+        entry = rows.get(table)
+        if table not in existing:
+            problems.append(Problem(table, f"not built; run `clinbench concepts build {db_label}`"))
+            continue
+        if entry is None:
+            problems.append(Problem(table, f"has no manifest (built by hand or before manifests); "
+                                           f"run `clinbench concepts build {db_label} --force`"))
+            continue
+        rebuild = f"run `clinbench concepts build {db_label}`"
+        if entry["duckdb_version"] != duckdb.__version__:
+            problems.append(Problem(table, f"built with DuckDB {entry['duckdb_version']}, this is {duckdb.__version__}; "
+                                           f"run `clinbench concepts build {db_label} --force`"))
+            continue
+        concept = concepts.get(entry["concept"])
+        if concept is None:
+            problems.append(Problem(table, f"its concept {entry['concept']} no longer exists; drop the table or {rebuild}"))
+            continue
+        schema = table.split(".", 1)[0] if concept.schema == MIMIC_DERIVED else MIMIC_DERIVED
+        if sql_sha256(concept, concepts, deps, schema) != entry["sql_sha256"]:
+            problems.append(Problem(table, f"stale: the SQL of {concept.name} or of a concept it reads changed since "
+                                           f"it was built; {rebuild}"))
+            continue
+        raw = entry["source_tables"].split(",") if entry["source_tables"] else []
+        if source_fingerprint(con, raw, cache) != entry["source_fingerprint"]:
+            built = dict(line.split("|", 1) for line in entry["source_fingerprint"].splitlines())
+            changed = [t for t in raw if source_fingerprint(con, [t], cache).split("|", 1)[1] != built.get(t)]
+            problems.append(Problem(table, "stale: its source data changed since it was built"
+                                           + (f" ({', '.join(changed)})" if changed else "") + f"; {rebuild}"))
+            continue
+        if table_hash(con, table)[1] != entry["content_hash"]:
+            problems.append(Problem(table, f"its rows were modified after the build; run "
+                                           f"`clinbench concepts build {db_label} --force`"))
+    return problems
+
+
+def verify(db_path: str | Path, tables: list[str] | None = None) -> list[Problem]:
+    """Problems of the references in ``db_path`` (every task's, or ``tables``); empty when all are fresh."""
+    from clinbench.derive.catalogue import load_catalogue
+
+    path = Path(db_path)
+    if not path.is_file():
+        raise DataError(f"database {path} not found; pass --db a database with the concepts built")
+    if tables is None:
+        from clinbench.campaign.matrix import datasets_in
+
+        present = datasets_in(path)
+        tables = sorted({t.target_table for t in load_catalogue().values() if t.database in present})
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return check_tables(con, tables, str(path))
+    finally:
+        con.close()
