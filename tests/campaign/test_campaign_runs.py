@@ -63,12 +63,14 @@ def test_empty_agent_scores_zero_and_rerun_skips_recorded_runs(tiny_db, tmp_path
     assert Store.open(out).count() == 4
 
 
-def test_bad_task_becomes_an_error_run_not_a_crash(tiny_db, tmp_path):
+def test_bad_task_becomes_a_harness_error_run_not_a_crash(tiny_db, tmp_path):
     out = tmp_path / "camp"
     summary = run_campaign([RunSpec("mimic-sofa-24h", "no-such-condition", "native", "empty", "-", 0)],
                            CampaignConfig(db=str(tiny_db), out=str(out)))
     run = Store.open(out).runs()[0]
-    assert summary.by_status == {"error": 1} and run["reward"] == 0.0
+    # the workspace could not be prepared: the harness failed, not the agent, so there is no reward
+    assert summary.by_status == {"harness-error": 1} and run["reward"] is None
+    assert "unknown condition 'no-such-condition'" in run["error"]
     score = json.loads((out / run["evidence_dir"] / "score.json").read_text())
     assert "condition" in score["run_error"]
     config = CampaignConfig(db=str(tiny_db), out=str(out))

@@ -14,7 +14,10 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
+import os
 import signal
+import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -22,11 +25,12 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from clinbench.campaign import evidence
-from clinbench.campaign.execute import CampaignConfig, RunResult, execute_run
+from clinbench.campaign.execute import CampaignConfig, RunResult, StorageFailure, execute_run
 from clinbench.campaign.matrix import RunSpec
 from clinbench.campaign.store import RunRecord, Store
 from clinbench.errors import ClinbenchError
 from clinbench.versions import record_versions
+from clinbench.write_errors import explain
 
 Runner = Callable[[RunSpec, CampaignConfig], RunResult]
 LOCK_FILE = ".campaign.lock"
@@ -43,6 +47,22 @@ class CampaignSummary:
     finished: int = 0
     by_status: dict[str, int] = field(default_factory=dict)
     timings: list[dict[str, float]] = field(default_factory=list)
+    causes: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (status, cause) -> run ids
+
+    def add(self, record: RunRecord) -> None:
+        self.finished += 1
+        self.by_status[record.status] = self.by_status.get(record.status, 0) + 1
+        if record.status != "ok":
+            cause = " ".join((record.error or "no cause recorded").split())[:300]
+            self.causes.setdefault((record.status, cause), []).append(record.run_id)
+
+
+class CampaignInterrupted(ClinbenchError):
+    """Ctrl-C or SIGTERM stopped the campaign; the runs recorded so far are kept."""
+
+    def __init__(self, summary: CampaignSummary):
+        super().__init__(f"interrupted: {summary.finished} runs recorded; rerun the same command to resume")
+        self.summary = summary
 
 
 class Reporter:
@@ -60,8 +80,12 @@ class Reporter:
 
 @contextlib.contextmanager
 def campaign_lock(out: Path) -> Iterator[None]:
-    out.mkdir(parents=True, exist_ok=True)
-    with (out / LOCK_FILE).open("a") as fh:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fh = (out / LOCK_FILE).open("a")
+    except OSError as exc:
+        raise StorageFailure(explain(exc, out) or f"cannot use {out} as the campaign folder: {exc}") from exc
+    with fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
@@ -72,18 +96,66 @@ def campaign_lock(out: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _die_with_parent() -> None:
-    """Worker initializer: the kernel kills this worker when the campaign process dies (Linux)."""
+_STOPPING = False
+
+
+def _worker_init() -> None:
+    """Worker initializer: die with the campaign process (Linux), leave Ctrl-C to it, stop cleanly on SIGTERM."""
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _worker_stop)
+
+
+def _worker_stop(signum, frame) -> None:
+    global _STOPPING
+    _STOPPING = True
+    raise KeyboardInterrupt
+
+
+def _guarded(runner: Runner, spec: RunSpec, config: CampaignConfig) -> RunResult | None:
+    """Run in a worker; once told to stop, exit (the agent's process group is killed while unwinding)."""
+    if _STOPPING:
+        os._exit(1)
+    try:
+        return runner(spec, config)
+    except KeyboardInterrupt:
+        os._exit(1)
+
+
+@contextlib.contextmanager
+def _interrupts() -> Iterator[list[bool]]:
+    """Ctrl-C and SIGTERM raise KeyboardInterrupt, except while a run is being recorded (then right after)."""
+    state = [False, False]  # [recording, pending]
+
+    def handler(signum, frame):
+        if state[0]:
+            state[1] = True
+        else:
+            raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield state
+        return
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield state
+    finally:
+        for sig, previous in old.items():
+            signal.signal(sig, previous)
 
 
 def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1, executor: str = "local",
                  ray_address: str | None = None, runner: Runner = execute_run,
                  reporter: Reporter | None = None, retry_failed: bool = False) -> CampaignSummary:
     """Run every spec not yet recorded in ``config.out`` (and, with ``retry_failed``, those recorded
-    as error or timeout: their new record replaces the old); return counts by status."""
+    as agent-failed or harness-error: their new record replaces the old); return counts by status.
+
+    The campaign is bound to ``config.db`` (``binding``): a store whose runs were scored against
+    other data is refused before anything runs. Ctrl-C or SIGTERM stops the runs in flight and
+    raises ``CampaignInterrupted``; a full disk or read-only folder raises ``StorageFailure``.
+    """
     out = Path(config.out)
     if jobs < 1:
         raise CampaignError("--jobs must be at least 1")
@@ -94,53 +166,98 @@ def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1,
         store = Store.create(out)
         record_versions(out)  # versions.json: clinbench, DuckDB and SDK versions this campaign ran with
         evidence.clear_leftovers(out)
+        digests = _bind(store, specs, config.db)
         done = store.run_ids()
         if retry_failed:
             done -= {r["run_id"] for r in store.runs() if r["status"] != "ok"}
         unique = list(dict.fromkeys(specs))
         todo = [s for s in unique if s.run_id not in done]
         summary = CampaignSummary(planned=len(unique), skipped=len(unique) - len(todo))
-        if executor == "ray":
-            results = _run_ray(todo, config, jobs, ray_address, runner)
-        elif jobs == 1 or len(todo) <= 1:
-            results = (runner(spec, config) for spec in todo)
-        else:
-            results = _run_local(todo, config, jobs, runner)  # forks its workers now, before any progress thread
-        reporter.start(len(todo), summary.skipped)
-        try:
-            for result in results:
-                _record(store, out, result)
-                summary.finished += 1
-                summary.by_status[result.record.status] = summary.by_status.get(result.record.status, 0) + 1
-                summary.timings.append(result.timings)
-                reporter.finished(result.record)
-        finally:
-            reporter.stop()
+        with _interrupts() as state:
+            pool = None
+            try:
+                if executor == "ray":
+                    results = _run_ray(todo, config, jobs, ray_address, runner)
+                elif jobs == 1 or len(todo) <= 1:
+                    results = (runner(spec, config) for spec in todo)
+                else:  # forks its workers now, before any progress thread
+                    pool, results = _run_local(todo, config, jobs, runner)
+                reporter.start(len(todo), summary.skipped)
+                for result in results:
+                    result.record.data_digest = digests.get(result.record.task)
+                    state[0] = True
+                    _record(store, out, result)
+                    state[0] = False
+                    summary.add(result.record)
+                    reporter.finished(result.record)
+                    if state[1]:
+                        raise KeyboardInterrupt
+            except KeyboardInterrupt:
+                _stop_pool(pool)
+                raise CampaignInterrupted(summary) from None
+            except BaseException:
+                _stop_pool(pool)
+                raise
+            finally:
+                reporter.stop()
     return summary
 
 
+def _bind(store: Store, specs: list[RunSpec], db: str) -> dict[str, str]:
+    """Check the campaign's data binding and extend it to new tasks; return task -> data digest."""
+    from clinbench.campaign import binding
+    from clinbench.derive.catalogue import get_task
+
+    tables = {s.task: get_task(s.task).target_table for s in specs}
+    current = binding.check(store, db, sorted(set(tables.values())))
+    store.bind(current, str(Path(db).resolve()))
+    return {task: current[table] for task, table in tables.items() if table in current}
+
+
 def _record(store: Store, out: Path, result: RunResult) -> None:
-    evidence.publish(Path(result.partial_dir), out, result.record.run_id)
+    try:
+        evidence.publish(Path(result.partial_dir), out, result.record.run_id)
+    except OSError as exc:
+        raise StorageFailure(explain(exc, out) or f"cannot publish the evidence of {result.record.run_id}: {exc}") from exc
     store.record(result.record)
 
 
-def _run_local(todo: list[RunSpec], config: CampaignConfig, jobs: int, runner: Runner) -> Iterator[RunResult]:
+def _run_local(todo: list[RunSpec], config: CampaignConfig, jobs: int,
+               runner: Runner) -> tuple[ProcessPoolExecutor, Iterator[RunResult]]:
     """Submit every run now (fork starts all workers at the first submit), then yield results as they finish."""
     # fork: workers inherit the loaded modules, so they start fast; forking before the
     # progress display starts keeps its thread's locks out of the children.
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=get_context("fork"),
-                               initializer=_die_with_parent)
-    pending: set[Future] = {pool.submit(runner, spec, config) for spec in todo}
+                               initializer=_worker_init)
+    pending: set[Future] = {pool.submit(_guarded, runner, spec, config) for spec in todo}
 
     def results() -> Iterator[RunResult]:
         nonlocal pending
-        with pool:
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    yield future.result()
+        while pending:
+            finished, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            for future in finished:
+                yield future.result()
+        pool.shutdown(wait=True)
 
-    return results()
+    return pool, results()
+
+
+def _stop_pool(pool: ProcessPoolExecutor | None, grace_seconds: float = 1.0) -> None:
+    """Stop every worker: SIGTERM (each kills its agent's process group), then SIGKILL after ``grace_seconds``."""
+    if pool is None:
+        return
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in processes:
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_seconds
+    for proc in processes:
+        proc.join(max(0.0, deadline - time.monotonic()))
+    for proc in processes:
+        if proc.is_alive():
+            with contextlib.suppress(OSError, ValueError):
+                proc.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _run_ray(todo: list[RunSpec], config: CampaignConfig, jobs: int, address: str | None,

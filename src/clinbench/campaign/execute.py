@@ -3,6 +3,12 @@
 ``execute_run`` runs in a worker (a local process or a Ray task). It writes evidence to a
 partial folder and returns the record; the campaign process publishes the folder and
 records the run, so a worker killed mid-run leaves nothing that looks finished.
+
+The run's status says whose failure it was: ``ok`` (the output was scored), ``agent-failed``
+(the agent wrote no output, a bad one, or ran out of time: reward 0) or ``harness-error``
+(the workspace, sandbox, endpoint or our own code failed: no reward). A full disk or a
+read-only campaign folder is not a run's failure: it stops the campaign
+(``StorageFailure``).
 """
 
 from __future__ import annotations
@@ -21,8 +27,14 @@ from clinbench.campaign import evidence
 from clinbench.campaign.matrix import RunSpec
 from clinbench.campaign.store import ColumnScore, RunRecord
 from clinbench.errors import ClinbenchError
+from clinbench.write_errors import explain, kind_of
 
 DEFAULT_TIMEOUT_SECONDS = 30 * 60
+AGENT_FAILED = {"error", "timeout"}  # AgentOutcome statuses that are the agent's failure
+
+
+class StorageFailure(ClinbenchError):
+    """The campaign folder cannot be written (disk full, read-only): every further run would fail too."""
 
 
 @dataclass(frozen=True)
@@ -44,9 +56,15 @@ class RunResult:
 
 def score_into_record(record: RunRecord, task_id: str, output_csv: Path | None, db: str | Path) -> dict[str, Any]:
     """Score an output (or its absence) and copy the numbers into ``record``; return score.json content."""
+    if record.status == "harness-error":
+        record.reward = record.strict = record.key_f1 = record.ordered_value_nmae = None
+        record.column_scores = []
+        return {"task_id": task_id, "reward": None, "strict": None, "reason": "harness error: not scored"}
     if output_csv is None or not Path(output_csv).is_file():
         record.reward, record.strict, record.key_f1, record.ordered_value_nmae = 0.0, False, 0.0, None
         record.column_scores = []
+        record.status = "agent-failed"
+        record.error = record.error or "no output.csv was written"
         return {"task_id": task_id, "reward": 0.0, "strict": False, "reason": "no output.csv was written"}
     from clinbench.derive.score import score_output
 
@@ -61,7 +79,19 @@ def score_into_record(record: RunRecord, task_id: str, output_csv: Path | None, 
 
 
 def execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
-    """Run one cell of the matrix; never raises for agent or task failures (they become the run's status)."""
+    """Run one cell of the matrix; never raises for agent or task failures (they become the run's status).
+
+    Raises ``StorageFailure`` when the campaign folder cannot be written (disk full, read-only).
+    """
+    try:
+        return _execute_run(spec, config)
+    except OSError as exc:
+        if kind_of(exc) in ("disk-full", "read-only"):
+            raise StorageFailure(explain(exc, config.out)) from exc
+        raise
+
+
+def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
     t0 = time.monotonic()
     campaign_dir = Path(config.out)
     partial = evidence.new_partial_dir(campaign_dir, spec.run_id)
@@ -95,7 +125,7 @@ def execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
         t2 = time.monotonic()
         outcome = agent.run(ws, ctx)
         timings["agent"] = time.monotonic() - t2
-        record.status = outcome.status
+        record.status = "agent-failed" if outcome.status in AGENT_FAILED else outcome.status
         record.isolated = outcome.isolated
         from clinbench.agents.prices import cost_of
 
@@ -107,21 +137,40 @@ def execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
             shutil.copyfile(outcome.output_csv, partial / "output.csv")
         if getattr(agent, "external", False) and not outcome.isolated:
             record.publishable, record.flag_reason = False, "not isolated (--unsafe-no-isolation)"
-    except ClinbenchError as exc:
-        record.status, error = "error", str(exc)
+    except ClinbenchError as exc:  # workspace, sandbox, endpoint: not the agent's doing
+        record.status, error = "harness-error", str(exc)
+    except OSError as exc:
+        if kind_of(exc) in ("disk-full", "read-only"):
+            raise
+        record.status, error = "harness-error", f"{type(exc).__name__}: {exc}"
+        _write_traceback(partial)
     except Exception as exc:  # a bug must not stop the campaign; the traceback is evidence
-        record.status, error = "error", f"{type(exc).__name__}: {exc}"
-        (partial / "harness_error.txt").write_text(traceback.format_exc(), encoding="utf-8")
+        record.status, error = "harness-error", f"{type(exc).__name__}: {exc}"
+        _write_traceback(partial)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    record.error = error
+    return _finish(spec, config, record, partial, error, timings, t0)
 
+
+def _write_traceback(partial: Path) -> None:
+    try:
+        (partial / "harness_error.txt").write_text(traceback.format_exc(), encoding="utf-8")
+    except OSError:
+        pass
+
+
+def _finish(spec: RunSpec, config: CampaignConfig, record: RunRecord, partial: Path, error: str | None,
+            timings: dict[str, float], t0: float) -> RunResult:
+    """Score the output, write score.json and the manifest, and return the finished record."""
     t3 = time.monotonic()
     output = partial / "output.csv"
     try:
         score = score_into_record(record, spec.task, output if output.is_file() else None, config.db)
-    except ClinbenchError as exc:
+    except ClinbenchError as exc:  # the output is unreadable: the agent's failure
         score = {"task_id": spec.task, "reward": 0.0, "strict": False, "reason": f"scoring failed: {exc}"}
         record.reward, record.strict = 0.0, False
+        record.status, record.error = "agent-failed", record.error or f"scoring failed: {exc}"
     if error:
         score["run_error"] = error
     evidence.write_json(partial / evidence.SCORE, score)
@@ -136,7 +185,7 @@ def execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
     evidence.write_manifest(partial, {
         "run": spec.to_dict(),
         "status": record.status,
-        "error": error,
+        "error": record.error,
         "isolated": record.isolated,
         "db": str(Path(config.db).resolve()),
         "timeout_seconds": config.timeout_seconds,

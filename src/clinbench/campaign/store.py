@@ -7,6 +7,13 @@ Tables (declared once, below):
 * ``column_scores``: per scored column of a derive run, match rate and normalised MAE.
 * ``usage``: model tokens and requests of a run, model vs harness seconds, the CLI's own cost
   guess, and the usage of earlier failed attempts that ``--retry-failed`` replaced.
+* ``data_binding``: the data the campaign is bound to, one row per task reference
+  (``clinbench.campaign.binding``).
+
+A run's ``status`` is one of ``ok`` (scored), ``agent-failed`` (no or bad output: reward 0,
+counted) or ``harness-error`` (the harness failed: no reward, left out of statistics, its
+cause in ``error``). Records written as ``error`` or ``timeout`` (older stores, dx runs) are
+agent failures.
 
 A run is recorded in one transaction that replaces any earlier rows of the same
 ``run_id``: recording is idempotent, and a process killed mid-write leaves either the
@@ -21,7 +28,7 @@ import csv
 import os
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -31,6 +38,7 @@ import duckdb
 
 from clinbench.atomic import atomic_path
 from clinbench.errors import ClinbenchError
+from clinbench.write_errors import explain
 
 STORE_FILE = "results.duckdb"
 
@@ -49,7 +57,7 @@ RUN_COLUMNS: dict[str, str] = {
     "agent": "VARCHAR",
     "model": "VARCHAR",
     "trial": "INTEGER",
-    "status": "VARCHAR",  # 'ok' | 'error' | 'timeout'
+    "status": "VARCHAR",  # 'ok' | 'agent-failed' | 'harness-error'
     "reward": "DOUBLE",
     "strict": "BOOLEAN",
     "key_f1": "DOUBLE",
@@ -62,7 +70,11 @@ RUN_COLUMNS: dict[str, str] = {
     "elapsed_seconds": "DOUBLE",
     "evidence_dir": "VARCHAR",
     "finished_at": "TIMESTAMP",
+    "error": "VARCHAR",  # why a run is not ok
+    "data_digest": "VARCHAR",  # fingerprint of the reference and source data the run was scored against
+    "rescored_against": "VARCHAR",  # set when re-scored against other data: that database and when
 }
+ADDED_COLUMNS = ("error", "data_digest", "rescored_against")  # absent from stores written before them
 COLUMN_SCORE_COLUMNS: dict[str, str] = {
     "run_id": "VARCHAR",
     "column_name": "VARCHAR",
@@ -84,9 +96,22 @@ USAGE_COLUMNS: dict[str, str] = {
     "earlier_requests": "INTEGER",
 }
 _USAGE_FIELDS = [c for c in USAGE_COLUMNS if c != "run_id"]
+BINDING_COLUMNS: dict[str, str] = {
+    "name": "VARCHAR PRIMARY KEY",  # a reference table
+    "fingerprint": "VARCHAR",
+    "db": "VARCHAR",
+    "bound_at": "TIMESTAMP",
+}
 _TABLES = {"runs": RUN_COLUMNS, "column_scores": COLUMN_SCORE_COLUMNS, "usage": USAGE_COLUMNS}
 _VALID_BENCHMARKS = ("derive", "dx")
-_VALID_STATUS = ("ok", "error", "timeout")
+STATUSES = ("ok", "agent-failed", "harness-error")
+LEGACY_STATUS = {"error": "agent-failed", "timeout": "agent-failed"}
+CORRUPT_HINT = "rebuild it from the runs' evidence with `clinbench store rebuild {dir}`"
+
+
+def normalise_status(status: str) -> str:
+    """The status to store: one of STATUSES (the older 'error' and 'timeout' are agent failures)."""
+    return LEGACY_STATUS.get(status, status)
 
 
 @dataclass
@@ -170,6 +195,9 @@ class RunRecord:
     elapsed_seconds: float | None = None
     evidence_dir: str | None = None
     finished_at: datetime | None = None
+    error: str | None = None
+    data_digest: str | None = None
+    rescored_against: str | None = None
     column_scores: list[ColumnScore] = field(default_factory=list)
     usage: Usage | None = None
 
@@ -199,9 +227,12 @@ def _carry_failed_usage(con: duckdb.DuckDBPyConnection, run: RunRecord) -> None:
 
 
 def _ddl() -> list[str]:
+    tables = {**_TABLES, "data_binding": BINDING_COLUMNS}
     return [
         f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(f'{c} {t}' for c, t in cols.items())})"
-        for table, cols in _TABLES.items()
+        for table, cols in tables.items()
+    ] + [f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {c} {RUN_COLUMNS[c]}" for c in ADDED_COLUMNS] + [
+        f"UPDATE runs SET status = '{new}' WHERE status = '{old}'" for old, new in LEGACY_STATUS.items()
     ]
 
 
@@ -234,6 +265,7 @@ class Store:
 
     @contextmanager
     def connect(self, *, read_only: bool = False, wait_seconds: float = 30.0) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection; any storage failure (full disk, read-only, corrupt file) is a one-line StoreError."""
         deadline = time.monotonic() + wait_seconds
         while True:
             try:
@@ -241,12 +273,24 @@ class Store:
                 break
             except duckdb.IOException as exc:  # another process holds the write lock
                 if "lock" not in str(exc).lower() or time.monotonic() > deadline:
-                    raise StoreError(f"cannot open {self.path}: {exc}".splitlines()[0]) from exc
+                    raise self._error(exc) from exc
                 time.sleep(0.05)
+            except (duckdb.Error, OSError) as exc:
+                raise self._error(exc) from exc
         try:
             yield con
+        except (duckdb.Error, OSError) as exc:
+            raise self._error(exc) from exc
         finally:
-            con.close()
+            with suppress(duckdb.Error, OSError):
+                con.close()
+
+    def _error(self, exc: BaseException) -> StoreError:
+        hint = CORRUPT_HINT.format(dir=self.path.parent)
+        message = explain(exc, self.path, corrupt_hint=hint)
+        if message is None:
+            message = f"cannot use the results store {self.path} ({str(exc).strip().splitlines()[0][:200]}); " + hint
+        return StoreError(message)
 
     # -- writing ---------------------------------------------------------------------
     def record(self, run: RunRecord) -> None:
@@ -258,8 +302,9 @@ class Store:
         for run in runs:
             if run.benchmark not in _VALID_BENCHMARKS:
                 raise StoreError(f"run {run.run_id}: benchmark must be one of {_VALID_BENCHMARKS}, not {run.benchmark!r}")
-            if run.status not in _VALID_STATUS:
-                raise StoreError(f"run {run.run_id}: status must be one of {_VALID_STATUS}, not {run.status!r}")
+            run.status = normalise_status(run.status)
+            if run.status not in STATUSES:
+                raise StoreError(f"run {run.run_id}: status must be one of {STATUSES}, not {run.status!r}")
         if not runs:
             return
         marks = ", ".join("?" for _ in RUN_COLUMNS)
@@ -270,7 +315,7 @@ class Store:
                     _carry_failed_usage(con, run)
                     for table in _TABLES:
                         con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run.run_id])
-                    con.execute(f"INSERT INTO runs VALUES ({marks})", run.row())
+                    con.execute(f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ({marks})", run.row())
                     if run.column_scores:
                         con.executemany(
                             "INSERT INTO column_scores VALUES (?, ?, ?, ?)",
@@ -282,7 +327,9 @@ class Store:
                                     [run.run_id, *(getattr(run.usage, f) for f in _USAGE_FIELDS)])
                 con.execute("COMMIT")
             except BaseException:
-                con.execute("ROLLBACK")
+                # an interrupt or a failed write may already have ended the transaction
+                with suppress(duckdb.Error):
+                    con.execute("ROLLBACK")
                 raise
 
     def record_of(self, run_id: str) -> RunRecord | None:
@@ -294,14 +341,35 @@ class Store:
         if row.get("input_tokens") is not None or row.get("requests") is not None:
             usage = Usage(**{f: row[f] if row.get(f) is not None else getattr(Usage, f) for f in _USAGE_FIELDS})
         scores = [ColumnScore(c["column_name"], c["match_rate"], c["nmae"]) for c in self.column_scores(run_id)]
-        return RunRecord(**{name: row[name] for name in RUN_COLUMNS}, column_scores=scores, usage=usage)
+        return RunRecord(**{name: row.get(name) for name in RUN_COLUMNS}, column_scores=scores, usage=usage)
 
     def set_verdict(self, run_id: str, publishable: bool, flag_reason: str | None) -> None:
         """Store the audit verdict of one run."""
         with self.connect() as con:
             con.execute("UPDATE runs SET publishable = ?, flag_reason = ? WHERE run_id = ?", [publishable, flag_reason, run_id])
 
+    def bind(self, fingerprints: dict[str, str], db: str, *, replace: bool = False) -> None:
+        """Add (or with ``replace``, overwrite) the campaign's data binding, one row per reference."""
+        with self.connect() as con:
+            for name, fingerprint in sorted(fingerprints.items()):
+                if replace:
+                    con.execute("DELETE FROM data_binding WHERE name = ?", [name])
+                con.execute("INSERT OR IGNORE INTO data_binding VALUES (?, ?, ?, now()::TIMESTAMP)", [name, fingerprint, db])
+
+    def set_data(self, run_id: str, data_digest: str, rescored_against: str | None) -> None:
+        with self.connect() as con:
+            con.execute("UPDATE runs SET data_digest = ?, rescored_against = coalesce(?, rescored_against) WHERE run_id = ?",
+                        [data_digest, rescored_against, run_id])
+
     # -- reading ---------------------------------------------------------------------
+    def binding(self) -> dict[str, tuple[str, str]]:
+        """Reference table -> (fingerprint, database path) the campaign is bound to (empty before its first run)."""
+        with self.connect(read_only=True) as con:
+            have = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'data_binding'").fetchone()[0]
+            if not have:
+                return {}
+            return {n: (f, d) for n, f, d in con.execute("SELECT name, fingerprint, db FROM data_binding").fetchall()}
+
     def run_ids(self) -> set[str]:
         """The ids of every recorded run (what a resumed campaign skips)."""
         with self.connect(read_only=True) as con:

@@ -1,0 +1,63 @@
+"""A campaign is bound to its data: each task reference's content and its source tables' identity.
+
+The first run of a campaign stores, per reference table, one fingerprint: the table's content
+hash and the fingerprint of every raw table its concept chain reads (``concepts.manifest``).
+Every later ``run`` and ``rescore`` recomputes the fingerprints on the database it is given and
+refuses a different or changed one, saying which reference differs and what to do; each run
+records the fingerprint it was scored against (``runs.data_digest``), so a store can never pool
+runs of one task scored against different data without saying so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import duckdb
+
+from clinbench.campaign.store import Store
+from clinbench.errors import ClinbenchError
+
+
+class BindingError(ClinbenchError):
+    """The database given is not the one the campaign's runs were scored against."""
+
+
+def fingerprints(db: str | Path, tables: list[str]) -> dict[str, str]:
+    """Reference table -> digest of its content and its source tables, read from ``db``."""
+    from clinbench.concepts.catalog import load_concepts
+    from clinbench.concepts.graph import dependency_map
+    from clinbench.concepts.manifest import chain, source_fingerprint, table_hash
+
+    concepts = load_concepts()
+    deps = dependency_map(concepts)
+    cache: dict[str, str] = {}
+    out: dict[str, str] = {}
+    with duckdb.connect(str(db), read_only=True) as con:
+        existing = {f"{s}.{t}" for s, t in con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()}
+        for table in sorted(set(tables) & existing):  # an absent reference fails its runs, not the binding
+            concept = concepts.get(table)
+            raw = chain(concept, concepts, deps)[1] if concept is not None else []
+            text = f"{table_hash(con, table)[1]}\n{source_fingerprint(con, raw, cache)}"
+            out[table] = hashlib.sha256(text.encode()).hexdigest()[:32]
+    return out
+
+
+def check(store: Store, db: str | Path, tables: list[str], *, command: str = "run") -> dict[str, str]:
+    """The fingerprints of ``tables`` in ``db``; raise BindingError when one differs from the store's binding."""
+    db = str(Path(db).resolve())
+    current = fingerprints(db, tables)
+    bound = store.binding()
+    differing = [t for t in sorted(current) if t in bound and bound[t][0] != current[t]]
+    if differing:
+        was = bound[differing[0]][1]
+        kind = (f"the database at {db} changed since the campaign's runs were scored against it"
+                if was == db else f"--db {db} is a different database from the one its runs were scored against ({was})")
+        names = ", ".join(differing[:3]) + (f" and {len(differing) - 3} more" if len(differing) > 3 else "")
+        out = store.path.parent
+        advice = (f"pass --out a new folder for this database, or re-score the campaign against it with "
+                  f"`clinbench rescore {out} --db {db} --new-data` (its runs are then marked as re-scored)")
+        if command == "rescore":
+            advice = "pass --new-data to re-score every run against it (the runs are marked as re-scored against it)"
+        raise BindingError(f"campaign {out} is bound to other data: {kind} (reference {names} differs); {advice}")
+    return current
