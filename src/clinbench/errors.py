@@ -21,5 +21,9 @@ class AgentError(ClinbenchError):
     """An agent cannot be started or failed outside the task itself."""
 
 
+class EndpointError(AgentError):
+    """The model endpoint is unreachable or refuses the model or key: a harness failure, not the agent's."""
+
+
 class SandboxError(AgentError):
     """No isolation is available, or the sandbox refused to start."""

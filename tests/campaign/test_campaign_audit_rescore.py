@@ -106,10 +106,14 @@ def test_rescore_reproduces_then_follows_a_changed_reference(campaign, tmp_path)
     con = duckdb.connect(str(changed_db))
     con.execute("UPDATE mimiciv_derived.target_sofa_24h SET renal = 4 WHERE stay_id = 200")
     con.close()
-    res = subprocess.run([sys.executable, "-m", "clinbench", "rescore", str(campaign), "--db", str(changed_db)],
+    refused = subprocess.run([sys.executable, "-m", "clinbench", "rescore", str(campaign), "--db", str(changed_db)],
+                             capture_output=True, text=True)
+    assert refused.returncode == 2 and "is bound to other data" in refused.stderr  # other data needs --new-data
+    res = subprocess.run([sys.executable, "-m", "clinbench", "rescore", str(campaign), "--db", str(changed_db), "--new-data"],
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert "2 changed" in res.stdout
+    assert all(r["rescored_against"].startswith(str(changed_db)) for r in Store.open(campaign).runs())
     after = {r["run_id"]: r["reward"] for r in Store.open(campaign).runs()}
     full = [rid for rid, v in before.items() if v == 1.0]
     # 7 scored columns; renal of stay 200 now mismatches: (7*2 - 1) / 14

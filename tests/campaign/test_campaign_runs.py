@@ -216,7 +216,9 @@ def test_run_cli_says_where_errors_are_and_how_to_redo_them(tiny_db, tmp_path):
     res = _cli("run", "--db", str(tiny_db), "--out", str(tmp_path / "c"), "--tasks", "mimic-meld-24h", "--agent", "command",
                "--agent-command", "false", "--unsafe-no-isolation")
     assert res.returncode == 0, res.stderr
-    assert (f"1 run(s) not ok: the reason is run_error in {tmp_path / 'c' / 'runs'}/<run_id>/score.json; "
-            "after fixing it, rerun the same command with --retry-failed") in res.stdout
+    out = " ".join(res.stdout.split())
+    assert "1 run(s) done (1 agent-failed)" in out
+    assert "1 agent failure(s): no or unusable output, reward 0: 1 × false exited with status 1" in out
+    assert "rerun the same command with --retry-failed to redo those runs" in out
     (score,) = (tmp_path / "c" / "runs").glob("*/score.json")
     assert json.loads(score.read_text())["run_error"]

@@ -28,7 +28,7 @@ from clinbench.agents.llm_clients import Message, ModelClient, ModelTimeout, Ret
 from clinbench.agents.sql_tools import TOOL_SPECS, WorkspaceTools
 from clinbench.agents.text_tool_calls import find_text_tool_calls
 from clinbench.campaign.store import Usage
-from clinbench.errors import AgentError
+from clinbench.errors import AgentError, EndpointError
 
 SYSTEM_PROMPT = (
     "You are a clinical data engineer working on a DuckDB database. Use the tools to explore "
@@ -106,10 +106,12 @@ class LLMAgent(Agent):
                 status, error, limit = stop.status, stop.reason, stop.limit
             except ModelTimeout as exc:
                 status, error, limit = "timeout", f"run timed out after {ctx.timeout_seconds:g} s: {exc}", "timeout"
+            except EndpointError as exc:  # the endpoint failed, not the agent
+                status, error = "harness-error", one_line(exc, 500)
             except AgentError as exc:
                 status, error = "error", one_line(exc, 500)
-            except Exception as exc:  # a harness bug: the run is an error with its usage, the campaign goes on
-                status, error = "error", f"harness error in the llm agent: {type(exc).__name__}: {one_line(exc, 300)}"
+            except Exception as exc:  # a harness bug: the run is a harness error with its usage, the campaign goes on
+                status, error = "harness-error", f"harness error in the llm agent: {type(exc).__name__}: {one_line(exc, 300)}"
                 (ctx.evidence_dir / HARNESS_ERROR_FILE).write_text(traceback.format_exc(), encoding="utf-8")
             finally:
                 tools.close()

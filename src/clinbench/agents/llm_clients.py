@@ -32,9 +32,10 @@ from typing import Any
 import httpx
 
 from clinbench.campaign.store import Usage
-from clinbench.errors import AgentError
+from clinbench.errors import AgentError, EndpointError
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
+ENDPOINT_STATUS = {401, 403, 404}  # wrong key or model: the harness's failure, not the agent's
 DEFAULT_REQUEST_TIMEOUT = 600.0
 _SNIPPET = 300
 
@@ -259,7 +260,7 @@ class ModelClient(abc.ABC):
                 raise ModelTimeout(f"the run's time ran out while retrying the model (last failure: {last})")
             self.retries_used += 1
             self.retry.sleep(wait)
-        raise AgentError(
+        raise EndpointError(
             f"{self.provider} endpoint kept failing after {self.retry.max_attempts} attempts ({last}); "
             "check the endpoint, the model name and rate limits"
         )
@@ -324,7 +325,8 @@ class OpenAIChatClient(ModelClient):
         if resp.status_code in RETRY_STATUS:
             raise _RetryableError(f"HTTP {resp.status_code}: {error_body(resp)}", _retry_after(resp.headers))
         if resp.status_code >= 400:
-            raise AgentError(f"openai endpoint refused the request: HTTP {resp.status_code}: {error_body(resp)}")
+            error = EndpointError if resp.status_code in ENDPOINT_STATUS else AgentError
+            raise error(f"openai endpoint refused the request: HTTP {resp.status_code}: {error_body(resp)}")
         return parse_chat_completion(json_reply(resp, "chat completion"))
 
     def _post(self, body: dict[str, Any], timeout: float) -> httpx.Response:
@@ -373,8 +375,9 @@ class AnthropicClient(ModelClient):
             "max_tokens": max_tokens or 8192,
             "system": system,
             "messages": wire,
-            "tools": [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools],
         }
+        if tools:
+            body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
         try:
             resp = self._http.post(f"{self.base_url}/v1/messages", json=body, timeout=timeout)
         except httpx.TimeoutException:
@@ -384,7 +387,8 @@ class AnthropicClient(ModelClient):
         if resp.status_code in RETRY_STATUS:
             raise _RetryableError(f"HTTP {resp.status_code}: {error_body(resp)}", _retry_after(resp.headers))
         if resp.status_code >= 400:
-            raise AgentError(f"anthropic endpoint refused the request: HTTP {resp.status_code}: {error_body(resp)}")
+            error = EndpointError if resp.status_code in ENDPOINT_STATUS else AgentError
+            raise error(f"anthropic endpoint refused the request: HTTP {resp.status_code}: {error_body(resp)}")
         data = json_reply(resp, "Messages API reply")
         blocks = data.get("content")
         if not isinstance(blocks, list):

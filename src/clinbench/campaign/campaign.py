@@ -148,13 +148,15 @@ def _interrupts() -> Iterator[list[bool]]:
 
 def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1, executor: str = "local",
                  ray_address: str | None = None, runner: Runner = execute_run,
-                 reporter: Reporter | None = None, retry_failed: bool = False) -> CampaignSummary:
+                 reporter: Reporter | None = None, retry_failed: bool = False,
+                 started: Callable[[], object] | None = None) -> CampaignSummary:
     """Run every spec not yet recorded in ``config.out`` (and, with ``retry_failed``, those recorded
     as agent-failed or harness-error: their new record replaces the old); return counts by status.
 
     The campaign is bound to ``config.db`` (``binding``): a store whose runs were scored against
     other data is refused before anything runs. Ctrl-C or SIGTERM stops the runs in flight and
     raises ``CampaignInterrupted``; a full disk or read-only folder raises ``StorageFailure``.
+    ``started`` is called once the folder is locked and bound to the data, before any run.
     """
     out = Path(config.out)
     if jobs < 1:

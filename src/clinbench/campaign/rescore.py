@@ -2,6 +2,8 @@
 
 Re-scoring with the same database reproduces the stored numbers; after a scorer or
 reference change it updates the store and each run's score.json (and its manifest).
+A database whose references or source tables differ from the campaign's data binding is
+refused unless ``new_data``; then every run is marked as re-scored against it.
 """
 
 from __future__ import annotations
@@ -27,9 +29,23 @@ class RescoreResult:
         return self.old_reward != self.new_reward
 
 
-def rescore_campaign(out: str | Path, db: str | Path | None = None) -> list[RescoreResult]:
+def rescore_campaign(out: str | Path, db: str | Path | None = None, *, new_data: bool = False) -> list[RescoreResult]:
+    from datetime import datetime
+
+    from clinbench.campaign import binding
+    from clinbench.derive.catalogue import get_task
+
     out = Path(out).resolve()
     store = Store.open(out)
+    rows = store.runs(benchmark="derive")
+    tables = {r["task"]: get_task(r["task"]).target_table for r in rows}
+    databases = {str(Path(db).resolve())} if db else {_run_db(out, r) for r in rows} - {None}
+    digests: dict[str, dict[str, str]] = {}
+    for database in sorted(databases):
+        if Path(database).is_file():
+            digests[database] = (binding.fingerprints(database, list(tables.values())) if new_data else
+                                 binding.check(store, database, list(tables.values()), command="rescore"))
+    marked = f"{sorted(databases)[0]} at {datetime.now():%Y-%m-%d %H:%M:%S}" if new_data and databases else None
     results = []
     for row in store.runs():
         record = store.record_of(row["run_id"])
@@ -46,11 +62,23 @@ def rescore_campaign(out: str | Path, db: str | Path | None = None) -> list[Resc
         old_score = json.loads((folder / evidence.SCORE).read_text()) if (folder / evidence.SCORE).is_file() else {}
         if "run_error" in old_score:
             score["run_error"] = old_score["run_error"]
-        if record.status != "ok" and record.reward is None:
+        if record.status == "agent-failed" and record.reward is None:
             record.reward = 0.0
+        record.data_digest = digests.get(str(Path(database).resolve()), {}).get(tables.get(row["task"]), record.data_digest)
+        record.rescored_against = marked or record.rescored_against
         store.record(record)
         evidence.write_json(folder / evidence.SCORE, score)
         meta = {k: v for k, v in manifest.items() if k != "files"}
         evidence.write_manifest(folder, meta)
         results.append(RescoreResult(row["run_id"], row["reward"], record.reward))
+    for database, current in digests.items():
+        store.bind(current, database, replace=new_data)
     return results
+
+
+def _run_db(out: Path, row: dict) -> str | None:
+    manifest = out / (row["evidence_dir"] or f"{evidence.RUNS_DIR}/{row['run_id']}") / evidence.MANIFEST
+    if not manifest.is_file():
+        return None
+    db = json.loads(manifest.read_text(encoding="utf-8")).get("db")
+    return str(Path(db).resolve()) if db else None

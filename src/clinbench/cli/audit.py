@@ -35,11 +35,13 @@ def audit_command(out: Path = typer.Argument(..., help="Campaign folder (the --o
 def rescore_command(
     out: Path = typer.Argument(..., help="Campaign folder (the --out of clinbench run)."),
     db: Path | None = typer.Option(None, "--db", help="Database with the references (default: the one each run used)."),
+    new_data: bool = typer.Option(False, "--new-data", help="Re-score against a database whose data differ from the "
+                                  "campaign's (the runs are marked as re-scored against it)."),
 ) -> None:
     """Re-score every run from its evidence and update the store."""
     from clinbench.campaign.rescore import rescore_campaign
 
-    results = rescore_campaign(out, db)
+    results = rescore_campaign(out, db, new_data=new_data)
     changed = [r for r in results if r.changed]
     console = Console()
     for r in changed:

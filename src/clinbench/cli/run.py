@@ -31,6 +31,29 @@ def resolve_tasks(names: list[str], db: Path) -> list[str]:
     return [s.id for s in specs]
 
 
+def supported_pairs(task_ids: list[str], conditions: list[str]) -> tuple[set[tuple[str, str]], list[str]]:
+    """The task × condition pairs that can run, and a description of each that cannot.
+
+    A condition a task does not offer (``operational-spec`` on a task without one) would be
+    recorded as a failed run with reward 0 and pull its agent's mean down.
+    """
+    from clinbench.derive.catalogue import get_task
+    from clinbench.derive.conditions import check_condition
+    from clinbench.errors import TaskError
+
+    ok: set[tuple[str, str]] = set()
+    unsupported: list[str] = []
+    for task in task_ids:
+        for condition in conditions:
+            try:
+                check_condition(get_task(task), condition)
+            except TaskError:
+                unsupported.append(f"{task} × {condition}")
+            else:
+                ok.add((task, condition))
+    return ok, unsupported
+
+
 def check_matrix(task_ids: list[str], conditions: list[str], schemas: list[str], db: Path) -> None:
     """Fail before any run is recorded on a condition or schema typo, or references not built in ``db``.
 
@@ -89,7 +112,7 @@ def run_command(
     prices: Path | None = typer.Option(None, "--prices", help="Price table (TOML, USD per million tokens) for the runs' cost; default: the shipped agents/prices.toml."),
     replay_from: Path | None = typer.Option(None, "--replay-from", help="replay agent: an earlier campaign folder."),
     variant: str | None = typer.Option(None, "--variant", help="variant agent: which variant of the reference."),
-    retry_failed: bool = typer.Option(False, "--retry-failed", help="Also redo runs recorded as error or timeout."),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="Also redo runs recorded as agent-failed or harness-error."),
     sandbox: str | None = typer.Option(None, "--sandbox", help="Force a sandbox for external agents: bwrap or docker (default: the strongest available)."),
     unsafe_no_isolation: bool = typer.Option(False, "--unsafe-no-isolation", help="Run external agents without a sandbox (runs marked not isolated and not publishable)."),
 ) -> None:
@@ -99,9 +122,19 @@ def run_command(
     from clinbench.campaign.execute import CampaignConfig
     from clinbench.campaign.progress import RichReporter
 
+    from clinbench.campaign.campaign import CampaignInterrupted
+    from clinbench.campaign.preflight import check_endpoints
+    from clinbench.errors import TaskError
+
     task_ids = resolve_tasks(split_list(tasks), db)
     check_matrix(task_ids, split_list(conditions), split_list(schema), db)
-    specs = expand(task_ids, split_list(conditions), split_list(schema), split_list(agent), split_list(model), trials)
+    pairs, unsupported = supported_pairs(task_ids, split_list(conditions))
+    if unsupported and not pairs:
+        raise TaskError(f"no task offers the condition asked for: {', '.join(unsupported)} cannot run "
+                        "(see `clinbench tasks list`, column op. spec); pick another condition or task")
+    _verify_references(task_ids, db)
+    specs = [s for s in expand(task_ids, split_list(conditions), split_list(schema), split_list(agent),
+                               split_list(model), trials) if (s.task, s.condition) in pairs]
     options = AgentOptions(base_url=base_url, api_key_env=api_key_env, provider=provider,
                            reasoning_effort=reasoning_effort, allowed_tools=allowed_tools,
                            agent_command=agent_command, max_steps=max_steps, max_tokens=max_tokens,
@@ -110,19 +143,55 @@ def run_command(
                            replay_from=str(replay_from) if replay_from else None, variant=variant,
                            unsafe_no_isolation=unsafe_no_isolation, sandbox=sandbox)
     _check_agents(split_list(agent), split_list(model), options)
+    check_endpoints(split_list(agent), split_list(model), options)
     config = CampaignConfig(db=str(db.resolve()), out=str(out.resolve()), options=options, timeout_seconds=timeout * 60)
     console = Console(stderr=True)
     from clinbench.report.provenance import record_command
 
-    record_command(out)  # campaign.json: the command, for the report's provenance
-    summary = run_campaign(specs, config, jobs=jobs, executor=executor, ray_address=ray_address,
-                           reporter=RichReporter(console), retry_failed=retry_failed)
+    if unsupported:
+        console.print(f"skipped {len(unsupported)} unsupported task × condition pair(s): {', '.join(unsupported)}",
+                      highlight=False, soft_wrap=True)
+    try:  # campaign.json (the command, for the report's provenance) once the campaign is bound to its data
+        summary = run_campaign(specs, config, jobs=jobs, executor=executor, ray_address=ray_address,
+                               reporter=RichReporter(console), retry_failed=retry_failed,
+                               started=lambda: record_command(out))
+    except CampaignInterrupted as exc:
+        print_causes(exc.summary, Console())
+        console.print(str(exc), highlight=False, soft_wrap=True)
+        raise typer.Exit(130) from None
     status = ", ".join(f"{n} {s}" for s, n in sorted(summary.by_status.items())) or "nothing to do"
-    Console().print(f"{summary.finished} run(s) done ({status}); {summary.skipped} already recorded; store {out / 'results.duckdb'}")
-    failed = sum(n for s, n in summary.by_status.items() if s != "ok")
-    if failed:  # a plain rerun skips recorded runs, failed ones included
-        Console().print(f"{failed} run(s) not ok: the reason is run_error in {out / 'runs'}/<run_id>/score.json; "
-                        "after fixing it, rerun the same command with --retry-failed", highlight=False, soft_wrap=True)
+    Console().print(f"{summary.finished} run(s) done ({status}); {summary.skipped} already recorded; store {out / 'results.duckdb'}",
+                    highlight=False, soft_wrap=True)
+    print_causes(summary, Console())
+
+
+def print_causes(summary, console: Console) -> None:
+    """Each cause of a run that is not ok, grouped, harness errors first; and how to redo them."""
+    labels = {"harness-error": "harness error(s): not scored, left out of every statistic",
+              "agent-failed": "agent failure(s): no or unusable output, reward 0"}
+    for status, label in labels.items():
+        groups = sorted(((cause, ids) for (s, cause), ids in summary.causes.items() if s == status),
+                        key=lambda item: -len(item[1]))
+        if not groups:
+            continue
+        console.print(f"{sum(len(ids) for _, ids in groups)} {label}:", highlight=False, soft_wrap=True)
+        for cause, ids in groups:
+            console.print(f"  {len(ids)} × {cause} (e.g. {ids[0]})", highlight=False, soft_wrap=True, markup=False)
+    if summary.causes:  # a plain rerun skips recorded runs, failed ones included
+        console.print("evidence of each run is in runs/<run_id>/; after fixing a cause, rerun the same command "
+                      "with --retry-failed to redo those runs", highlight=False, soft_wrap=True)
+
+
+def _verify_references(task_ids: list[str], db: Path) -> None:
+    """`clinbench tasks verify` for the campaign's tasks: a stale or unrecorded reference stops the campaign."""
+    from clinbench.concepts.manifest import verify
+    from clinbench.derive.catalogue import get_task
+    from clinbench.errors import TaskError
+
+    problems = verify(db, sorted({get_task(t).target_table for t in task_ids}))
+    if problems:
+        more = f" (and {len(problems) - 1} more: `clinbench tasks verify --db {db}`)" if len(problems) > 1 else ""
+        raise TaskError(f"reference {problems[0]}{more}; nothing was run")
 
 
 def _check_agents(agents: list[str], models: list[str], options: AgentOptions) -> None:

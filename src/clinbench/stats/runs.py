@@ -13,6 +13,7 @@ is ``ok``, an agent failure (``agent-failed``; the older ``error`` and ``timeout
 ``harness-error`` (the harness, not the agent, failed: no reward). An agent failure without
 a reward counts as reward 0: leaving it out would reward failing loudly over answering badly.
 Harness errors are set apart (``Runs.harness_errors``) and never enter a statistic.
+A store whose runs of one task were scored against different data (``data_digest``) is refused.
 """
 
 from __future__ import annotations
@@ -253,11 +254,26 @@ def _load_csv(path: Path, *, include_flagged: bool, benchmark: str) -> Runs:
     return _to_runs(data, source=str(path), include_flagged=include_flagged, benchmark=benchmark, base_dir=path.parent)
 
 
+def _refuse_mixed_data(con: duckdb.DuckDBPyConnection, store: Path, benchmark: str) -> None:
+    """Runs of one task scored against different data must not be pooled."""
+    columns = {r[0] for r in con.execute("DESCRIBE runs").fetchall()}
+    if "data_digest" not in columns:
+        return
+    mixed = con.execute("SELECT task, count(DISTINCT data_digest) FROM runs WHERE benchmark = ? AND data_digest IS NOT NULL "
+                        "GROUP BY task HAVING count(DISTINCT data_digest) > 1 ORDER BY task", [benchmark]).fetchall()
+    if mixed:
+        raise StatsError(f"{store.parent} pools runs scored against different data ({mixed[0][1]} versions of the "
+                         f"reference of {mixed[0][0]}); re-score them against one database with "
+                         f"`clinbench rescore {store.parent} --db DB --new-data`, or report each campaign folder separately")
+
+
 def _load_store(store: Path, *, include_flagged: bool, benchmark: str) -> Runs:
     try:
         con = duckdb.connect(str(store), read_only=True)
     except duckdb.Error as exc:
-        raise StatsError(f"cannot open {store} ({str(exc).splitlines()[0]}); wait for the campaign to finish writing") from exc
+        hint = ("wait for the campaign to finish writing" if "lock" in str(exc).lower()
+                else f"if it is damaged, rebuild it from the evidence with `clinbench store rebuild {store.parent}`")
+        raise StatsError(f"cannot open {store} ({str(exc).splitlines()[0]}); {hint}") from exc
     try:
         tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
         if "runs" not in tables:
@@ -268,6 +284,7 @@ def _load_store(store: Path, *, include_flagged: bool, benchmark: str) -> Runs:
                         "LEFT JOIN (SELECT run_id, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens "
                         "FROM usage GROUP BY run_id) u USING (run_id))")
         data = _select(con, relation, f" WHERE benchmark = '{benchmark}'", str(store))
+        _refuse_mixed_data(con, store, benchmark)
         scores: list[tuple[str, str, float | None, float | None]] = []
         if "column_scores" in tables:
             scores = [tuple(r) for r in con.execute(
