@@ -243,3 +243,10 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: Path, stdout_path:
                 pass
             proc.wait()
             return ProcessResult(None, True, time.monotonic() - start)
+        except BaseException:  # Ctrl-C / SIGTERM of the campaign: the agent's group must not outlive it
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+            raise

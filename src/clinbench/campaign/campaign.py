@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -97,6 +97,7 @@ def campaign_lock(out: Path) -> Iterator[None]:
 
 
 _STOPPING = False
+_IN_RUN = False
 
 
 def _worker_init() -> None:
@@ -111,17 +112,23 @@ def _worker_init() -> None:
 def _worker_stop(signum, frame) -> None:
     global _STOPPING
     _STOPPING = True
-    raise KeyboardInterrupt
+    if not _IN_RUN:
+        os._exit(1)
+    raise KeyboardInterrupt  # unwinds the run: the agent's process group is killed on the way out
 
 
 def _guarded(runner: Runner, spec: RunSpec, config: CampaignConfig) -> RunResult | None:
-    """Run in a worker; once told to stop, exit (the agent's process group is killed while unwinding)."""
+    """Run in a worker; once told to stop, exit without a traceback."""
+    global _IN_RUN
     if _STOPPING:
         os._exit(1)
+    _IN_RUN = True
     try:
         return runner(spec, config)
     except KeyboardInterrupt:
         os._exit(1)
+    finally:
+        _IN_RUN = False
 
 
 @contextlib.contextmanager
@@ -168,7 +175,7 @@ def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1,
         store = Store.create(out)
         record_versions(out)  # versions.json: clinbench, DuckDB and SDK versions this campaign ran with
         evidence.clear_leftovers(out)
-        digests = _bind(store, specs, config.db)
+        config = replace(config, data_digests=_bind(store, specs, config.db))
         done = store.run_ids()
         if retry_failed:
             done -= {r["run_id"] for r in store.runs() if r["status"] != "ok"}
@@ -186,7 +193,6 @@ def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1,
                     pool, results = _run_local(todo, config, jobs, runner)
                 reporter.start(len(todo), summary.skipped)
                 for result in results:
-                    result.record.data_digest = digests.get(result.record.task)
                     state[0] = True
                     _record(store, out, result)
                     state[0] = False

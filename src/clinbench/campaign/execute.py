@@ -45,6 +45,7 @@ class CampaignConfig:
     out: str
     options: AgentOptions = field(default_factory=AgentOptions)
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    data_digests: dict[str, str] = field(default_factory=dict)  # task -> fingerprint of its data (binding)
 
 
 @dataclass
@@ -98,7 +99,8 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
     work = evidence.new_work_dir(campaign_dir, spec.run_id)
     timings: dict[str, float] = {}
     record = RunRecord(run_id=spec.run_id, benchmark="derive", task=spec.task, condition=spec.condition,
-                       schema=spec.schema, agent=spec.agent, model=spec.model, trial=spec.trial, status="ok")
+                       schema=spec.schema, agent=spec.agent, model=spec.model, trial=spec.trial, status="ok",
+                       data_digest=config.data_digests.get(spec.task))
     outcome = None
     error = None
     try:
@@ -195,5 +197,6 @@ def _finish(spec: RunSpec, config: CampaignConfig, record: RunRecord, partial: P
         "timings": {k: round(v, 3) for k, v in timings.items()},
         "usage": vars(record.usage) if record.usage else None,
         "finished_at": record.finished_at.isoformat(),
+        "record": record.to_json(),  # what `clinbench store rebuild` restores
     })
     return RunResult(record, str(partial), timings)

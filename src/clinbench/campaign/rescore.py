@@ -69,6 +69,8 @@ def rescore_campaign(out: str | Path, db: str | Path | None = None, *, new_data:
         store.record(record)
         evidence.write_json(folder / evidence.SCORE, score)
         meta = {k: v for k, v in manifest.items() if k != "files"}
+        if "record" in meta:
+            meta["record"] = record.to_json()
         evidence.write_manifest(folder, meta)
         results.append(RescoreResult(row["run_id"], row["reward"], record.reward))
     for database, current in digests.items():

@@ -201,6 +201,26 @@ class RunRecord:
     column_scores: list[ColumnScore] = field(default_factory=list)
     usage: Usage | None = None
 
+    def to_json(self) -> dict[str, Any]:
+        """Every field as JSON-ready data (the run's manifest keeps it, so a store can be rebuilt)."""
+        data = {name: getattr(self, name) for name in RUN_COLUMNS}
+        data["finished_at"] = self.finished_at.isoformat() if self.finished_at else None
+        data["column_scores"] = [vars(c) for c in self.column_scores]
+        data["usage"] = vars(self.usage) if self.usage is not None else None
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunRecord:
+        fields = {name: data.get(name) for name in RUN_COLUMNS}
+        if fields["finished_at"]:
+            fields["finished_at"] = datetime.fromisoformat(fields["finished_at"])
+        for name, default in (("publishable", True), ("isolated", False), ("trial", 0)):
+            if fields[name] is None:
+                fields[name] = default
+        usage = data.get("usage")
+        return cls(**fields, column_scores=[ColumnScore(**c) for c in data.get("column_scores") or []],
+                   usage=Usage(**usage) if usage else None)
+
     def row(self) -> list[Any]:
         values = {name: getattr(self, name) for name in RUN_COLUMNS}
         if values["finished_at"] is None:

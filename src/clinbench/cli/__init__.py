@@ -35,6 +35,7 @@ AREAS: dict[str, tuple[tuple[str, ...], str]] = {
     "export": (("export",), "Write a campaign's runs, column scores, usage and dx encounters as Parquet or CSV."),
     "run": (("run",), "Run a campaign; rerunning the same command resumes it."),
     "score": (("score",), "Score an agent's output CSV for a task (reward, strict pass, key F1, per-column rates)."),
+    "store": (("store",), "A campaign's results store: rebuild it from the evidence."),
     "stats": (("stats",), "Summarise a campaign, or compare two groups of runs (conditions, agents, models, "
                           "schema variants)."),
     "workspace": (("workspace",), "Prepare a workspace: masked database.duckdb, prompt.md and skills/."),

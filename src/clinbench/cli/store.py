@@ -1,0 +1,28 @@
+"""`clinbench store rebuild DIR`: rebuild a campaign's results store from its evidence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+
+def register(app: typer.Typer) -> None:
+    store = typer.Typer(no_args_is_help=True, help="A campaign's results store: rebuild it from the evidence.")
+    app.add_typer(store, name="store")
+
+    @store.command("rebuild")
+    def rebuild(directory: Path = typer.Argument(..., help="Campaign folder (the --out of clinbench run).")) -> None:
+        """Rebuild results.duckdb from the runs' evidence folders, verifying each manifest."""
+        from clinbench.campaign.rebuild import rebuild_store
+
+        report = rebuild_store(directory)
+        console = Console(soft_wrap=True)
+        console.print(f"rebuilt {report.path}: {report.runs} run(s) from their evidence", highlight=False)
+        if report.backup is not None:
+            console.print(f"the previous store is kept as {report.backup}", highlight=False)
+        for name, why in report.skipped.items():
+            console.print(f"[yellow]left out:[/] {name}: {why}", highlight=False)
+        console.print(f"audit verdicts are not evidence: run `clinbench audit {directory}` to restore them",
+                      highlight=False)
