@@ -3,20 +3,28 @@
 Every writer builds its file under a temporary name in the destination's folder (so the
 final rename stays on one file system) and renames it onto the destination only when it
 is complete; on any exception, including KeyboardInterrupt, the temporary file is removed.
-The temporary name is unique per process and call, so concurrent writers never share one.
+The temporary name is unique per process and call, so concurrent writers never share one;
+it carries the writer's process id, so the next writer of the same file removes the temporary
+files (and DuckDB logs) of a writer that was killed. A full disk or a read-only destination
+is a one-line ``WriteError`` saying so.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import re
 import secrets
+import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 import duckdb
+
+_TEMP_PID = re.compile(r"\.tmp-(\d+)-")
 
 
 def temp_name(path: Path) -> Path:
@@ -28,6 +36,47 @@ def temp_name(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}{path.suffix}")
 
 
+def remove_stale_temps(path: Path) -> list[Path]:
+    """Remove the temporary files beside ``path`` left by writers that are no longer running."""
+    removed = []
+    try:
+        candidates = list(path.parent.glob(f".{glob.escape(path.name)}.tmp-*"))
+    except OSError:
+        return removed
+    for tmp in candidates:
+        match = _TEMP_PID.match(tmp.name[len(path.name) + 1:])
+        if match is None or _alive(int(match.group(1))):
+            continue
+        with suppress(OSError):
+            if tmp.is_dir():
+                shutil.rmtree(tmp)
+            else:
+                tmp.unlink()
+            removed.append(tmp)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _storage_error(exc: BaseException, path: Path) -> BaseException:
+    """``exc`` as a WriteError when it is a full disk or a read-only place, else ``exc`` itself."""
+    from clinbench.write_errors import WriteError, explain, kind_of
+
+    if isinstance(exc, (OSError, duckdb.Error)) and kind_of(exc) in ("disk-full", "read-only"):
+        return WriteError(explain(exc, path))
+    return exc
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success it replaces ``path``, on failure it is removed.
@@ -36,12 +85,17 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     creating their files themselves).
     """
     path = Path(path)
+    remove_stale_temps(path)
     tmp = temp_name(path)
     try:
         yield tmp
         os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
+    except BaseException as exc:
+        with suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        translated = _storage_error(exc, path)
+        if translated is not exc:
+            raise translated from exc
         raise
 
 
@@ -73,7 +127,7 @@ def atomic_database(path: str | os.PathLike[str]) -> Iterator[duckdb.DuckDBPyCon
     it onto the new file. On failure the temporary file and its log are removed.
     """
     path = Path(path)
-    with atomic_path(path) as tmp:
+    with atomic_path(path) as tmp:  # a full disk or read-only place becomes a WriteError there
         wal = _wal(tmp)
         try:
             con = duckdb.connect(str(tmp))

@@ -27,14 +27,13 @@ from clinbench.campaign import evidence
 from clinbench.campaign.matrix import RunSpec
 from clinbench.campaign.store import ColumnScore, RunRecord
 from clinbench.errors import ClinbenchError
-from clinbench.write_errors import explain, kind_of
+from clinbench.write_errors import WriteError, explain, kind_of
 
 DEFAULT_TIMEOUT_SECONDS = 30 * 60
 AGENT_FAILED = {"error", "timeout"}  # AgentOutcome statuses that are the agent's failure
 
 
-class StorageFailure(ClinbenchError):
-    """The campaign folder cannot be written (disk full, read-only): every further run would fail too."""
+StorageFailure = WriteError  # the campaign folder cannot be written: every further run would fail too
 
 
 @dataclass(frozen=True)
@@ -139,6 +138,8 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
             shutil.copyfile(outcome.output_csv, partial / "output.csv")
         if getattr(agent, "external", False) and not outcome.isolated:
             record.publishable, record.flag_reason = False, "not isolated (--unsafe-no-isolation)"
+    except WriteError:
+        raise
     except ClinbenchError as exc:  # workspace, sandbox, endpoint: not the agent's doing
         record.status, error = "harness-error", str(exc)
     except OSError as exc:

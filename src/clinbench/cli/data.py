@@ -42,13 +42,16 @@ def register(app: typer.Typer) -> None:
 def load(
     dataset: Dataset = typer.Argument(..., help="mimic-iv or eicu"),
     src_dir: Path = typer.Argument(..., help="PhysioNet folder (MIMIC-IV: holds hosp/ and icu/)"),
-    out: Path = typer.Option(..., "--out", help="DuckDB file to write (replaced atomically)"),
-    partial: bool = typer.Option(False, "--partial", help="load even when tables some task families need are absent"),
+    out: Path = typer.Option(..., "--out", help="DuckDB file to write (appears only when complete)"),
+    force: bool = typer.Option(False, "--force", help="replace --out if it exists"),
+    partial: bool = typer.Option(False, "--partial", help="load even when tables some task families need are absent "
+                                 "or empty"),
     verify: bool = typer.Option(False, "--verify", help="check files against SHA256SUMS.txt first"),
 ) -> None:
     """Load PhysioNet CSV/Parquet files into a DuckDB database with the official schema."""
-    from clinbench.ehr.load import LoadEvent, load_dataset
+    from clinbench.ehr.load import LoadEvent, check_out, load_dataset
 
+    check_out(out, force=force, inputs=src_dir)
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[rows]}"),
                   TimeElapsedColumn(), console=err) as bar:
         tasks: dict[str, TaskID] = {}

@@ -22,7 +22,8 @@ class SynthDataset(str, Enum):
 
 def synth(
     dataset: SynthDataset = typer.Argument(..., help="mimic-iv or eicu"),
-    out: Path = typer.Option(..., "--out", help="DuckDB file to write (replaced only when complete)"),
+    out: Path = typer.Option(..., "--out", help="DuckDB file to write (appears only when complete)"),
+    force: bool = typer.Option(False, "--force", help="replace --out if it exists"),
     patients: int = typer.Option(200, "--patients", min=1, help="number of patients"),
     seed: int = typer.Option(0, "--seed", min=0, help="random seed: the same seed gives identical tables"),
     septic: float = typer.Option(_DEFAULTS.septic, help="share of ICU stays with suspected infection "
@@ -38,8 +39,10 @@ def synth(
                                  "such as 999999, charting outside the stay (0 for none)"),
 ) -> None:
     """Write a synthetic database with the same schemas, tables, columns and types as `data load`."""
+    from clinbench.ehr.load import check_out
     from clinbench.ehr.synth import synth_eicu, synth_mimic_iv
 
+    check_out(out, force=force)
     build = synth_mimic_iv if dataset is SynthDataset.mimic_iv else synth_eicu
     started = time.perf_counter()
     with console.status(f"generating {patients:,} synthetic {dataset.value} patients"):

@@ -13,6 +13,11 @@ Rules a user can rely on:
 - A declared table with no file is left out of the database, never created empty: an
   empty chartevents would make every score look normal. When a task family needs it, the
   load stops and names it unless ``partial`` is set (``requirements.py`` says which).
+- A table a task family needs that is present but empty (a header-only file) stops the load,
+  naming it, unless ``partial`` is set (then it is a warning): references built from it would
+  be degenerate.
+- A full disk or a read-only destination is reported as such (``WriteError``), never as a bad
+  input file; the temporary files of a killed load are removed by the next writer.
 - A data file that is not a declared table is loaded with inferred types, with a warning.
 - Where files are looked for: MIMIC-IV ``<dir>/{hosp,icu,ed,note}/`` (files at the top,
   such as the demo's ``demo_subject_id.csv``, are not tables); eICU-CRD the top of ``<dir>``
@@ -40,6 +45,7 @@ from clinbench.atomic import atomic_database
 from clinbench.ehr.requirements import families_needing, required_tables
 from clinbench.ehr.schema import Table, dataset_tables
 from clinbench.errors import DataError
+from clinbench.write_errors import kind_of
 
 EXTENSIONS = (".csv.gz", ".csv", ".parquet")
 CHECKSUMS = "SHA256SUMS.txt"
@@ -155,6 +161,7 @@ def load_dataset(
     if verify:
         _verify_checksums(src, sources, warn)
 
+    required = required_tables(dataset)
     with atomic_database(out) as con:
         for index, s in enumerate(sources, start=1):
             if progress is not None:
@@ -162,6 +169,13 @@ def load_dataset(
                                    index=index, total=len(sources)))
             rows = _load_one(con, s)
             report.rows[s.table.qualified] = rows
+            if rows == 0 and s.table.qualified in required:
+                families = ", ".join(families_needing(dataset, [s.table.qualified]))
+                message = (f"{s.rel} holds no rows: {s.table.qualified} is empty, and task families {families} "
+                           "need it (their references would be degenerate)")
+                if not partial:
+                    raise DataError(f"{message}; add the rows, or pass --partial to load anyway")
+                warn(message)
             if progress is not None:
                 progress(LoadEvent("done", s.table.qualified, s.rel, rows=rows, index=index, total=len(sources)))
     report.seconds = time.perf_counter() - started
@@ -352,7 +366,20 @@ def _load_one(con: duckdb.DuckDBPyConnection, s: _Source) -> int:
             reader = f"read_csv({_lit(s.path)}, {CSV_OPTIONS}, columns={{{struct}}})"
         return con.execute(f"INSERT INTO {s.table.qualified} SELECT {select} FROM {reader}").fetchone()[0]
     except duckdb.Error as exc:
+        if kind_of(exc) in ("disk-full", "read-only"):
+            raise  # the destination failed, not the input file: atomic_database says so
         raise DataError(_explain(s, exc)) from exc
+
+
+def check_out(out: Path, *, force: bool, inputs: Path | None = None) -> None:
+    """A writer's ``--out``: never an input file, and an existing file only with ``force``."""
+    out = Path(out)
+    if inputs is not None and out.exists() and out.resolve().is_relative_to(Path(inputs).resolve()):
+        raise DataError(f"--out {out} is a file of the input folder {inputs}: choose a path outside it")
+    if out.is_dir():
+        raise DataError(f"{out} is a folder: give a file name such as {out / 'mimic.duckdb'}")
+    if out.exists() and not force:
+        raise DataError(f"{out} already exists: pass --force to replace it, or choose another --out")
 
 
 def _explain(s: _Source, exc: duckdb.Error) -> str:
