@@ -12,7 +12,7 @@ from clinbench.campaign.store import Store
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'clinbench[ray]' to run the Ray executor test")
 
-VOLATILE = {"elapsed_seconds", "finished_at"}
+VOLATILE = {"elapsed_seconds", "finished_at", "model_seconds", "harness_seconds"}  # timings
 MELD = "/bin/sh -c 'printf \"subject_id,hadm_id,stay_id,meld\\n1,10,100,12\\n2,20,200,30\\n\" > output.csv'"
 
 

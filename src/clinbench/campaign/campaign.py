@@ -176,6 +176,8 @@ def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1,
         record_versions(out)  # versions.json: clinbench, DuckDB and SDK versions this campaign ran with
         evidence.clear_leftovers(out)
         config = replace(config, data_digests=_bind(store, specs, config.db))
+        if started is not None:
+            started()
         done = store.run_ids()
         if retry_failed:
             done -= {r["run_id"] for r in store.runs() if r["status"] != "ok"}

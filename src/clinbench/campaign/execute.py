@@ -153,7 +153,7 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     record.error = error
-    return _finish(spec, config, record, partial, error, timings, t0)
+    return _finish(spec, config, record, partial, error, timings, t0, outcome.limit if outcome is not None else None)
 
 
 def _write_traceback(partial: Path) -> None:
@@ -164,7 +164,7 @@ def _write_traceback(partial: Path) -> None:
 
 
 def _finish(spec: RunSpec, config: CampaignConfig, record: RunRecord, partial: Path, error: str | None,
-            timings: dict[str, float], t0: float) -> RunResult:
+            timings: dict[str, float], t0: float, limit_hit: str | None) -> RunResult:
     """Score the output, write score.json and the manifest, and return the finished record."""
     t3 = time.monotonic()
     output = partial / "output.csv"
@@ -194,7 +194,7 @@ def _finish(spec: RunSpec, config: CampaignConfig, record: RunRecord, partial: P
         "timeout_seconds": config.timeout_seconds,
         "limits": {"timeout_seconds": config.timeout_seconds, **config.options.limits(),
                    "max_steps": config.options.max_steps},
-        "limit_hit": outcome.limit if outcome is not None else None,
+        "limit_hit": limit_hit,
         "timings": {k: round(v, 3) for k, v in timings.items()},
         "usage": vars(record.usage) if record.usage else None,
         "finished_at": record.finished_at.isoformat(),
