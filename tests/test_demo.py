@@ -12,7 +12,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent / "report"))
 from chromium_page import file_url, find_chromium, open_page  # noqa: E402
 
+from clinbench.campaign.demo import demo_tasks  # noqa: E402
 from clinbench.report.published import M4BENCH_RUNS  # noqa: E402
+
+N_TASKS = len(demo_tasks())  # the MIMIC-IV standard tasks whose reference has a variant (at most 6)
 
 SECTION_FACTS = {
     "sections": "Array.from(document.querySelectorAll('main > section')).map(s => s.id)",
@@ -46,7 +49,7 @@ def test_demo_campaign_is_reference_against_variant_and_no_eicu_is_built(demo):
         rows = con.execute("SELECT agent, count(*), min(reward), max(reward) FROM runs GROUP BY agent ORDER BY agent").fetchall()
         per_task = dict(con.execute("SELECT task, reward FROM runs WHERE agent = 'variant'").fetchall())
     (ref_agent, ref_n, ref_min, ref_max), (var_agent, var_n, _, var_max) = rows
-    assert (ref_agent, var_agent) == ("reference", "variant") and ref_n == var_n == 4
+    assert (ref_agent, var_agent) == ("reference", "variant") and ref_n == var_n == N_TASKS >= 4
     assert ref_min == ref_max == 1.0  # the default reference scores itself perfectly
     assert var_max <= 1.0 and min(per_task.values()) < 1.0  # at least one convention moves its task's score
     assert not list(out.glob("*eicu*"))  # every demo task is a MIMIC-IV task: no eICU database
@@ -72,7 +75,7 @@ def test_demo_report_in_chromium_matches_stats_json(demo):
     derive_prov, m4_prov = page.values["provenance"]
     assert "mimic-iv-synthetic.duckdb" in derive_prov and "synthetic: yes" in derive_prov
     assert "fingerprint" in derive_prov and "clinbench 0.1.0" in derive_prov and "duckdb " + duckdb.__version__ in derive_prov
-    assert "clinbench demo --out" in derive_prov and "reference (4 runs), variant (4 runs)" in derive_prov
+    assert "clinbench demo --out" in derive_prov and f"reference ({N_TASKS} runs), variant ({N_TASKS} runs)" in derive_prov
     assert "m4bench_v1_final_codex_runs.csv" in m4_prov and "codex/gpt-5.4-mini (280 runs)" in m4_prov
     assert "MIT License" in page.values["text"] and "Hannes Ill" in page.values["text"]
     assert "oracle" in page.values["dx"] and "instant-embed" in page.values["dx"]
@@ -85,7 +88,7 @@ def test_demo_shows_progress_and_resumes(demo):
     assert "variant the variant agent writes" in text and "mimic-sofa-24h" in text
     again = _cli("demo", "--out", str(out), "--patients", "40", env=env)
     assert again.returncode == 0, again.stderr[-2000:]
-    assert "0 runs finished, 8 already done" in again.stdout.replace("\n", " ")
+    assert f"0 runs finished, {2 * N_TASKS} already done" in again.stdout.replace("\n", " ")
     with duckdb.connect(str(out / "dx" / "results.duckdb"), read_only=True) as con:
         oracle = con.execute("SELECT count(*), avg(reward) FROM runs WHERE agent = 'oracle'").fetchone()
     assert oracle[0] >= 30 and oracle[1] == 1.0
