@@ -13,10 +13,17 @@ Every request, allowed or refused, is appended to the run's ``egress.jsonl`` evi
 With a ``translator`` (``agents/api_translate.py``, for an endpoint that speaks only chat
 completions), origin-form requests the translator serves are answered by it instead of
 being relayed; they are logged with ``translated: true``.
+
+Whatever is sent, the proxy only ever dials the allow-listed endpoint: a smuggled second
+request, an absolute URL naming another host or a forged ``Host:`` header reaches that
+endpoint or nobody. Every connection ends at the run's deadline (``deadline``, a
+``time.monotonic()`` value): a hung endpoint cannot keep a run alive past its timeout, and
+``stop`` cuts connections still open.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -43,11 +50,14 @@ def endpoint_host_port(url: str) -> tuple[str, int, str]:
 class EgressProxy:
     """Allow-listing proxy on a unix socket; ``log_path`` receives one JSON line per request."""
 
-    def __init__(self, endpoint_url: str, socket_path: Path, log_path: Path, translator=None):
+    def __init__(self, endpoint_url: str, socket_path: Path, log_path: Path, translator=None, *,
+                 deadline: float | None = None):
         self.host, self.port, self.scheme = endpoint_host_port(endpoint_url)
         self.translator = translator
         self.socket_path = Path(socket_path)
         self.log_path = Path(log_path)
+        self.deadline = deadline
+        self._open: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._server: socketserver.ThreadingUnixStreamServer | None = None
         self._thread: threading.Thread | None = None
@@ -80,9 +90,27 @@ class EgressProxy:
         self._thread.start()
         return self
 
+    def _remaining(self) -> float:
+        return 3600.0 * 24 if self.deadline is None else self.deadline - time.monotonic()
+
+    def _track(self, *socks: socket.socket) -> None:
+        with self._lock:
+            self._open.update(socks)
+
+    def _cut(self, *socks: socket.socket) -> None:
+        """Wake every blocked read or write on these sockets (the relay then ends)."""
+        for sock in socks:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
     def stop(self) -> None:
         if self._server is not None:
             self._server.shutdown()
+            with self._lock:
+                still_open = list(self._open)
+            self._cut(*still_open)  # connections in flight end now and are logged
             self._server.server_close()
         if self.socket_path.exists():
             self.socket_path.unlink()
@@ -95,6 +123,23 @@ class EgressProxy:
 
     # -- one connection ------------------------------------------------------------
     def _handle(self, client: socket.socket) -> None:
+        if self._remaining() <= 0:
+            self._refuse(client, "?", "?", "the run's deadline has passed", status=504)
+            return
+        self._track(client)
+        timer = threading.Timer(max(0.0, self._remaining()), self._cut, args=(client,))
+        timer.daemon = True
+        timer.start()
+        try:
+            self._handle_until_deadline(client)
+        except OSError:
+            pass
+        finally:
+            timer.cancel()
+            with self._lock:
+                self._open.discard(client)
+
+    def _handle_until_deadline(self, client: socket.socket) -> None:
         head = b""
         while b"\r\n\r\n" not in head and len(head) < _MAX_HEAD:
             chunk = client.recv(65536)
@@ -183,30 +228,46 @@ class EgressProxy:
 
     def _dial(self) -> socket.socket | None:
         try:
-            return socket.create_connection((self.host, self.port), timeout=30)
+            upstream = socket.create_connection((self.host, self.port), timeout=max(0.1, min(30.0, self._remaining())))
         except OSError:
             return None
+        self._track(upstream)
+        return upstream
 
     def _relay(self, client: socket.socket, upstream: socket.socket, first: bytes, *, method: str, target: str) -> None:
         started = time.monotonic()
         sent, received = [len(first)], [0]
-        if first:
-            upstream.sendall(first)
-        upstream.settimeout(None)
-        up = threading.Thread(target=pipe, args=(client, upstream, sent), daemon=True)
-        up.start()
-        pipe(upstream, client, received)
-        up.join(timeout=5)
-        upstream.close()
-        self._log(method=method, target=target, allowed=True, bytes_sent=sent[0], bytes_received=received[0],
-                  seconds=round(time.monotonic() - started, 3))
+        timer = threading.Timer(max(0.0, self._remaining()), self._cut, args=(client, upstream))
+        timer.daemon = True
+        timer.start()
+        try:
+            if first:
+                upstream.sendall(first)
+            upstream.settimeout(None)
+            up = threading.Thread(target=pipe, args=(client, upstream, sent), daemon=True)
+            up.start()
+            pipe(upstream, client, received)
+            up.join(timeout=5)
+        except OSError:
+            pass
+        finally:
+            timer.cancel()
+            upstream.close()
+            with self._lock:
+                self._open.discard(upstream)
+        entry = {"method": method, "target": target, "allowed": True, "bytes_sent": sent[0], "bytes_received": received[0],
+                 "seconds": round(time.monotonic() - started, 3)}
+        if self._remaining() <= 0:
+            entry["cut"] = "the run's deadline"
+        self._log(**entry)
 
     def _refuse(self, client: socket.socket, method: str, target: str, reason: str, status: int = 403) -> None:
         body = f"clinbench egress proxy: {reason}\n".encode()
-        client.sendall(
-            f"HTTP/1.1 {status} Forbidden\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
-            + body
-        )
+        with contextlib.suppress(OSError):
+            client.sendall(
+                f"HTTP/1.1 {status} Forbidden\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+                + body
+            )
         self._log(method=method, target=target, allowed=False, reason=reason)
 
 

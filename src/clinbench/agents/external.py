@@ -1,5 +1,9 @@
 """What every external agent program shares: a sandbox, an egress proxy, a private HOME,
-a timeout, and the program's stdout kept as evidence.
+a timeout, resource limits, and the program's stdout kept as evidence.
+
+The harness records how the run was confined in ``sandbox.json`` (evidence): the sandbox
+kind, the host paths shown read-only, each limit and how it was enforced, the limit that
+stopped the run if one did, and how many bytes of stdout/stderr were past the cap.
 
 Subclasses say how to build the command line and environment (``command``) and how to read
 usage and the final message from what the program printed (``parse``).
@@ -20,7 +24,10 @@ from pathlib import Path
 from clinbench.agents import toolbox
 from clinbench.agents.base import Agent, AgentOutcome, RunContext, Workspace, output_if_written
 from clinbench.agents.egress import EgressProxy, endpoint_host_port
-from clinbench.agents.sandbox import Egress, Sandbox, choose_sandbox, run_process
+from clinbench.agents.limits import Limits
+from clinbench.agents.process import run_process
+from clinbench.agents.sandbox import Egress, Sandbox, choose_sandbox
+from clinbench.atomic import write_json_atomic
 from clinbench.campaign.store import Usage
 from clinbench.errors import AgentError
 
@@ -28,6 +35,8 @@ STAMP_SCRIPT = Path(__file__).with_name("stamp_lines.py")  # timestamps the prog
 STDOUT_FILE = "agent_stdout.txt"
 STDERR_FILE = "agent_stderr.txt"
 EGRESS_LOG = "egress.jsonl"
+SANDBOX_RECORD = "sandbox.json"
+SYSTEM_PREFIXES = ("/usr/", "/etc/", "/opt/", "/bin/", "/lib/", "/lib64/", "/sbin/")
 PROXY_PORT_IN_SANDBOX = 18080  # where HTTPS_PROXY points inside, for non-loopback endpoints
 BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
 
@@ -68,19 +77,22 @@ def _is_loopback(host: str) -> bool:
 
 
 def program_paths(executable: str) -> list[Path]:
-    """Read-only paths a program needs inside the sandbox: its folder and, for npm installs, its package tree."""
+    """What of the host a program needs inside the sandbox (read-only): the executable file itself,
+    or for an npm install the ``node_modules`` tree holding its package and dependencies.
+
+    Never the folder the program sits in: a user's folder may hold anything (older campaigns,
+    references, sockets). A program that needs more names it with ``--agent-mount``."""
     found = shutil.which(executable)
     if found is None:
         raise AgentError(f"{executable!r} is not on PATH: install it (see docs) or pass the full path")
-    paths = {Path(found).parent.resolve()}
-    real = Path(found).resolve()
-    paths.add(real.parent)
+    found_path = Path(found).absolute()
+    real = found_path.resolve()
+    if str(real).startswith(SYSTEM_PREFIXES) and str(found_path).startswith(SYSTEM_PREFIXES):
+        return []
     for parent in real.parents:
         if parent.name == "node_modules":
-            paths.add(parent)
-            break
-    system = ("/usr", "/etc", "/opt", "/bin", "/lib", "/sbin")
-    return sorted(p for p in paths if not str(p).startswith(system))
+            return [parent] if found_path.is_relative_to(parent) else [parent, found_path]
+    return [found_path]
 
 
 class ExternalAgent(Agent):
@@ -90,7 +102,7 @@ class ExternalAgent(Agent):
     def __init__(self, *, sandbox: Sandbox | None = None, unsafe_no_isolation: bool = False,
                  base_url: str | None = None, api_key: str | None = None, model: str | None = None,
                  executable: str | None = None, endpoint_api: str = "native", max_tokens: int | None = None,
-                 token_budget: int | None = None):
+                 token_budget: int | None = None, limits: Limits | None = None, mounts: list[str | Path] = ()):
         if endpoint_api not in ("native", "chat"):
             raise AgentError(f"--endpoint-api {endpoint_api!r}: use native (the CLI's own API) or chat (chat completions only)")
         self.endpoint_api, self.max_tokens, self.token_budget = endpoint_api, max_tokens, token_budget
@@ -105,6 +117,11 @@ class ExternalAgent(Agent):
         if endpoint_api == "chat" and not (base_url and self.sandbox.isolated):
             raise AgentError("--endpoint-api chat translates in the sandbox's egress proxy: it needs --base-url and a "
                              "sandbox (bwrap or docker), not --unsafe-no-isolation")
+        self.limits = limits or Limits()
+        self.mounts = [Path(m).absolute() for m in mounts]
+        for mount in self.mounts:
+            if not mount.exists():
+                raise AgentError(f"--agent-mount {mount}: no such file or folder")
 
     @abc.abstractmethod
     def command(self, workspace: Workspace, ctx: RunContext, home: str, base_url: str | None, root: str) -> Launch:
@@ -135,7 +152,7 @@ class ExternalAgent(Agent):
                     translator = ChatTranslator(base_url, deadline=ctx.deadline, max_tokens=self.max_tokens,
                                                 token_budget=self.token_budget)
                 proxy = EgressProxy(base_url, private / "egress.sock", ctx.evidence_dir / EGRESS_LOG,
-                                    translator=translator).start()
+                                    translator=translator, deadline=ctx.deadline).start()
                 host, port, _ = endpoint_host_port(base_url)
                 egress = Egress(proxy.socket_path, port if _is_loopback(host) else PROXY_PORT_IN_SANDBOX)
             launch = self.command(workspace, ctx, home, base_url, self.sandbox.workspace_path(workspace.root))
@@ -143,23 +160,34 @@ class ExternalAgent(Agent):
             if egress is not None and egress.port == PROXY_PORT_IN_SANDBOX:
                 proxy_url = f"http://127.0.0.1:{PROXY_PORT_IN_SANDBOX}"
                 env.update({"HTTPS_PROXY": proxy_url, "HTTP_PROXY": proxy_url, "https_proxy": proxy_url, "http_proxy": proxy_url})
-            ro = program_paths(self.executable)
-            extra_path = ":".join(str(p) for p in ([box.bin_dir] if box.bin_dir else []) + ro)
-            env["PATH"] = f"{extra_path}:{env['PATH']}" if extra_path else env["PATH"]
+            ro = [*program_paths(self.executable), *self.mounts]
+            bin_dir = Path(shutil.which(self.executable) or self.executable).absolute().parent
+            extra_path = [str(box.bin_dir)] if box.bin_dir else []
+            if not str(bin_dir).startswith(SYSTEM_PREFIXES):
+                extra_path.append(str(bin_dir))  # the program's folder shows only the program
+            env["PATH"] = ":".join([*extra_path, env["PATH"]])
             env.update(box.env)
             ro = ro + box.ro_paths + [STAMP_SCRIPT]
             stamped = ["python3", str(STAMP_SCRIPT), *launch.argv]
-            argv, host_env = self.sandbox.wrap(toolbox.with_profile(stamped, box), workspace.root, env, ro_paths=ro, egress=egress,
-                                               hidden=ctx.hidden_paths)
+            argv, host_env = self.sandbox.wrap(toolbox.with_profile(stamped, box), workspace.root, env, ro_paths=ro,
+                                               egress=egress, hidden=ctx.hidden_paths, limits=self.limits)
             if not self.sandbox.isolated:
                 host_env = {**env, "PATH": f"{env['PATH']}:{os.environ.get('PATH', '')}"}
             stdout_path, stderr_path = ctx.evidence_dir / STDOUT_FILE, ctx.evidence_dir / STDERR_FILE
-            result = run_process(argv, host_env, cwd=workspace.root, stdout_path=stdout_path,
-                                 stderr_path=stderr_path, timeout=ctx.remaining())
+            result = run_process(argv, host_env, cwd=workspace.root, stdout_path=stdout_path, stderr_path=stderr_path,
+                                 timeout=ctx.remaining(), limits=self.limits, workspace=workspace.root,
+                                 on_stop=self.sandbox.stop)
         finally:
             if proxy is not None:
                 proxy.stop()
+            self.sandbox.stop()
             shutil.rmtree(private, ignore_errors=True)
+        limit_error = result.limit_message(self.limits)
+        write_json_atomic(ctx.evidence_dir / SANDBOX_RECORD, {
+            "kind": self.sandbox.kind, "isolated": self.sandbox.isolated, "mounts": self.sandbox.mounts(ro),
+            "limits": self.limits.describe(), "enforced_by": result.enforcement, "limit_exceeded": result.limit,
+            "timed_out": result.timed_out, "returncode": result.returncode, "bytes_dropped": result.dropped,
+        }, indent=1, sort_keys=True)
         stdout = stdout_path.read_text(encoding="utf-8", errors="replace")
         lines = self.transcript_lines(stdout)
         ctx.transcript.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
@@ -169,6 +197,8 @@ class ExternalAgent(Agent):
             status, error, limit = "timeout", f"agent killed after the {ctx.timeout_seconds:g} s timeout", "timeout"
         elif limit == "token_budget":
             status, error = "error", f"token budget of {self.token_budget} tokens used up ({translator.usage.total_tokens} tokens)"
+        elif limit_error:
+            status, error, limit = "error", limit_error, result.limit
         elif result.returncode != 0:
             # the CLI's own error event says more than its last stderr line
             tail = stderr_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1:] or [""]

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from clinbench.agents.base import Agent
+from clinbench.agents.limits import Limits
 from clinbench.errors import AgentError
 
 BUILTIN_AGENTS = ("reference", "variant", "empty", "replay")
@@ -33,6 +34,8 @@ class AgentOptions:
     text_tool_calls: bool = False  # llm agent: use tool calls the model wrote as text
     endpoint_api: str = "native"  # codex/claude/gemini: 'chat' when the endpoint speaks only chat completions
     prices: str | None = None  # price table for the run's cost (default: agents/prices.toml)
+    sandbox_limits: Limits = field(default_factory=Limits)  # memory, processes, disk... of a sandboxed run (--limit)
+    mounts: tuple[str, ...] = ()  # host paths shown read-only to an external agent (--agent-mount)
 
     def limits(self) -> dict[str, int | None]:
         return {"max_tokens": self.max_tokens, "token_budget": self.token_budget}
@@ -49,7 +52,7 @@ def make_agent(name: str, options: AgentOptions, model: str | None = None) -> Ag
 
         sandbox = choose_sandbox(unsafe_no_isolation=options.unsafe_no_isolation, prefer=options.sandbox)
         common = {"sandbox": sandbox, "base_url": options.base_url, "model": model, "endpoint_api": options.endpoint_api,
-                  **options.limits()}
+                  **options.limits(), "limits": options.sandbox_limits, "mounts": options.mounts}
         if name == "codex":
             from clinbench.agents.codex import CodexAgent
 

@@ -1,27 +1,33 @@
-"""Fail-closed isolation for external agents: Docker where an engine answers, else bubblewrap.
+"""Fail-closed isolation for external agents: bubblewrap, or Docker once a probe run succeeds.
 
-Inside the sandbox an agent sees the system's read-only program folders, its workspace
-(the only writable path), a private /tmp and HOME, and whatever read-only paths its
-program needs (``ro_paths``). It has no network but loopback: nothing on the host,
-the reference database, the campaign store or other runs is reachable. If it must reach
-its model endpoint, the harness runs an ``EgressProxy`` and mounts its unix socket; a
-small bridge inside listens on loopback and forwards to that socket.
+Inside the sandbox an agent sees only: the system's read-only program folders (/usr, /opt and
+a short list of /etc files), its workspace at ``/workspace`` (the only writable host path), a
+private size-limited /tmp holding HOME, its own executable (the file, or for an npm install
+the package tree), and folders the user names explicitly (``extra_ro`` / ``ro_paths``: the
+toolbox, ``--agent-mount``). It has no network but its own loopback: nothing on the host,
+the reference database, the campaign store or other runs is reachable. If it must reach its
+model endpoint, the harness runs an ``EgressProxy`` and mounts its unix socket; a small
+bridge inside listens on loopback and forwards to that socket.
 
-With neither Docker nor bubblewrap, ``choose_sandbox`` refuses unless the user passed
+Docker is used only when an engine answers, the agent image exists and a probe container
+runs (``docker_available``); it is never chosen because a ``docker`` command exists. With
+neither Docker nor bubblewrap, ``choose_sandbox`` refuses unless the user passed
 ``--unsafe-no-isolation``; the run then executes directly and is recorded as not isolated.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import secrets
 import shutil
-import signal
 import subprocess
-import time
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from clinbench.agents.limits import Limits
 from clinbench.errors import SandboxError
 
 SANDBOX_HOME = "/tmp/home"
@@ -36,6 +42,9 @@ ETC_RO = ("passwd", "group", "hosts", "nsswitch.conf", "ld.so.cache", "ld.so.con
           "inputrc", "locale.alias", "locale.gen", "mime.types", "os-release", "debian_version", "terminfo", "gai.conf",
           "host.conf", "protocols", "services", "magic", "timezone", "xdg")
 DOCKER_IMAGE_ENV = "CLINBENCH_DOCKER_IMAGE"
+DOCKER_IMAGE = "clinbench-agent:latest"
+DOCKERFILE = "docker/agent.Dockerfile"
+DOCKER_UID = 1000  # the image's non-root user (see the Dockerfile)
 
 
 @dataclass
@@ -46,13 +55,6 @@ class Egress:
     port: int
 
 
-@dataclass
-class ProcessResult:
-    returncode: int | None
-    timed_out: bool
-    elapsed: float
-
-
 def _answers(cmd: list[str]) -> bool:
     try:
         return subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=15).returncode == 0
@@ -60,9 +62,28 @@ def _answers(cmd: list[str]) -> bool:
         return False
 
 
-@functools.lru_cache(maxsize=1)
+def docker_image() -> str:
+    return os.environ.get(DOCKER_IMAGE_ENV, DOCKER_IMAGE)
+
+
+@functools.lru_cache(maxsize=4)
+def docker_unavailable_reason(image: str | None = None) -> str | None:
+    """Why Docker cannot be used (None when it can): an engine must answer, the agent image must
+    exist, and a probe container (no network, the image's non-root user) must run."""
+    image = image or docker_image()
+    if shutil.which("docker") is None:
+        return "no docker command"
+    if not _answers(["docker", "info"]):
+        return "no Docker engine answers (docker info fails)"
+    if not _answers(["docker", "image", "inspect", image]):
+        return f"the agent image {image} is absent: build it with `docker build -t {image} -f {DOCKERFILE} .`"
+    if not _answers(["docker", "run", "--rm", "--network", "none", "--cap-drop", "ALL", image, "/bin/sh", "-c", "test \"$(id -u)\" != 0"]):
+        return f"a probe container of {image} did not run as a non-root user"
+    return None
+
+
 def docker_available() -> bool:
-    return shutil.which("docker") is not None and _answers(["docker", "info"])
+    return docker_unavailable_reason() is None
 
 
 @functools.lru_cache(maxsize=1)
@@ -93,11 +114,17 @@ class Sandbox:
     isolated = False
 
     def wrap(self, argv: list[str], workspace: Path, env: dict[str, str], *, ro_paths: list[Path] = (),
-             egress: Egress | None = None, hidden: list[Path] = ()) -> tuple[list[str], dict[str, str]]:
-        """(argv, env) to run on the host; ``hidden`` paths must not be visible inside."""
+             egress: Egress | None = None, hidden: list[Path] = (),
+             limits: Limits | None = None) -> tuple[list[str], dict[str, str]]:
+        """(argv, env) to run on the host; ``ro_paths`` are shown read-only at their own paths,
+        ``hidden`` paths must not be visible inside."""
         home = Path(env["HOME"])
         home.mkdir(parents=True, exist_ok=True)
         return list(argv), dict(env)
+
+    def stop(self) -> None:
+        """Stop what outlives the wrapped process when it is killed, and remove what ``wrap`` made
+        (called at a timeout and at the end of every run; may be called more than once)."""
 
     def home_for(self, private_dir: Path) -> str:
         """The HOME the agent sees: a private folder on the host, or a tmpfs path inside."""
@@ -107,6 +134,10 @@ class Sandbox:
         """Where the agent sees its workspace."""
         return str(Path(workspace).resolve())
 
+    def mounts(self, ro_paths: list[Path] = ()) -> list[str]:
+        """The host paths shown to the agent besides the system folders (recorded in sandbox.json)."""
+        return []
+
 
 class NoSandbox(Sandbox):
     """Direct execution (only with --unsafe-no-isolation)."""
@@ -115,11 +146,17 @@ class NoSandbox(Sandbox):
 class _Isolated(Sandbox):
     """What the isolating sandboxes share: fixed HOME and workspace paths inside, and the bridge."""
 
+    extra_ro: list[Path]
+
     def home_for(self, private_dir: Path) -> str:
         return SANDBOX_HOME
 
     def workspace_path(self, workspace: Path) -> str:
         return SANDBOX_WORKSPACE
+
+    def mounts(self, ro_paths: list[Path] = ()) -> list[str]:
+        return list(dict.fromkeys(str(Path(p).resolve()) if Path(p).is_dir() else str(Path(p).absolute())
+                                  for p in [*self.extra_ro, *ro_paths]))
 
     @staticmethod
     def _behind_bridge(argv: list[str], egress: Egress) -> list[str]:
@@ -132,11 +169,13 @@ class _Isolated(Sandbox):
 class BwrapSandbox(_Isolated):
     kind: str = "bwrap"
     isolated: bool = True
-    extra_ro: list[Path] = field(default_factory=list)
+    extra_ro: list[Path] = field(default_factory=list)  # folders or files shown read-only (e.g. a toolbox)
 
-    def wrap(self, argv, workspace, env, *, ro_paths=(), egress=None, hidden=()):
+    def wrap(self, argv, workspace, env, *, ro_paths=(), egress=None, hidden=(), limits=None):
+        limits = limits or Limits()
         ws = str(Path(workspace).resolve())
-        args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        args = ["bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+                "--new-session", "--cap-drop", "ALL"]
         for path in SYSTEM_RO:
             if Path(path).exists():
                 args += ["--ro-bind", path, path]
@@ -144,11 +183,14 @@ class BwrapSandbox(_Isolated):
             if Path("/etc", name).exists():
                 args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
         args += _usr_merge_links()
-        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
-        mounted = [*SYSTEM_RO, *(str(Path(p).resolve()) for p in [*self.extra_ro, *ro_paths])]
-        for p in mounted[len(SYSTEM_RO):]:
-            args += ["--ro-bind", p, p]
+        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
+                 "--dir", SANDBOX_HOME]
+        shown = self.mounts(ro_paths)
+        for p in shown:
+            # a file is bound at the path the agent calls it by; its folder is not shown
+            args += ["--ro-bind", str(Path(p).resolve()), p]
         # a reference, store or cache that happens to sit under a mounted folder is masked
+        mounted = [Path(m) for m in shown]
         for path in hidden:
             path = Path(path).resolve()
             if path.exists() and any(path.is_relative_to(m) for m in mounted):
@@ -168,31 +210,59 @@ class BwrapSandbox(_Isolated):
 
 @dataclass
 class DockerSandbox(_Isolated):
-    """One container per run: no network (or only the mounted egress socket), the workspace the only mount."""
+    """One named container per run, as the image's non-root user: no network (or only the mounted
+    egress socket), a read-only root, the workspace the only writable mount; the environment
+    (API keys included) goes in through an env-file, never on the command line."""
 
     kind: str = "docker"
     isolated: bool = True
-    image: str = "clinbench-agent:latest"
+    image: str = DOCKER_IMAGE
     cpus: float = 2.0
-    memory: str = "4g"
+    extra_ro: list[Path] = field(default_factory=list)
+    name: str | None = None  # the container of the current run
+    _private: Path | None = None
 
-    def wrap(self, argv, workspace, env, *, ro_paths=(), egress=None, hidden=()):
-        # only the workspace, the program and the egress socket are mounted: nothing else to hide
+    def wrap(self, argv, workspace, env, *, ro_paths=(), egress=None, hidden=(), limits=None):
+        limits = limits or Limits()
+        # only the workspace, the program, named folders and the egress socket are mounted
         ws = str(Path(workspace).resolve())
-        args = ["docker", "run", "--rm", "-i", "--network", "none", "--cpus", str(self.cpus), "--memory", self.memory,
-                "--read-only", "--tmpfs", "/tmp:exec", "--security-opt", "no-new-privileges", "--cap-drop", "ALL",
-                "-v", f"{ws}:{SANDBOX_WORKSPACE}:rw", "-w", SANDBOX_WORKSPACE]
+        self.stop()
+        self.name = f"clinbench-{secrets.token_hex(6)}"
+        self._private = Path(tempfile.mkdtemp(prefix="cb-docker-"))
+        env_file = self._private / "env"
+        fd = os.open(env_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            for key, value in env.items():
+                if "\n" in value:
+                    raise SandboxError(f"environment variable {key} holds a newline; it cannot go through an env-file")
+                fh.write(f"{key}={value}\n")
+        args = ["docker", "run", "--rm", "-i", "--name", self.name, "--network", "none",
+                "--cpus", str(self.cpus), "--memory", str(limits.memory_bytes), "--memory-swap", str(limits.memory_bytes),
+                "--pids-limit", str(limits.processes), "--ulimit", f"fsize={limits.file_size_bytes}",
+                "--ulimit", "core=0", "--read-only", "--tmpfs", f"/tmp:exec,size={limits.tmp_bytes}",
+                "--security-opt", "no-new-privileges", "--cap-drop", "ALL",
+                "--env-file", str(env_file), "-v", f"{ws}:{SANDBOX_WORKSPACE}:rw", "-w", SANDBOX_WORKSPACE]
+        if os.getuid() != 0:
+            args += ["--user", f"{os.getuid()}:{os.getgid()}"]  # writes to the workspace as the harness's user
+        else:  # the image's own non-root user (uid DOCKER_UID) writes to the workspace
+            _give_to(Path(ws), DOCKER_UID)
         args += _read_only_binds(ws, "-v")  # the shared masked database stays read-only inside
-        for extra in ro_paths:
-            p = str(Path(extra).resolve())
-            args += ["-v", f"{p}:{p}:ro"]
+        for p in self.mounts(ro_paths):
+            args += ["-v", f"{Path(p).resolve()}:{p}:ro"]
         inner = list(argv)
         if egress is not None:
             args += ["-v", f"{egress.socket_path}:{EGRESS_DIR}/egress.sock", "-v", f"{BRIDGE_SCRIPT}:{EGRESS_DIR}/bridge.py:ro"]
             inner = self._behind_bridge(argv, egress)
-        for key, value in env.items():
-            args += ["-e", f"{key}={value}"]
-        return args + [self.image, "/bin/sh", "-c", f'mkdir -p {SANDBOX_HOME} && exec "$@"', "sh", *inner], dict(os.environ)
+        host_env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT")}
+        return args + [self.image, "/bin/sh", "-c", f'mkdir -p {SANDBOX_HOME} && exec "$@"', "sh", *inner], host_env
+
+    def stop(self) -> None:
+        if self.name is not None:
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                subprocess.run(["docker", "kill", self.name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+        if self._private is not None:
+            shutil.rmtree(self._private, ignore_errors=True)
+            self._private = None
 
 
 def _read_only_binds(ws: str, flag: str) -> list[str]:
@@ -206,47 +276,36 @@ def _read_only_binds(ws: str, flag: str) -> list[str]:
     return args
 
 
-def choose_sandbox(*, unsafe_no_isolation: bool = False, prefer: str | None = None) -> Sandbox:
-    """The strongest sandbox this machine offers; refuse when there is none and no explicit unsafe flag."""
+def _give_to(root: Path, uid: int) -> None:
+    """Hand a workspace to the container's user (symlinks are changed, never followed); its
+    read-only files (the shared masked database, a link to the cache) keep their owner."""
+    for folder, dirs, files in os.walk(root):
+        for name in [*dirs, *files, None]:
+            path = os.path.join(folder, name) if name else folder
+            with contextlib.suppress(OSError):
+                if os.lstat(path).st_mode & 0o222:
+                    os.chown(path, uid, uid, follow_symlinks=False)
+
+
+def choose_sandbox(*, unsafe_no_isolation: bool = False, prefer: str | None = None,
+                   extra_ro: list[Path] = ()) -> Sandbox:
+    """The strongest sandbox this machine offers; refuse when there is none and no explicit unsafe flag.
+
+    Docker is chosen only when ``docker_available`` (engine, image and a probe run); asked for
+    by name and unusable, it is an error that says why."""
     if prefer not in (None, "docker", "bwrap"):
         raise SandboxError(f"unknown sandbox {prefer!r}: use bwrap or docker")
     if prefer in (None, "docker") and docker_available():
-        return DockerSandbox(image=os.environ.get(DOCKER_IMAGE_ENV, DockerSandbox.image))
-    if prefer in (None, "bwrap") and bwrap_available():
-        return BwrapSandbox()
+        return DockerSandbox(image=docker_image(), extra_ro=list(extra_ro))
+    if prefer == "docker":
+        raise SandboxError(f"--sandbox docker: {docker_unavailable_reason() or 'Docker is not usable'}; "
+                           "or use --sandbox bwrap")
+    if bwrap_available():
+        return BwrapSandbox(extra_ro=list(extra_ro))
     if unsafe_no_isolation:
         return NoSandbox()
     raise SandboxError(
-        "no sandbox available for an external agent (no Docker engine answers and bubblewrap is missing or "
-        "cannot create namespaces): install bubblewrap (apt-get install bubblewrap), or pass "
+        "no sandbox available for an external agent (no Docker engine with the agent image, and bubblewrap is "
+        "missing or cannot create namespaces): install bubblewrap (apt-get install bubblewrap), or pass "
         "--unsafe-no-isolation to run unisolated (runs are then marked not isolated)"
     )
-
-
-def run_process(argv: list[str], env: dict[str, str], *, cwd: Path, stdout_path: Path, stderr_path: Path,
-                timeout: float) -> ProcessResult:
-    """Run argv in its own process group, kill the whole group on timeout."""
-    start = time.monotonic()
-    with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
-        try:
-            proc = subprocess.Popen(argv, env=env, cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    start_new_session=True)
-        except FileNotFoundError as exc:
-            raise SandboxError(f"cannot start {argv[0]!r}: not found on PATH; install it or fix --agent-command") from exc
-        try:
-            rc = proc.wait(timeout=timeout)
-            return ProcessResult(rc, False, time.monotonic() - start)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait()
-            return ProcessResult(None, True, time.monotonic() - start)
-        except BaseException:  # Ctrl-C / SIGTERM of the campaign: the agent's group must not outlive it
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait()
-            raise

@@ -8,7 +8,10 @@ A run is flagged when
   excepted, which are deterministic by design);
 * its commands write to an absolute path outside the workspace, or its egress log shows a
   refused request;
-* its evidence no longer matches its manifest;
+* its evidence no longer matches its manifest (a file changed, removed or added);
+* its output.csv was refused (a symlink, FIFO, folder, hard link or over the size cap);
+* the harness kept only part of its stdout or stderr (past the log cap), so the transcript
+  this audit reads is incomplete;
 * it is an external agent that ran without isolation;
 * it is a no-skill run that opened a benchmark skill (``skill_use``; with-skill runs that opened
   none of theirs are counted, not flagged).
@@ -122,6 +125,16 @@ def _sandbox_refused_a_write(folder: Path) -> bool:
     return False
 
 
+def _dropped_log_bytes(folder: Path) -> int:
+    record = folder / "sandbox.json"
+    if not record.is_file():
+        return 0
+    try:
+        return sum(int(v) for v in (json.loads(record.read_text(encoding="utf-8")).get("bytes_dropped") or {}).values())
+    except (ValueError, TypeError, AttributeError):
+        return 0
+
+
 def audit_campaign(out: str | Path) -> list[Verdict]:
     """Flag runs of the campaign in ``out`` and store each verdict; return every verdict."""
     out = Path(out).resolve()
@@ -167,6 +180,10 @@ def audit_campaign(out: str | Path) -> list[Verdict]:
                        if line.strip() and not json.loads(line).get("allowed", True)]
             if refused:
                 mine.append(f"refused egress to {', '.join(sorted(set(refused))[:5])}")
+        if manifest.get("output_refused"):
+            mine.append(manifest["output_refused"])
+        if dropped := _dropped_log_bytes(folder):
+            mine.append(f"transcript incomplete: {dropped} bytes of agent output past the log cap were not kept")
         if run["agent"] in EXTERNAL_AGENTS and not run["isolated"]:
             mine.append("not isolated (--unsafe-no-isolation)")
         output = folder / "output.csv"

@@ -3,6 +3,13 @@
 A run's evidence is assembled in ``DIR/.partial/<run_id>-<nonce>/`` and moved into place by
 the process that records the run, right before it records it: a run killed in flight
 leaves only a partial folder (removed on the next start), never a half-written run folder.
+
+The manifest seals the evidence once, when the run ends. Only ``rescore`` writes into a
+sealed folder afterwards, and only after the folder verifies (``reseal_score``).
+
+An agent's ``output.csv`` is taken into evidence by ``take_output`` only if it is a regular
+file of the workspace (not a symlink, FIFO, folder or device, not hard-linked elsewhere)
+under the size cap; anything else is refused with the reason, recorded with the run.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ import json
 import os
 import secrets
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +30,8 @@ PARTIAL_DIR = ".partial"
 WORK_DIR = ".work"
 MANIFEST = "manifest.json"
 SCORE = "score.json"
+OUTPUT = "output.csv"
+_COPY_BLOCK = 1 << 20
 
 
 def sha256_file(path: Path) -> str:
@@ -64,15 +74,89 @@ def write_manifest(folder: Path, meta: dict[str, Any]) -> dict[str, Any]:
     return manifest
 
 
+def take_output(source: Path, dest: Path, max_bytes: int) -> str | None:
+    """Copy the agent's ``source`` (``<workspace>/output.csv``) to ``dest``; return why it was refused,
+    or None when it was copied or never written.
+
+    The file is opened without following a symlink (``O_NOFOLLOW``, relative to the workspace
+    folder, itself opened without following one) and without blocking on a FIFO, then checked
+    on the open descriptor: what is read is what was checked."""
+    source = Path(source)
+    try:
+        dir_fd = os.open(source.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        return f"output.csv refused: its workspace folder cannot be opened ({exc.strerror})"
+    try:
+        try:
+            st = os.lstat(source.name, dir_fd=dir_fd)
+        except FileNotFoundError:
+            return None
+        kind = _kind(st.st_mode)
+        if kind != "regular file":
+            return f"output.csv refused: it is a {kind}, not a regular file in the workspace"
+        try:
+            fd = os.open(source.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+        except OSError as exc:
+            return f"output.csv refused: it cannot be opened without following a link ({exc.strerror})"
+    finally:
+        os.close(dir_fd)
+    with os.fdopen(fd, "rb") as src:
+        st = os.fstat(src.fileno())
+        kind = _kind(st.st_mode)
+        if kind != "regular file":
+            return f"output.csv refused: it is a {kind}, not a regular file in the workspace"
+        if st.st_nlink != 1:
+            return f"output.csv refused: it is hard-linked ({st.st_nlink} names), so it may be a file from outside the workspace"
+        if st.st_size > max_bytes:
+            return f"output.csv refused: {st.st_size} bytes, over the {max_bytes}-byte output cap (--limit output=...)"
+        copied = 0
+        with dest.open("wb") as out:
+            while block := src.read(min(_COPY_BLOCK, max_bytes + 1 - copied)):
+                copied += len(block)
+                if copied > max_bytes:  # it grew while being copied
+                    break
+                out.write(block)
+    if copied > max_bytes:
+        dest.unlink()
+        return f"output.csv refused: it grew past the {max_bytes}-byte output cap while being copied"
+    return None
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISREG, "regular file"), (stat.S_ISLNK, "symbolic link"), (stat.S_ISDIR, "folder"),
+                       (stat.S_ISFIFO, "FIFO (named pipe)"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+                       (stat.S_ISBLK, "block device")):
+        if test(mode):
+            return name
+    return "special file"
+
+
 def verify_manifest(folder: Path) -> list[str]:
-    """Files whose bytes no longer match the manifest (empty when the evidence is intact)."""
+    """Files whose bytes no longer match the manifest, and files added since it was written
+    (empty when the evidence is intact)."""
     manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     bad = []
     for name, entry in manifest["files"].items():
         path = folder / name
-        if not path.is_file() or sha256_file(path) != entry["sha256"]:
+        if path.is_symlink() or not path.is_file() or sha256_file(path) != entry["sha256"]:
             bad.append(name)
+    for path in sorted(folder.rglob("*")):
+        name = str(path.relative_to(folder))
+        if name != MANIFEST and name not in manifest["files"] and (path.is_symlink() or not path.is_dir()):
+            bad.append(f"{name} (added)")
     return bad
+
+
+def reseal_score(folder: Path, score: Any, **meta: Any) -> None:
+    """Replace the score of a sealed run whose evidence verifies: only ``score.json``'s hash changes
+    in the manifest (with ``meta`` recorded), every other file keeps the hash it was sealed with."""
+    if bad := verify_manifest(folder):
+        raise ValueError(f"evidence of {folder.name} fails verification ({', '.join(bad)}); it is not resealed")
+    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    write_json(folder / SCORE, score)
+    manifest["files"][SCORE] = {"sha256": sha256_file(folder / SCORE), "bytes": (folder / SCORE).stat().st_size}
+    manifest.update(meta)
+    write_json(folder / MANIFEST, manifest)
 
 
 def publish(partial: Path, campaign_dir: Path, run_id: str) -> Path:

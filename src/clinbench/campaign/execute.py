@@ -102,6 +102,7 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
                        data_digest=config.data_digests.get(spec.task))
     outcome = None
     error = None
+    output_refused = None
     try:
         from clinbench.derive.catalogue import get_task
         from clinbench.derive.workspace import cache_dir, prepare_workspace
@@ -134,8 +135,10 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
         record.cost = cost_of(record.model if record.model not in ("", "-") else None, outcome.usage, config.options.prices)
         record.usage = outcome.usage
         error = outcome.error
-        if outcome.output_csv is not None:
-            shutil.copyfile(outcome.output_csv, partial / "output.csv")
+        # taken only if a regular file of the workspace under the cap; else the run fails with the reason
+        output_refused = evidence.take_output(ws.output_csv, partial / evidence.OUTPUT, config.options.sandbox_limits.output_bytes)
+        if output_refused:
+            record.status, error = "agent-failed", f"{error}; {output_refused}" if error else output_refused
         if getattr(agent, "external", False) and not outcome.isolated:
             record.publishable, record.flag_reason = False, "not isolated (--unsafe-no-isolation)"
     except WriteError:
@@ -153,7 +156,8 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     record.error = error
-    return _finish(spec, config, record, partial, error, timings, t0, outcome.limit if outcome is not None else None)
+    return _finish(spec, config, record, partial, error, timings, t0, outcome.limit if outcome is not None else None,
+                   output_refused)
 
 
 def _write_traceback(partial: Path) -> None:
@@ -164,7 +168,7 @@ def _write_traceback(partial: Path) -> None:
 
 
 def _finish(spec: RunSpec, config: CampaignConfig, record: RunRecord, partial: Path, error: str | None,
-            timings: dict[str, float], t0: float, limit_hit: str | None) -> RunResult:
+            timings: dict[str, float], t0: float, limit_hit: str | None, output_refused: str | None = None) -> RunResult:
     """Score the output, write score.json and the manifest, and return the finished record."""
     t3 = time.monotonic()
     output = partial / "output.csv"
@@ -176,6 +180,8 @@ def _finish(spec: RunSpec, config: CampaignConfig, record: RunRecord, partial: P
         record.status, record.error = "agent-failed", record.error or f"scoring failed: {exc}"
     if error:
         score["run_error"] = error
+    if output_refused:
+        score["output_refused"] = output_refused
     evidence.write_json(partial / evidence.SCORE, score)
     timings["score"] = time.monotonic() - t3
     if not (partial / "transcript.jsonl").exists():
@@ -194,8 +200,10 @@ def _finish(spec: RunSpec, config: CampaignConfig, record: RunRecord, partial: P
         "timeout_seconds": config.timeout_seconds,
         "limits": {"timeout_seconds": config.timeout_seconds, **config.options.limits(),
                    "max_steps": config.options.max_steps},
+        "sandbox_limits": config.options.sandbox_limits.describe(),
         "limit_hit": limit_hit,
         "timings": {k: round(v, 3) for k, v in timings.items()},
+        "output_refused": output_refused,
         "usage": vars(record.usage) if record.usage else None,
         "finished_at": record.finished_at.isoformat(),
         "record": record.to_json(),  # what `clinbench store rebuild` restores

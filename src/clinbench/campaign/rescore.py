@@ -1,15 +1,19 @@
 """Re-score every run of a campaign from its evidence (output.csv) against a database's references.
 
 Re-scoring with the same database reproduces the stored numbers; after a scorer or
-reference change it updates the store and each run's score.json (and its manifest).
-A database whose references or source tables differ from the campaign's data binding is
-refused unless ``new_data``; then every run is marked as re-scored against it.
+reference change it updates the store and each run's score.json (and that one hash in its
+manifest). A database whose references or source tables differ from the campaign's data
+binding is refused unless ``new_data``; then every run is marked as re-scored against it.
+Evidence is sealed once: a run whose evidence no longer matches its manifest is not
+re-scored and never resealed. It keeps its stored score, is marked not publishable with
+the reason, and is listed as refused.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from clinbench.campaign import evidence
@@ -23,15 +27,14 @@ class RescoreResult:
     run_id: str
     old_reward: float | None
     new_reward: float | None
+    refused: str | None = None  # why the run was not re-scored (its evidence fails verification)
 
     @property
     def changed(self) -> bool:
-        return self.old_reward != self.new_reward
+        return self.refused is None and self.old_reward != self.new_reward
 
 
 def rescore_campaign(out: str | Path, db: str | Path | None = None, *, new_data: bool = False) -> list[RescoreResult]:
-    from datetime import datetime
-
     from clinbench.campaign import binding
     from clinbench.derive.catalogue import get_task
 
@@ -53,25 +56,30 @@ def rescore_campaign(out: str | Path, db: str | Path | None = None, *, new_data:
         manifest_path = folder / evidence.MANIFEST
         if not manifest_path.is_file():
             raise ClinbenchError(f"run {row['run_id']} has no evidence at {folder}; cannot re-score it")
+        if bad := evidence.verify_manifest(folder):
+            reason = f"evidence changed since the run: {', '.join(bad)}"
+            store.set_verdict(row["run_id"], False, reason)
+            results.append(RescoreResult(row["run_id"], row["reward"], row["reward"], refused=reason))
+            continue
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         database = db or manifest.get("db")
         if not database or not Path(database).is_file():
             raise ClinbenchError(f"database {database} of run {row['run_id']} not found; pass --db")
-        output = folder / "output.csv"
+        output = folder / evidence.OUTPUT
         score = score_into_record(record, row["task"], output if output.is_file() else None, database)
         old_score = json.loads((folder / evidence.SCORE).read_text()) if (folder / evidence.SCORE).is_file() else {}
-        if "run_error" in old_score:
-            score["run_error"] = old_score["run_error"]
+        for kept in ("run_error", "output_refused"):
+            if kept in old_score:
+                score[kept] = old_score[kept]
         if record.status == "agent-failed" and record.reward is None:
             record.reward = 0.0
         record.data_digest = digests.get(str(Path(database).resolve()), {}).get(tables.get(row["task"]), record.data_digest)
         record.rescored_against = marked or record.rescored_against
         store.record(record)
-        evidence.write_json(folder / evidence.SCORE, score)
-        meta = {k: v for k, v in manifest.items() if k != "files"}
-        if "record" in meta:
+        meta = {"rescored_at": datetime.now().isoformat(), "rescored_with": str(database)}
+        if "record" in manifest:
             meta["record"] = record.to_json()
-        evidence.write_manifest(folder, meta)
+        evidence.reseal_score(folder, score, **meta)
         results.append(RescoreResult(row["run_id"], row["reward"], record.reward))
     for database, current in digests.items():
         store.bind(current, database, replace=new_data)

@@ -43,10 +43,14 @@ def rescore_command(
 
     results = rescore_campaign(out, db, new_data=new_data)
     changed = [r for r in results if r.changed]
+    refused = [r for r in results if r.refused]
     console = Console()
     for r in changed:
         console.print(f"{r.run_id}: {r.old_reward} -> {r.new_reward}")
-    console.print(f"{len(results)} runs re-scored; {len(changed)} changed")
+    for r in refused:
+        console.print(f"{r.run_id}: NOT re-scored, kept unpublishable: {r.refused}", highlight=False, soft_wrap=True)
+    console.print(f"{len(results) - len(refused)} runs re-scored; {len(changed)} changed"
+                  + (f"; {len(refused)} refused (evidence fails verification; not resealed)" if refused else ""))
 
 
 def register(app: typer.Typer) -> None:

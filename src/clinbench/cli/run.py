@@ -115,9 +115,12 @@ def run_command(
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Also redo runs recorded as agent-failed or harness-error."),
     sandbox: str | None = typer.Option(None, "--sandbox", help="Force a sandbox for external agents: bwrap or docker (default: the strongest available)."),
     unsafe_no_isolation: bool = typer.Option(False, "--unsafe-no-isolation", help="Run external agents without a sandbox (runs marked not isolated and not publishable)."),
+    limit: list[str] = typer.Option([], "--limit", help="Sandbox limit KEY=VALUE (repeatable): memory, processes, file-size, disk, tmp, output, log; e.g. memory=4g."),
+    agent_mount: list[Path] = typer.Option([], "--agent-mount", help="A host file or folder an external agent may read (read-only; repeatable)."),
 ) -> None:
     """Run a campaign; rerunning the same command resumes it."""
     from clinbench.agents.factory import AgentOptions
+    from clinbench.agents.limits import parse_limits
     from clinbench.campaign.campaign import run_campaign
     from clinbench.campaign.execute import CampaignConfig
     from clinbench.campaign.progress import RichReporter
@@ -141,7 +144,8 @@ def run_command(
                            token_budget=token_budget, text_tool_calls=text_tool_calls, endpoint_api=endpoint_api,
                            prices=str(prices.resolve()) if prices else None,
                            replay_from=str(replay_from) if replay_from else None, variant=variant,
-                           unsafe_no_isolation=unsafe_no_isolation, sandbox=sandbox)
+                           unsafe_no_isolation=unsafe_no_isolation, sandbox=sandbox, sandbox_limits=parse_limits(limit),
+                           mounts=tuple(str(m.absolute()) for m in agent_mount))
     _check_agents(split_list(agent), split_list(model), options)
     check_endpoints(split_list(agent), split_list(model), options)
     config = CampaignConfig(db=str(db.resolve()), out=str(out.resolve()), options=options, timeout_seconds=timeout * 60)
