@@ -202,3 +202,23 @@ def test_egress_proxy_tunnels_connect_to_the_allowed_host_only(tmp_path):
     echo.close()
     entry = json.loads(log.read_text().splitlines()[0])
     assert entry["allowed"] and entry["target"] == f"127.0.0.1:{port}" and entry["bytes_received"] == 9
+
+
+def test_program_paths_show_the_file_not_the_users_folder_and_the_npm_tree_for_a_package(tmp_path, monkeypatch):
+    from clinbench.agents.external import program_paths
+
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "agent.sh").write_text("#!/bin/sh\n")
+    (tools / "agent.sh").chmod(0o755)
+    (tools / "reference.duckdb").write_text("secret")
+    package = tmp_path / "clis" / "node_modules" / "@x" / "cli" / "bin"
+    package.mkdir(parents=True)
+    (package / "cli.js").write_text("#!/usr/bin/env node\n")
+    (package / "cli.js").chmod(0o755)
+    (tmp_path / "clis" / "node_modules" / ".bin").mkdir()
+    (tmp_path / "clis" / "node_modules" / ".bin" / "cli").symlink_to("../@x/cli/bin/cli.js")
+    monkeypatch.setenv("PATH", f"{tools}:{tmp_path / 'clis' / 'node_modules' / '.bin'}:/usr/bin:/bin")
+    assert program_paths("agent.sh") == [tools / "agent.sh"]
+    assert program_paths("cli") == [tmp_path / "clis" / "node_modules"]
+    assert program_paths("sh") == []  # a system program needs nothing beyond the system folders

@@ -50,7 +50,8 @@ def rescore_command(
     for r in refused:
         console.print(f"{r.run_id}: NOT re-scored, kept unpublishable: {r.refused}", highlight=False, soft_wrap=True)
     console.print(f"{len(results) - len(refused)} runs re-scored; {len(changed)} changed"
-                  + (f"; {len(refused)} refused (evidence fails verification; not resealed)" if refused else ""))
+                  + (f"; {len(refused)} refused (evidence fails verification; not resealed)" if refused else ""),
+                  highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

