@@ -173,7 +173,7 @@ def hostile(tmp_path_factory) -> Hostile:
             "evil_port": listeners["evil"].address[1],
         }
         program = write_hostile_agent(tools, cfg)
-        options = AgentOptions(agent_command=f"{program} {{model}} {{workspace}}", sandbox="bwrap", limits=LIMITS,
+        options = AgentOptions(agent_command=f"{program} {{model}} {{workspace}}", sandbox="bwrap", sandbox_limits=LIMITS,
                                base_url=f"http://127.0.0.1:{listeners['endpoint'].address[1]}/v1")
         probe = RunCgroup.create(LIMITS)
         if probe is not None:

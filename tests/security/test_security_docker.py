@@ -57,7 +57,7 @@ def docker(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("state, reason", [
     ("no-engine", "no Docker engine answers"),
-    ("no-image", "the agent image clinbench-agent:latest is absent: build it with `docker build -t clinbench-agent:latest -f docker/agent.Dockerfile .`"),
+    ("no-image", "the agent image clinbench-agent:latest is absent: build it with `docker build -t clinbench-agent:latest .` (the repository's Dockerfile)"),
     ("probe-fails", "a probe container of clinbench-agent:latest did not run as a non-root user"),
 ])
 def test_docker_is_never_chosen_unless_its_probe_run_succeeds(docker, state, reason):

@@ -43,7 +43,7 @@ ETC_RO = ("passwd", "group", "hosts", "nsswitch.conf", "ld.so.cache", "ld.so.con
           "host.conf", "protocols", "services", "magic", "timezone", "xdg")
 DOCKER_IMAGE_ENV = "CLINBENCH_DOCKER_IMAGE"
 DOCKER_IMAGE = "clinbench-agent:latest"
-DOCKERFILE = "docker/agent.Dockerfile"
+DOCKERFILE = "Dockerfile"
 DOCKER_UID = 1000  # the image's non-root user (see the Dockerfile)
 
 
@@ -76,7 +76,7 @@ def docker_unavailable_reason(image: str | None = None) -> str | None:
     if not _answers(["docker", "info"]):
         return "no Docker engine answers (docker info fails)"
     if not _answers(["docker", "image", "inspect", image]):
-        return f"the agent image {image} is absent: build it with `docker build -t {image} -f {DOCKERFILE} .`"
+        return f"the agent image {image} is absent: build it with `docker build -t {image} .` (the repository's {DOCKERFILE})"
     if not _answers(["docker", "run", "--rm", "--network", "none", "--cap-drop", "ALL", image, "/bin/sh", "-c", "test \"$(id -u)\" != 0"]):
         return f"a probe container of {image} did not run as a non-root user"
     return None
