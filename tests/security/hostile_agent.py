@@ -198,6 +198,7 @@ elif attack == "hung-endpoint":
     c = socket.create_connection((host, int(port)))
     c.sendall(b"POST /v1/responses HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
     c.recv(1)  # the endpoint never answers
+    time.sleep(60)  # and the agent waits on: only the harness ends the run
 report()
 '''
 

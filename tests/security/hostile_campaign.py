@@ -109,7 +109,14 @@ class Hostile:
     def seen(self, attack: str) -> dict:
         """The last JSON report the agent printed (its stdout, as the harness kept it)."""
         text = (self.folder(attack) / "agent_stdout.txt").read_text(errors="replace")
-        reports = [json.loads(line) for line in text.splitlines() if line.startswith('{"attack"')]
+        reports = []
+        for line in text.splitlines():
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(event, dict) and "attack" in event:
+                reports.append(event)
         assert reports, f"{attack}: the agent printed no report; stderr: {(self.folder(attack) / 'agent_stderr.txt').read_text()[-500:]}"
         return reports[-1]
 

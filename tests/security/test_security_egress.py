@@ -52,7 +52,7 @@ def test_a_hung_model_endpoint_cannot_keep_a_run_past_its_timeout(tmp_path, monk
     assert row["status"] == "timeout" and row["reward"] == 0.0
     assert elapsed < 20, f"the campaign took {elapsed:.0f} s for a 3 s timeout"
     log = [json.loads(line) for line in (out / row["evidence_dir"] / "egress.jsonl").read_text().splitlines()]
-    assert log and log[0]["allowed"] is True and log[0]["target"] == "/v1/responses"
+    assert log and log[0]["allowed"] is True and log[0]["target"] == "/v1/responses" and log[0]["cut"] == "the run's deadline"
 
 
 def test_the_proxy_cuts_a_relay_at_the_deadline_and_on_stop(tmp_path):

@@ -50,8 +50,9 @@ class ProcessResult:
 
 
 def disk_usage(root: Path) -> int:
-    """Bytes allocated under ``root`` (sparse holes do not count), symlinks not followed."""
-    total, stack = 0, [str(root)]
+    """Bytes allocated under ``root`` (sparse holes do not count, a hard-linked file counts once),
+    symlinks not followed."""
+    total, stack, seen = 0, [str(root)], set()
     while stack:
         try:
             with os.scandir(stack.pop()) as entries:
@@ -60,6 +61,9 @@ def disk_usage(root: Path) -> int:
                         st = entry.stat(follow_symlinks=False)
                     except OSError:
                         continue
+                    if (st.st_dev, st.st_ino) in seen:
+                        continue
+                    seen.add((st.st_dev, st.st_ino))
                     total += st.st_blocks * 512
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(entry.path)

@@ -7,8 +7,10 @@ status is the program's.
 """
 
 import json
+import os
 import subprocess
 import sys
+import threading
 from datetime import datetime, timezone
 
 
@@ -27,15 +29,28 @@ def stamp(line):
 
 def main(argv):
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, encoding="utf-8", errors="replace")
-    for line in proc.stdout:
-        sys.stdout.write(stamp(line))
-        sys.stdout.flush()
-    return proc.wait()
 
+    def copy():
+        for line in proc.stdout:
+            sys.stdout.write(stamp(line))
+            sys.stdout.flush()
+
+    copier = threading.Thread(target=copy, daemon=True)
+    copier.start()
+    status = proc.wait()
+    # the program's last lines; a process it left behind holding its stdout does not keep the run alive
+    copier.join(timeout=DRAIN_SECONDS)
+    sys.stdout.flush()
+    return status
+
+
+DRAIN_SECONDS = 2.0
 
 if __name__ == "__main__":
     try:
-        sys.exit(main(sys.argv[1:]))
+        code = main(sys.argv[1:])
+        sys.stdout.flush()
+        os._exit(code if code >= 0 else 128 - code)  # without waiting for a copier still blocked on a leftover's pipe
     except FileNotFoundError as exc:
         sys.stderr.write(f"cannot start {sys.argv[1]!r}: {exc}\n")
         sys.exit(127)
