@@ -214,7 +214,7 @@ def assert_refused(h: Hostile, attack: str, why: str) -> None:
     """What a user relies on for an output the harness must not take: reward 0, a recorded
     failure naming the reason, no output.csv in evidence, flagged and not publishable."""
     row, score = h.rows[attack], h.score(attack)
-    assert row["reward"] == 0.0 and row["status"] == "error", (attack, row["status"], row["reward"])
+    assert row["reward"] == 0.0 and row["status"] == "agent-failed", (attack, row["status"], row["reward"])
     assert why in score["output_refused"] and why in score["run_error"]
     assert not (h.folder(attack) / "output.csv").exists()
     assert row["publishable"] is False and any(why in r for r in h.reasons[attack]), h.reasons[attack]

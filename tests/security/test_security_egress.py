@@ -49,7 +49,8 @@ def test_a_hung_model_endpoint_cannot_keep_a_run_past_its_timeout(tmp_path, monk
     elapsed = time.monotonic() - start
     hung.close()
     row = Store.open(out).runs()[0]
-    assert row["status"] == "timeout" and row["reward"] == 0.0
+    manifest = json.loads((out / row["evidence_dir"] / "manifest.json").read_text())
+    assert row["status"] == "agent-failed" and manifest["limit_hit"] == "timeout" and row["reward"] == 0.0
     assert elapsed < 20, f"the campaign took {elapsed:.0f} s for a 3 s timeout"
     log = [json.loads(line) for line in (out / row["evidence_dir"] / "egress.jsonl").read_text().splitlines()]
     assert log and log[0]["allowed"] is True and log[0]["target"] == "/v1/responses" and log[0]["cut"] == "the run's deadline"

@@ -14,7 +14,7 @@ from hostile_campaign import LIMITS
 
 def _stopped_by(hostile, attack: str, limit: str, shown: str) -> None:
     row, record = hostile.rows[attack], hostile.sandbox_record(attack)
-    assert row["status"] == "error" and row["reward"] == 0.0, (row["status"], hostile.score(attack))
+    assert row["status"] == "agent-failed" and row["reward"] == 0.0, (row["status"], hostile.score(attack))
     assert record["limit_exceeded"] == limit
     assert f"limit exceeded: {limit} ({shown}" in hostile.score(attack)["run_error"]
 

@@ -62,7 +62,7 @@ def test_hard_linked_output_is_refused(hostile, tmp_path):
 def test_sparse_huge_output_is_stopped_by_the_file_size_limit(hostile):
     # before: a 3 GiB sparse output.csv was copied in full
     row, record = hostile.rows["sparse-huge"], hostile.sandbox_record("sparse-huge")
-    assert row["status"] == "error" and row["reward"] == 0.0
+    assert row["status"] == "agent-failed" and row["reward"] == 0.0
     assert record["limit_exceeded"] == "file-size"
     assert "limit exceeded: file-size (8 MiB" in hostile.score("sparse-huge")["run_error"]
     copied = hostile.folder("sparse-huge") / "output.csv"

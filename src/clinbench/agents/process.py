@@ -14,6 +14,7 @@ import resource
 import selectors
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -155,6 +156,8 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: Path, stdout_path:
             _killpg(proc.pid)  # whatever of its session outlived it
             if on_stop is not None:
                 on_stop()
+            if cgroup is not None and sys.exc_info()[0] is not None:  # Ctrl-C / SIGTERM of the campaign
+                cgroup.close()
     hits = cgroup.hits() if cgroup is not None else []
     if cgroup is not None:
         cgroup.close()
