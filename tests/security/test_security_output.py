@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from clinbench.campaign.evidence import take_output
 
@@ -20,7 +21,10 @@ def test_symlink_to_an_earlier_runs_output_scores_nothing(hostile):
 def test_symlink_to_proc_environ_leaks_no_harness_secret(hostile):
     # before: /proc/self/environ of the harness (its secrets) landed in the evidence folder
     assert_refused(hostile, "symlink-proc-environ", "symbolic link")
-    assert hostile.canary.encode() not in hostile.evidence_bytes("symlink-proc-environ")
+    # the harness's workers are forks of this process: their /proc/self/environ is this one's
+    harness_env = [e for e in Path("/proc/self/environ").read_bytes().split(b"\0") if len(e) >= 24]
+    evidence = hostile.evidence_bytes("symlink-proc-environ")
+    assert harness_env and not [e for e in harness_env if e in evidence]
 
 
 def test_symlink_to_the_source_database_or_results_store_copies_neither(hostile):
