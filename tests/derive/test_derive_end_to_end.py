@@ -197,3 +197,33 @@ def test_reference_validity_variants_lose_only_changed_columns(synth_dbs, tmp_pa
         pytest.skip("no variant table built in the synthetic database")
     # a variant that changes nothing on the synthetic data would not test the scorer
     assert any(changed for _, changed in checked), checked
+
+
+@pytest.mark.parametrize("database", ["mimic-iv", "eicu"])
+def test_one_command_runs_every_control_on_every_task(database, synth_dbs, tmp_path, monkeypatch):
+    """`run --condition all` with the reference agent: every condition a task offers, each run 1.0;
+    the pairs a task does not offer are listed, and with-skill-all is in the statistics."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from clinbench.campaign.store import Store
+    from clinbench.cli import app
+    from clinbench.derive.catalogue import CONDITIONS
+
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    db, out = synth_dbs(database), tmp_path / "camp"
+    tasks = [t for t in TASKS if t.database == database]
+    result = CliRunner().invoke(app, ["run", "--db", str(db), "--out", str(out), "--task", "all", "--condition", "all",
+                                      "--agent", "reference", "--jobs", "2"])
+    assert result.exit_code == 0, result.output
+    offered = {(t.id, c) for t in tasks for c in CONDITIONS if c != "operational-spec" or t.operational_spec}
+    runs = Store.open(out).runs()
+    assert {(r["task"], r["condition"]) for r in runs} == offered and len(runs) == len(offered)
+    assert {r["reward"] for r in runs} == {1.0} and all(r["strict"] for r in runs)
+    without_spec = [t.id for t in tasks if not t.operational_spec]
+    if without_spec:
+        assert f"skipped {len(without_spec)} unsupported task × condition pair(s)" in " ".join(result.output.split())
+    stats = CliRunner().invoke(app, ["stats", str(out), "--compare", "with-skill:with-skill-all", "--json"])
+    summary = json.loads(stats.output)
+    assert (summary["condition_b"], summary["tasks"], summary["mean_b"]) == ("with-skill-all", len(tasks), 1.0)

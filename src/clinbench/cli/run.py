@@ -31,6 +31,13 @@ def resolve_tasks(names: list[str], db: Path) -> list[str]:
     return [s.id for s in specs]
 
 
+def resolve_conditions(names: list[str]) -> list[str]:
+    """Condition names; 'all' means every condition (every mechanism control on every task)."""
+    from clinbench.derive.catalogue import CONDITIONS
+
+    return list(CONDITIONS) if names == ["all"] else names
+
+
 def supported_pairs(task_ids: list[str], conditions: list[str]) -> tuple[set[tuple[str, str]], list[str]]:
     """The task × condition pairs that can run, and a description of each that cannot.
 
@@ -89,7 +96,7 @@ def run_command(
     db: Path = typer.Option(..., "--db", help="Database with the task reference targets built (clinbench concepts build)."),
     out: Path = typer.Option(..., "--out", help="Campaign folder: results.duckdb and runs/<run_id>/ evidence."),
     tasks: list[str] = typer.Option(["all"], "--task", help="Task ids (comma-separated or repeated) or 'all'."),
-    conditions: list[str] = typer.Option(["no-skill"], "--condition", help="Conditions (comma-separated or repeated), e.g. no-skill,with-skill."),
+    conditions: list[str] = typer.Option(["no-skill"], "--condition", help="Conditions (comma-separated or repeated), e.g. no-skill,with-skill, or 'all' (every control)."),
     schema: list[str] = typer.Option(["native"], "--schema-variant", help="Schema variants (comma-separated or repeated): native, obfuscated, restructured."),
     agent: list[str] = typer.Option(..., "--agent", help="Agents (comma-separated or repeated): codex, claude, gemini, command, llm, reference, variant, empty, replay."),
     model: list[str] = typer.Option([], "--model", help="Models (comma-separated or repeated; each agent runs with each model)."),
@@ -130,13 +137,14 @@ def run_command(
     from clinbench.errors import TaskError
 
     task_ids = resolve_tasks(split_list(tasks), db)
-    check_matrix(task_ids, split_list(conditions), split_list(schema), db)
-    pairs, unsupported = supported_pairs(task_ids, split_list(conditions))
+    conditions = resolve_conditions(split_list(conditions))
+    check_matrix(task_ids, conditions, split_list(schema), db)
+    pairs, unsupported = supported_pairs(task_ids, conditions)
     if unsupported and not pairs:
         raise TaskError(f"no task offers the condition asked for: {', '.join(unsupported)} cannot run "
                         "(see `clinbench tasks list`, column op. spec); pick another condition or task")
     _verify_references(task_ids, db)
-    specs = [s for s in expand(task_ids, split_list(conditions), split_list(schema), split_list(agent),
+    specs = [s for s in expand(task_ids, conditions, split_list(schema), split_list(agent),
                                split_list(model), trials) if (s.task, s.condition) in pairs]
     options = AgentOptions(base_url=base_url, api_key_env=api_key_env, provider=provider,
                            reasoning_effort=reasoning_effort, allowed_tools=allowed_tools,
