@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -17,6 +18,8 @@ def _stopped_by(hostile, attack: str, limit: str, shown: str) -> None:
     assert row["status"] == "agent-failed" and row["reward"] == 0.0, (row["status"], hostile.score(attack))
     assert record["limit_exceeded"] == limit
     assert f"limit exceeded: {limit} ({shown}" in hostile.score(attack)["run_error"]
+    manifest = json.loads((hostile.folder(attack) / "manifest.json").read_text())
+    assert manifest["limit_hit"] == limit and manifest["sandbox_limits"] == record["limits"]
 
 
 def test_fork_bomb_stays_within_the_process_limit(hostile):
