@@ -23,10 +23,15 @@ def _modules_after(*args: str) -> set[str]:
     return set(json.loads(out.stderr.strip().splitlines()[-1]))
 
 
+def _command_modules(loaded: set[str]) -> list[str]:
+    """The command modules among ``loaded`` (the root's private helpers, ``cli._*``, are not)."""
+    return sorted(m for m in loaded if m.startswith("clinbench.cli.") and not m.rsplit(".", 1)[1].startswith("_"))
+
+
 def test_help_imports_no_heavy_dependency_and_no_command_module():
     loaded = _modules_after("--help")
     assert [m for m in HEAVY if m in loaded] == []
-    assert sorted(m for m in loaded if m.startswith("clinbench.cli.")) == []
+    assert _command_modules(loaded) == []
 
 
 def test_help_lists_every_command_with_its_help_line():
@@ -49,7 +54,7 @@ def test_a_loaded_command_is_listed_with_the_same_line():
 
 def test_one_command_loads_only_its_own_module():
     loaded = _modules_after("tasks", "list")
-    assert sorted(m for m in loaded if m.startswith("clinbench.cli.")) == ["clinbench.cli.tasks"]
+    assert _command_modules(loaded) == ["clinbench.cli.tasks"]
     assert "duckdb" not in _modules_after("run", "--help")
 
 
