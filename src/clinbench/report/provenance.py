@@ -49,6 +49,15 @@ class Provenance:
     command: str = ""
 
 
+def software_versions() -> dict[str, str]:
+    """clinbench, DuckDB and Python versions of this process (a run's manifest records them)."""
+    import duckdb
+
+    from clinbench import __version__
+
+    return {"clinbench": __version__, "duckdb": duckdb.__version__, "python": platform.python_version()}
+
+
 def record_command(campaign_dir: str | Path, argv: list[str] | None = None) -> Path:
     """Record in ``campaign.json`` the command line that ran the campaign: ``commands`` lists every
     distinct one in order (a campaign may be extended or resumed by another)."""
@@ -135,13 +144,9 @@ def _store_binding(directory: Path) -> dict[str, str]:
 
 def gather(source: str | Path, runs: Any) -> Provenance:
     """Provenance of ``source`` (campaign folder or per-run CSV) and its analysed ``runs``."""
-    import duckdb
-
-    from clinbench import __version__
-
     src = Path(source)
     prov = Provenance(source=str(src.resolve()))
-    prov.versions = {"clinbench": __version__, "duckdb": duckdb.__version__, "python": platform.python_version()}
+    prov.versions = software_versions()
     prov.agents = dict(sorted(Counter(runs.labels.tolist()).items()))
     if not src.is_dir():
         return prov
@@ -160,7 +165,8 @@ def gather(source: str | Path, runs: Any) -> Provenance:
                 agent = (manifest.get("run") or {}).get("agent", "agent")
                 prov.agent_versions[str(agent)] = str(manifest[key])
         for key, value in (manifest.get("versions") or {}).items():
-            prov.versions.setdefault(f"{key} (at run time)", str(value))
+            if str(value) != prov.versions.get(key):  # a run made by other software than this report's
+                prov.versions.setdefault(f"{key} (at run time)", str(value))
     bound = _store_binding(src)
     prov.data = [_data_source(db, bound) for db in sorted(dbs)]
     try:
