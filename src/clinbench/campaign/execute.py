@@ -27,7 +27,6 @@ from clinbench.campaign import evidence
 from clinbench.campaign.matrix import RunSpec
 from clinbench.campaign.store import ColumnScore, RunRecord
 from clinbench.errors import ClinbenchError
-from clinbench.report.provenance import software_versions
 from clinbench.write_errors import WriteError, explain, kind_of
 
 DEFAULT_TIMEOUT_SECONDS = 30 * 60
@@ -206,7 +205,6 @@ def _finish(spec: RunSpec, config: CampaignConfig, record: RunRecord, partial: P
         "timings": {k: round(v, 3) for k, v in timings.items()},
         "output_refused": output_refused,
         "usage": vars(record.usage) if record.usage else None,
-        "versions": software_versions(),
         "finished_at": record.finished_at.isoformat(),
         "record": record.to_json(),  # what `clinbench store rebuild` restores
     })

@@ -16,6 +16,7 @@ OLD_SPELLINGS: dict[str, dict[str, str]] = {
     "report": {"--schema": "--schema-variant"},
     "concepts build": {"--schema": "--derived-schema"},
     "data fetch": {"--dest": "--out"},
+    "tasks verify": {"--tasks": "--task"},
 }
 GROUPS = ("concepts", "data", "dx", "tasks")
 

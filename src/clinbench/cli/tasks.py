@@ -87,7 +87,7 @@ def register(app: typer.Typer) -> None:
     @tasks.command("verify")
     def verify(
         db: Path = typer.Option(..., "--db", help="Database with the built reference targets."),
-        task: list[str] = typer.Option([], "--tasks", help="Only these task ids (comma-separated or repeated)."),
+        task: list[str] = typer.Option([], "--task", help="Only these task ids (comma-separated or repeated)."),
     ) -> None:
         """Check each task reference against its manifest (SQL, source tables, content); exit 1 if any is stale or missing."""
         from clinbench.campaign.matrix import split_list

@@ -1,13 +1,14 @@
 """Where a report's numbers come from: the data, the software, the agents, the command.
 
 * Data: each database the runs' manifests name, with whether it still exists, its size, a
-  fingerprint and whether it is synthetic. The fingerprint is the one the campaign stored
-  with its data binding when the store has one; otherwise the database's catalogue
+  fingerprint and whether it is synthetic. The fingerprint is one digest of the reference
+  fingerprints the campaign is bound to (the store's ``data_binding``) when it has them; otherwise the database's catalogue
   fingerprint (``clinbench.derive.workspace.read_catalog``: file size, mtime, every
   relation's name, row estimate and column types), read now. Synthetic: the database
   carries clinbench's synthesis record (``clinbench_meta.synthesis``, written by
   ``data synth``); a database without one is reported as "no synthesis record".
-* Software: clinbench and DuckDB versions now, plus any version a run's manifest recorded.
+* Software: the campaign's ``versions.json`` (clinbench, Python, DuckDB and the SDKs it ran
+  with, recorded by ``run``) and the versions making the report.
 * Agents and models: the runs' ``agent/model`` labels and any agent version recorded.
 * Command: ``campaign.json`` beside the store (``commands``), written by ``record_command``.
 """
@@ -118,28 +119,38 @@ def _data_source(db: str, bound: dict[str, str]) -> DataSource:
 
 
 def _store_binding(directory: Path) -> dict[str, str]:
-    """database path -> fingerprint, from the store's data binding when the campaign recorded one."""
-    import duckdb
+    """database path -> one digest of every reference fingerprint the campaign is bound to
+    (``data_binding``: reference table, fingerprint, database), with how many there are."""
+    import hashlib
 
-    store = directory / "results.duckdb"
-    if not store.is_file():
+    from clinbench.campaign.store import Store
+    from clinbench.errors import ClinbenchError
+
+    if not (directory / "results.duckdb").is_file():
         return {}
     try:
-        con = duckdb.connect(str(store), read_only=True)
-    except duckdb.Error:
+        bound = Store(directory / "results.duckdb").binding()
+    except (ClinbenchError, OSError, AttributeError):
         return {}
+    by_db: dict[str, list[str]] = {}
+    for table, (fingerprint, db) in sorted(bound.items()):
+        by_db.setdefault(str(db), []).append(f"{table}={fingerprint}")
+    return {db: f"{hashlib.sha256(chr(10).join(parts).encode()).hexdigest()} over {len(parts)} references"
+            for db, parts in by_db.items()}
+
+
+def _campaign_versions(directory: Path) -> dict[str, str]:
+    """The software the campaign ran with (its ``versions.json``, latest entry)."""
     try:
-        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-        for table in ("campaign", "campaign_data", "data_binding"):
-            if table in tables:
-                cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
-                path_col = next((c for c in ("db_path", "db", "database") if c in cols), None)
-                fp_col = next((c for c in cols if "fingerprint" in c), None)
-                if path_col and fp_col:
-                    return {str(p): str(f) for p, f in con.execute(f"SELECT {path_col}, {fp_col} FROM {table}").fetchall()}
+        history = json.loads((directory / "versions.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return {}
-    finally:
-        con.close()
+    if not isinstance(history, list) or not history:
+        return {}
+    last = history[-1]
+    flat = {"clinbench": last.get("clinbench"), "python": last.get("python"),
+            **{k: v for k, v in (last.get("packages") or {}).items() if v}}
+    return {k: str(v) for k, v in flat.items() if v}
 
 
 def gather(source: str | Path, runs: Any) -> Provenance:
@@ -164,9 +175,12 @@ def gather(source: str | Path, runs: Any) -> Provenance:
             if manifest.get(key):
                 agent = (manifest.get("run") or {}).get("agent", "agent")
                 prov.agent_versions[str(agent)] = str(manifest[key])
-        for key, value in (manifest.get("versions") or {}).items():
-            if str(value) != prov.versions.get(key):  # a run made by other software than this report's
-                prov.versions.setdefault(f"{key} (at run time)", str(value))
+    now = prov.versions
+    ran_with = _campaign_versions(src)
+    prov.versions = {**ran_with, **{k: v for k, v in now.items() if k not in ran_with}}
+    for k, v in now.items():
+        if k in ran_with and ran_with[k] != v:
+            prov.versions[k] = f"{ran_with[k]} (this report: {v})"
     bound = _store_binding(src)
     prov.data = [_data_source(db, bound) for db in sorted(dbs)]
     try:
