@@ -319,6 +319,9 @@ class ChatTranslator:
         self._lock = threading.Lock()
         self._http = httpx.Client()
 
+    def close(self) -> None:
+        self._http.close()
+
     @staticmethod
     def api_of(method: str, path: str) -> str | None:
         """'responses', 'messages', 'gemini' or 'count_tokens' for a request this translator serves, else None."""

@@ -181,6 +181,8 @@ class ExternalAgent(Agent):
             if proxy is not None:
                 proxy.stop()
             self.sandbox.stop()
+            if translator is not None:
+                translator.close()
             shutil.rmtree(private, ignore_errors=True)
         limit_error = result.limit_message(self.limits)
         write_json_atomic(ctx.evidence_dir / SANDBOX_RECORD, {
