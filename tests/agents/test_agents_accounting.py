@@ -44,9 +44,9 @@ def test_a_failed_run_keeps_its_usage_and_a_retry_keeps_the_failed_attempts(sofa
     with ScriptedServer(bad) as srv:
         config = CampaignConfig(db=str(sofa_db), out=str(out), options=AgentOptions(base_url=srv.base_url, prices=str(table)))
         summary = run_campaign(specs, config)
-    assert summary.by_status == {"error": 1, "ok": 1}  # the campaign went on after the failure
+    assert summary.by_status == {"agent-failed": 1, "ok": 1}  # the campaign went on after the failure
     failed = next(r for r in Store.open(out).runs() if r["agent"] == "llm")
-    assert (failed["status"], failed["requests"], failed["http_requests"], failed["input_tokens"]) == ("error", 1, 2, 20)
+    assert (failed["status"], failed["requests"], failed["http_requests"], failed["input_tokens"]) == ("agent-failed", 1, 2, 20)
     assert failed["cost"] == pytest.approx((20 * 2.0 + 10 * 8.0) / 1e6)
     score = json.loads((out / failed["evidence_dir"] / "score.json").read_text())
     assert score["run_error"].startswith("endpoint answered HTTP 200 with a text/html body")

@@ -48,7 +48,7 @@ def test_multi_step_run_passes_a_server_that_rejects_null_content(workspace, tmp
 def test_a_persistent_server_error_keeps_the_servers_own_message(workspace, tmp_path):
     body = {"error": {"message": "Value is not a string: None", "type": "internal_server_error"}}
     outcome, srv, events = _run(workspace, tmp_path, [LIST] + [{"status": 500, "body": body}] * 3)
-    assert outcome.status == "error"
+    assert outcome.status == "harness-error"  # the endpoint failed, not the agent
     assert "after 3 attempts (HTTP 500: Value is not a string: None)" in outcome.error
     # the first turn's tokens and every failed request are counted
     assert (outcome.usage.requests, outcome.usage.input_tokens, outcome.usage.http_requests) == (1, 20, 4)

@@ -27,11 +27,12 @@ def test_limits_flags_reach_every_request_and_the_record(sofa_db, tmp_path, monk
         done = _run("--db", str(sofa_db), "--tasks", "mimic-sofa-24h", "--agent", "llm", "--model", "local-model",
                     "--base-url", srv.base_url, "--max-tokens", "64", "--token-budget", "70", "--out", str(out))
     assert done.returncode == 0, done.stderr
-    assert "1 run(s) not ok" in done.stdout
-    assert [b["max_tokens"] for b in srv.requests] == [64, 64, 64]  # 3 × 30 tokens > 70
+    assert "1 run(s) done (1 agent-failed)" in done.stdout
+    runs = [b for b in srv.requests if b.get("tools")]  # the first request is run's endpoint preflight
+    assert [b["max_tokens"] for b in runs] == [64, 64, 64]  # 3 × 30 tokens > 70
     run = Store.open(out).runs()[0]
     manifest = json.loads((out / run["evidence_dir"] / "manifest.json").read_text())
-    assert (run["status"], manifest["limit_hit"]) == ("error", "token_budget")
+    assert (run["status"], manifest["limit_hit"]) == ("agent-failed", "token_budget")
     assert manifest["error"] == "token budget of 70 tokens used up (90 tokens in 3 requests)"
     assert manifest["limits"] == {"timeout_seconds": 1800.0, "max_tokens": 64, "token_budget": 70, "max_steps": 40}
     assert (run["requests"], run["input_tokens"], run["output_tokens"]) == (3, 60, 30)
