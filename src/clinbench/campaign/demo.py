@@ -51,6 +51,19 @@ def demo_tasks(max_tasks: int = MAX_TASKS) -> dict[str, str]:
     return dict(list(chosen.items())[:max_tasks])
 
 
+def variant_notes(tasks: dict[str, str]) -> tuple[list[str], list[list[str]]]:
+    """A table for the report: each task, the variant its `variant` run writes and what that variant is."""
+    from clinbench.concepts.variants import list_variants
+    from clinbench.derive.catalogue import get_task
+
+    by_key = {(v.reference, v.label): v for v in list_variants()}
+    rows = []
+    for task_id, label in tasks.items():
+        v = by_key.get((get_task(task_id).reference, label))
+        rows.append([task_id, label, v.definition if v is not None else ""])
+    return ["task", "variant the variant agent writes", "its definition"], rows
+
+
 def execute_demo_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
     """``execute_run`` with the task's own variant for the `variant` agent (a campaign sets one)."""
     if spec.agent == "variant":

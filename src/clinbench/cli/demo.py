@@ -42,7 +42,7 @@ def demo_command(
     reproduce M4Bench's campaign, diagnose the demo cases, write one report."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from clinbench.campaign.demo import DEMO_COMPARE, demo_tasks, run_demo_campaign
+    from clinbench.campaign.demo import DEMO_COMPARE, demo_tasks, run_demo_campaign, variant_notes
     from clinbench.campaign.progress import RichReporter
     from clinbench.concepts.build import build_concepts
     from clinbench.concepts.summary import cohort_shares
@@ -97,7 +97,7 @@ def demo_command(
         from clinbench.report.published import M4BENCH_RUNS, M4BENCH_INTRO
 
         sections = [
-            SectionSpec(campaign, DEMO_COMPARE, key="derive",
+            SectionSpec(campaign, DEMO_COMPARE, key="derive", notes=variant_notes(chosen),
                         title="1. How much a clinical convention moves the score (reference vs variant agent)",
                         intro="Both built-in agents answer every task exactly; the variant agent follows a documented "
                               "alternative convention (a reference-validity variant) and is scored against the default "

@@ -9,7 +9,7 @@ so a failure leaves no half-written report.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from clinbench.atomic import write_text_atomic
@@ -46,7 +46,8 @@ class SectionSpec:
     agent: str | None = None
     model: str | None = None
     include_flagged: bool = False
-    extra: dict = field(default_factory=dict)
+    # a small table shown under the intro: (header, rows), plain text cells
+    notes: tuple[list[str], list[list[str]]] | None = None
 
 
 def _whys(runs) -> dict:
@@ -93,7 +94,7 @@ def build_section(spec: SectionSpec, *, seed: int = 0, draws: int = 20000, permu
     hwhy = list(_whys(analysed.harness_errors).values()) if analysed.harness_errors is not None else []
     title = spec.title or (f"{comparison.dimension} {comparison.condition_a} → {comparison.condition_b}" if comparison
                            else f"{summary.runs} runs of {summary.tasks} tasks")
-    return Section(key=spec.key, title=title, intro=spec.intro, summary=summary, runs=analysed, columns=columns,
+    return Section(key=spec.key, title=title, intro=spec.intro, notes=spec.notes, summary=summary, runs=analysed, columns=columns,
                    comparison=comparison, figures=figures, why=_whys(analysed), harness=hwhy,
                    provenance=gather(spec.source, analysed))
 

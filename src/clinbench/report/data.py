@@ -46,6 +46,7 @@ class Section:
     runs: Runs
     columns: list[ColumnRow]
     comparison: Comparison | None = None
+    notes: tuple[list[str], list[list[str]]] | None = None  # a table under the intro
     figures: dict[str, str] = field(default_factory=dict)  # file stem -> SVG text
     why: dict[str, RunWhy] = field(default_factory=dict)  # run_id -> its explanation (runs with evidence)
     harness: list[RunWhy] = field(default_factory=list)  # harness errors, with their causes

@@ -355,6 +355,9 @@ def _section_html(sec: Section, report_dir: Path, first: bool) -> str:
     body = [f'<section class="report-section" id="{escape(sec.key, quote=True)}">', f"<h2>{escape(sec.title)}</h2>"]
     if sec.intro:
         body.append(f'<p class="note">{escape(sec.intro)}</p>')
+    if sec.notes:
+        header, rows = sec.notes
+        body.append(_table(header, [[escape(c) for c in r] for r in rows], numeric_from=99, cls="notes"))
     body += _comparison_body(sec) if sec.comparison is not None else _summary_body(sec)
     body += [_status_html(sec), _usage_html(sec), _provenance(sec.provenance), _evidence_section(sec, report_dir)]
     block_id = "clinbench-stats" if first else f"clinbench-stats-{sec.key}"

@@ -24,6 +24,8 @@ def render_markdown(data: ReportData, *, title: str = "") -> str:
         out += ["", f"## {sec.title}", ""]
         if sec.intro:
             out += [sec.intro, ""]
+        if sec.notes:
+            out += [_table(*sec.notes), ""]
         out += _comparison_md(sec) if sec.comparison is not None else _summary_md(sec)
         out += _common_md(sec)
     if data.dx_markdown:
