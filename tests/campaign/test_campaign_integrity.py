@@ -125,3 +125,17 @@ def test_llm_preflight_stops_in_seconds_with_the_endpoints_answer(tiny_db, tmp_p
                    "--agent", "llm", "--model", "m", "--base-url", srv.base_url)
     assert res.returncode == 2 and "HTTP 404" in res.stderr and "model 'm' not found" in res.stderr
     assert not (tmp_path / "c").exists()
+
+
+def test_stats_and_report_refuse_a_store_pooling_runs_scored_against_different_data(tiny_db, tmp_path):
+    out = tmp_path / "c"
+    assert _cli("run", "--db", str(tiny_db), "--out", str(out), "--tasks", "mimic-meld-24h",
+                "--conditions", "no-skill,with-skill", "--agent", "reference").returncode == 0
+    with duckdb.connect(str(out / "results.duckdb")) as con:  # as a store merged from two campaigns would be
+        con.execute("UPDATE runs SET data_digest = 'other' WHERE condition = 'with-skill'")
+    for args in (["stats", str(out)], ["report", str(out), "--md", str(tmp_path / "r.md")]):
+        res = _cli(*args)
+        assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+        assert (f"{out} pools runs scored against different data (2 versions of the reference of mimic-meld-24h)"
+                in _one_line(res.stderr))
+    assert not (tmp_path / "r.md").exists()

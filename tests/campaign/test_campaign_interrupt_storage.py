@@ -49,7 +49,8 @@ def _alive_agents(script: Path) -> list[int]:
     return pids
 
 
-def test_ctrl_c_at_jobs_2_stops_in_seconds_and_a_rerun_resumes(tiny_db, tmp_path):
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_at_jobs_2_stops_in_seconds_and_a_rerun_resumes(how, tiny_db, tmp_path):
     out, script = tmp_path / "c", _slow_agent(tmp_path / "agent")
     env = {**os.environ, "CLINBENCH_CACHE": str(tmp_path / "cache")}
     proc = subprocess.Popen(_run_cmd(tiny_db, out, script), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -62,10 +63,14 @@ def test_ctrl_c_at_jobs_2_stops_in_seconds_and_a_rerun_resumes(tiny_db, tmp_path
         time.sleep(0.1)
     time.sleep(0.5)
     started = time.monotonic()
-    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
+    if how == "ctrl-c":
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
+    else:
+        os.kill(proc.pid, signal.SIGTERM)  # `kill PID`: the campaign process only
     stdout, stderr = proc.communicate(timeout=30)
     seconds = time.monotonic() - started
     assert proc.returncode == 130, stderr
+    print(f"{how}: exited {proc.returncode} in {seconds:.2f} s")
     assert seconds < 3, seconds
     assert "interrupted: 2 runs recorded; rerun the same command to resume" in stderr
     assert "Traceback" not in stderr + stdout

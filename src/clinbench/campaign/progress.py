@@ -1,4 +1,5 @@
-"""Rich progress for a campaign: done/total, ETA and the running mean reward per condition."""
+"""Rich progress for a campaign: done/total, ETA, the running mean reward per condition (harness
+errors left out, as in every statistic) and the counts of agent failures and harness errors."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ class RichReporter(Reporter):
             console=self.console, transient=False,
         )
         self._rewards: dict[str, list[float]] = defaultdict(list)
-        self._failed = 0
+        self._counts: dict[str, int] = defaultdict(int)
         self._task = None
 
     def start(self, total: int, skipped: int) -> None:
@@ -32,12 +33,15 @@ class RichReporter(Reporter):
         self._task = self.progress.add_task("runs", total=total, means="")
 
     def finished(self, record: RunRecord) -> None:
-        self._rewards[record.condition].append(record.reward or 0.0)
-        if record.status != "ok":
-            self._failed += 1
+        if record.status == "harness-error":
+            self._counts["harness-error"] += 1
+        else:
+            self._rewards[record.condition].append(record.reward or 0.0)
+            if record.status != "ok":
+                self._counts["agent-failed"] += 1
         means = "  ".join(f"{c}: {sum(v) / len(v):.3f}" for c, v in sorted(self._rewards.items()))
-        if self._failed:
-            means += f"  [red]{self._failed} not ok"
+        for status, n in sorted(self._counts.items()):
+            means += f"  [red]{n} {status}"
         self.progress.update(self._task, advance=1, means=means)
 
     def stop(self) -> None:
