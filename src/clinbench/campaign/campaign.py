@@ -25,7 +25,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from clinbench.campaign import evidence
-from clinbench.campaign.execute import CampaignConfig, RunResult, StorageFailure, execute_run
+from clinbench.campaign.execute import CampaignConfig, RunResult, StorageFailure, execute_run, lost_run
 from clinbench.campaign.matrix import RunSpec
 from clinbench.campaign.store import RunRecord, Store
 from clinbench.errors import ClinbenchError
@@ -270,6 +270,10 @@ def _stop_pool(pool: ProcessPoolExecutor | None, grace_seconds: float = 1.0) -> 
     pool.shutdown(wait=False, cancel_futures=True)
 
 
+_RAY_LOST = ("WorkerCrashedError", "NodeDiedError", "LocalRayletDiedError", "ObjectLostError", "OwnerDiedError",
+             "RaySystemError")
+
+
 def _run_ray(todo: list[RunSpec], config: CampaignConfig, jobs: int, address: str | None,
              runner: Runner) -> Iterator[RunResult]:
     try:
@@ -280,13 +284,25 @@ def _run_ray(todo: list[RunSpec], config: CampaignConfig, jobs: int, address: st
     if started_here:
         kwargs = {"address": address} if address else {"num_cpus": jobs}
         ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False, **kwargs)
+    # A worker or node that dies takes its run with it: Ray runs it again once (max_retries counts
+    # only such system failures; execute_run turns every agent or task failure into a status).
+    # Lost twice, the run is recorded as a harness error and the campaign goes on.
+    lost = tuple(getattr(ray.exceptions, n) for n in _RAY_LOST if hasattr(ray.exceptions, n))
     try:
-        remote = ray.remote(num_cpus=1, max_retries=0)(runner)
-        pending = [remote.remote(spec, config) for spec in todo]
+        remote = ray.remote(num_cpus=1, max_retries=1, retry_exceptions=False)(runner)
+        spec_of = {}
+        for spec in todo:
+            spec_of[remote.remote(spec, config)] = spec
+        pending = list(spec_of)
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)
             for ref in ready:
-                yield ray.get(ref)
+                try:
+                    result = ray.get(ref)
+                except lost as exc:
+                    result = lost_run(spec_of[ref], config, f"Ray worker lost twice ({type(exc).__name__}): "
+                                                            f"{' '.join(str(exc).split())[:200]}")
+                yield result
     finally:
         if started_here:
             ray.shutdown()

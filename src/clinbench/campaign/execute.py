@@ -160,6 +160,23 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
                    output_refused)
 
 
+def lost_run(spec: RunSpec, config: CampaignConfig, cause: str) -> RunResult:
+    """The record of a run whose worker was lost (a Ray node died, twice): a harness error with
+    its cause, not scored, retried by ``--retry-failed``; its evidence says what happened."""
+    t0 = time.monotonic()
+    partial = evidence.new_partial_dir(Path(config.out), spec.run_id)
+    record = RunRecord(run_id=spec.run_id, benchmark="derive", task=spec.task, condition=spec.condition,
+                       schema=spec.schema, agent=spec.agent, model=spec.model, trial=spec.trial,
+                       status="harness-error", data_digest=config.data_digests.get(spec.task), error=cause)
+    try:
+        from clinbench.derive.catalogue import get_task
+
+        record.family = get_task(spec.task).family
+    except ClinbenchError:
+        pass
+    return _finish(spec, config, record, partial, cause, {}, t0, None)
+
+
 def _write_traceback(partial: Path) -> None:
     try:
         (partial / "harness_error.txt").write_text(traceback.format_exc(), encoding="utf-8")
