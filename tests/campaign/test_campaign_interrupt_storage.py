@@ -18,8 +18,8 @@ TASKS = "mimic-sofa-24h,mimic-meld-24h"
 
 
 def _slow_agent(folder: Path) -> Path:
-    """An agent script that sleeps while ``slow`` exists beside it (its folder is visible in the sandbox),
-    then writes a right MELD answer."""
+    """An agent script that sleeps while ``slow`` exists beside it (its folder is mounted for it with
+    --agent-mount), then writes a right MELD answer."""
     folder.mkdir()
     script = folder / "slow-agent"
     script.write_text(f"#!/bin/sh\nwhile [ -f {folder / 'slow'} ]; do sleep 0.2; done\n"
@@ -33,7 +33,8 @@ def _run_cmd(db, out, script):
     from clinbench.agents.sandbox import bwrap_available
 
     cmd = [sys.executable, "-m", "clinbench", "run", "--db", str(db), "--out", str(out), "--tasks", TASKS,
-           "--agent", "reference,command", "--jobs", "2", "--agent-command", str(script)]
+           "--agent", "reference,command", "--jobs", "2", "--agent-command", str(script),
+           "--agent-mount", str(script.parent)]
     return cmd if bwrap_available() else cmd + ["--unsafe-no-isolation"]
 
 
