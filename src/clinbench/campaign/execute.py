@@ -45,6 +45,7 @@ class CampaignConfig:
     options: AgentOptions = field(default_factory=AgentOptions)
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     data_digests: dict[str, str] = field(default_factory=dict)  # task -> fingerprint of its data (binding)
+    scored_columns: str = "value"  # which columns count towards the reward (derive/score.py)
 
 
 @dataclass
@@ -54,7 +55,8 @@ class RunResult:
     timings: dict[str, float] = field(default_factory=dict)  # harness cost by phase, seconds
 
 
-def score_into_record(record: RunRecord, task_id: str, output_csv: Path | None, db: str | Path) -> dict[str, Any]:
+def score_into_record(record: RunRecord, task_id: str, output_csv: Path | None, db: str | Path,
+                      scored_columns: str = "value") -> dict[str, Any]:
     """Score an output (or its absence) and copy the numbers into ``record``; return score.json content."""
     if record.status == "harness-error":
         record.reward = record.strict = record.key_f1 = record.ordered_value_nmae = None
@@ -65,10 +67,11 @@ def score_into_record(record: RunRecord, task_id: str, output_csv: Path | None, 
         record.column_scores = []
         record.status = "agent-failed"
         record.error = record.error or "no output.csv was written"
-        return {"task_id": task_id, "reward": 0.0, "strict": False, "reason": "no output.csv was written"}
+        return {"task_id": task_id, "reward": 0.0, "strict": False, "scored_columns": scored_columns,
+                "reason": "no output.csv was written"}
     from clinbench.derive.score import score_output
 
-    result = score_output(task_id, output_csv, db)
+    result = score_output(task_id, output_csv, db, scored_columns=scored_columns)
     data = result.model_dump(mode="json")
     record.reward = float(result.reward)
     record.strict = bool(result.strict)
@@ -190,7 +193,8 @@ def _finish(spec: RunSpec, config: CampaignConfig, record: RunRecord, partial: P
     t3 = time.monotonic()
     output = partial / "output.csv"
     try:
-        score = score_into_record(record, spec.task, output if output.is_file() else None, config.db)
+        score = score_into_record(record, spec.task, output if output.is_file() else None, config.db,
+                                  config.scored_columns)
     except ClinbenchError as exc:  # the output is unreadable: the agent's failure
         score = {"task_id": spec.task, "reward": 0.0, "strict": False, "reason": f"scoring failed: {exc}"}
         record.reward, record.strict = 0.0, False
@@ -221,6 +225,7 @@ def _finish(spec: RunSpec, config: CampaignConfig, record: RunRecord, partial: P
         "limit_hit": limit_hit,
         "timings": {k: round(v, 3) for k, v in timings.items()},
         "output_refused": output_refused,
+        "scored_columns": config.scored_columns,
         "usage": vars(record.usage) if record.usage else None,
         "finished_at": record.finished_at.isoformat(),
         "record": record.to_json(),  # what `clinbench store rebuild` restores

@@ -66,7 +66,8 @@ def rescore_campaign(out: str | Path, db: str | Path | None = None, *, new_data:
         if not database or not Path(database).is_file():
             raise ClinbenchError(f"database {database} of run {row['run_id']} not found; pass --db")
         output = folder / evidence.OUTPUT
-        score = score_into_record(record, row["task"], output if output.is_file() else None, database)
+        score = score_into_record(record, row["task"], output if output.is_file() else None, database,
+                                  manifest.get("scored_columns", "value"))
         old_score = json.loads((folder / evidence.SCORE).read_text()) if (folder / evidence.SCORE).is_file() else {}
         for kept in ("run_error", "output_refused"):
             if kept in old_score:

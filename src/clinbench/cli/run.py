@@ -119,6 +119,7 @@ def run_command(
     prices: Path | None = typer.Option(None, "--prices", help="Price table (TOML, USD per million tokens) for the runs' cost; default: the shipped agents/prices.toml."),
     replay_from: Path | None = typer.Option(None, "--replay-from", help="replay agent: an earlier campaign folder."),
     variant: str | None = typer.Option(None, "--variant", help="variant agent: which variant of the reference."),
+    scored_columns: str = typer.Option("value", "--scored-columns", help="Columns that count towards the reward: value (the task's value columns, as the paper) or required (also every required non-id column, as M4Bench >= 0.5.3)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Also redo runs recorded as agent-failed or harness-error."),
     sandbox: str | None = typer.Option(None, "--sandbox", help="Force a sandbox for external agents: bwrap or docker (default: the strongest available)."),
     unsafe_no_isolation: bool = typer.Option(False, "--unsafe-no-isolation", help="Run external agents without a sandbox (runs marked not isolated and not publishable)."),
@@ -136,6 +137,8 @@ def run_command(
     from clinbench.campaign.preflight import check_endpoints
     from clinbench.errors import TaskError
 
+    if scored_columns not in ("value", "required"):
+        raise typer.BadParameter(f"must be value or required, not {scored_columns!r}", param_hint="--scored-columns")
     task_ids = resolve_tasks(split_list(tasks), db)
     conditions = resolve_conditions(split_list(conditions))
     check_matrix(task_ids, conditions, split_list(schema), db)
@@ -156,7 +159,8 @@ def run_command(
                            mounts=tuple(str(m.absolute()) for m in agent_mount))
     _check_agents(split_list(agent), split_list(model), options)
     check_endpoints(split_list(agent), split_list(model), options)
-    config = CampaignConfig(db=str(db.resolve()), out=str(out.resolve()), options=options, timeout_seconds=timeout * 60)
+    config = CampaignConfig(db=str(db.resolve()), out=str(out.resolve()), options=options, timeout_seconds=timeout * 60,
+                            scored_columns=scored_columns)
     console = Console(stderr=True)
     from clinbench.report.provenance import record_command
 

@@ -18,6 +18,7 @@ def register(app: typer.Typer) -> None:
         output_csv: Path = typer.Argument(..., help="The CSV the agent wrote (e.g. WORKSPACE/output.csv)."),
         db: Path = typer.Option(..., "--db", help="Database with the built reference targets."),
         as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
+        scored_columns: str = typer.Option("value", "--scored-columns", help="Columns that count towards the reward: value (the task's value columns, as the paper) or required (also every required non-id column, as M4Bench >= 0.5.3)."),
     ) -> None:
         """Score an agent's output CSV for a task (reward, strict pass, key F1, per-column rates)."""
         from clinbench.derive.catalogue import get_task
@@ -25,14 +26,16 @@ def register(app: typer.Typer) -> None:
         from clinbench.errors import DataError
 
         spec = get_task(task_id)
+        if scored_columns not in ("value", "required"):
+            raise typer.BadParameter(f"must be value or required, not {scored_columns!r}", param_hint="--scored-columns")
         if not output_csv.is_file():  # a run without output scores 0, but here it is a mistyped path
             raise DataError(f"{output_csv} does not exist: give the CSV the agent wrote (e.g. WORKSPACE/output.csv)")
-        r = score_output(task_id, output_csv, db)
+        r = score_output(task_id, output_csv, db, scored_columns=scored_columns)
         if as_json:
             print(r.model_dump_json(indent=2))
             return
         verdict = "[green]strict pass[/]" if r.strict else "[red]strict fail[/]"
-        console.print(f"[bold]{r.task_id}[/]  reward {r.reward:.4f}  {verdict}")
+        console.print(f"[bold]{r.task_id}[/]  reward {r.reward:.4f}  {verdict}  (scored columns: {r.scored_columns})")
         nmae = "—" if r.ordered_value_nmae is None else f"{r.ordered_value_nmae:.4f}"
         console.print(f"key precision {r.key_precision:.4f}, recall {r.key_recall:.4f}, F1 {r.key_f1:.4f}; "
                       f"coverage {r.coverage:.4f}; ordered nMAE {nmae}")

@@ -1,20 +1,25 @@
 """The scorer: an agent's output CSV against the task's reference rows, in DuckDB.
 
-Rules (TASKS.md, matching M4Bench's evaluator):
+Rules (TASKS.md and docs/scoring.md, matching M4Bench 0.5.3's evaluator, benchmark/lib/compare.py):
+- scored columns: the task's value columns (``scored_columns="value"``, the default, as the
+  paper and M4Bench's README describe), or those plus every required column that is not a key
+  or an identifier (``"required"``, what M4Bench >= 0.5.3's ``scored_value_columns`` scores);
 - rows join to the reference on the task's keys; a duplicated agent key keeps its first row;
 - per scored column, match rate = matched cells / (reference rows + extra agent keys +
   duplicate agent rows); numbers match within the column's tolerance (exactly-at-tolerance
   matches), timestamps within ``timestamp_tolerance_seconds``, strings exactly; two empty
   cells match only when the agent supplied the key;
-- reward = mean match rate; key precision/recall/F1; coverage = key recall;
+- reward = mean match rate; a scored column missing from the output matches nothing (rate 0)
+  while the others still count; a missing key column scores 0 overall; a missing required
+  column that is not scored only fails strict; key precision/recall/F1; coverage = key recall;
 - strict pass = non-empty output with every required column, coverage >= the task's
   threshold and every scored column >= its accuracy threshold;
 - ordered nMAE over numeric scored columns (secondary figure).
 
 Reading is forgiving about formatting (BOM, CRLF, quoting, spaces, true/false, ISO or
 space-separated timestamps, header case and order) and strict about content: a file that
-is missing, empty, not UTF-8, unparseable or missing a required column scores 0 with a
-reason instead of raising.
+is missing, empty, not UTF-8, unparseable or missing a key column scores 0 with a reason
+instead of raising. docs/scoring.md lists where this reader differs from M4Bench's pandas one.
 """
 
 from __future__ import annotations
@@ -29,6 +34,11 @@ from pydantic import BaseModel, Field
 from clinbench.derive.catalogue import TaskSpec, get_task
 from clinbench.errors import DataError, TaskError
 
+# Which columns count towards the reward (see the module doc).
+SCORED_COLUMN_SETS = ("value", "required")
+# Identifiers M4Bench never scores, even when required (benchmark/lib/compare.py, 0.5.3).
+NON_SCORING_REQUIRED_COLUMNS = frozenset({"subject_id", "hadm_id", "stay_id", "patientunitstayid",
+                                          "patienthealthsystemstayid", "uniquepid"})
 # Cells an agent writes for "no value".
 NULL_TOKENS = ("", "null", "none", "nan", "na", "n/a", "<na>", "nat")
 # Float slack so that a value exactly at the tolerance (e.g. 1.01 vs 1.00 at 0.01) matches
@@ -67,6 +77,7 @@ class ScoreResult(BaseModel):
     extra_keys: int = 0
     duplicate_rows: int = 0
     missing_columns: list[str] = Field(default_factory=list)
+    scored_columns: str = "value"  # which column set counted: 'value' or 'required'
     reason: str = ""
 
     @property
@@ -74,9 +85,22 @@ class ScoreResult(BaseModel):
         return {name: col.match_rate for name, col in self.columns.items()}
 
 
-def score_output(task_id: str, output_csv: str | Path, db_path: str | Path) -> ScoreResult:
+def scored_columns_for(spec: TaskSpec, scored_columns: str = "value") -> list[str]:
+    """The columns that count towards the reward under ``scored_columns`` ('value' or 'required')."""
+    if scored_columns not in SCORED_COLUMN_SETS:
+        raise TaskError(f"--scored-columns must be one of {', '.join(SCORED_COLUMN_SETS)}, not {scored_columns!r}")
+    columns = list(spec.scored_columns)
+    if scored_columns == "required":
+        columns += [c for c in spec.required_columns
+                    if c not in columns and c not in spec.keys and c not in NON_SCORING_REQUIRED_COLUMNS]
+    return columns
+
+
+def score_output(task_id: str, output_csv: str | Path, db_path: str | Path, *,
+                 scored_columns: str = "value") -> ScoreResult:
     """Score an output CSV for a catalogued task against the reference built in ``db_path``."""
     spec = get_task(task_id)
+    scored_columns_for(spec, scored_columns)  # a bad setting fails before any work
     db_path = Path(db_path)
     if not db_path.is_file():
         raise DataError(f"database {db_path} not found; pass --db the database the references were built in")
@@ -94,16 +118,17 @@ def score_output(task_id: str, output_csv: str | Path, db_path: str | Path) -> S
             schemas = {s for (s,) in con.execute(
                 "SELECT DISTINCT schema_name FROM duckdb_tables() WHERE database_name = 'src'").fetchall()}
             raise TaskError(missing_reference(spec, db_path, schemas))
-        return score_against(spec, output_csv, con, f"src.{spec.target_table}")
+        return score_against(spec, output_csv, con, f"src.{spec.target_table}", scored_columns=scored_columns)
     finally:
         con.close()
 
 
 def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyConnection,
-                  reference: str) -> ScoreResult:
+                  reference: str, *, scored_columns: str = "value") -> ScoreResult:
     """Score ``output_csv`` against the reference relation ``reference`` visible on ``con``."""
-    kinds = _reference_kinds(con, reference, spec)
-    ref_cols = [*spec.keys, *spec.scored_columns]
+    scored = scored_columns_for(spec, scored_columns)
+    kinds = _reference_kinds(con, reference, [*spec.keys, *scored])
+    ref_cols = [*spec.keys, *scored]
     con.execute(
         "CREATE OR REPLACE TEMP TABLE __ref AS SELECT "
         + ", ".join(f"{_q(c) if c in spec.keys and kinds[c] == 'numeric' else _ref_expr(c, kinds[c])} AS {_q(c)}"
@@ -117,7 +142,7 @@ def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyCo
             reason = f"the reference has no rows in this database, so nothing can match; {reason}"
         return ScoreResult(task_id=spec.id, reward=0.0, strict=False, key_precision=0.0, key_recall=0.0,
                            key_f1=0.0, coverage=0.0, ordered_value_nmae=1.0, reference_rows=n_ref,
-                           reason=reason, **extra)
+                           scored_columns=scored_columns, reason=reason, **extra)
 
     path = Path(output_csv)
     problem = _file_problem(path)
@@ -139,7 +164,7 @@ def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyCo
         return failed(f"missing key column(s): {', '.join(missing_keys)}", missing_columns=missing,
                       checks={"output_exists": True, "non_empty": True, "required_columns": False})
 
-    present = [c for c in spec.scored_columns if c in raw_cols]
+    present = [c for c in scored if c in raw_cols]
     try:
         _load_agent(con, path, spec, kinds, raw_cols, present)
     except duckdb.Error as exc:
@@ -163,7 +188,7 @@ def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyCo
     join_on = " AND ".join(f"r.{_q(c)} = a.__k{i}" for i, c in enumerate(spec.keys))
     n_dup = n_agent - n_keys
 
-    scales = _scales(con, spec, kinds)
+    scales = _scales(con, scored, kinds)
     aggregates = ["count(a.__k0)"]
     for c in present:
         match = _match_expr(spec, c, kinds[c])
@@ -179,7 +204,7 @@ def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyCo
     denom = n_ref + n_extra + n_dup
 
     columns: dict[str, ColumnScore] = {}
-    for c in spec.scored_columns:
+    for c in scored:
         kind = kinds[c]
         tol = spec.timestamp_tolerance_seconds if kind == "timestamp" else spec.tolerance(c)
         if c not in present:
@@ -207,11 +232,14 @@ def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyCo
         "coverage": recall >= spec.coverage_threshold,
         "accuracy": all(col.match_rate >= spec.accuracy_threshold for col in columns.values()),
     }
+    # M4Bench: a missing scored column matches nothing, the others still count
     reward = sum(col.match_rate for col in columns.values()) / len(columns)
     reason = ""
     if missing:
-        reward = 0.0
+        scored_missing = [c for c in missing if c in columns]
         reason = f"missing required column(s): {', '.join(missing)}"
+        if scored_missing:
+            reason += f" (scored 0: {', '.join(scored_missing)})"
     elif not n_ref:
         reason = "the reference has no rows in this database, so nothing can match"
     elif not checks["coverage"]:
@@ -224,7 +252,7 @@ def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyCo
         key_recall=recall, key_f1=f1, coverage=recall,
         ordered_value_nmae=sum(nmaes) / len(nmaes) if nmaes else None, columns=columns, checks=checks,
         reference_rows=n_ref, agent_rows=n_agent, extra_keys=n_extra, duplicate_rows=n_dup,
-        missing_columns=missing, reason=reason,
+        missing_columns=missing, scored_columns=scored_columns, reason=reason,
     )
 
 
@@ -294,9 +322,9 @@ def _file_problem(path: Path) -> str:
     return ""
 
 
-def _reference_kinds(con: duckdb.DuckDBPyConnection, reference: str, spec: TaskSpec) -> dict[str, str]:
+def _reference_kinds(con: duckdb.DuckDBPyConnection, reference: str, needed: list[str]) -> dict[str, str]:
     types = {name: str(typ).upper() for name, typ, *_ in con.execute(f"DESCRIBE SELECT * FROM {reference}").fetchall()}
-    missing = [c for c in [*spec.keys, *spec.scored_columns] if c not in types]
+    missing = [c for c in needed if c not in types]
     if missing:
         raise TaskError(f"reference {reference} lacks column(s) {', '.join(missing)}; rebuild the concepts")
     kinds = {}
@@ -315,7 +343,8 @@ def _ref_expr(col: str, kind: str) -> str:
         return f"CAST({_q(col)} AS DOUBLE)"
     if kind == "timestamp":
         return f"CAST({_q(col)} AS TIMESTAMP)"
-    return f"CAST({_q(col)} AS VARCHAR)"
+    # the agent's cells are read trimmed, so the reference's are compared trimmed too
+    return f"trim(CAST({_q(col)} AS VARCHAR))"
 
 
 def _empty_expr(col: str) -> str:
@@ -350,8 +379,8 @@ def _match_expr(spec: TaskSpec, c: str, kind: str) -> str:
     return f"a.__k0 IS NOT NULL AND ({both_empty} OR ({r} IS NOT NULL AND {a} IS NOT NULL AND {close}))"
 
 
-def _scales(con: duckdb.DuckDBPyConnection, spec: TaskSpec, kinds: dict[str, str]) -> dict[str, float]:
-    numeric = [c for c in spec.scored_columns if kinds[c] == "numeric"]
+def _scales(con: duckdb.DuckDBPyConnection, scored: list[str], kinds: dict[str, str]) -> dict[str, float]:
+    numeric = [c for c in scored if kinds[c] == "numeric"]
     if not numeric:
         return {}
     row = con.execute("SELECT " + ", ".join(f"max({_q(c)}) - min({_q(c)})" for c in numeric) + " FROM __ref").fetchone()

@@ -10,7 +10,7 @@
 --   vasopressor burden exactly where it is highest.
 -- Grain: stay_id, starttime
 -- Deviations: angiotensin II counted (default target: ignored); interval boundaries include
---   angiotensin II starts and stops.
+--   angiotensin II starts and stops. The dose is held at 3 decimals, as the default's.
 WITH ang AS (
     SELECT stay_id, starttime, endtime, rate AS angiotensin_ii
     FROM mimiciv_icu.inputevents
@@ -41,9 +41,9 @@ filled AS (
     GROUP BY g.stay_id, g.starttime, g.endtime
 )
 SELECT stay_id, starttime, endtime,
-    ROUND(COALESCE(norepinephrine, 0) + COALESCE(epinephrine, 0) + COALESCE(phenylephrine / 10, 0)
+    CAST(ROUND(TRY_CAST(COALESCE(norepinephrine, 0) + COALESCE(epinephrine, 0) + COALESCE(phenylephrine / 10, 0)
         + COALESCE(dopamine / 100, 0) + COALESCE(vasopressin * 2.5 / 60, 0)
-        + COALESCE(angiotensin_ii / 100, 0), 4) AS norepinephrine_equivalent_dose
+        + COALESCE(angiotensin_ii / 100, 0) AS DECIMAL(18, 3)), 4) AS DOUBLE) AS norepinephrine_equivalent_dose
 FROM filled
 WHERE norepinephrine IS NOT NULL OR epinephrine IS NOT NULL OR phenylephrine IS NOT NULL
     OR dopamine IS NOT NULL OR vasopressin IS NOT NULL OR angiotensin_ii IS NOT NULL
