@@ -13,17 +13,26 @@ from clinbench.concepts.variants import list_variants, variant_diff
 from clinbench.errors import ConceptError
 from tests.concepts.fixtures2 import fresh, h, insert, make_template, recompute, rows, stay
 
-NAMES = ["apsiii-24h__axillary_plus_1", "apsiii-24h__first_day_gases", "kdigo-48h__creatinine_rounding",
-         "sapsii-24h__first_day_window", "sofa-24h__missing_as_null", "sofa-24h__running_infusions",
-         "sofa-24h__ventilated_pf", "suspicion-infection__no_screening",
-         "vasopressor-equivalents__overlap_max", "vasopressor-equivalents__with_angiotensin",
-         "ventilation__cpap_psv_noninvasive"]
+# target-level variants; each has a hand-made test of the rows it moves (test_variants_concepts.py,
+# test_target_variants.py)
+NAMES = sorted(["apsiii-24h__axillary_plus_1", "apsiii-24h__first_day_gases", "kdigo-48h__creatinine_rounding",
+                "sapsii-24h__first_day_window", "sofa-24h__missing_as_null", "sofa-24h__running_infusions",
+                "sofa-24h__ventilated_pf", "suspicion-infection__no_screening",
+                "vasopressor-equivalents__overlap_max", "vasopressor-equivalents__with_angiotensin",
+                "ventilation__cpap_psv_noninvasive",
+                "apsiii-24h__missing_as_null", "charlson__age_below_bands", "gcs-24h__latest_charting",
+                "gcs-24h__missing_as_null", "oasis-24h__missing_as_null", "sapsii-24h__missing_as_null",
+                "sirs-24h__missing_as_null", "suspicion-infection__cancelled_not_positive",
+                "suspicion-infection__same_minute_before", "suspicion-infection__timed_cultures_first",
+                "urine-output-rate__hour_boundaries"])
 ANGIOTENSIN = "vasopressor-equivalents__with_angiotensin"
 # variants whose convention the synthetic generator never exercises (its creatinine is not charted
-# in 0.1 steps, its infusions do not overlap or start before admission); each has a hand-made test
-# in test_variants_concepts.py
+# in 0.1 steps, its infusions do not overlap or start before admission, every stay has first-day
+# GCS, no culture is cancelled, a stay charts urine output in whole-hour steps from one start
+# minute where both window rules agree); each has a hand-made test
 QUIET_ON_SYNTHETIC = {"kdigo-48h__creatinine_rounding", "sofa-24h__running_infusions",
-                      "vasopressor-equivalents__overlap_max"}
+                      "vasopressor-equivalents__overlap_max", "gcs-24h__missing_as_null",
+                      "suspicion-infection__cancelled_not_positive", "urine-output-rate__hour_boundaries"}
 
 
 def test_the_quiet_variants_really_move_nothing_on_synthetic_data(synth_db):
@@ -32,7 +41,7 @@ def test_the_quiet_variants_really_move_nothing_on_synthetic_data(synth_db):
 
 
 def test_list_variants_names_references_and_reasons():
-    found = list_variants()
+    found = [v for v in list_variants() if v.name in NAMES]
     assert [v.name for v in found] == NAMES
     for v in found:
         assert v.target_table == f"mimiciv_derived.target_{v.reference.replace('-', '_')}"
@@ -79,7 +88,7 @@ def test_no_screening_drops_the_mrsa_swab(template, tmp_path):
     insert(con, "mimiciv_derived.antibiotic", {"subject_id": 2, "hadm_id": 2, "stay_id": 2, "antibiotic": "Vancomycin", "starttime": h(5), "stoptime": h(20)})
     insert(con, "mimiciv_hosp.microbiologyevents", {"microevent_id": 1, "subject_id": 2, "hadm_id": 2, "micro_specimen_id": 11,
                                                    "chartdate": h(0), "charttime": h(1), "spec_type_desc": "MRSA SCREEN"})
-    recompute(con, "suspicion_of_infection", "suspicion-infection", "suspicion-infection__no_screening")
+    recompute(con, "antibiotic_culture_pairs", "suspicion-infection", "suspicion-infection__no_screening")
     assert rows(con, "SELECT suspected_infection, specimen FROM mimiciv_derived.target_suspicion_infection") == [{"suspected_infection": 1, "specimen": "MRSA SCREEN"}]
     assert rows(con, "SELECT suspected_infection, specimen FROM mimiciv_derived.variant_suspicion_infection__no_screening") == [{"suspected_infection": 0, "specimen": None}]
     con.close()
@@ -130,7 +139,7 @@ def test_cli_lists_variants_and_moved_rows(synth_db):
     run = subprocess.run([sys.executable, "-m", "clinbench", "concepts", "variants", str(synth_db), ANGIOTENSIN],
                          capture_output=True, text=True, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
     assert run.returncode == 0, run.stderr
-    assert "vasopressor-equivalents__with_angiotensin" in run.stdout
+    assert ANGIOTENSIN in run.stdout
     assert "Rows that move" in run.stdout and "Clinical reason" in run.stdout
     bad = subprocess.run([sys.executable, "-m", "clinbench", "concepts", "variants", str(Path(synth_db).parent / "missing.duckdb")],
                          capture_output=True, text=True)

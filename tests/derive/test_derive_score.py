@@ -148,7 +148,6 @@ def test_boolean_reference(tmp_path):
         (b"  \r\n", "empty"),
         (b"stay_id,score,dose\n", "no rows"),
         (b"stay_id,score,dose\n1,3,\xff\xfe\n", "UTF-8"),
-        (b"stay_id,score\n1,3\n", "missing required column(s): dose"),
         (b"score,dose\n3,1\n", "missing key column(s): stay_id"),
     ],
 )
@@ -156,6 +155,64 @@ def test_malformed_files_score_zero_with_reason(con, tmp_path, content, reason):
     r = run(con, tmp_path, content)
     assert r.reward == 0.0 and not r.strict
     assert reason in r.reason
+
+
+def test_a_missing_scored_column_scores_0_while_the_others_count(con, tmp_path):
+    # every key, every score right, no dose column: score 4/4, dose 0/4 -> reward (1 + 0) / 2
+    r = run(con, tmp_path, "stay_id,score\n1,3\n2,0\n3,4\n4,1\n")
+    assert r.columns["score"].match_rate == 1.0 and r.columns["dose"].match_rate == 0.0
+    assert r.reward == 0.5 and not r.strict and not r.checks["required_columns"]
+    assert r.missing_columns == ["dose"] and "scored 0: dose" in r.reason
+    assert r.columns["dose"].nmae == 1.0
+
+
+def test_a_missing_required_column_that_is_not_scored_fails_strict_only(con, tmp_path):
+    r = run(con, tmp_path, PERFECT, required_columns=["stay_id", "score", "dose", "note"])
+    assert r.reward == 1.0 and not r.strict
+    assert r.checks == {"output_exists": True, "non_empty": True, "required_columns": False, "coverage": True, "accuracy": True}
+    assert r.reason == "missing required column(s): note"
+
+
+@pytest.fixture
+def wide():
+    """A reference with an identifier, a value column and two required clinical columns."""
+    c = duckdb.connect()
+    c.execute("CREATE TABLE ref (stay_id INTEGER, subject_id INTEGER, score INTEGER, dose DOUBLE, label VARCHAR)")
+    c.execute("INSERT INTO ref VALUES (1, 10, 3, 1.0, 'a'), (2, 20, 0, 2.0, 'b'), (3, 30, 4, 3.0, 'c'), (4, 40, 1, 4.0, 'd')")
+    yield c
+    c.close()
+
+
+WIDE = dict(scored_columns=["score"], required_columns=["stay_id", "subject_id", "score", "dose", "label"], tolerances={})
+# score right in 4/4 rows, dose in 3/4, label in 2/4, subject_id in none
+WIDE_OUT = "stay_id,subject_id,score,dose,label\n1,0,3,1.0,a\n2,0,0,2.0,b\n3,0,4,3.0,x\n4,0,1,9.0,y\n"
+
+
+def test_scored_columns_value_scores_the_value_columns_only(wide, tmp_path):
+    r = score_against(spec(**WIDE), write(tmp_path, WIDE_OUT), wide, "ref", scored_columns="value")
+    assert list(r.columns) == ["score"] and r.reward == 1.0 and r.strict
+    assert r.scored_columns == "value"
+
+
+def test_scored_columns_required_also_scores_required_clinical_columns_not_ids(wide, tmp_path):
+    r = score_against(spec(**WIDE), write(tmp_path, WIDE_OUT), wide, "ref", scored_columns="required")
+    # subject_id is an identifier (M4Bench never scores it); score 1, dose 3/4, label 2/4
+    assert list(r.columns) == ["score", "dose", "label"]
+    assert r.reward == pytest.approx((1 + 0.75 + 0.5) / 3)
+    assert not r.strict and r.scored_columns == "required"
+
+
+def test_scored_columns_required_with_a_missing_required_column(wide, tmp_path):
+    out = "stay_id,subject_id,score,dose\n1,10,3,1.0\n2,20,0,2.0\n3,30,4,3.0\n4,40,1,4.0\n"
+    value = score_against(spec(**WIDE), write(tmp_path, out), wide, "ref", scored_columns="value")
+    required = score_against(spec(**WIDE), write(tmp_path, out), wide, "ref", scored_columns="required")
+    assert value.reward == 1.0 and not value.strict  # label is required but not scored
+    assert required.reward == pytest.approx((1 + 1 + 0) / 3) and not required.strict  # label scored 0
+
+
+def test_scored_columns_setting_must_be_known(wide, tmp_path):
+    with pytest.raises(TaskError, match="value, required"):
+        score_against(spec(**WIDE), write(tmp_path, WIDE_OUT), wide, "ref", scored_columns="all")
 
 
 def test_missing_file(con, tmp_path):
