@@ -89,16 +89,18 @@ def soi(template, tmp_path_factory):
     stay(con, 10)
     abx(con, 10, 5, "Aztreonam", 29)
     abx(con, 10, 5, "Vancomycin", None)
-    # 11: the only culture was cancelled (MIMIC org_itemid 90760, org_name CANCELLED) -> negative
+    # 11: the only culture was cancelled (MIMIC org_itemid 90760, org_name CANCELLED) -> positive, as
+    #     M4Bench counts it (variant suspicion-infection__cancelled_not_positive: negative)
     stay(con, 11)
     abx(con, 11, 5, "Cefepime", 29)
     specimen(con, 11, 2, org="CANCELLED", org_itemid=90760)
-    # 12: a negative and a positive specimen drawn in the same minute -> the positive one is reported
+    # 12: a negative and a positive specimen drawn in the same minute -> the lower specimen id is
+    #     reported (variant suspicion-infection__timed_cultures_first: the positive one)
     stay(con, 12)
     abx(con, 12, 5, "Cefepime", 29)
     specimen(con, 12, 2, spec="URINE", micro_specimen_id=900001)
     specimen(con, 12, 2, spec="BLOOD CULTURE", org="ESCHERICHIA COLI", org_itemid=80002, micro_specimen_id=900002)
-    recompute(con, "suspicion_of_infection", "target_suspicion_infection")
+    recompute(con, "antibiotic_culture_pairs", "target_suspicion_infection")
     got = {(r["subject_id"], r["ab_id"]): r for r in rows(con, "SELECT * FROM mimiciv_derived.target_suspicion_infection")}
     yield got
     con.close()
@@ -108,14 +110,14 @@ def test_ab_id_puts_a_missing_stop_time_first(soi):
     assert [soi[(10, i)]["antibiotic"] for i in (1, 2)] == ["Vancomycin", "Aztreonam"]
 
 
-def test_cancelled_culture_is_not_positive(soi):
+def test_cancelled_culture_counts_as_positive_as_in_the_anchor(soi):
     row = soi[(11, 1)]
-    assert (row["suspected_infection"], row["culture_time"], row["positive_culture"]) == (1, h(2), 0)
+    assert (row["suspected_infection"], row["culture_time"], row["positive_culture"]) == (1, h(2), 1)
 
 
-def test_same_minute_specimens_report_the_positive_one(soi):
+def test_same_minute_specimens_report_the_lower_specimen_id(soi):
     row = soi[(12, 1)]
-    assert (row["specimen"], row["positive_culture"]) == ("BLOOD CULTURE", 1)
+    assert (row["specimen"], row["positive_culture"]) == ("URINE", 0)
 
 
 # ---------------------------------------------------------------- vasopressor units and NED
@@ -158,7 +160,7 @@ def test_no_screening_variant_reports_the_diagnostic_culture_behind_a_swab(templ
         "spec_type_desc": "SWAB", "test_name": "R/O VANCOMYCIN RESISTANT ENTEROCOCCUS",
         "chartdate": h(1).replace(hour=0, minute=0), "charttime": h(1),
     })
-    recompute(con, "suspicion_of_infection", "target_suspicion_infection", "suspicion-infection__no_screening")
+    recompute(con, "antibiotic_culture_pairs", "target_suspicion_infection", "suspicion-infection__no_screening")
     cols = "subject_id, suspected_infection, suspected_infection_time, culture_time, specimen, positive_culture"
     default = {r["subject_id"]: r for r in rows(con, f"SELECT {cols} FROM mimiciv_derived.target_suspicion_infection")}
     variant = {r["subject_id"]: r for r in rows(con, f"SELECT {cols} FROM mimiciv_derived.variant_suspicion_infection__no_screening")}

@@ -33,12 +33,15 @@ SOFA = [
     ("cardiovascular", {"dob": [(1, 5, 2.5)]}, 2), ("cardiovascular", {"dop": [(1, 5, 5.0)]}, 2),
     ("cardiovascular", {"dop": [(1, 5, 5.5)]}, 3), ("cardiovascular", {"dop": [(1, 5, 15.0)]}, 3),
     ("cardiovascular", {"dop": [(1, 5, 15.5)]}, 4),
-    ("cardiovascular", {"nor": [(1, 5, 0.1)]}, 3), ("cardiovascular", {"nor": [(1, 5, NE_FLOAT32_0_1)]}, 3),
+    ("cardiovascular", {"nor": [(1, 5, 0.1)]}, 3),
+    # a 0.1 charted in mimic-code's 32-bit FLOAT rate column reads 0.10000000149 > 0.1: 4, as the anchor scores it
+    ("cardiovascular", {"nor": [(1, 5, NE_FLOAT32_0_1)]}, 4),
     ("cardiovascular", {"nor": [(1, 5, 0.11)]}, 4), ("cardiovascular", {"epi": [(1, 5, 0.1)]}, 3),
     ("cardiovascular", {"epi": [(1, 5, 0.2)]}, 4),
     # an infusion started before the window and still running does not count (mimic-code; variant
-    # sofa-24h__running_infusions counts it), and a zero rate is a dose "<= 0.1"
-    ("cardiovascular", {"nor": [(-10, 2, 0.05)]}, 0), ("cardiovascular", {"nor": [(1, 5, 0.0)]}, 3),
+    # sofa-24h__running_infusions counts it); a zero rate is no dose (M4Bench: rate > 0 and <= 0.1
+    # scores 3, where mimic-code's "<= 0.1" also takes 0)
+    ("cardiovascular", {"nor": [(-10, 2, 0.05)]}, 0), ("cardiovascular", {"nor": [(1, 5, 0.0)]}, 0),
     # vasopressin is not a SOFA drug: with MAP >= 70 it scores 0
     ("cardiovascular", {"vasopressin": [(1, 5, 2.4)], **vital(mbp_min=75)}, 0),
     ("respiration", {"bg": [{"pao2fio2ratio": 400}]}, 0), ("respiration", {"bg": [{"pao2fio2ratio": 399}]}, 1),
@@ -62,7 +65,7 @@ SAPSII = [
     ("pao2fio2_score", {"bg": [{"pao2fio2ratio": 99}], "vent": VENT_ALL_DAY}, 11),
     ("pao2fio2_score", {"bg": [{"pao2fio2ratio": 199}], "vent": VENT_ALL_DAY}, 9),
     ("pao2fio2_score", {"bg": [{"pao2fio2ratio": 200}], "vent": VENT_ALL_DAY}, 6),
-    ("pao2fio2_score", {"bg": [{"pao2fio2ratio": 99}]}, None),  # not ventilated: not scored
+    ("pao2fio2_score", {"bg": [{"pao2fio2ratio": 99}]}, 0),  # not ventilated: not scored (0 in the task reference)
     ("uo_score", {"uo": 499}, 11), ("uo_score", {"uo": 999}, 4), ("uo_score", {"uo": 1000}, 0),
     ("bun_score", lab(bun_max=27.9), 0), ("bun_score", lab(bun_max=28), 6), ("bun_score", lab(bun_max=84), 10),
     ("wbc_score", lab(wbc_min=0.9, wbc_max=5), 12), ("wbc_score", lab(wbc_min=5, wbc_max=20), 3), ("wbc_score", lab(wbc_min=1, wbc_max=19.9), 0),
@@ -208,7 +211,8 @@ SCORES = {
 }
 TOTALS = {"target_sofa_24h": "sofa", "variant_sapsii_24h__first_day_window": "sapsii", "target_apsiii_24h": "apsiii",
           "target_oasis_24h": "oasis", "target_sirs_24h": "sirs", "lods": "lods"}
-CONCEPTS = ("sofa_first_day_worst", "sofa_hourly_worst", "sofa_points", "first_day_sofa", "sapsii", "apsiii", "oasis", "sirs", "lods",
+CONCEPTS = ("sofa_first_day_worst", "sofa_hourly_worst", "sofa_points", "first_day_sofa", "sapsii", "apsiii", "apsiii_gases_24h",
+            "oasis", "sirs", "lods",
             "sofa-24h", "sapsii-24h", "apsiii-24h", "oasis-24h", "sirs-24h", "sapsii-24h__first_day_window")
 
 

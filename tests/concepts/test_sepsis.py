@@ -65,7 +65,7 @@ def soi(template, tmp_path_factory):
     antibiotic(con, 8, 5, name="Aztreonam", stop=30)
     antibiotic(con, 8, 5, name="Zosyn", stop=20)
     antibiotic(con, 8, 1, name="Metronidazole")
-    recompute(con, "suspicion_of_infection", "suspicion-infection")
+    recompute(con, "antibiotic_culture_pairs", "suspicion-infection")
     got = {(r["subject_id"], r["ab_id"]): r for r in rows(con, "SELECT * FROM mimiciv_derived.target_suspicion_infection")}
     yield got
     con.close()
@@ -157,7 +157,7 @@ def test_sepsis3_windows_and_ordering(template, tmp_path):
     assert (got[3]["sofa_time"], got[3]["sofa_score"]) == (h(34), 3)
     assert (got[5]["suspected_infection_time"], got[5]["antibiotic_time"], got[5]["culture_time"]) == (h(15), h(18), h(15))
     assert (got[5]["sofa_time"], got[5]["sofa_score"]) == (h(16), 2)
-    assert all(r["sepsis3"] is True for r in got.values())
+    assert all(r["sepsis3"] == 1 for r in got.values())
     assert list(got[1]) == ["subject_id", "stay_id", "antibiotic_time", "culture_time", "suspected_infection_time", "sofa_time",
                             "sofa_score", "respiration", "coagulation", "liver", "cardiovascular", "cns", "renal", "sepsis3"]
     con.close()
