@@ -101,10 +101,34 @@ def test_every_cell_of_every_row_equals_the_anchor(con, anchors, reference):
 
 
 def test_the_task_references_read_only_mimic_code_tables_and_their_own_helpers(con, anchors):
-    """Beyond mimic-code's tables, the references and variants need only two helper tables of clinbench."""
+    """Beyond mimic-code's tables, the task references need only two helper tables of clinbench."""
     raw = {f"{s}.{t}" for s, t in con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()
            if s != "mimiciv_derived"}
     mimic_code = {f"mimiciv_derived.{p.stem}" for p in (anchors / "mimic-code-derived").glob("*.parquet")}
-    helpers = sorted(out for out, _ in plan_on_top(raw | mimic_code)
+    helpers = sorted(out for out, _ in plan_on_top(raw | mimic_code, kinds=("target",))
                      if not out.split(".")[1].startswith(("target_", "variant_")))
     assert helpers == ["mimiciv_derived.antibiotic_culture_pairs", "mimiciv_derived.apsiii_gases_24h"]
+
+
+# ---------------------------------------------------------------- end to end on clinbench's own build
+
+@pytest.fixture(scope="module")
+def own(demo_db: Path):
+    c = duckdb.connect(str(demo_db), read_only=True)
+    yield c
+    c.close()
+
+
+@pytest.mark.parametrize("reference", [*NON_EMPTY, "ventilation"])
+def test_clinbench_own_build_of_the_demo_reproduces_every_anchor_reference(own, anchors, reference):
+    """`clinbench concepts build` on the demo (its own concept layer, not mimic-code's tables)."""
+    entry = manifest(anchors)["references"][reference]
+    table = f"mimiciv_derived.target_{reference.replace('-', '_')}"
+    assert own.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == entry["rows"]
+    if not entry["rows"]:
+        return
+    for columns in SCORED_COLUMN_SETS:
+        spec = TASKS[entry["task_ids"][0]]
+        result = score_against(spec, anchors / "m4bench-references" / entry["path"], own, table, scored_columns=columns)
+        assert result.reward == 1.0 and result.strict, {c: s.examples for c, s in result.columns.items() if s.match_rate < 1}
+    assert _cell_mismatches(own, anchors / "m4bench-references" / entry["path"], table, entry["key_columns"], entry["columns"]) == {}

@@ -21,25 +21,6 @@ def _diff_keys(con, default: str, variant: str, key: str, column: str) -> dict:
     return {r["k"]: (r["d"], r["v"]) for r in got}
 
 
-def test_overlap_max_keeps_one_row_per_interval(template, tmp_path):
-    con = fresh(template, tmp_path / "v.duckdb")
-    stay(con, 1)
-    # norepinephrine 0.1 from 0 to 4 h, restarted at 0.2 from 2 to 6 h (overlapping rows)
-    insert(con, "mimiciv_derived.norepinephrine", [
-        {"stay_id": 1, "linkorderid": 1, "vaso_rate": 0.1, "starttime": h(0), "endtime": h(4)},
-        {"stay_id": 1, "linkorderid": 1, "vaso_rate": 0.2, "starttime": h(2), "endtime": h(6)},
-    ])
-    recompute(con, "vasoactive_agent", "norepinephrine_equivalent_dose", "vasopressor-equivalents",
-              "vasopressor-equivalents__overlap_max")
-    q = "SELECT starttime, norepinephrine_equivalent_dose AS ned FROM mimiciv_derived.{} ORDER BY starttime, ned"
-    default = [(r["starttime"], r["ned"]) for r in rows(con, q.format("target_vasopressor_equivalents"))]
-    variant = [(r["starttime"], r["ned"]) for r in rows(con, q.format("variant_vasopressor_equivalents__overlap_max"))]
-    # mimic-code repeats 2-4 h once per covering row; the variant keeps the larger rate
-    assert default == [(h(0), 0.1), (h(2), 0.1), (h(2), 0.2), (h(4), 0.2)]
-    assert variant == [(h(0), 0.1), (h(2), 0.2), (h(4), 0.2)]
-    con.close()
-
-
 def test_creatinine_rounding_moves_exactly_the_float_boundary_stays(template, tmp_path):
     con = fresh(template, tmp_path / "v.duckdb")
     series = {
@@ -71,26 +52,27 @@ def test_sapsii_first_day_window_counts_values_before_and_at_intime(template, tm
     recompute(con, "first_day_vitalsign", "sapsii", "sapsii-24h", "sapsii-24h__first_day_window")
     moved = _diff_keys(con, "target_sapsii_24h", "variant_sapsii_24h__first_day_window", "stay_id", "hr_score")
     # mimic-code reads intime < t <= intime + 24 h: neither 35 counts; the first-day window scores 11
-    assert moved == {1: (None, 11), 2: (None, 11)}
+    assert moved == {1: (0, 11), 2: (0, 11)}
     totals = _diff_keys(con, "target_sapsii_24h", "variant_sapsii_24h__first_day_window", "stay_id", "sapsii")
     assert {k: v[1] - v[0] for k, v in totals.items()} == {1: 11, 2: 11}
     con.close()
 
 
-def test_apsiii_first_day_gases_ignore_a_gas_from_day_four(template, tmp_path):
+def test_apsiii_first_day_gases_count_a_gas_drawn_before_admission(template, tmp_path):
     con = fresh(template, tmp_path / "v.duckdb")
-    for sid, hours in ((1, 80), (2, 2)):
+    for sid, hours in ((1, -3), (2, 2)):
         stay(con, sid, hours=120)
         # pH 7.10 with PaCO2 40 scores 12 (acid-base), a PaO2 of 45 on room air scores 15
         insert(con, "mimiciv_derived.bg", {"subject_id": sid, "hadm_id": sid, "charttime": h(hours), "specimen": "ART.",
                                            "ph": 7.10, "pco2": 40.0, "po2": 45.0})
-    recompute(con, "apsiii", "apsiii-24h", "apsiii-24h__first_day_gases")
+    recompute(con, "apsiii", "apsiii_gases_24h", "apsiii-24h", "apsiii-24h__first_day_gases")
     default = by_key(con, "mimiciv_derived.target_apsiii_24h")
     variant = by_key(con, "mimiciv_derived.variant_apsiii_24h__first_day_gases")
-    # stay 1's gas is on day 4: the whole-stay default scores it, the first-day variant does not
-    assert (default[1]["acidbase_score"], default[1]["pao2_aado2_score"], default[1]["apsiii"]) == (12, 15, 27)
-    assert (variant[1]["acidbase_score"], variant[1]["pao2_aado2_score"], variant[1]["apsiii"]) == (None, None, 0)
-    assert default[2] == variant[2]
+    # stay 1's gas is 3 h before ICU admission: the default (from intime) does not score it, the
+    # first-day variant (from intime - 6 h) does
+    assert (default[1]["acidbase_score"], default[1]["pao2_aado2_score"], default[1]["apsiii"]) == (0, 0, 0)
+    assert (variant[1]["acidbase_score"], variant[1]["pao2_aado2_score"], variant[1]["apsiii"]) == (12, 15, 27)
+    assert default[2] == variant[2] and default[2]["apsiii"] == 27
     con.close()
 
 
@@ -106,22 +88,6 @@ def test_apsiii_axillary_plus_1_rescores_only_axillary_readings(template, tmp_pa
     assert moved == {1: (2, 0)}
     assert _diff_keys(con, "target_apsiii_24h", "variant_apsiii_24h__axillary_plus_1", "stay_id", "apsiii") == {1: (2, 0)}
     con.close()
-
-
-def test_variant_diff_counts_the_tables_own_rows_when_the_default_repeats_a_key(template, tmp_path):
-    path = tmp_path / "v.duckdb"
-    con = fresh(template, path)
-    stay(con, 1)
-    insert(con, "mimiciv_derived.norepinephrine", [
-        {"stay_id": 1, "linkorderid": 1, "vaso_rate": 0.1, "starttime": h(0), "endtime": h(4)},
-        {"stay_id": 1, "linkorderid": 1, "vaso_rate": 0.2, "starttime": h(2), "endtime": h(6)},
-    ])
-    recompute(con, "vasoactive_agent", "norepinephrine_equivalent_dose", "vasopressor-equivalents",
-              "vasopressor-equivalents__overlap_max")
-    con.close()
-    diff = variant_diff(path, "vasopressor-equivalents__overlap_max")
-    assert (diff.default_rows, diff.variant_rows) == (4, 3)
-    assert diff.changed == 1  # the repeated 2-4 h interval: 0.1 in one default row, 0.2 in the variant
 
 
 def test_sofa_ventilated_pf_scores_a_ventilated_250(template, tmp_path):
@@ -144,7 +110,7 @@ def test_sofa_ventilated_pf_scores_a_ventilated_250(template, tmp_path):
 def test_sofa_running_infusions_count_a_pre_admission_start_and_not_a_pause(template, tmp_path):
     con = fresh(template, tmp_path / "v.duckdb")
     cases = {1: (-10, 2, 0.05),  # started 10 h before admission, still running: default none, variant 3
-             2: (1, 5, 0.0),     # charted rate 0: default 3 ("<= 0.1"), variant no points
+             2: (1, 5, 0.0),     # charted rate 0: no points in either (M4Bench: rate > 0 and <= 0.1 scores 3)
              3: (1, 5, 0.2)}     # inside the window: 4 in both
     for sid, (start, end, rate) in cases.items():
         stay(con, sid)
@@ -153,5 +119,5 @@ def test_sofa_running_infusions_count_a_pre_admission_start_and_not_a_pause(temp
     recompute(con, "sofa_first_day_worst", "sofa_hourly_worst", "sofa_points", "first_day_sofa", "sofa-24h",
               "sofa-24h__running_infusions")
     moved = _diff_keys(con, "target_sofa_24h", "variant_sofa_24h__running_infusions", "stay_id", "cardiovascular")
-    assert moved == {1: (0, 3), 2: (3, 0)}
+    assert moved == {1: (0, 3)}
     con.close()

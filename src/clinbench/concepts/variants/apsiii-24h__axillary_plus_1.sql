@@ -42,10 +42,10 @@ corrected AS (
     FROM pts
 )
 SELECT a.subject_id, a.hadm_id, a.stay_id,
-    a.apsiii - COALESCE(a.temp_score, 0) + COALESCE(c.temp_score, 0) AS apsiii,
-    a.hr_score, a.mbp_score, c.temp_score, a.resp_rate_score, a.pao2_aado2_score,
+    a.apsiii - a.temp_score + COALESCE(c.temp_score, 0) AS apsiii,
+    a.hr_score, a.mbp_score, COALESCE(c.temp_score, 0) AS temp_score, a.resp_rate_score, a.pao2_aado2_score,
     a.hematocrit_score, a.wbc_score, a.creatinine_score, a.uo_score, a.bun_score,
     a.sodium_score, a.albumin_score, a.bilirubin_score, a.glucose_score, a.acidbase_score,
     a.gcs_score
-FROM mimiciv_derived.apsiii AS a
+FROM mimiciv_derived.target_apsiii_24h AS a
 LEFT JOIN corrected AS c ON c.stay_id = a.stay_id

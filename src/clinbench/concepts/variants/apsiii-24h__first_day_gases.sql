@@ -2,17 +2,17 @@
 -- Definition: APS III and its 16 components as in task mimic-apsiii-24h, with the oxygenation
 --   (PaO2 / A-aDO2) and acid-base components read from the arterial gases of the first-day
 --   window (6 h before to 24 h after ICU admission, both ends included, by admission) instead
---   of the whole ICU stay: the best PaO2 while not invasively ventilated with FiO2 < 50% (room
+--   of ICU admission to 24 h later or discharge: the best PaO2 while not invasively ventilated with FiO2 < 50% (room
 --   air when FiO2 is missing; < 50 -> 15, < 70 -> 5, < 80 -> 2, else 0), else the highest
 --   A-aDO2 while ventilated with FiO2 >= 50% (< 100 -> 0, < 250 -> 7, < 350 -> 9, < 500 -> 11,
 --   else 14); acid-base is the worst pH/PaCO2 pair. apsiii changes by the differences.
 -- Source: score/apsiii (same point tables; every other component unchanged); Knaus et al.,
 --   Chest 1991. Clinical reason: APS III is a first-day score, and every other variable of it
---   is read from the first 24 hours; scoring a blood gas from day 10 of a long stay describes
---   a later illness, not the patient's state at ICU admission.
+--   is read from the first 24 hours; the gases drawn in the emergency department or theatre
+--   just before transfer describe the patient on arrival as much as the other first-day values.
 -- Grain: stay_id
--- Deviations: blood gases from intime - 6 h to intime + 24 h (default target: the whole ICU
---   stay, intime <= t < outtime, as mimic-code).
+-- Deviations: blood gases from intime - 6 h to intime + 24 h (default target: intime <= t <
+--   min(outtime, intime + 24 h), as M4Bench; mimic-code's apsiii: the whole ICU stay).
 WITH bgw AS (
     SELECT ie.stay_id, bg.po2, bg.pco2, bg.ph, bg.aado2,
         COALESCE(bg.fio2, bg.fio2_chartevents) AS fio2,
@@ -63,11 +63,11 @@ gases AS (
     LEFT JOIN acidbase AS ab ON ab.stay_id = ie.stay_id
 )
 SELECT a.subject_id, a.hadm_id, a.stay_id,
-    a.apsiii - COALESCE(a.pao2_aado2_score, 0) - COALESCE(a.acidbase_score, 0)
+    a.apsiii - a.pao2_aado2_score - a.acidbase_score
         + COALESCE(g.pao2_aado2_score, 0) + COALESCE(g.acidbase_score, 0) AS apsiii,
-    a.hr_score, a.mbp_score, a.temp_score, a.resp_rate_score, g.pao2_aado2_score,
+    a.hr_score, a.mbp_score, a.temp_score, a.resp_rate_score, COALESCE(g.pao2_aado2_score, 0) AS pao2_aado2_score,
     a.hematocrit_score, a.wbc_score, a.creatinine_score, a.uo_score, a.bun_score,
-    a.sodium_score, a.albumin_score, a.bilirubin_score, a.glucose_score, g.acidbase_score,
+    a.sodium_score, a.albumin_score, a.bilirubin_score, a.glucose_score, COALESCE(g.acidbase_score, 0) AS acidbase_score,
     a.gcs_score
-FROM mimiciv_derived.apsiii AS a
+FROM mimiciv_derived.target_apsiii_24h AS a
 LEFT JOIN gases AS g ON g.stay_id = a.stay_id

@@ -13,7 +13,8 @@
 --   subject, while every other first-day score of clinbench uses the first-day tables.
 -- Grain: stay_id
 -- Deviations: first-day window from intime - 6 h and first_day_* tables (default target:
---   intime < t <= intime + 24 h, by subject for vitals and labs).
+--   intime < t <= intime + 24 h, by subject for vitals and labs); unmeasured components are 0,
+--   as in the default.
 WITH co AS (
     SELECT subject_id, hadm_id, stay_id,
         intime - INTERVAL 6 HOUR AS starttime, intime + INTERVAL 24 HOUR AS endtime
@@ -212,7 +213,12 @@ SELECT subject_id, hadm_id, stay_id,
         + COALESCE(sodium_score, 0) + COALESCE(bicarbonate_score, 0)
         + COALESCE(bilirubin_score, 0) + COALESCE(gcs_score, 0)
         + COALESCE(comorbidity_score, 0) + COALESCE(admissiontype_score, 0) AS sapsii,
-    age_score, hr_score, sysbp_score, temp_score, pao2fio2_score, uo_score, bun_score,
-    wbc_score, potassium_score, sodium_score, bicarbonate_score, bilirubin_score, gcs_score,
-    comorbidity_score, admissiontype_score
+    COALESCE(age_score, 0) AS age_score, COALESCE(hr_score, 0) AS hr_score,
+    COALESCE(sysbp_score, 0) AS sysbp_score, COALESCE(temp_score, 0) AS temp_score,
+    COALESCE(pao2fio2_score, 0) AS pao2fio2_score, COALESCE(uo_score, 0) AS uo_score,
+    COALESCE(bun_score, 0) AS bun_score, COALESCE(wbc_score, 0) AS wbc_score,
+    COALESCE(potassium_score, 0) AS potassium_score, COALESCE(sodium_score, 0) AS sodium_score,
+    COALESCE(bicarbonate_score, 0) AS bicarbonate_score, COALESCE(bilirubin_score, 0) AS bilirubin_score,
+    COALESCE(gcs_score, 0) AS gcs_score, COALESCE(comorbidity_score, 0) AS comorbidity_score,
+    COALESCE(admissiontype_score, 0) AS admissiontype_score
 FROM scorecomp

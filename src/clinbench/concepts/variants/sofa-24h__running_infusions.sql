@@ -1,18 +1,18 @@
 -- Concept: sofa-24h__running_infusions
 -- Definition: the first-day SOFA of task mimic-sofa-24h with the cardiovascular component taken
 --   from every vasopressor infusion that runs at any time in the window (starts before its end
---   and ends after its start: intime - 6 h to intime + 24 h), and a charted rate of 0 (a
---   paused infusion) not scoring 3; dopamine > 15 or norepinephrine/epinephrine > 0.1
+--   and ends after its start: intime - 6 h to intime + 24 h); a charted rate of 0 (a paused
+--   infusion) does not score 3, as in the default; dopamine > 15 or norepinephrine/epinephrine > 0.1
 --   mcg/kg/min -> 4, dopamine > 5 or norepinephrine/epinephrine above 0 and <= 0.1 -> 3, any
 --   dopamine or dobutamine -> 2, MAP < 70 -> 1; sofa changes by the difference.
--- Source: score/sofa_first_day_worst and sofa_points (same rates as 32-bit REAL, same MAP);
+-- Source: target sofa-24h (same rates as 32-bit REAL, same MAP from first_day_vitalsign);
 --   Vincent et al., Intensive Care Med 1996. Clinical reason: a patient on norepinephrine
 --   since the emergency department (started 7 h before ICU admission and still running) is
 --   on vasopressors throughout the first day, yet mimic-code counts only infusions that start
---   in the window; and a row charting rate 0 records a pause, not a dose.
+--   in the window.
 -- Grain: stay_id
--- Deviations: infusions running into the window count and rate 0 does not score (default
---   target: only infusions starting in the window, and "<= 0.1" includes 0, as mimic-code).
+-- Deviations: infusions running into the window count (default target: only infusions
+--   starting in the window, as M4Bench and mimic-code).
 WITH win AS (
     SELECT stay_id, intime - INTERVAL 6 HOUR AS starttime, intime + INTERVAL 1 DAY AS endtime
     FROM mimiciv_icu.icustays
@@ -57,15 +57,12 @@ cv AS (
         END AS cardiovascular
     FROM win AS w
     LEFT JOIN vaso ON vaso.stay_id = w.stay_id
-    LEFT JOIN mimiciv_derived.sofa_first_day_worst AS fw ON fw.stay_id = w.stay_id
+    LEFT JOIN mimiciv_derived.first_day_vitalsign AS fw ON fw.stay_id = w.stay_id
 )
 SELECT s.subject_id, s.hadm_id, s.stay_id,
-    s.sofa - COALESCE(s.cardiovascular, 0) + COALESCE(c.cardiovascular, 0) AS sofa,
-    COALESCE(s.respiration, 0) AS respiration,
-    COALESCE(s.coagulation, 0) AS coagulation,
-    COALESCE(s.liver, 0) AS liver,
+    s.sofa - s.cardiovascular + COALESCE(c.cardiovascular, 0) AS sofa,
+    s.respiration, s.coagulation, s.liver,
     COALESCE(c.cardiovascular, 0) AS cardiovascular,
-    COALESCE(s.cns, 0) AS cns,
-    COALESCE(s.renal, 0) AS renal
-FROM mimiciv_derived.first_day_sofa AS s
+    s.cns, s.renal
+FROM mimiciv_derived.target_sofa_24h AS s
 LEFT JOIN cv AS c ON c.stay_id = s.stay_id

@@ -27,12 +27,8 @@ WITH resp AS (
     FROM mimiciv_derived.sofa_first_day_worst
 )
 SELECT s.subject_id, s.hadm_id, s.stay_id,
-    s.sofa - COALESCE(s.respiration, 0) + COALESCE(r.respiration, 0) AS sofa,
+    s.sofa - s.respiration + COALESCE(r.respiration, 0) AS sofa,
     COALESCE(r.respiration, 0) AS respiration,
-    COALESCE(s.coagulation, 0) AS coagulation,
-    COALESCE(s.liver, 0) AS liver,
-    COALESCE(s.cardiovascular, 0) AS cardiovascular,
-    COALESCE(s.cns, 0) AS cns,
-    COALESCE(s.renal, 0) AS renal
-FROM mimiciv_derived.first_day_sofa AS s
+    s.coagulation, s.liver, s.cardiovascular, s.cns, s.renal
+FROM mimiciv_derived.target_sofa_24h AS s
 LEFT JOIN resp AS r ON r.stay_id = s.stay_id

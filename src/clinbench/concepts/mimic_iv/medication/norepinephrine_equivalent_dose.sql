@@ -9,7 +9,7 @@
 -- Grain: stay_id, starttime; not unique: vasoactive_agent repeats an interval when rows of
 --   one agent overlap
 -- Deviations: none (rounding goes through DECIMAL(38,9), as the public DuckDB build).
---   Variant vasopressor-equivalents__overlap_max keeps one row per interval.
+--   Task reference vasopressor-equivalents keeps one row per interval (the larger dose).
 SELECT
     stay_id
     , starttime

@@ -8,8 +8,8 @@
 -- Source: mimic-code medication/vasoactive_agent (MIT-LCP, commit 8bcbd190, concepts_duckdb).
 -- Grain: stay_id, starttime; not unique: an interval repeats once per combination of
 --   overlapping rows of one agent
--- Deviations: none. Variant vasopressor-equivalents__overlap_max keeps one row per interval
---   with the larger rate of overlapping rows.
+-- Deviations: none. Task reference vasopressor-equivalents keeps one row per interval with
+--   the larger dose of repeated rows, as M4Bench.
 WITH cut_times AS (
     SELECT stay_id, starttime AS vasotime FROM mimiciv_derived.dobutamine
     UNION SELECT stay_id, starttime FROM mimiciv_derived.dopamine
