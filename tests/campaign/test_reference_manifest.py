@@ -55,7 +55,7 @@ def test_changed_sql_file_is_caught(built_db, tmp_path, monkeypatch):
 
     tree = tmp_path / "concepts"
     shutil.copytree(catalog.CONCEPTS_DIR, tree, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    meld = tree / "mimic_iv" / "organfailure" / "meld.sql"
+    meld = tree / "mimic_iv" / "firstday" / "first_day_lab.sql"  # meld-24h reads first_day_lab
     meld.write_text(meld.read_text(encoding="utf-8") + "\n-- edited\n", encoding="utf-8")
     monkeypatch.setattr(catalog, "CONCEPTS_DIR", tree)
     res = _verify(built_db)
