@@ -191,3 +191,18 @@ def test_export_row_counts_equal_the_store(tmp_path):
             assert tokens == 2000
     again = _cli("export", str(campaign), "--out", str(tmp_path / "csv"), "--format", "csv")
     assert again.returncode == 2 and "--force" in again.stderr
+
+
+def test_column_means_count_a_run_without_column_scores_as_zero(tmp_path):
+    """Two runs of one task: r00 scored (column 'score' 0.5, nMAE 0.2), r01 left without column
+    scores (as an empty output is). Column mean (0.5 + 0)/2 = 0.25, nMAE (0.2 + 1)/2 = 0.6; before,
+    r01 dropped out and the column showed 0.5 while the task's rewards say otherwise."""
+    from clinbench.report.data import column_diagnostics
+    from clinbench.stats.runs import load_runs
+
+    campaign = write_hand_store(tmp_path / "c")
+    with duckdb.connect(str(campaign / "results.duckdb")) as con:
+        con.execute("DELETE FROM runs WHERE run_id NOT IN ('r00', 'r01')")  # sofa no-skill: m1 0.5, m2 0.7
+        con.execute("DELETE FROM column_scores WHERE run_id = 'r01'")
+    rows = column_diagnostics(load_runs(campaign))
+    assert [(r.task, r.column, r.match_a, r.nmae_a) for r in rows] == [("mimic-sofa-24h", "score", 0.25, 0.6)]

@@ -68,7 +68,11 @@ class ReportData:
 
 def column_diagnostics(runs: Runs, a: str = "", b: str = "", dimension: str = "condition") -> list[ColumnRow]:
     """Per task and scored column, the mean match rate and nMAE in group ``a`` and group ``b`` of
-    ``dimension``; with no groups given, over all runs (in the ``a`` slot)."""
+    ``dimension``; with no groups given, over all runs (in the ``a`` slot).
+
+    A run the scorer gave no column scores (no output, no rows, a missing key column) matched
+    nothing: it counts as match rate 0 (and nMAE 1 where the column has one), as the task's
+    reward counts it 0, so column means and task means agree."""
     if not runs.column_scores:
         return []
     if a:
@@ -89,6 +93,16 @@ def column_diagnostics(runs: Runs, a: str = "", b: str = "", dimension: str = "c
             slot[0].append(float(match))
         if nmae is not None:
             slot[1].append(float(nmae))
+    scored = {c[0] for c in runs.column_scores}
+    has_nmae = {(where[c[0]][0], c[1]) for c in runs.column_scores if c[0] in where and c[3] is not None}
+    for run_id, (task, cond) in where.items():
+        if run_id in scored or cond not in (a, b):
+            continue
+        for (t, column), v in acc.items():
+            if t == task:
+                v[cond][0].append(0.0)
+                if (t, column) in has_nmae:
+                    v[cond][1].append(1.0)
 
     def mean(xs: list[float]) -> float | None:
         return float(np.mean(xs)) if xs else None

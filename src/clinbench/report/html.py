@@ -266,8 +266,9 @@ def _comparison_body(sec: Section) -> list[str]:
     if sec.columns:
         body += [
             "<h3>Per-column diagnostics</h3>",
-            '<p class="note">Mean match rate of each scored column over the runs of each group that were scored (agent '
-            "failures without an output have no column scores), and its normalised mean absolute error where numeric.</p>",
+            '<p class="note">Mean match rate of each scored column over the runs of each group (a run the scorer gave no '
+            "column scores, e.g. no output, counts 0, as in its reward), and its normalised mean absolute error where "
+            "numeric.</p>",
             _table(
                 ["task", "column", f"match {a}", f"match {b}", "delta", f"nMAE {a}", f"nMAE {b}"],
                 [[escape(r.task), escape(r.column), _num(r.match_a), _num(r.match_b),
