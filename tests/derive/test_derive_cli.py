@@ -124,3 +124,23 @@ def test_a_task_of_the_other_dataset_says_to_pass_that_database_not_to_build_con
     (tmp_path / "out.csv").write_text("patientunitstayid,gcs\n1,15\n")
     r = cb_process("score", "eicu-gcs", tmp_path / "out.csv", "--db", db)
     assert r.returncode == 2 and r.stderr.strip() == expected
+
+
+def test_score_scored_columns_option_is_applied_and_recorded(tmp_path):
+    db = tmp_path / "c.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("CREATE SCHEMA mimiciv_derived")
+        con.execute("CREATE TABLE mimiciv_derived.target_creatinine_baseline (hadm_id INTEGER, gender VARCHAR, age DOUBLE, "
+                    "scr_min DOUBLE, ckd INTEGER, mdrd_est DOUBLE, scr_baseline DOUBLE)")
+        con.execute("INSERT INTO mimiciv_derived.target_creatinine_baseline VALUES "
+                    "(1, 'M', 60, 1.0, 0, 1.0691, 1.0), (2, 'F', 80, 1.5, 1, 0.7848, 1.5)")
+    out = tmp_path / "out.csv"  # right but for one gender
+    out.write_text("hadm_id,gender,age,scr_min,ckd,mdrd_est,scr_baseline\n1,M,60,1.0,0,1.0691,1.0\n2,M,80,1.5,1,0.7848,1.5\n")
+    value = json.loads(cb("score", "mimic-creatinine-baseline", out, "--db", db, "--json").output)
+    assert (value["reward"], value["scored_columns"], sorted(value["columns"])) == (1.0, "value", ["ckd", "mdrd_est", "scr_baseline"])
+    required = json.loads(cb("score", "mimic-creatinine-baseline", out, "--db", db, "--json", "--scored-columns", "required").output)
+    # scr_baseline, ckd, mdrd_est, gender (1 of 2), age, scr_min: (5 + 0.5) / 6
+    assert required["reward"] == pytest.approx(5.5 / 6) and required["scored_columns"] == "required"
+    assert required["columns"]["gender"]["match_rate"] == 0.5
+    bad = cb_process("score", "mimic-creatinine-baseline", out, "--db", db, "--scored-columns", "all")
+    assert bad.returncode == 2 and "must be value or required" in bad.stderr and "Traceback" not in bad.stderr

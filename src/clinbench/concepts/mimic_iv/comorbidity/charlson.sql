@@ -12,9 +12,10 @@
 -- Deviations: ICD-10 E10.1 (type 1 diabetes with ketoacidosis) counts as diabetes without
 --   chronic complication, as in Quan 2005 (the public code lists it as 'E10l', a typo that
 --   matches nothing).
---   Age bands are one point per decade from 50 (Charlson et al. 1994; mimic-code's DuckDB
---   build, on which the published references are built). mimic-code's BigQuery source uses
---   <= 50 / <= 60 / ..., which scores ages 50, 60, 70 and 80 one point lower.
+--   Age bands are one point per decade from 50 (Charlson et al. 1994), as in mimic-code's
+--   DuckDB and BigQuery sources (< 50 / < 60 / ...). The task reference charlson uses
+--   M4Bench's <= 50 / <= 60 / ... bands, which score ages 50, 60, 70 and 80 one point lower;
+--   variant charlson__age_below_bands keeps these.
 WITH diag AS (
     SELECT hadm_id,
         CASE WHEN icd_version = 9 THEN TRIM(icd_code) END AS icd9_code,

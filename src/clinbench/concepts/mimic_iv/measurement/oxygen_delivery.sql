@@ -7,7 +7,8 @@
 -- Grain: subject_id, charttime
 -- Deviations: none. Public behaviour kept on purpose: a device charting is kept only when
 --   an O2 flow is charted in the same minute (device-only rows disappear), because the
---   published references are built on it; the ventilation concept inherits this.
+--   anchors (mimic-code, M4Bench's ventilation reference) are built on it; the ventilation
+--   concept inherits this.
 WITH flow_rows AS (
     SELECT
         subject_id

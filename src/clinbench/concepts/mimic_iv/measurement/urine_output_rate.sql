@@ -11,10 +11,11 @@
 -- Source: mimic-code measurement/urine_output_rate, DuckDB build (MIT-LCP); KDIGO 2012 urine
 --   output criteria.
 -- Grain: stay_id, charttime
--- Deviations: none. Kept on purpose: differences count hour and minute boundaries as the
---   DuckDB build and the published references do (mimic-code's BigQuery source has since
---   moved to second resolution, which moves chartings at e.g. 09:10 -> 14:50 out of the 6 h
---   window). Rounding goes through DECIMAL(38,9) as the DuckDB build; volumes are DOUBLE
+-- Deviations: none. Kept on purpose: differences count hour and minute boundaries as
+--   mimic-code does (DuckDB DATE_DIFF, BigQuery DATETIME_DIFF). The task reference
+--   urine-output-rate uses exact elapsed hours and minutes instead, as M4Bench's does, which
+--   moves chartings at e.g. 09:10 -> 14:50 out of the 6 h window; variant
+--   urine-output-rate__hour_boundaries keeps these windows. Rounding goes through DECIMAL(38,9) as the DuckDB build; volumes are DOUBLE
 --   (MIMIC stores 32-bit floats), which only matters below 4 dp.
 WITH tm AS (
     SELECT
