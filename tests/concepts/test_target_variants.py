@@ -104,6 +104,8 @@ def test_gcs_tie_goes_to_the_earliest_charting_and_the_variant_to_the_latest(tem
     con.close()
     keys, columns, _ = moved(db, "gcs-24h__latest_charting")
     assert keys == [{"stay_id": 1}] and columns == {"gcs_verbal": 1, "gcs_eyes": 1}
+    diff = variant_diff(db, "gcs-24h__latest_charting")
+    assert (diff.unit, diff.moved_units) == ("stay_id", 1)
 
 
 def test_gcs_without_charting_is_normal_by_default_and_empty_in_the_variant(template, tmp_path):
@@ -136,6 +138,8 @@ def test_charlson_age_50_scores_0_by_default_and_1_in_the_below_bands_variant(te
     con.close()
     keys, columns, _ = moved(db, "charlson__age_below_bands")
     assert keys == [{"hadm_id": 1}] and columns == {"age_score": 1, "charlson_comorbidity_index": 1}
+    diff = variant_diff(db, "charlson__age_below_bands")
+    assert (diff.unit, diff.moved_units) == ("hadm_id", 1)
 
 
 def test_urine_hour_boundaries_move_a_charting_5_h_50_min_back_into_the_6_h_window(template, tmp_path):

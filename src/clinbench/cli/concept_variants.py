@@ -29,13 +29,16 @@ def variants(
         typer.echo(json.dumps([asdict(variant_diff(db, n, examples=examples)) for n in chosen], indent=1, default=str))
         return
     table = Table(title=f"Variants on {db}")
-    for column in ("variant", "default target", "rows (default / variant)", "only default", "only variant", "changed", "changed columns"):
+    for column in ("variant", "default target", "rows (default / variant)", "only default", "only variant", "changed",
+                   "rows moved", "stays moved", "changed columns"):
         table.add_column(column)
     diffs = [variant_diff(db, n, examples=examples) for n in chosen]
     for d in diffs:
         cols = ", ".join(f"{c} {n}" for c, n in d.changed_by_column.items() if n)
+        unit = "" if d.unit == "stay_id" else f" ({d.unit})"
         table.add_row(d.variant.name, d.variant.reference, f"{d.default_rows} / {d.variant_rows}",
-                      str(d.only_default), str(d.only_variant), str(d.changed), cols or "-")
+                      str(d.only_default), str(d.only_variant), str(d.changed),
+                      str(d.only_default + d.only_variant + d.changed), f"{d.moved_units}{unit}", cols or "-")
     console.print(table)
     if name is None:
         console.print("Give a variant NAME to see its clinical reason and the rows that move.")

@@ -41,6 +41,8 @@ class VariantDiff:
     changed: int  # keys in both whose values differ in at least one column
     changed_by_column: dict[str, int]
     examples: list[dict] = field(default_factory=list)  # moved rows: key, column, default, variant
+    unit: str = ""  # what moved_units counts: 'stay_id', else 'hadm_id', else the first key column
+    moved_units: int = 0  # distinct stays (or admissions, ...) with a row only one side has or that differs
 
     @property
     def differs(self) -> bool:
@@ -117,6 +119,11 @@ def variant_diff(db_path: str | os.PathLike[str], name: str, *, examples: int = 
         cur = con.execute(f"SELECT * FROM ({unpivot}) ORDER BY {order}, column_name LIMIT {int(examples)}")
         names = [d[0] for d in cur.description]
         sample = [dict(zip(names, row)) for row in cur.fetchall()]
+        unit = next((u for u in ("stay_id", "hadm_id") if u in columns), keys[0])
+        moved_sel = f'COALESCE(d."{unit}", v."{unit}")'
+        moved_units = con.execute(
+            f"SELECT count(DISTINCT {moved_sel}) {joined} WHERE NOT ({in_d}) OR NOT ({in_v}) OR ({differs})"
+        ).fetchone()[0]
         # row counts of the tables themselves (a default whose key repeats would inflate the join's)
         default_rows, variant_rows = (con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in (variant.target_table, variant.table))
     finally:
@@ -124,4 +131,5 @@ def variant_diff(db_path: str | os.PathLike[str], name: str, *, examples: int = 
     return VariantDiff(
         variant=variant, keys=keys, default_rows=default_rows, variant_rows=variant_rows, only_default=counts[2],
         only_variant=counts[3], changed=counts[4], changed_by_column=dict(zip(values, counts[5:])), examples=sample,
+        unit=unit, moved_units=moved_units,
     )
