@@ -43,6 +43,8 @@ def test_gemini_scores_one_through_a_chat_only_server(sofa_db, tmp_path, monkeyp
                                            endpoint_api="chat")
     assert summary.by_status == {"ok": 1}, (evidence / "score.json").read_text()
     assert (run["reward"], run["strict"], run["isolated"]) == (1.0, True, True)
+    assert run["agent_version"] == "0.61.0" or run["agent_version"].startswith("0.")  # `gemini --version`
+    assert run["served_model"] == "gemini-2.5-flash"  # the chat endpoint's own "model" field
     assert {e["path"].split("?")[0] for e in srv.log if e["method"] == "POST"} == {"/v1/chat/completions"}
     assert srv.steps_used == 3
     tool_results = json.dumps([m for r in srv.requests for m in r["messages"] if m["role"] == "tool"])

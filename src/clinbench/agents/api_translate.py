@@ -316,6 +316,7 @@ class ChatTranslator:
         self.usage = Usage()
         self.limit_hit: str | None = None  # 'token_budget' | 'timeout'
         self.last_error: str | None = None
+        self.served_models: set[str] = set()  # the "model" field of the endpoint's replies
         self._lock = threading.Lock()
         self._http = httpx.Client()
 
@@ -456,6 +457,8 @@ class ChatTranslator:
         with self._lock:
             turn.usage.model_seconds = time.monotonic() - t0
             self.usage = self.usage.add(turn.usage)
+            if turn.served_model:
+                self.served_models.add(turn.served_model)
         return turn, None
 
     def _failed(self, status: int, message: str, t0: float) -> tuple[int, str]:

@@ -74,6 +74,8 @@ class AgentOutcome:
     error: str | None = None
     final_message: str | None = None
     limit: str | None = None  # the limit the run hit: 'timeout', 'token_budget', 'max_tokens' or 'max_steps'
+    agent_version: str | None = None  # the agent program's version, as it printed it
+    served_models: tuple[str, ...] = ()  # models the endpoint said answered (routing or overrides show here)
 
 
 @dataclass

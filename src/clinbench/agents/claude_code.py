@@ -72,6 +72,9 @@ def parse_claude_stream(stdout: str) -> Parsed:
         parsed.events.append(event)
         kind = event.get("type")
         if kind == "assistant":
+            served = (event.get("message") or {}).get("model")
+            if isinstance(served, str) and served:
+                parsed.served_models.add(served)  # a model-slot override shows as another name here
             u = (event.get("message") or {}).get("usage") or {}
             per_message = per_message.add(Usage.from_tokens(u))
         elif kind == "result":

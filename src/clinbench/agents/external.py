@@ -48,6 +48,7 @@ class Parsed:
     cost: float | None = None
     error: str | None = None
     events: list[dict] = field(default_factory=list)
+    served_models: set[str] = field(default_factory=set)  # models the CLI's events say answered
 
 
 def json_events(stdout: str) -> Iterator[dict]:
@@ -208,9 +209,13 @@ class ExternalAgent(Agent):
         else:
             status, error = ("error" if parsed.error else "ok"), parsed.error
         usage = accounted_usage(parsed, translator, ctx.evidence_dir / EGRESS_LOG, result.elapsed)
+        from clinbench.agents.provenance import program_version
+
+        served = set(parsed.served_models) | (translator.served_models if translator is not None else set())
         return AgentOutcome(status=status, output_csv=output_if_written(workspace), transcript=ctx.transcript,
                             usage=usage, isolated=self.sandbox.isolated, cost=None, error=error,
-                            final_message=parsed.final_message, limit=limit)
+                            final_message=parsed.final_message, limit=limit,
+                            agent_version=program_version(self.executable), served_models=tuple(sorted(served)))
 
 
 def accounted_usage(parsed: Parsed, translator, egress_log: Path, elapsed: float) -> Usage:

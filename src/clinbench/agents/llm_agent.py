@@ -94,6 +94,7 @@ class LLMAgent(Agent):
         tools = WorkspaceTools(workspace.database, workspace.output_csv, workspace.skills,
                                max_rows=self.max_rows, time_limit_seconds=self.sql_time_limit)
         self._usage = Usage()
+        self._served: set[str] = set()
         messages = [Message("user", workspace.prompt + _skill_note(workspace))]
         status, error, final, limit = "ok", None, None, None
         with TranscriptWriter(ctx.transcript) as log:
@@ -120,8 +121,11 @@ class LLMAgent(Agent):
             usage.model_seconds = client.model_seconds
             usage.harness_seconds = max(0.0, time.monotonic() - t_start - client.model_seconds)
             log.event("end", status=status, error=error, limit=limit, usage=vars(usage), retries=client.retries_used)
+        from clinbench import __version__
+
         return AgentOutcome(status=status, output_csv=output_if_written(workspace), transcript=ctx.transcript,
-                            usage=usage, isolated=False, error=error, final_message=final, limit=limit)
+                            usage=usage, isolated=False, error=error, final_message=final, limit=limit,
+                            agent_version=f"clinbench llm agent {__version__}", served_models=tuple(sorted(self._served)))
 
     def _loop(self, client: ModelClient, tools: WorkspaceTools, messages: list[Message], ctx: RunContext,
               log: TranscriptWriter, workspace: Workspace) -> str | None:
@@ -131,6 +135,8 @@ class LLMAgent(Agent):
                 raise _Stop("timeout", f"run timed out after {ctx.timeout_seconds:g} s", "timeout")
             turn = client.complete(SYSTEM_PROMPT, messages, TOOL_SPECS, deadline=ctx.deadline, max_tokens=self.max_tokens)
             self._usage = self._usage.add(turn.usage)
+            if turn.served_model:
+                self._served.add(turn.served_model)
             from_text = None
             if not turn.tool_calls:
                 calls, style = find_text_tool_calls(turn.text, names)

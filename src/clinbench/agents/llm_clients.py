@@ -63,6 +63,7 @@ class Turn:
     usage: Usage
     finish_reason: str | None = None  # 'stop' | 'tool_calls' | 'length' | ... as the server said
     seconds: float = 0.0  # time the request took
+    served_model: str | None = None  # the reply's own "model" field: what the endpoint says answered
 
 
 @dataclass
@@ -195,7 +196,9 @@ def parse_chat_completion(data: dict[str, Any]) -> Turn:
             raise ModelReplyError(f"reply's tool call {i} has no function name: {one_line(json.dumps(c), 160)}")
         args, err = _decode_arguments(fn["name"], fn.get("arguments"))
         calls.append(ToolCall(str(c.get("id") or f"call_{i}"), fn["name"], args, err))
-    return Turn(content or "", calls, chat_usage(data.get("usage")), choices[0].get("finish_reason"))
+    served = data.get("model") if isinstance(data.get("model"), str) else None
+    return Turn(content or "", calls, chat_usage(data.get("usage")), choices[0].get("finish_reason"),
+                served_model=served)
 
 
 def chat_usage(u: Any) -> Usage:
@@ -402,7 +405,9 @@ class AnthropicClient(ModelClient):
                 calls.append(ToolCall(str(b.get("id")), str(b.get("name")), args if isinstance(args, dict) else {},
                                       None if isinstance(args, dict) else f"input of {b.get('name')} is not an object"))
         u = data.get("usage")
-        return Turn(text, calls, Usage.from_tokens(u if isinstance(u, dict) else {}), data.get("stop_reason"))
+        served = data.get("model") if isinstance(data.get("model"), str) else None
+        return Turn(text, calls, Usage.from_tokens(u if isinstance(u, dict) else {}), data.get("stop_reason"),
+                    served_model=served)
 
 
 def make_client(provider: str, model: str, *, base_url: str | None = None, api_key: str | None = None,

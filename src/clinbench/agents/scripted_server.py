@@ -248,7 +248,8 @@ class ScriptedServer:
                     )
                     return
                 usage = {**DEFAULT_USAGE, **step.get("usage", {})}
-                model = body.get("model", "scripted")
+                # a step's served_model answers under another name, as a router or a model-slot override does
+                model = step.get("served_model") or body.get("model", "scripted")
                 finish = None
                 if step.get("unbounded"):
                     limit = body.get("max_tokens") or body.get("max_completion_tokens") or body.get("max_output_tokens")

@@ -156,7 +156,7 @@ def _interrupts() -> Iterator[list[bool]]:
 def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1, executor: str = "local",
                  ray_address: str | None = None, runner: Runner = execute_run,
                  reporter: Reporter | None = None, retry_failed: bool = False,
-                 started: Callable[[], object] | None = None) -> CampaignSummary:
+                 started: Callable[[], object] | None = None, allow_mixed: bool = False) -> CampaignSummary:
     """Run every spec not yet recorded in ``config.out`` (and, with ``retry_failed``, those recorded
     as agent-failed or harness-error: their new record replaces the old); return counts by status.
 
@@ -178,6 +178,13 @@ def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1,
         config = replace(config, data_digests=_bind(store, specs, config.db))
         if started is not None:
             started()
+        if not allow_mixed:  # one agent version per campaign, so its comparisons stay clean
+            from clinbench.agents.provenance import version_changes
+
+            changed = version_changes(store.runs(), {s.agent for s in specs})
+            if changed:
+                raise CampaignError(f"{out} {changed[0]}; pass --out a new folder, or --allow-mixed to add runs "
+                                    "of this version (comparisons that pool both then need --allow-mixed too)")
         done = store.run_ids()
         if retry_failed:
             done -= {r["run_id"] for r in store.runs() if r["status"] != "ok"}

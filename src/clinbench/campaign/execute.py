@@ -137,6 +137,8 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
         # the price table's cost, never an agent CLI's own estimate (that is usage.reported_cost)
         record.cost = cost_of(record.model if record.model not in ("", "-") else None, outcome.usage, config.options.prices)
         record.usage = outcome.usage
+        record.agent_version = outcome.agent_version
+        record.served_model = ",".join(outcome.served_models) or None
         error = outcome.error
         # taken only if a regular file of the workspace under the cap; else the run fails with the reason
         output_refused = evidence.take_output(ws.output_csv, partial / evidence.OUTPUT, config.options.sandbox_limits.output_bytes)

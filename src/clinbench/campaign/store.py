@@ -73,8 +73,10 @@ RUN_COLUMNS: dict[str, str] = {
     "error": "VARCHAR",  # why a run is not ok
     "data_digest": "VARCHAR",  # fingerprint of the reference and source data the run was scored against
     "rescored_against": "VARCHAR",  # set when re-scored against other data: that database and when
+    "agent_version": "VARCHAR",  # the agent program's own version (codex-cli 0.171.0, …), as it printed it
+    "served_model": "VARCHAR",  # model(s) the endpoint said answered, comma-separated (may differ from model)
 }
-ADDED_COLUMNS = ("error", "data_digest", "rescored_against")  # absent from stores written before them
+ADDED_COLUMNS = ("error", "data_digest", "rescored_against", "agent_version", "served_model")  # absent from stores written before them
 COLUMN_SCORE_COLUMNS: dict[str, str] = {
     "run_id": "VARCHAR",
     "column_name": "VARCHAR",
@@ -198,6 +200,8 @@ class RunRecord:
     error: str | None = None
     data_digest: str | None = None
     rescored_against: str | None = None
+    agent_version: str | None = None
+    served_model: str | None = None
     column_scores: list[ColumnScore] = field(default_factory=list)
     usage: Usage | None = None
 

@@ -122,6 +122,7 @@ def run_command(
     scored_columns: str = typer.Option("value", "--scored-columns", help="Columns that count towards the reward: value (the task's value columns, as the paper) or required (also every required non-id column, as M4Bench >= 0.5.3)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Also redo runs recorded as agent-failed or harness-error."),
     sandbox: str | None = typer.Option(None, "--sandbox", help="Force a sandbox for external agents: bwrap or docker (default: the strongest available)."),
+    allow_mixed: bool = typer.Option(False, "--allow-mixed", help="Add runs to a campaign whose runs of an agent were made by another version of it."),
     unsafe_no_isolation: bool = typer.Option(False, "--unsafe-no-isolation", help="Run external agents without a sandbox (runs marked not isolated and not publishable)."),
     limit: list[str] = typer.Option([], "--limit", help="Sandbox limit KEY=VALUE (repeatable): memory, processes, file-size, disk, tmp, output, log; e.g. memory=4g."),
     agent_mount: list[Path] = typer.Option([], "--agent-mount", help="A host file or folder an external agent may read (read-only; repeatable)."),
@@ -169,7 +170,7 @@ def run_command(
                       highlight=False, soft_wrap=True)
     try:  # campaign.json (the command, for the report's provenance) once the campaign is bound to its data
         summary = run_campaign(specs, config, jobs=jobs, executor=executor, ray_address=ray_address,
-                               reporter=RichReporter(console), retry_failed=retry_failed,
+                               reporter=RichReporter(console), retry_failed=retry_failed, allow_mixed=allow_mixed,
                                started=lambda: record_command(out))
     except CampaignInterrupted as exc:
         print_causes(exc.summary, Console())

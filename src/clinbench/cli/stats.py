@@ -129,6 +129,7 @@ def register(app: typer.Typer) -> None:
         agent: str | None = typer.Option(None, "--agent", help="only runs of this agent"),
         model: str | None = typer.Option(None, "--model", help="only runs of this model"),
         benchmark: str = typer.Option("derive", "--benchmark", help="derive or dx (campaign stores hold both)"),
+        allow_mixed: bool = typer.Option(False, "--allow-mixed", help="compare even when the runs mix agent versions or served models"),
     ) -> None:
         """Summarise a campaign (means with CIs per task, family, condition, agent, model; usage), or compare
         two groups of runs: task-balanced means, paired deltas, bootstrap CIs, sign-flip p."""
@@ -138,7 +139,7 @@ def register(app: typer.Typer) -> None:
             result = analyse(
                 source, compare, by=by, seed=seed, draws=draws, permutation_draws=permutation_draws,
                 include_flagged=include_flagged, schema=schema, agent=agent, model=model, benchmark=benchmark,
-                summary=summary,
+                summary=summary, allow_mixed=allow_mixed,
             )
         if as_json:
             print(json.dumps(result.to_dict(), indent=2))

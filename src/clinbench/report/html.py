@@ -116,7 +116,9 @@ def _provenance(p: Provenance | None) -> str:
     rows.append(["software", escape(", ".join(f"{k} {v}" for k, v in p.versions.items()))])
     rows.append(["agents · models", escape(", ".join(f"{k} ({n} runs)" for k, n in p.agents.items())) or "—"])
     if p.agent_versions:
-        rows.append(["agent versions", escape(", ".join(f"{k} {v}" for k, v in p.agent_versions.items()))])
+        rows.append(["agent versions", escape(", ".join(f"{k}: {v}" for k, v in p.agent_versions.items()))])
+    if p.served_models:
+        rows.append(["served models", escape(", ".join(f"{k} → {v}" for k, v in p.served_models.items()))])
     rows.append(["command", f"<code>{escape(p.command)}</code>" if p.command else "not recorded"])
     return "<h3>Provenance</h3>" + _table(["", ""], rows, numeric_from=9, cls="prov")
 

@@ -46,7 +46,8 @@ class Provenance:
     data: list[DataSource] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=dict)
     agents: dict[str, int] = field(default_factory=dict)  # label -> runs
-    agent_versions: dict[str, str] = field(default_factory=dict)
+    agent_versions: dict[str, str] = field(default_factory=dict)  # agent -> its program version(s)
+    served_models: dict[str, str] = field(default_factory=dict)  # "agent model" -> model(s) that answered
     command: str = ""
 
 
@@ -162,6 +163,8 @@ def gather(source: str | Path, runs: Any) -> Provenance:
     if not src.is_dir():
         return prov
     dbs: Counter[str] = Counter()
+    versions: dict[str, set[str]] = {}
+    served: dict[str, set[str]] = {}
     for ev in runs.evidence_dir:
         if not ev:
             continue
@@ -171,10 +174,15 @@ def gather(source: str | Path, runs: Any) -> Provenance:
             continue
         if manifest.get("db"):
             dbs[str(manifest["db"])] += 1
-        for key in ("agent_version", "cli_version"):
-            if manifest.get(key):
-                agent = (manifest.get("run") or {}).get("agent", "agent")
-                prov.agent_versions[str(agent)] = str(manifest[key])
+        record = manifest.get("record") or {}
+        agent = str(record.get("agent") or (manifest.get("run") or {}).get("agent", "agent"))
+        if record.get("agent_version"):
+            versions.setdefault(agent, set()).add(str(record["agent_version"]))
+        if record.get("served_model"):
+            served.setdefault(f"{agent} {record.get('model') or '-'}", set()).update(str(record["served_model"]).split(","))
+    # more than one version (or served model) is what a comparison must not pool: shown joined by "and"
+    prov.agent_versions = {a: " and ".join(sorted(v)) for a, v in sorted(versions.items())}
+    prov.served_models = {k: " and ".join(sorted(v)) for k, v in sorted(served.items())}
     now = prov.versions
     ran_with = _campaign_versions(src)
     prov.versions = {**ran_with, **{k: v for k, v in now.items() if k not in ran_with}}

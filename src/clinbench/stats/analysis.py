@@ -71,6 +71,23 @@ def resolve_pair(runs: Runs, spec: str | None) -> GroupPair | None:
     return None
 
 
+def check_uniform(source: str | Path, runs: Runs, pair: GroupPair) -> None:
+    """Refuse a comparison whose runs mix agent program versions or served models (a campaign
+    folder records both per run; a per-run CSV does not, and is not checked)."""
+    store_path = Path(source) / "results.duckdb"
+    if not store_path.is_file():
+        return
+    from clinbench.agents.provenance import mixed
+    from clinbench.campaign.store import Store
+
+    values = getattr(runs, pair.dimension)
+    ids = set(runs.run_id[(values == pair.a) | (values == pair.b)].tolist())
+    problems = mixed(r for r in Store.open(source).runs() if r["run_id"] in ids)
+    if problems:
+        raise StatsError(f"the runs compared mix what ran: {'; '.join(problems)}; compare runs of one version "
+                         "(--agent / --model filters, or another campaign folder) or pass --allow-mixed")
+
+
 def analyse(
     source: str | Path,
     conditions: str | None = None,
@@ -85,6 +102,7 @@ def analyse(
     model: str | None = None,
     benchmark: str = "derive",
     summary: bool = False,
+    allow_mixed: bool = False,
 ) -> Comparison | Summary:
     """Load runs from ``source``; compare the groups ``conditions`` names (``A:B`` or
     ``DIM:A:B``; delta = B − A; see ``resolve_pair`` for the default), or, with ``summary``
@@ -94,5 +112,7 @@ def analyse(
     pair = None if summary and conditions is None else resolve_pair(runs, conditions)
     if pair is None:
         return summarise(runs, seed=seed, draws=draws)
+    if not allow_mixed:
+        check_uniform(source, runs, pair)
     return compare(runs, pair.a, pair.b, dimension=pair.dimension, by=by, seed=seed, draws=draws,
                    permutation_draws=permutation_draws)

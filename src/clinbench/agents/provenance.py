@@ -1,0 +1,72 @@
+"""What exactly ran: the agent program's version, and the models the endpoint said answered.
+
+The M4Bench replication mixed Claude Code versions by condition and had model-slot overrides
+in a share of its runs; a comparison is only clean when every run of an agent ran the same
+program version and every run of a requested model was answered by one served model.
+``mixed`` finds what a set of runs mixes; ``run`` and ``stats`` refuse it unless --allow-mixed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections import defaultdict
+from collections.abc import Iterable
+from functools import lru_cache
+
+
+@lru_cache(maxsize=None)
+def program_version(executable: str) -> str | None:
+    """``EXECUTABLE --version``'s first line (e.g. ``codex-cli 0.171.0``), or None if it says nothing."""
+    path = shutil.which(executable)
+    if path is None:
+        return None
+    try:
+        proc = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = [line.strip() for line in (proc.stdout or proc.stderr).splitlines() if line.strip()]
+    return lines[0][:120] if proc.returncode == 0 and lines else None
+
+
+def mixed(runs: Iterable[dict]) -> list[str]:
+    """What the runs mix: an agent run under several program versions, or a requested model
+    answered by several served models. One line per problem; empty when the runs are uniform."""
+    versions: dict[str, set[str]] = defaultdict(set)
+    served: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for r in runs:
+        if r.get("agent_version"):
+            versions[r["agent"]].add(r["agent_version"])
+        if r.get("served_model"):
+            served[(r["agent"], r.get("model") or "-")].add(r["served_model"])
+    problems = [f"{agent} ran as {' and '.join(sorted(v))}" for agent, v in sorted(versions.items()) if len(v) > 1]
+    problems += [f"{agent} model {model} was answered by {' / '.join(sorted(v))}"
+                 for (agent, model), v in sorted(served.items()) if len(v) > 1]
+    return problems
+
+
+_PROGRAMS = {"codex": "codex", "claude": "claude", "gemini": "gemini"}  # agent -> the program it runs
+
+
+def current_version(agent: str) -> str | None:
+    """The version an agent would run as now (None for agents with no program of their own)."""
+    if agent == "llm":
+        from clinbench import __version__
+
+        return f"clinbench llm agent {__version__}"
+    return program_version(_PROGRAMS[agent]) if agent in _PROGRAMS else None
+
+
+def version_changes(recorded: Iterable[dict], agents: Iterable[str]) -> list[str]:
+    """For each agent about to run: a line when the campaign's runs of it were made by another version."""
+    before: dict[str, set[str]] = defaultdict(set)
+    for r in recorded:
+        if r.get("agent_version"):
+            before[r["agent"]].add(r["agent_version"])
+    problems = []
+    for agent in sorted(set(agents)):
+        now = current_version(agent)
+        if now and before.get(agent) and now not in before[agent]:
+            problems.append(f"its {agent} runs were made by {' and '.join(sorted(before[agent]))}, this machine runs {now}")
+    return problems
