@@ -5,7 +5,6 @@ import re
 import pytest
 
 from clinbench.dx.gatekeeper import REAL, REFUSED, SYNTHETIC, OfflineGatekeeper, find_normal, normal_results
-from clinbench.dx.leakguard import NEUTRAL
 
 
 def test_every_listed_test_of_every_demo_case_is_answered_from_the_record(cases):
@@ -14,7 +13,7 @@ def test_every_listed_test_of_every_demo_case_is_answered_from_the_record(cases)
         for name in c.test_names:
             r = gk.answer("test", name)
             assert r.source == REAL, (c.case_id, name, r)
-            assert r.text != NEUTRAL and len(r.text) > 10
+            assert not r.blocked and len(r.text) > 10
 
 
 def test_abbreviations_and_analytes(case_by_id):

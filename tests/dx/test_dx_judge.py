@@ -4,7 +4,7 @@ import pytest
 
 from clinbench.agents.scripted_server import ScriptedServer
 from clinbench.dx.judge import LLMJudge, OfflineJudge, calibrate, calibration_pairs, cohen_kappa
-from clinbench.dx.llm import JsonChat
+from clinbench.dx.models import RoleModel, RoleSpec
 
 
 @pytest.fixture(scope="module")
@@ -54,10 +54,10 @@ def test_cohen_kappa_by_hand():
 def test_llm_judge_through_the_openai_client():
     script = [{"tool": "grade", "arguments": {"score": 4, "reason": "site qualifier missing"}}]
     with ScriptedServer(script) as server:
-        chat = JsonChat(model="judge-model", base_url=server.base_url, api_key="test")
+        chat = RoleModel(RoleSpec("judge", "judge-model", base_url=server.base_url, api_key="test"))
         verdict = LLMJudge(chat).score("Left lower lobe pneumonia", "Pneumonia")
         body = server.requests[-1]
     assert verdict.score == 4 and verdict.correct and verdict.reason == "site qualifier missing"
     assert body["model"] == "judge-model"
     assert "Left lower lobe pneumonia" in body["messages"][-1]["content"]
-    assert chat.usage["requests"] == 1
+    assert chat.usage.requests == 1 and "temperature" not in body  # sent only when set

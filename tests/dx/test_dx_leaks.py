@@ -2,13 +2,13 @@
 
 The check is independent of the guard's own matching: a plain word-boundary search, on
 lower-cased text with British spellings folded, for the final diagnosis and every synonym
-listed in the case file.
+listed in the case file. The agent's own request is cut out of the reply first: echoing
+what it typed ("Acute appendicitis: no abnormality detected.") tells it nothing.
 """
 
 import re
 
 from clinbench.dx.gatekeeper import OfflineGatekeeper
-from clinbench.dx.leakguard import NEUTRAL
 from clinbench.dx.text import fold
 
 QUESTIONS = [
@@ -51,7 +51,8 @@ def test_adversarial_requests_never_reveal_the_diagnosis(cases):
             asks += [("test", " ".join(words[:3])), ("test", " ".join(words[1:5]))]
         for kind, content in asks:
             reply = gk.answer(kind, content)
-            assert not leaks(reply.text, terms), (case.case_id, kind, content, reply.text)
+            said = fold(reply.text).replace(fold(content.strip().strip(".")), " ")
+            assert not leaks(said, terms), (case.case_id, kind, content, reply.text)
 
 
 def test_guard_keeps_most_results_useful(cases):
@@ -62,5 +63,6 @@ def test_guard_keeps_most_results_useful(cases):
         gk = OfflineGatekeeper(case)
         for test in case.test_names:
             total += 1
-            silenced += gk.answer("test", test).text == NEUTRAL
+            r = gk.answer("test", test)
+            silenced += r.blocked and r.source != "REAL"
     assert silenced / total < 0.02

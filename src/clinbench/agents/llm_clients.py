@@ -218,6 +218,7 @@ class ModelClient(abc.ABC):
     """Shared retry loop, limits and counters; subclasses implement ``_complete_once``."""
 
     provider = "model"
+    temperature: float | None = None  # sent only when set (reasoning models refuse it)
 
     def __init__(self, model: str, retry: RetryPolicy | None = None, timeout: float = DEFAULT_REQUEST_TIMEOUT,
                  max_tokens: int | None = None):
@@ -319,6 +320,8 @@ class OpenAIChatClient(ModelClient):
             body["reasoning_effort"] = self.reasoning_effort
         if max_tokens:
             body[self._max_tokens_key] = max_tokens
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
         resp = self._post(body, timeout)
         if resp.status_code == 400 and max_tokens and self._max_tokens_key == "max_tokens" \
                 and "max_completion_tokens" in resp.text:
@@ -381,6 +384,8 @@ class AnthropicClient(ModelClient):
         }
         if tools:
             body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
         try:
             resp = self._http.post(f"{self.base_url}/v1/messages", json=body, timeout=timeout)
         except httpx.TimeoutException:
@@ -412,11 +417,17 @@ class AnthropicClient(ModelClient):
 
 def make_client(provider: str, model: str, *, base_url: str | None = None, api_key: str | None = None,
                 retry: RetryPolicy | None = None, reasoning_effort: str | None = None,
-                max_tokens: int | None = None, timeout: float = DEFAULT_REQUEST_TIMEOUT) -> ModelClient:
-    """A client for ``provider`` ('openai' for any OpenAI-compatible server, or 'anthropic')."""
+                max_tokens: int | None = None, timeout: float = DEFAULT_REQUEST_TIMEOUT,
+                temperature: float | None = None) -> ModelClient:
+    """A client for ``provider`` ('openai' for any OpenAI-compatible server, or 'anthropic');
+    ``temperature`` is sent only when given."""
+    client: ModelClient
     if provider == "openai":
-        return OpenAIChatClient(model, base_url, api_key, retry, timeout, reasoning_effort=reasoning_effort,
-                                max_tokens=max_tokens)
-    if provider == "anthropic":
-        return AnthropicClient(model, base_url, api_key, retry, timeout, max_tokens=max_tokens)
-    raise AgentError(f"unknown provider {provider!r}: use 'openai' (any OpenAI-compatible server) or 'anthropic'")
+        client = OpenAIChatClient(model, base_url, api_key, retry, timeout, reasoning_effort=reasoning_effort,
+                                  max_tokens=max_tokens)
+    elif provider == "anthropic":
+        client = AnthropicClient(model, base_url, api_key, retry, timeout, max_tokens=max_tokens)
+    else:
+        raise AgentError(f"unknown provider {provider!r}: use 'openai' (any OpenAI-compatible server) or 'anthropic'")
+    client.temperature = temperature
+    return client

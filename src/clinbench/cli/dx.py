@@ -1,4 +1,4 @@
-"""`clinbench dx`: the sequential-diagnosis benchmark (run, stats, judge, judge-calibrate, cases)."""
+"""`clinbench dx`: the sequential-diagnosis benchmark (run, rejudge, stats, judge, judge-calibrate, cases)."""
 
 from __future__ import annotations
 
@@ -14,17 +14,57 @@ from rich.table import Table
 console = Console()
 
 
+ROLE_PARAMS = ("temperature", "max_tokens", "price_in", "price_out")
+
+
 def _key(api_key: Optional[str], api_key_env: Optional[str]) -> Optional[str]:
-    """The key given (hidden --api-key), else the one in --api-key-env's variable (else the client's default)."""
+    """The key given (hidden --ROLE-api-key), else the one in --ROLE-api-key-env's variable (else the client's default)."""
     import os
 
     return api_key or (os.environ.get(api_key_env) if api_key_env else None)
 
 
-def _chat(model: Optional[str], base_url: Optional[str], api_key: Optional[str]):
-    from clinbench.dx.llm import JsonChat
+def role_specs(models: dict[str, tuple], params: list[str]) -> dict:
+    """RoleSpecs from the per-role options and ``--param ROLE.KEY=VALUE`` settings."""
+    from clinbench.dx.models import ROLES, RoleSpec
+    from clinbench.errors import ClinbenchError
 
-    return JsonChat.from_env(model, base_url, api_key)
+    extra: dict[str, dict] = {r: {} for r in ROLES}
+    for item in params:
+        key, eq, value = item.partition("=")
+        role, dot, name = key.partition(".")
+        if not (eq and dot) or role not in ROLES or name not in ROLE_PARAMS:
+            raise ClinbenchError(f"--param {item!r}: use ROLE.KEY=VALUE with ROLE one of {', '.join(ROLES)} "
+                                 f"and KEY one of {', '.join(ROLE_PARAMS)}")
+        try:
+            extra[role][name] = int(value) if name == "max_tokens" else float(value)
+        except ValueError:
+            raise ClinbenchError(f"--param {item!r}: {value!r} is not a number") from None
+    out = {}
+    for role, (model, provider, base_url, api_key) in models.items():
+        if model:
+            out[role] = RoleSpec(role, model, provider, base_url, api_key, **extra[role])
+        elif extra[role]:
+            raise ClinbenchError(f"--param {role}.…: the {role} has no model (pass --{role}-model)")
+    return out
+
+
+def _scored_line(records) -> str:
+    """Accuracy and mean cost of scored runs, never 'nan'."""
+    scored = [r for r in records if r.reward is not None]
+    errors = sum(r.status != "ok" for r in records)
+    if not scored:
+        return f"no run was scored ({errors} error(s)); see flag_reason in the store"
+    acc = sum(r.reward for r in scored) / len(scored)
+    cost = sum(r.cost or 0.0 for r in scored) / len(scored)
+    return f"accuracy {acc:.1%} of {len(scored)} scored, mean cost ${cost:,.0f}" + (f"; {errors} error(s)" if errors else "")
+
+
+def _judge_model(model, provider, base_url, api_key):
+    from clinbench.dx.models import RoleModel
+
+    spec = role_specs({"judge": (model, provider, base_url, api_key)}, []).get("judge")
+    return RoleModel(spec) if spec else None
 
 
 def register(app: typer.Typer) -> None:
@@ -35,62 +75,101 @@ def register(app: typer.Typer) -> None:
     def run(
         cases: str = typer.Option("demo", help="'demo' or a path to MIMIC-IV-Ext-SDBench dataset.json"),
         split: Optional[str] = typer.Option(None, help="train, validation or test"),
-        agents: str = typer.Option(..., "--agent", help="one or several (comma-separated): oracle | instant-embed | order-all | scripted:FILE | llm | dxo"),
+        agents: str = typer.Option(..., "--agent", help="one or several (comma-separated): oracle | ed-workup | ed-instant | scripted:FILE | baseline | dxo"),
+        mode: str = typer.Option("no-budget", help="dxo mode: no-budget | budgeted | question-only | instant | ensemble"),
+        budget: Optional[float] = typer.Option(None, help="USD budget of the dxo budgeted mode"),
+        panels: int = typer.Option(3, min=2, help="panels of the dxo ensemble mode"),
         gatekeeper: str = typer.Option("offline", help="offline | llm"),
         judge: str = typer.Option("offline", help="offline | llm"),
         out: Path = typer.Option(..., help="campaign folder (results.duckdb + runs/)"),
         trials: int = typer.Option(1, min=1, help="encounters per case and agent"),
         max_turns: int = typer.Option(20, min=1, help="turns before a forced diagnosis"),
         prices: Optional[Path] = typer.Option(None, help="your price CSV (code, description, price[, source])"),
-        model: Optional[str] = typer.Option(None, help="model for llm agent/gatekeeper/judge"),
-        base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible base URL (default OPENAI_BASE_URL)"),
-        api_key_env: Optional[str] = typer.Option(None, "--api-key-env", help="environment variable holding the API key (default OPENAI_API_KEY)"),
-        api_key: Optional[str] = typer.Option(None, hidden=True, help="the API key itself (prefer --api-key-env)"),
+        agent_model: Optional[str] = typer.Option(None, help="model of the baseline/dxo agent"),
+        agent_provider: str = typer.Option("openai", help="openai (any compatible server) | anthropic"),
+        agent_base_url: Optional[str] = typer.Option(None, help="agent endpoint (default OPENAI_BASE_URL / ANTHROPIC_BASE_URL)"),
+        agent_api_key_env: Optional[str] = typer.Option(None, help="environment variable holding the agent's API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY)"),
+        agent_api_key: Optional[str] = typer.Option(None, hidden=True, help="the agent's API key itself (prefer --agent-api-key-env)"),
+        gatekeeper_model: Optional[str] = typer.Option(None, help="model of the llm gatekeeper"),
+        gatekeeper_provider: str = typer.Option("openai", help="openai | anthropic"),
+        gatekeeper_base_url: Optional[str] = typer.Option(None, help="gatekeeper endpoint"),
+        gatekeeper_api_key_env: Optional[str] = typer.Option(None, help="environment variable holding the gatekeeper's API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY)"),
+        gatekeeper_api_key: Optional[str] = typer.Option(None, hidden=True, help="the gatekeeper's API key itself (prefer --gatekeeper-api-key-env)"),
+        judge_model: Optional[str] = typer.Option(None, help="model of the llm judge"),
+        judge_provider: str = typer.Option("openai", help="openai | anthropic"),
+        judge_base_url: Optional[str] = typer.Option(None, help="judge endpoint"),
+        judge_api_key_env: Optional[str] = typer.Option(None, help="environment variable holding the judge's API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY)"),
+        judge_api_key: Optional[str] = typer.Option(None, hidden=True, help="the judge's API key itself (prefer --judge-api-key-env)"),
+        param: list[str] = typer.Option([], help="ROLE.KEY=VALUE: temperature, max_tokens, price_in/price_out (USD per 1M tokens)"),
+        allow_self_judge: bool = typer.Option(False, help="let the agent's own model judge it (marked in reports)"),
+        cache: Optional[Path] = typer.Option(None, help="model-call cache folder (off by default)"),
+        jobs: int = typer.Option(1, min=1, help="encounters run at once"),
+        retry_failed: bool = typer.Option(False, help="redo runs recorded with status error"),
         limit: Optional[int] = typer.Option(None, min=1, help="run only the first N cases"),
     ) -> None:
         """Play encounters and record them in the campaign store."""
+        from clinbench.campaign.progress import RichReporter
         from clinbench.dx.cases import load_cases
         from clinbench.dx.costs import DEFAULT_UNMATCHED_PRICE, PriceTable
+        from clinbench.dx.orchestrator import DxoSettings
         from clinbench.dx.run import DxConfig, run_campaign
 
+        roles = role_specs({
+            "agent": (agent_model, agent_provider, agent_base_url, _key(agent_api_key, agent_api_key_env)),
+            "gatekeeper": (gatekeeper_model, gatekeeper_provider, gatekeeper_base_url,
+                           _key(gatekeeper_api_key, gatekeeper_api_key_env)),
+            "judge": (judge_model, judge_provider, judge_base_url, _key(judge_api_key, judge_api_key_env))}, param)
         selected = load_cases(cases, split=split)[:limit]
-        names = [a.strip() for a in agents.split(",") if a.strip()]
-        uses_model = any(a in ("llm", "dxo") for a in names) or "llm" in (gatekeeper, judge)
-        if uses_model and any(not c.synthetic for c in selected):
+        configs = [DxConfig(agent=a.strip(), gatekeeper=gatekeeper, judge=judge, trials=trials, max_turns=max_turns,
+                            roles=roles, dxo=DxoSettings(mode, budget, panels), allow_self_judge=allow_self_judge,
+                            cache_dir=cache, jobs=jobs, retry_failed=retry_failed)
+                   for a in agents.split(",") if a.strip()]
+        for cfg in configs:  # every name and role is checked before anything runs
+            cfg.check()
+        if roles and any(not c.synthetic for c in selected):
             console.print("[yellow]note:[/] these are credentialed MIMIC cases: PhysioNet's guidance on using "
                           "MIMIC with language models asks for a local model or a provider that does not "
                           "retain or train on the data (the gatekeeper and judge see the whole note).")
+        if any(cfg.self_judge for cfg in configs):
+            console.print("[yellow]note:[/] the judge is the agent's own model (--allow-self-judge); "
+                          "rows are marked +self-judge")
         table = PriceTable.load(prices)
+        new = []
+        for cfg in configs:
+            new += run_campaign(selected, cfg, out, prices=table, reporter=RichReporter(console))
+        ordered = unmatched = 0
+        for r in new:
+            ledger = Path(out) / (r.evidence_dir or "") / "ledger.json"
+            if ledger.is_file():
+                data = json.loads(ledger.read_text())
+                ordered += data["tests_ordered"]
+                unmatched += data["tests_unmatched"]
+        console.print(f"{len(new)} new run(s) in {out}: {_scored_line(new)}; prices: {table.label}, "
+                      f"{ordered - unmatched}/{ordered} orders matched a price "
+                      f"(others charged ${DEFAULT_UNMATCHED_PRICE:,.0f})")
 
-        def run_agent(agent: str) -> None:
-            cfg = DxConfig(agent=agent, gatekeeper=gatekeeper, judge=judge, trials=trials, max_turns=max_turns,
-                           model=model or "", base_url=base_url, api_key=_key(api_key, api_key_env))
-            with console.status(f"running {agent} on {len(selected)} case(s)") as status:
-                done = [0]
+    @dx.command("rejudge")
+    def rejudge_cmd(
+        directory: Path = typer.Argument(..., help="campaign folder with stored encounters"),
+        judge: str = typer.Option("llm", help="offline | llm"),
+        judge_model: Optional[str] = typer.Option(None, help="model of the llm judge"),
+        judge_provider: str = typer.Option("openai", help="openai | anthropic"),
+        judge_base_url: Optional[str] = typer.Option(None, help="judge endpoint"),
+        judge_api_key_env: Optional[str] = typer.Option(None, help="environment variable holding the judge's API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY)"),
+        judge_api_key: Optional[str] = typer.Option(None, hidden=True, help="the judge's API key itself (prefer --judge-api-key-env)"),
+        param: list[str] = typer.Option([], help="judge.KEY=VALUE: temperature, max_tokens, price_in, price_out"),
+        allow_self_judge: bool = typer.Option(False, help="let an agent's own model judge it (marked)"),
+        cache: Optional[Path] = typer.Option(None, help="model-call cache folder"),
+    ) -> None:
+        """Score stored encounters again with another judge (new rows; sealed evidence untouched)."""
+        from clinbench.campaign.progress import RichReporter
+        from clinbench.dx.run import rejudge
 
-                def tick(rec) -> None:
-                    done[0] += 1
-                    status.update(f"{agent}: {done[0]}/{len(selected) * trials} runs (last: case {rec.task}, "
-                                  f"judge {rec.judge_score}, ${rec.cost or 0:,.0f})")
-
-                new = run_campaign(selected, cfg, out, prices=table, progress=tick)
-            scored = [r for r in new if r.reward is not None]
-            ordered = unmatched = 0
-            for r in new:
-                ledger = Path(out) / (r.evidence_dir or "") / "ledger.json"
-                if ledger.is_file():
-                    data = json.loads(ledger.read_text())
-                    ordered += data["tests_ordered"]
-                    unmatched += data["tests_unmatched"]
-            acc = sum(r.reward for r in scored) / len(scored) if scored else float("nan")
-            cost = sum(r.cost for r in scored) / len(scored) if scored else float("nan")
-            console.print(f"{len(new)} new run(s) in {out} (skipped {len(selected) * trials - len(new)} already done); "
-                          f"accuracy {acc:.1%}, mean cost ${cost:,.0f}; prices: {table.label}, "
-                          f"{ordered - unmatched}/{ordered} orders matched a price "
-                          f"(others charged ${DEFAULT_UNMATCHED_PRICE:,.0f})")
-
-        for agent in names:
-            run_agent(agent)
+        spec = role_specs({"judge": (judge_model, judge_provider, judge_base_url,
+                                     _key(judge_api_key, judge_api_key_env))}, param).get("judge")
+        new = rejudge(directory, judge, spec, allow_self_judge=allow_self_judge, cache_dir=cache,
+                      reporter=RichReporter(console))
+        console.print(f"{len(new)} encounter(s) re-judged in {directory}: {_scored_line(new)}")
 
     @dx.command("stats")
     def stats(
@@ -121,8 +200,9 @@ def register(app: typer.Typer) -> None:
         for col in ("agent", "runs", "accuracy", "95% CI", "mean cost", "mean judge", "errors"):
             t.add_column(col)
         for s in summaries:
-            t.add_row(s.agent, str(s.runs), f"{s.accuracy:.1%}", f"[{s.ci[0]:.1%}, {s.ci[1]:.1%}]",
-                      f"${s.mean_cost:,.0f}", f"{s.mean_judge:.2f}", str(s.errors))
+            t.add_row(s.agent, str(s.runs), dxstats.fmt_pct(s.accuracy),
+                      f"[{s.ci[0]:.1%}, {s.ci[1]:.1%}]" if s.ci else "n/a", dxstats.fmt_usd(s.mean_cost),
+                      "n/a" if s.mean_judge is None else f"{s.mean_judge:.2f}", str(s.errors))
         console.print(t)
         if test:
             console.print(f"{test.agent_a} vs {test.agent_b}: {test.pairs} paired runs, accuracy "
@@ -136,10 +216,11 @@ def register(app: typer.Typer) -> None:
         pairs: Optional[Path] = typer.Option(None, help="CSV with columns reference, candidate"),
         judge: str = typer.Option("offline", help="offline | llm"),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
-        model: Optional[str] = typer.Option(None, help="model for --judge llm"),
-        base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible base URL (default OPENAI_BASE_URL)"),
-        api_key_env: Optional[str] = typer.Option(None, "--api-key-env", help="environment variable holding the API key (default OPENAI_API_KEY)"),
-        api_key: Optional[str] = typer.Option(None, hidden=True, help="the API key itself (prefer --api-key-env)"),
+        judge_model: Optional[str] = typer.Option(None, help="model for --judge llm"),
+        judge_provider: str = typer.Option("openai", help="openai | anthropic"),
+        judge_base_url: Optional[str] = typer.Option(None, help="judge endpoint (default OPENAI_BASE_URL)"),
+        judge_api_key_env: Optional[str] = typer.Option(None, help="environment variable holding the judge's API key (default OPENAI_API_KEY)"),
+        judge_api_key: Optional[str] = typer.Option(None, hidden=True, help="the judge's API key itself (prefer --judge-api-key-env)"),
     ) -> None:
         """Score one (reference, candidate) pair, or every row of --pairs, on the 1-5 rubric."""
         from clinbench.dx.judge import make_judge, read_pairs
@@ -151,7 +232,8 @@ def register(app: typer.Typer) -> None:
             items = [(reference, candidate)]
         else:
             raise ClinbenchError("give --reference and --candidate, or --pairs FILE.csv")
-        j = make_judge(judge, chat=_chat(model, base_url, _key(api_key, api_key_env)) if judge == "llm" else None)
+        j = make_judge(judge, _judge_model(judge_model, judge_provider, judge_base_url,
+                                             _key(judge_api_key, judge_api_key_env)))
         rows = []
         for ref, cand in items:
             v = j.score(ref, cand)
@@ -169,16 +251,18 @@ def register(app: typer.Typer) -> None:
         pairs: Optional[Path] = typer.Option(None, help="CSV reference,candidate,expected (default: bundled set)"),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
         show: int = typer.Option(0, help="print up to N pairs where judge and expectation disagree on correctness"),
-        model: Optional[str] = typer.Option(None, help="model for --judge llm"),
-        base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible base URL (default OPENAI_BASE_URL)"),
-        api_key_env: Optional[str] = typer.Option(None, "--api-key-env", help="environment variable holding the API key (default OPENAI_API_KEY)"),
-        api_key: Optional[str] = typer.Option(None, hidden=True, help="the API key itself (prefer --api-key-env)"),
+        judge_model: Optional[str] = typer.Option(None, help="model for --judge llm"),
+        judge_provider: str = typer.Option("openai", help="openai | anthropic"),
+        judge_base_url: Optional[str] = typer.Option(None, help="judge endpoint (default OPENAI_BASE_URL)"),
+        judge_api_key_env: Optional[str] = typer.Option(None, help="environment variable holding the judge's API key (default OPENAI_API_KEY)"),
+        judge_api_key: Optional[str] = typer.Option(None, hidden=True, help="the judge's API key itself (prefer --judge-api-key-env)"),
     ) -> None:
         """Agreement of a judge with the calibration set: exact agreement, Cohen's kappa on >= 4."""
         from clinbench.dx.judge import calibrate, calibration_pairs, make_judge
 
         items = calibration_pairs(pairs)
-        j = make_judge(judge, chat=_chat(model, base_url, _key(api_key, api_key_env)) if judge == "llm" else None)
+        j = make_judge(judge, _judge_model(judge_model, judge_provider, judge_base_url,
+                                             _key(judge_api_key, judge_api_key_env)))
         with console.status(f"judging {len(items)} pairs"):
             cal = calibrate(j, items)
         if as_json:
@@ -195,15 +279,10 @@ def register(app: typer.Typer) -> None:
     def cases_cmd(
         cases: str = typer.Option("demo", help="'demo' or a path to dataset.json"),
         split: Optional[str] = typer.Option(None, help="train, validation or test"),
-        as_json: bool = typer.Option(False, "--json", help="print the cases as JSON"),
     ) -> None:
         """List cases (id, split, number of tests, vignette)."""
         from clinbench.dx.cases import load_cases
 
-        if as_json:
-            print(json.dumps([{"case": str(c.case_id), "splits": list(c.case_sets), "tests": len(c.tests),
-                               "vignette": c.case_summary} for c in load_cases(cases, split=split)], indent=1))
-            return
         t = Table()
         for col in ("case", "split", "tests", "vignette"):
             t.add_column(col)

@@ -127,7 +127,8 @@ def count_visits(kinds: list[str]) -> int:
     """Physician visits for a sequence of turn kinds ('question', 'test', anything else).
 
     A run of consecutive question turns is one visit; a test turn ends the run. Turns of
-    other kinds (a malformed turn, the diagnosis) neither start nor end a visit.
+    other kinds (a malformed turn, the diagnosis) neither start nor end a visit; ``end``
+    (between the encounters of an ensemble) ends one.
     """
     visits, in_visit = 0, False
     for k in kinds:
@@ -135,7 +136,7 @@ def count_visits(kinds: list[str]) -> int:
             if not in_visit:
                 visits += 1
                 in_visit = True
-        elif k == "test":
+        elif k in ("test", "end"):
             in_visit = False
     return visits
 

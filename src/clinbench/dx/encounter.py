@@ -25,6 +25,7 @@ from typing import Protocol
 from clinbench.dx.cases import Case
 from clinbench.dx.costs import VISIT_FEE, CostLedger, PriceTable
 from clinbench.dx.gatekeeper import Gatekeeper
+from clinbench.dx.models import ModelError
 
 MAX_QUESTIONS = 5
 MAX_TESTS = 3
@@ -108,6 +109,8 @@ class EncounterResult:
     turns: int
     transcript: list[dict]
     ledger: CostLedger
+    error: str | None = None  # a model call failed; transcript and ledger hold what happened before
+    error_role: str | None = None  # 'agent' | 'gatekeeper'
 
     @property
     def cost(self) -> float:
@@ -121,9 +124,16 @@ class EncounterResult:
         return out
 
 
+def _failed(case: Case, n: int, events: list[dict], ledger: CostLedger, exc: ModelError) -> EncounterResult:
+    events.append({"turn": n, "event": "error", "role": exc.role, "text": str(exc)})
+    return EncounterResult(case.case_id, "", False, n, events, ledger, error=str(exc), error_role=exc.role)
+
+
 def run_encounter(case: Case, agent: DxAgent, gatekeeper: Gatekeeper, prices: PriceTable, *,
                   max_turns: int = MAX_TURNS, max_questions: int = MAX_QUESTIONS,
                   max_tests: int = MAX_TESTS) -> EncounterResult:
+    """Play one encounter. A failed model call (agent or gatekeeper) ends it with ``error``
+    set; nothing is charged for a request the gatekeeper failed to answer."""
     ledger = CostLedger()
     events: list[dict] = [{"turn": 0, "event": "vignette", "text": case.case_summary}]
     agent.start(case.case_summary, INSTRUCTIONS)
@@ -134,7 +144,14 @@ def run_encounter(case: Case, agent: DxAgent, gatekeeper: Gatekeeper, prices: Pr
         if forced:
             observation = ("Turn limit reached. Give your final diagnosis now, in <diagnosis> tags, "
                            "with no questions or tests.")
-        text = agent.turn(observation)
+        if hasattr(agent, "note_cost"):
+            agent.note_cost(ledger.total, ledger.visit_cost, ledger.test_cost)
+        try:
+            text = agent.turn(observation)
+        except ModelError as exc:
+            events.extend(_drain(agent, n))
+            return _failed(case, n, events, ledger, exc)
+        events.extend(_drain(agent, n))
         events.append({"turn": n, "event": "agent", "text": text})
         parsed = parse_turn(text)
         if parsed.diagnosis is not None or forced:
@@ -156,15 +173,22 @@ def run_encounter(case: Case, agent: DxAgent, gatekeeper: Gatekeeper, prices: Pr
         lines: list[str] = []
         if parsed.questions:
             kind, items, limit = "question", parsed.questions, max_questions
+        else:
+            kind, items, limit = "test", parsed.tests, max_tests
+        replies = []
+        for item in items[:limit]:
+            try:
+                replies.append((item, gatekeeper.answer(kind, item)))
+            except ModelError as exc:  # the harness failed: nothing of this turn is charged
+                return _failed(case, n, events, ledger, exc)
+        if kind == "question":
             if not in_visit:
                 events.append({"turn": n, "event": "visit", "cost": VISIT_FEE})
             in_visit = True
         else:
-            kind, items, limit = "test", parsed.tests, max_tests
             in_visit = False
         ledger.turn_kinds.append(kind)
-        for item in items[:limit]:
-            reply = gatekeeper.answer(kind, item)
+        for item, reply in replies:
             event = {"turn": n, "event": kind, "content": item, "reply": reply.text,
                      "source": reply.source, "blocked": reply.blocked, "cost": 0.0}
             if kind == "test" and reply.source != "REFUSED":
@@ -178,6 +202,12 @@ def run_encounter(case: Case, agent: DxAgent, gatekeeper: Gatekeeper, prices: Pr
             events.append({"turn": n, "event": "limit", "text": f"{len(items) - limit} {kind}s ignored"})
         observation = "\n\n".join(lines)
     raise AssertionError("unreachable: the forced turn always ends the encounter")
+
+
+def _drain(agent: DxAgent, n: int) -> list[dict]:
+    """Events an agent kept about its own reasoning (the panel's roles), stamped with the turn."""
+    drain = getattr(agent, "drain_events", None)
+    return [{"turn": n, **e} for e in drain()] if drain else []
 
 
 def transcript_jsonl(result: EncounterResult) -> str:

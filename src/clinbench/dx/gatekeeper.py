@@ -33,7 +33,7 @@ from clinbench.dx.cases import Case
 from clinbench.dx.leakguard import LeakGuard
 from clinbench.dx.matching import best_match, is_modality_only, name_score
 from clinbench.dx.record import parse_record
-from clinbench.dx.text import expand, sentences, stem, tokens
+from clinbench.dx.text import expand, is_disease_word, sentences, stem, tokens
 
 REAL, SYNTHETIC, REFUSED = "REAL", "SYNTHETIC", "REFUSED"
 
@@ -44,6 +44,8 @@ SITE_REFUSAL = ("Please specify the study and the body part (for example "
 CONCLUSION_REFUSAL = ("I can tell you what the patient reports, what examination shows and the "
                       "results of tests you order, but not diagnoses, impressions or the team's conclusions.")
 RESULT_IN_QUESTION = "That is a test result: order the test by name to see it."
+DISEASE_REFUSAL = ("That names a condition, not a test. Please order specific tests by name "
+                   "(for example 'lipase' or 'CT abdomen and pelvis with contrast').")
 
 
 @dataclass
@@ -176,6 +178,25 @@ def _billing_code(name: str) -> str | None:
     return priced.code
 
 
+@functools.lru_cache(maxsize=4096)
+def names_a_test(order: str) -> bool:
+    """False for an order that names a condition ("appendicitis assay", "C. difficile colitis
+    test"): a disease word that is not part of the test the reference tables match it to.
+    Decided from the order and the bundled tables only, never from the case, so the answer
+    is the same in every case and says nothing about the diagnosis."""
+    words = re.findall(r"[a-z]+", expand(order))
+    disease = {w for w in words if is_disease_word(w)}
+    if not disease:
+        return True
+    from clinbench.dx.costs import MATCH_THRESHOLD, PriceTable
+
+    table = PriceTable.bundled()
+    priced, _ = best_match(order, table._names, MATCH_THRESHOLD)
+    normal = find_normal(order)
+    names = [*(priced.names() if priced is not None else ()), *(normal.names() if normal is not None else ())]
+    return any(disease <= set(re.findall(r"[a-z]+", expand(n))) for n in names)
+
+
 def find_normal(order: str, threshold: float = 88.0) -> NormalResult | None:
     return best_match(order, _normal_names(), threshold)[0]
 
@@ -290,6 +311,8 @@ class OfflineGatekeeper:
             return Reply(VAGUE_REFUSAL, REFUSED)
         if is_modality_only(ot):
             return Reply(SITE_REFUSAL, REFUSED)
+        if not names_a_test(order):
+            return Reply(DISEASE_REFUSAL, REFUSED)
         # 1. a named result line of the record, under the order's own name or any name
         #    the reference table gives the same test ("CSF analysis" = "Lumbar puncture"),
         #    so a differently worded order never gets a normal result the record contradicts
@@ -330,20 +353,48 @@ class OfflineGatekeeper:
                     if need and need <= set(tokens(part)) and re.search(r"\d", part):
                         return Reply(part.strip().rstrip(".") + ".", REAL, matched=sec)
         # 6. not in the record: a normal result from the reference table
+        return self.normal_result(order)
+
+    def normal_result(self, order: str) -> Reply:
+        """The result of an order the record does not cover: a stated normal in the same
+        "Name: result." shape as a recorded one."""
+        order = order.strip().strip(".")
         row = find_normal(order)
         if row is not None:
             text = row.render(f"{self.case.case_id}|{row.test}")
             if not text.lower().startswith(row.test.lower()):
                 text = f"{row.test}: {text}"
             return Reply(text[0].upper() + text[1:] + ".", SYNTHETIC, matched=row.test)
-        return Reply(f"{order}: no abnormality detected.", SYNTHETIC)
+        name = order[0].upper() + order[1:] if order else order
+        return Reply(f"{name}: no abnormality detected.", SYNTHETIC)
+
+    def ordinary_negative(self, kind: str, content: str) -> Reply:
+        """What a request the record does not cover gets: the reply a blocked one must look like."""
+        if kind == "question":
+            return self._not_covered(content, tokens(content))
+        return self.normal_result(content)
 
     def answer(self, kind: str, content: str) -> Reply:
         reply = self._question(content) if kind == "question" else self._test(content)
-        guarded = self.guard.clean(reply.text)
-        if guarded.blocked:
-            return Reply(guarded.text, reply.source, True, reply.matched)
+        return guard_reply(self.guard, kind, content, reply, self)
+
+
+def guard_reply(guard: LeakGuard, kind: str, content: str, reply: Reply, fallback: "OfflineGatekeeper") -> Reply:
+    """Pass a reply through the leak guard. Template replies (synthetic, refusals) may echo
+    the request's own words; text from the record may not. When nothing is left the
+    request gets the ordinary negative for its kind, so a blocked reply is worded and
+    shaped like any reply to a request the record does not cover."""
+    allow = content if reply.source != REAL else ""
+    guarded = guard.clean(reply.text, allow=allow)
+    if not guarded.blocked:
         return reply
+    if guarded.text:
+        return Reply(guarded.text, reply.source, True, reply.matched)
+    negative = fallback.ordinary_negative(kind, content)
+    again = guard.clean(negative.text, allow=content)
+    text = again.text if again.text else ("No, nothing of that kind is reported." if kind == "question"
+                                          else "No abnormality detected.")
+    return Reply(text, negative.source, True, negative.matched)
 
 
 # --- LLM gatekeeper ---------------------------------------------------------------------
@@ -369,39 +420,42 @@ Answer by calling the function `reply` (or, without function calling, with one J
 
 
 class LLMGatekeeper:
-    """Model-backed gatekeeper; its replies still pass the leak guard."""
+    """Model-backed gatekeeper (role 'gatekeeper'); its replies still pass the leak guard,
+    and a reply the guard empties is replaced by the offline gatekeeper's ordinary negative.
+    A reply that cannot be read raises ``ModelError`` (recorded, never charged)."""
 
-    def __init__(self, case: Case, chat) -> None:
+    def __init__(self, case: Case, model) -> None:
         self.case = case
-        self.chat = chat  # clinbench.dx.llm.JsonChat
+        self.llm = model  # clinbench.dx.models.RoleModel
         self.guard = LeakGuard(case)
+        self.offline = OfflineGatekeeper(case)
         self.system = (GATEKEEPER_SYSTEM + "\n\nFINAL DIAGNOSIS (never reveal): " + case.final_diagnosis
                        + "\n\nCOMPLETE RECORD:\n" + case.full_text)
 
     def answer(self, kind: str, content: str) -> Reply:
+        from clinbench.dx.models import ModelError
+
         label = "QUESTION" if kind == "question" else "TEST ORDER"
-        data = self.chat.ask(self.system, f"{label}: {content}", tool="reply", schema={
+        data = self.llm.ask(self.system, f"{label}: {content}", tool="reply", schema={
             "type": "object", "required": ["reply", "source"],
             "properties": {"reply": {"type": "string"},
                            "source": {"type": "string", "enum": [REAL, SYNTHETIC, REFUSED]}}})
-        text = str(data.get("reply", "")).strip() or VAGUE_REFUSAL
+        text = str(data.get("reply") or "").strip()
+        if not text:
+            raise ModelError("gatekeeper", f"reply has no text: {data!r:.80}")
         source = str(data.get("source", SYNTHETIC)).upper()
         if source not in (REAL, SYNTHETIC, REFUSED):
             source = SYNTHETIC
-        guarded = self.guard.clean(text)
-        return Reply(guarded.text, source, guarded.blocked)
+        return guard_reply(self.guard, kind, content, Reply(text, source), self.offline)
 
 
-def make_gatekeeper(kind: str, case: Case, chat=None) -> Gatekeeper:
+def make_gatekeeper(kind: str, case: Case, model=None) -> Gatekeeper:
+    from clinbench.errors import ClinbenchError
+
     if kind == "offline":
         return OfflineGatekeeper(case)
     if kind == "llm":
-        if chat is None:
-            from clinbench.dx.llm import JsonChat
-
-            chat = JsonChat.from_env()
-        return LLMGatekeeper(case, chat)
-    from clinbench.errors import ClinbenchError
-
+        if model is None:
+            raise ClinbenchError("the llm gatekeeper needs a model: pass --gatekeeper-model (and its endpoint)")
+        return LLMGatekeeper(case, model)
     raise ClinbenchError(f"unknown gatekeeper {kind!r}: use offline or llm")
-

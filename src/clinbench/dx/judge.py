@@ -35,7 +35,7 @@ from typing import Protocol
 
 import numpy as np
 
-from clinbench.dx.text import QUALIFIERS, STOPWORDS, expand, stem
+from clinbench.dx.text import QUALIFIERS, STOPWORDS, expand, is_disease_word, stem
 from clinbench.errors import ClinbenchError, DataError
 
 CORRECT = 4
@@ -74,21 +74,6 @@ _EXCLUSIVE = [
 _EXCLUSIVE_STEMS = [{stem(w) for w in group} for group in _EXCLUSIVE]
 _NEGATORS = {"non", "not", "without", "no"}
 
-# Words that name a disease process rather than qualify one. Missing such a word is a
-# major specificity error (3), not a minor qualifier (4); and one such word stands for
-# another only when the two are near-identical (e.g. spelling variants), so that
-# "osteoarthritis" does not pass for "septic arthritis".
-_DISEASE_SUFFIXES = ("itis", "osis", "emia", "penia", "oma", "pathy", "plasia", "rrhage", "rrhea", "lithiasis",
-                     "thorax", "cele", "ectasia", "algia")
-_DISEASE_HEADS = {stem(w) for w in (
-    "infarction embolism emboli thrombosis thrombus fracture hemorrhage obstruction dissection failure ulcer "
-    "infection block fibrillation flutter tachycardia bradycardia pneumonia pregnancy stroke calculus stone "
-    "aneurysm abscess tear hernia cancer carcinoma tumor malignancy ketoacidosis acidosis syndrome "
-    "colic angina purpura crisis injury toxicity overdose").split()}
-
-
-def _is_disease_word(word: str) -> bool:
-    return word.endswith(_DISEASE_SUFFIXES) or stem(word) in _DISEASE_HEADS
 _WORD = re.compile(r"[a-z0-9]+")
 _QUAL_STEMS = {stem(q) for q in QUALIFIERS} - {"type"}
 
@@ -150,7 +135,7 @@ class OfflineJudge:
             return False
         v = self._vec(word)
         for o in others:
-            need = self.same_disease if _is_disease_word(word) and _is_disease_word(o) else self.word_match
+            need = self.same_disease if is_disease_word(word) and is_disease_word(o) else self.word_match
             if float(v @ self._vec(o)) >= need:
                 return True
         return False
@@ -176,7 +161,7 @@ class OfflineJudge:
         if not r_left and not c_left:
             return Verdict(5, f"equivalent wording (cosine {cos:.2f})")
         if not c_left:
-            major = [w for w in r_left if _is_disease_word(w)]
+            major = [w for w in r_left if is_disease_word(w)]
             if major:
                 return Verdict(3, f"misses the disease named by {', '.join(major)} (cosine {cos:.2f})")
             if cos >= self.close and (shared or cos >= self.paraphrase):
@@ -206,20 +191,25 @@ Answer by calling the function `grade` (or, without function calling, with one J
 
 
 class LLMJudge:
-    def __init__(self, chat) -> None:
-        self.chat = chat  # clinbench.dx.llm.JsonChat
+    """Model-backed judge (role 'judge'); a reply without a 1-5 score raises ``ModelError``."""
+
+    def __init__(self, model) -> None:
+        self.llm = model  # clinbench.dx.models.RoleModel
+        self.label = f"llm:{model.spec.label}"
 
     def score(self, reference: str, candidate: str) -> Verdict:
-        data = self.chat.ask(JUDGE_SYSTEM, f"Reference diagnosis: {reference}\nCandidate diagnosis: {candidate}",
-                             tool="grade", schema={"type": "object", "required": ["score", "reason"],
-                                                   "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5},
-                                                                  "reason": {"type": "string"}}})
+        from clinbench.dx.models import ModelError
+
+        data = self.llm.ask(JUDGE_SYSTEM, f"Reference diagnosis: {reference}\nCandidate diagnosis: {candidate}",
+                            tool="grade", schema={"type": "object", "required": ["score", "reason"],
+                                                  "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5},
+                                                                 "reason": {"type": "string"}}})
         try:
             score = int(data.get("score"))
         except (TypeError, ValueError) as exc:
-            raise ClinbenchError(f"judge model returned no integer score: {data!r:.80}") from exc
+            raise ModelError("judge", f"no integer score in {data!r:.80}") from exc
         if not 1 <= score <= 5:
-            raise ClinbenchError(f"judge model returned score {score} outside 1-5")
+            raise ModelError("judge", f"score {score} outside 1-5")
         return Verdict(score, str(data.get("reason", "")).strip())
 
 
@@ -228,15 +218,13 @@ def _offline() -> OfflineJudge:
     return OfflineJudge()
 
 
-def make_judge(kind: str, chat=None) -> Judge:
+def make_judge(kind: str, model=None) -> Judge:
     if kind == "offline":
         return _offline()
     if kind == "llm":
-        if chat is None:
-            from clinbench.dx.llm import JsonChat
-
-            chat = JsonChat.from_env()
-        return LLMJudge(chat)
+        if model is None:
+            raise ClinbenchError("the llm judge needs a model: pass --judge-model (and its endpoint)")
+        return LLMJudge(model)
     raise ClinbenchError(f"unknown judge {kind!r}: use offline or llm")
 
 

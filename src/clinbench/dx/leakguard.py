@@ -6,7 +6,8 @@ names of its code and category (description and inclusion terms); each also in i
 when it contains every content word of some forbidden phrase (order-free, after spelling
 folding, abbreviation expansion and stemming), so "fracture through the femoral neck"
 is caught by "femoral neck fracture". Leaking clauses are removed; if nothing is left the
-whole reply is replaced by a neutral sentence. Cases without a code get one by fuzzy
+result is empty; the gatekeepers then serve the ordinary negative
+for that kind of request instead, so a blocked reply reads like any other. Cases without a code get one by fuzzy
 lookup of the diagnosis in the classification.
 """
 
@@ -18,12 +19,9 @@ from clinbench.dx import icd
 from clinbench.dx.cases import Case
 from clinbench.dx.text import clauses, core_tokens, tokens
 
-NEUTRAL = "There is nothing further I can report for that request."
-
-
 @dataclass
 class GuardResult:
-    text: str
+    text: str  # "" when every clause leaked
     blocked: bool  # at least one clause was removed
 
 
@@ -41,15 +39,18 @@ class LeakGuard:
         self.phrases = sorted(phrases, key=len)
         self.code = code
 
-    def leaks(self, text: str) -> bool:
-        have = set(tokens(text))
-        return any(p <= have for p in self.phrases)
+    def leaks(self, text: str, allow: str = "") -> bool:
+        have, echoed = set(tokens(text)), set(tokens(allow))
+        return any(p <= have and not p <= echoed for p in self.phrases)
 
-    def clean(self, reply: str) -> GuardResult:
-        kept = [c for c in clauses(reply) if not self.leaks(c)]
+    def clean(self, reply: str, allow: str = "") -> GuardResult:
+        """Remove leaking clauses. ``allow`` is the agent's own request: a phrase it wrote
+        itself may be echoed back ("appendicitis assay: no abnormality detected"), which
+        tells it nothing; only template replies pass it, never text from the record."""
+        kept = [c for c in clauses(reply) if not self.leaks(c, allow)]
         if len(kept) == len(clauses(reply)):
             return GuardResult(reply, False)
         if not kept or all(len(tokens(c)) <= 1 for c in kept):
-            return GuardResult(NEUTRAL, True)
+            return GuardResult("", True)
         text = "; ".join(c.rstrip(".;") for c in kept).strip()
         return GuardResult(text[0].upper() + text[1:] + ".", True)

@@ -27,11 +27,28 @@ class AgentSummary:
     agent: str
     runs: int
     scored: int
-    accuracy: float
-    ci: tuple[float, float]
-    mean_cost: float
-    mean_judge: float
+    accuracy: float | None  # None when no run was scored (never nan)
+    ci: tuple[float, float] | None
+    mean_cost: float | None
+    mean_judge: float | None
     errors: int
+    cost_ci: tuple[float, float] | None = None
+
+    def describe(self) -> str:
+        """One printable line: accuracy with CI, mean cost, judge mean, runs and errors."""
+        if self.accuracy is None:
+            return f"{self.agent}: no scored run ({self.runs} runs, {self.errors} errors)"
+        text = (f"{self.agent}: accuracy {self.accuracy:.1%} (95% CI {self.ci[0]:.1%}-{self.ci[1]:.1%}), "
+                f"mean cost ${self.mean_cost:,.0f}, mean judge score {self.mean_judge:.2f}, {self.runs} runs")
+        return text + (f", {self.errors} errors" if self.errors else "")
+
+
+def fmt_pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.1%}"
+
+
+def fmt_usd(x: float | None) -> str:
+    return "n/a" if x is None else f"${x:,.0f}"
 
 
 @dataclass
@@ -68,14 +85,21 @@ def summarise(runs: list[dict], *, level: float = 0.95) -> list[AgentSummary]:
         rows = [r for r in runs if _key(r) == agent]
         scored = [r for r in rows if r["reward"] is not None]
         rewards = [float(r["reward"]) for r in scored]
-        acc = sum(rewards) / len(rewards) if rewards else float("nan")
-        ci = percentile_ci(rewards, draws=DRAWS, seed=0, level=level) if len(rewards) > 1 else (acc, acc)
-        costs = [r["cost"] for r in scored if r["cost"] is not None]
+        acc = sum(rewards) / len(rewards) if rewards else None
+        ci = None
+        if rewards:
+            ci = percentile_ci(rewards, draws=DRAWS, seed=0, level=level) if len(rewards) > 1 else (acc, acc)
+            ci = (float(ci[0]), float(ci[1]))
+        costs = [float(r["cost"]) for r in scored if r["cost"] is not None]
+        cost_ci = None
+        if len(costs) > 1:
+            lo, hi = percentile_ci(costs, draws=DRAWS, seed=0, level=level)
+            cost_ci = (float(lo), float(hi))
         judges = [r["judge_score"] for r in scored if r["judge_score"] is not None]
-        out.append(AgentSummary(agent, len(rows), len(scored), acc, (float(ci[0]), float(ci[1])),
-                                sum(costs) / len(costs) if costs else float("nan"),
-                                sum(judges) / len(judges) if judges else float("nan"),
-                                sum(r["status"] != "ok" for r in rows)))
+        out.append(AgentSummary(agent, len(rows), len(scored), acc, ci,
+                                sum(costs) / len(costs) if costs else None,
+                                sum(judges) / len(judges) if judges else None,
+                                sum(r["status"] != "ok" for r in rows), cost_ci))
     return out
 
 
@@ -98,7 +122,7 @@ def compare(runs: list[dict], agent_a: str, agent_b: str) -> PairedTest:
 
 def accuracy_cost_svg(summaries: list[AgentSummary], path: str | Path, *, title: str = "Accuracy vs cost") -> Path:
     """Scatter of mean cost (x) against accuracy (y, with CI bars), one point per agent."""
-    pts = [s for s in summaries if s.scored and s.mean_cost == s.mean_cost]
+    pts = [s for s in summaries if s.accuracy is not None and s.mean_cost is not None]
     if not pts:
         raise DataError("nothing to plot: no scored runs with a cost")
     w, h, left, right, top, bottom = 640, 420, 70, 30, 40, 60

@@ -176,3 +176,20 @@ def clauses(text: str) -> list[str]:
     for s in sentences(text):
         out.extend(c.strip() for c in s.split(";") if c.strip())
     return out
+
+
+# Words that name a disease process rather than qualify one. Missing such a word is a
+# major specificity error (3), not a minor qualifier (4); and one such word stands for
+# another only when the two are near-identical (e.g. spelling variants), so that
+# "osteoarthritis" does not pass for "septic arthritis".
+DISEASE_SUFFIXES = ("itis", "osis", "emia", "penia", "oma", "pathy", "plasia", "rrhage", "rrhea", "lithiasis",
+                     "thorax", "cele", "ectasia", "algia")
+DISEASE_HEADS = {stem(w) for w in (
+    "infarction embolism emboli thrombosis thrombus fracture hemorrhage obstruction dissection failure ulcer "
+    "infection block fibrillation flutter tachycardia bradycardia pneumonia pregnancy stroke calculus stone "
+    "aneurysm abscess tear hernia cancer carcinoma tumor malignancy ketoacidosis acidosis syndrome "
+    "colic angina purpura crisis injury toxicity overdose").split()}
+
+
+def is_disease_word(word: str) -> bool:
+    return word.endswith(DISEASE_SUFFIXES) or stem(word) in DISEASE_HEADS

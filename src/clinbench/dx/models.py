@@ -1,0 +1,193 @@
+"""The model roles of a diagnosis run (agent, gatekeeper, judge) over the shared clients.
+
+Each role is a ``RoleSpec`` (provider, model, endpoint, key, optional temperature and
+max_tokens, optional USD prices per million input/output tokens) and becomes a
+``RoleModel`` that talks through ``clinbench.agents.llm_clients`` (OpenAI-compatible or
+Anthropic, with that module's retry policy). ``RoleModel`` adds, for the diagnosis
+benchmark:
+
+* **errors**: whatever a call raises (an endpoint that keeps failing, a body that is not
+  JSON, no choices, ``message: null``) becomes one ``ModelError`` naming the role, so an
+  encounter can record it and the campaign go on;
+* **usage** per role (tokens, requests, cache hits) and its cost when prices are given;
+* **structured answers** (``ask``): a function call whose arguments are the answer, or
+  one JSON object in plain text from servers without function calling;
+* **a cache** (``ModelCache``, off unless given a folder): replies keyed on the sha256 of
+  (provider, model, system prompt, messages, tools, parameters), so a rerun or a re-judge
+  with the same inputs is reproducible and makes no request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from clinbench.agents.llm_clients import Message, ModelClient, RetryPolicy, ToolCall, ToolSpec, Turn, make_client
+from clinbench.atomic import write_text_atomic
+from clinbench.campaign.store import Usage
+from clinbench.errors import ClinbenchError
+
+ROLES = ("agent", "gatekeeper", "judge")
+PROVIDERS = ("openai", "anthropic")
+
+
+class ModelError(ClinbenchError):
+    """A model call of one role failed or returned something unusable."""
+
+    def __init__(self, role: str, message: str):
+        super().__init__(f"{role} model: {message}")
+        self.role = role
+
+
+@dataclass(frozen=True)
+class RoleSpec:
+    role: str
+    model: str
+    provider: str = "openai"
+    base_url: str | None = None
+    api_key: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    price_in: float | None = None  # USD per million input tokens
+    price_out: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.provider not in PROVIDERS:
+            raise ClinbenchError(f"unknown provider {self.provider!r} for the {self.role} model: "
+                                 f"use {' or '.join(PROVIDERS)}")
+        if not self.model:
+            raise ClinbenchError(f"no {self.role} model: pass --{self.role}-model")
+
+    @property
+    def label(self) -> str:
+        return self.model if self.provider == "openai" else f"{self.provider}:{self.model}"
+
+    def same_model(self, other: RoleSpec) -> bool:
+        """One model behind both roles (same provider and model name, wherever it is served)."""
+        return (self.provider, self.model.strip().lower()) == (other.provider, other.model.strip().lower())
+
+    def parameters(self) -> dict:
+        return {k: v for k, v in (("temperature", self.temperature), ("max_tokens", self.max_tokens)) if v is not None}
+
+    def public(self) -> dict:
+        """What evidence may record (never the key)."""
+        return {"role": self.role, "provider": self.provider, "model": self.model, "base_url": self.base_url,
+                **self.parameters(), "price_in_per_mtok": self.price_in, "price_out_per_mtok": self.price_out}
+
+
+class ModelCache:
+    """Model replies on disk, one JSON file per request key."""
+
+    def __init__(self, directory: str | os.PathLike[str]):
+        self.dir = Path(directory)
+
+    @staticmethod
+    def key(spec: RoleSpec, system: str, messages: list[Message], tools: list[ToolSpec]) -> str:
+        payload = {"provider": spec.provider, "model": spec.model, "parameters": spec.parameters(),
+                   "system": system, "messages": [asdict(m) for m in messages], "tools": [asdict(t) for t in tools]}
+        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+    def get(self, key: str) -> Turn | None:
+        path = self.dir / key[:2] / f"{key}.json"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return None
+        return Turn(data["text"], [ToolCall(**c) for c in data["tool_calls"]], Usage(**data["usage"]))
+
+    def put(self, key: str, turn: Turn) -> None:
+        write_text_atomic(self.dir / key[:2] / f"{key}.json",
+                          json.dumps({"text": turn.text, "tool_calls": [asdict(c) for c in turn.tool_calls],
+                                      "usage": asdict(turn.usage)}))
+
+
+_OBJECT = re.compile(r"\{.*\}", re.S)
+
+
+def parse_json_object(text: str) -> dict | None:
+    m = _OBJECT.search(text or "")
+    if not m:
+        return None
+    try:
+        data = json.loads(m.group(0))
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+@dataclass
+class RoleModel:
+    spec: RoleSpec
+    client: ModelClient | None = None
+    cache: ModelCache | None = None
+    usage: Usage = field(default_factory=Usage)
+    cache_hits: int = 0
+    errors: int = 0
+
+    def __post_init__(self) -> None:
+        if self.client is None:
+            s = self.spec
+            self.client = make_client(s.provider, s.model, base_url=s.base_url, api_key=s.api_key,
+                                      retry=RetryPolicy(max_attempts=4, base_seconds=0.5, cap_seconds=20.0),
+                                      temperature=s.temperature, max_tokens=s.max_tokens)
+
+    @property
+    def model(self) -> str:
+        return self.spec.model
+
+    def complete(self, system: str, messages: list[Message], tools: list[ToolSpec] | None = None) -> Turn:
+        tools = tools or []
+        key = ModelCache.key(self.spec, system, messages, tools) if self.cache else ""
+        if self.cache:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.cache_hits += 1
+                return hit
+        try:
+            turn = self.client.complete(system, messages, tools)
+        except Exception as exc:  # noqa: BLE001 - any failure of one call is this role's recorded error
+            self.errors += 1
+            detail = str(exc).strip() or type(exc).__name__
+            if not isinstance(exc, ClinbenchError):
+                detail = f"malformed reply ({type(exc).__name__}: {detail[:160]})"
+            raise ModelError(self.spec.role, detail) from exc
+        self.usage = self.usage.add(turn.usage)
+        if self.cache:
+            self.cache.put(key, turn)
+        return turn
+
+    def ask(self, system: str, user: str, *, tool: str, schema: dict) -> dict:
+        """One structured answer (function-call arguments, or a JSON object in the text)."""
+        turn = self.complete(system, [Message("user", user)], [ToolSpec(tool, "Submit your answer.", schema)])
+        for call in turn.tool_calls:
+            if call.name == tool and call.error is None:
+                return call.arguments
+        data = parse_json_object(turn.text)
+        if data is None:
+            self.errors += 1
+            raise ModelError(self.spec.role, f"reply is neither a {tool} call nor a JSON object: {turn.text[:80]!r}")
+        return data
+
+    def cost(self) -> float | None:
+        if self.spec.price_in is None and self.spec.price_out is None:
+            return None
+        return (self.usage.input_tokens * (self.spec.price_in or 0.0)
+                + self.usage.output_tokens * (self.spec.price_out or 0.0)) / 1e6
+
+    def report(self) -> dict:
+        return {**self.spec.public(), "input_tokens": self.usage.input_tokens,
+                "output_tokens": self.usage.output_tokens, "requests": self.usage.requests,
+                "cache_hits": self.cache_hits, "errors": self.errors, "model_cost_usd": self.cost()}
+
+
+def check_self_judge(agent: RoleSpec | None, judge: RoleSpec | None, allow: bool) -> bool:
+    """True when the judge is the agent's own model; refused unless ``allow``."""
+    same = agent is not None and judge is not None and agent.same_model(judge)
+    if same and not allow:
+        raise ClinbenchError(f"the judge model {judge.model!r} is the agent's own model: a model grading itself "
+                             "inflates accuracy; pass another --judge-model, or --allow-self-judge to mark it")
+    return same
