@@ -19,7 +19,7 @@ def test_every_listed_test_of_every_demo_case_is_answered_from_the_record(cases)
 def test_abbreviations_and_analytes(case_by_id):
     gk = OfflineGatekeeper(case_by_id[1])
     assert gk.answer("test", "CBC").text.startswith("Complete blood count: white cell count 15.8")
-    assert gk.answer("test", "hemoglobin").text == "haemoglobin 15.2 g/dL."
+    assert gk.answer("test", "hemoglobin").text == "Haemoglobin: 15.2 g/dL."  # the shape of every result
     ct = gk.answer("test", "CT abd/pelvis w contrast")
     assert ct.source == REAL and "12 mm" in ct.text
     assert "impression" not in ct.text.lower()  # impressions are withheld
@@ -43,7 +43,7 @@ def test_uncovered_test_gets_a_plausible_normal_value_with_units(case_by_id):
     gk = OfflineGatekeeper(case_by_id[2])  # the STEMI case has no lipase
     r = gk.answer("test", "serum lipase")
     assert r.source == SYNTHETIC
-    m = re.fullmatch(r"Lipase (\d+) U/L\.", r.text)
+    m = re.fullmatch(r"Lipase: (\d+) U/L\.", r.text)  # "Name: result." like a recorded one
     assert m and 20 <= int(m.group(1)) <= 45
     assert gk.answer("test", "serum lipase").text == r.text  # same case, same value
     tsh = gk.answer("test", "TSH")
@@ -95,9 +95,9 @@ def test_discharge_summary_layout_with_withheld_sections():
     gk = OfflineGatekeeper(case)
     assert "gardener" in gk.answer("question", "What is her job?").text
     assert "Lisinopril" in gk.answer("question", "What medications does she take?").text
-    assert gk.answer("test", "hemoglobin").text == "Hgb-13.1."
+    assert gk.answer("test", "hemoglobin").text == "Hgb: 13.1."
     creat = gk.answer("test", "creatinine")
-    assert creat.text == "Creat-1.4." and creat.source == "REAL"
+    assert creat.text == "Creat: 1.4." and creat.source == "REAL"
     served = " ".join(gk.answer("question", q).text for q in
                       ["What service is she on?", "Any procedures?", "Was a stent placed?", "What happened in hospital?"])
     assert "UROLOGY" not in served and "stent" not in served.lower()
@@ -140,7 +140,7 @@ def test_a_wound_culture_is_not_answered_with_the_blood_cultures(case_by_id):
 
 def test_bedside_measurements_come_from_the_examination(case_by_id):
     r = OfflineGatekeeper(case_by_id[11]).answer("test", "pulse oximetry")
-    assert r.source == REAL and r.text == "oxygen saturation 84% on room air."
+    assert r.source == REAL and r.text == "Oxygen saturation: 84% on room air."
 
 
 def test_question_wording_reaches_the_note(case_by_id):

@@ -1,6 +1,7 @@
-"""Campaign runs: store rows, evidence, baselines, resume, stats, CLI, LLM gatekeeper."""
+"""Campaign runs: store rows, evidence, offline baselines, resume, stats, CLI, LLM gatekeeper."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -11,7 +12,7 @@ from clinbench.campaign.evidence import verify_manifest
 from clinbench.campaign.store import Store
 from clinbench.dx import stats as dxstats
 from clinbench.dx.gatekeeper import LLMGatekeeper
-from clinbench.dx.llm import JsonChat
+from clinbench.dx.models import RoleModel, RoleSpec
 from clinbench.dx.run import DxConfig, run_campaign
 
 
@@ -19,7 +20,7 @@ from clinbench.dx.run import DxConfig, run_campaign
 def campaign(tmp_path_factory, cases):
     out = tmp_path_factory.mktemp("dx-campaign")
     run_campaign(cases, DxConfig(agent="oracle"), out)
-    run_campaign(cases, DxConfig(agent="instant-embed"), out)
+    run_campaign(cases, DxConfig(agent="ed-instant"), out)
     return out
 
 
@@ -29,8 +30,8 @@ def test_oracle_scores_100_percent_on_demo_cases(campaign, cases):
     assert all(r["status"] == "ok" and r["reward"] == 1.0 and r["judge_score"] == 5 for r in runs)
 
 
-def test_instant_embed_runs_offline_on_every_demo_case(campaign, cases):
-    runs = [r for r in Store.open(campaign).runs(benchmark="dx") if r["agent"] == "instant-embed"]
+def test_ed_instant_runs_offline_on_every_demo_case(campaign, cases):
+    runs = [r for r in Store.open(campaign).runs(benchmark="dx") if r["agent"] == "ed-instant"]
     assert sorted(int(r["task"]) for r in runs) == sorted(c.case_id for c in cases)
     for r in runs:
         assert r["status"] == "ok" and 1 <= r["judge_score"] <= 5 and r["cost"] == 0.0
@@ -56,11 +57,11 @@ def test_stats_accuracy_ci_plot_and_paired_test(campaign, tmp_path):
     runs = dxstats.dx_runs(campaign)
     by = {s.agent: s for s in dxstats.summarise(runs)}
     assert by["oracle"].accuracy == 1.0 and by["oracle"].ci == (1.0, 1.0)
-    ie = by["instant-embed"]
+    ie = by["ed-instant"]
     assert ie.ci[0] <= ie.accuracy <= ie.ci[1]
-    test = dxstats.compare(runs, "oracle", "instant-embed")
+    test = dxstats.compare(runs, "oracle", "ed-instant")
     assert test.pairs == by["oracle"].runs
-    assert test.p_value < 0.001  # oracle is right on every case, the vignette-only baseline on few
+    assert test.p_value < 0.001  # oracle is right on every case, the vignette-only baseline on about half
     svg = dxstats.accuracy_cost_svg(list(by.values()), tmp_path / "plot.svg").read_text()
     assert svg.startswith("<svg") and "oracle (100%" in svg
 
@@ -79,10 +80,10 @@ def cli(*args):
 
 
 def test_cli_stats_and_judge(campaign, tmp_path):
-    out = cli("stats", str(campaign), "--compare", "oracle:instant-embed", "--json")
+    out = cli("stats", str(campaign), "--compare", "oracle:ed-instant", "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    assert {a["agent"] for a in data["agents"]} == {"oracle", "instant-embed"}
+    assert {a["agent"] for a in data["agents"]} == {"oracle", "ed-instant"}
     assert data["comparison"]["p_value"] < 0.001
     one = cli("judge", "--reference", "Acute pyelonephritis", "--candidate", "Kidney infection", "--json")
     assert json.loads(one.stdout)["score"] == 5
@@ -114,7 +115,7 @@ def test_llm_gatekeeper_reply_passes_the_leak_guard(case_by_id):
                                               "source": "REAL"}},
               {"tool": "reply", "arguments": {"reply": "Lipase 31 U/L.", "source": "SYNTHETIC"}}]
     with ScriptedServer(script) as server:
-        gk = LLMGatekeeper(case, JsonChat(model="gk", base_url=server.base_url, api_key="t"))
+        gk = LLMGatekeeper(case, RoleModel(RoleSpec("gatekeeper", "gk", base_url=server.base_url, api_key="t")))
         first = gk.answer("question", "What did the exam show?")
         second = gk.answer("test", "lipase")
         system = server.requests[0]["messages"][0]["content"]
@@ -124,30 +125,32 @@ def test_llm_gatekeeper_reply_passes_the_leak_guard(case_by_id):
     assert "Hospital course" in system and "never reveal" in system
 
 
-def test_llm_agent_talks_to_the_endpoint_and_is_forced_to_diagnose(tmp_path, cases):
+def test_baseline_agent_talks_to_the_endpoint_and_is_forced_to_diagnose(tmp_path, cases):
     # With an empty script the server answers every turn with the text "Done.": the
     # agent never acts, so after max_turns it is forced, gives nothing, and the judge scores 1.
     case1 = [c for c in cases if c.case_id == 1]
     with ScriptedServer([]) as server:
-        cfg = DxConfig(agent="llm", model="dx-model", base_url=server.base_url, api_key="k", max_turns=2)
+        cfg = DxConfig(agent="baseline", max_turns=2,
+                       roles={"agent": RoleSpec("agent", "dx-model", base_url=server.base_url, api_key="k")})
         (rec,) = run_campaign(case1, cfg, tmp_path)
         first = server.requests[0]
     assert rec.status == "ok" and rec.judge_score == 1 and rec.reward == 0.0 and rec.cost == 0.0
     assert len(server.requests) == 3  # two turns and the forced one
-    assert first["model"] == "dx-model"
+    assert first["model"] == "dx-model" and "temperature" not in first
     assert first["messages"][0]["role"] == "system" and "<diagnosis>" in first["messages"][0]["content"]
     assert case1[0].case_summary in first["messages"][1]["content"]
     usage = Store.open(tmp_path).runs()[0]
     assert usage["requests"] == 3 and usage["input_tokens"] > 0
 
 
-def test_demo_dx_reports_both_baselines_and_a_plot(campaign):
+def test_demo_dx_prints_the_offline_baselines_accuracy_and_a_plot(campaign):
     from clinbench.dx.demo import run_demo_dx
 
-    lines = run_demo_dx(campaign)  # everything already ran: only the summary and plot are new work
+    lines = run_demo_dx(campaign, agents=("oracle", "ed-instant"))  # already ran: summary and plot only
     text = "\n".join(lines)
-    assert "oracle: accuracy 100.0%" in text and "instant-embed: accuracy" in text
-    assert (campaign / "dx_accuracy_cost.svg").is_file() and "oracle vs instant-embed" in text
+    m = re.search(r"offline baseline ed-instant: (\d+)/32 correct", text)
+    assert m and int(m.group(1)) >= 13  # >= 40% of the 32 demo cases (14/32 when written)
+    assert "oracle: accuracy 100.0%" in text and (campaign / "dx_accuracy_cost.svg").is_file()
 
 
 def test_cli_judge_calibrate_on_a_pairs_file(tmp_path):
@@ -168,7 +171,7 @@ def test_real_dataset_layout_runs_end_to_end(tmp_path, cases):
     # dataset.json records carry no icd10/synonyms: the leak guard looks the code up itself
     path = tmp_path / "dataset.json"
     path.write_text(json.dumps([c.record() for c in cases[:3]]))
-    out = cli("run", "--cases", str(path), "--split", "test", "--agent", "order-all", "--out", str(tmp_path / "c"))
+    out = cli("run", "--cases", str(path), "--split", "test", "--agent", "ed-workup", "--out", str(tmp_path / "c"))
     assert out.returncode == 0, out.stderr
     runs = Store.open(tmp_path / "c").runs()
     assert len(runs) == 3 and all(r["status"] == "ok" and r["cost"] > 0 for r in runs)
@@ -181,24 +184,6 @@ def test_real_dataset_layout_runs_end_to_end(tmp_path, cases):
         assert case.final_diagnosis.lower() not in replies
 
 
-def test_dxo_agent_plays_an_encounter_through_tool_calls(tmp_path, cases):
-    case1 = [c for c in cases if c.case_id == 1]
-    script = [
-        {"tool": "ask", "arguments": {"questions": ["Where did the pain start?", "Any urinary symptoms?"]}},
-        {"tool": "order", "arguments": {"tests": ["CBC", "CT abdomen and pelvis with contrast"]}},
-        {"tool": "diagnose", "arguments": {"diagnosis": "Acute appendicitis"}},
-    ]
-    with ScriptedServer(script) as server:
-        cfg = DxConfig(agent="dxo", model="panel-model", base_url=server.base_url, api_key="k")
-        (rec,) = run_campaign(case1, cfg, tmp_path)
-        third = server.requests[2]
-    assert rec.agent == "dxo" and rec.judge_score == 5 and rec.reward == 1.0
-    assert rec.cost == 300.0 + 30.0 + 800.0  # one visit, CBC, CT abdomen/pelvis with contrast
-    assert "Dr. Challenger" in third["messages"][0]["content"]
-    tool_msgs = [m for m in third["messages"] if m["role"] == "tool"]
-    assert "12 mm" in tool_msgs[-1]["content"]  # the CT findings came back as the tool result
-
-
 def test_cli_run_with_llm_judge_and_gatekeeper_over_loopback(tmp_path, cases):
     script = tmp_path / "s.txt"
     script.write_text("<test>lipase</test>\n<diagnosis>Appendicitis</diagnosis>\n")
@@ -206,12 +191,13 @@ def test_cli_run_with_llm_judge_and_gatekeeper_over_loopback(tmp_path, cases):
              {"tool": "grade", "arguments": {"score": 4, "reason": "acute qualifier missing"}}]
     with ScriptedServer(steps) as server:
         out = cli("run", "--agent", f"scripted:{script}", "--gatekeeper", "llm", "--judge", "llm",
-                  "--model", "m", "--base-url", server.base_url, "--api-key", "k", "--limit", "1",
-                  "--out", str(tmp_path / "c"))
+                  "--gatekeeper-model", "g", "--gatekeeper-base-url", server.base_url, "--gatekeeper-api-key", "k",
+                  "--judge-model", "j", "--judge-base-url", server.base_url, "--judge-api-key", "k",
+                  "--limit", "1", "--out", str(tmp_path / "c"))
         assert out.returncode == 0, out.stderr
-        assert [r["model"] for r in server.requests] == ["m", "m"]
+        assert [r["model"] for r in server.requests] == ["g", "j"]
     (run,) = Store.open(tmp_path / "c").runs()
     assert run["judge_score"] == 4 and run["reward"] == 1.0 and run["cost"] == 25.0  # lipase 83690
-    assert run["condition"] == "llm" and run["schema"] == "llm" and run["requests"] == 2
+    assert run["condition"] == "llm:g" and run["schema"] == "llm:j" and run["requests"] == 2
     events = [json.loads(x) for x in (tmp_path / "c" / run["evidence_dir"] / "transcript.jsonl").read_text().splitlines()]
     assert [e["source"] for e in events if e["event"] == "test"] == ["SYNTHETIC"]

@@ -1,9 +1,11 @@
-"""The sequential-diagnosis part of ``clinbench demo``: offline baselines on the demo cases.
+"""The sequential-diagnosis part of ``clinbench demo``: offline agents on the demo cases.
 
-Runs ``oracle`` (harness sanity: must be 100%) and ``instant-embed`` (vignette-only
-embedding baseline) on every bundled demo case with the offline gatekeeper and judge,
-into ``out_dir`` (its own campaign store), writes the accuracy-cost plot, and returns
-printable summary lines. Rerunning skips finished runs.
+Runs ``oracle`` (harness sanity: must be 100%), ``ed-instant`` (the candidate-list baseline
+from the vignette alone, no cost) and ``ed-workup`` (the same baseline after one visit of
+questions and the confirmatory tests of its leading candidates) on every bundled demo case
+with the offline gatekeeper and judge, into ``out_dir`` (its own campaign store), writes the
+accuracy-cost plot, and returns printable summary lines (the baseline's accuracy first).
+Rerunning skips finished runs.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from clinbench.dx import stats as dxstats
 from clinbench.dx.cases import demo_cases
 from clinbench.dx.run import DxConfig, run_campaign
 
-DEMO_AGENTS = ("oracle", "instant-embed")
+DEMO_AGENTS = ("oracle", "ed-instant", "ed-workup")
 
 
 def run_demo_dx(out_dir: str | Path, *, agents: tuple[str, ...] = DEMO_AGENTS,
@@ -30,12 +32,16 @@ def run_demo_dx(out_dir: str | Path, *, agents: tuple[str, ...] = DEMO_AGENTS,
     svg = dxstats.accuracy_cost_svg(summaries, out_dir / "dx_accuracy_cost.svg",
                                     title="Demo cases: accuracy vs cost")
     lines = [f"{len(cases)} synthetic demo cases; offline gatekeeper and judge; store {out_dir / 'results.duckdb'}"]
-    for s in summaries:
-        lines.append(f"{s.agent}: accuracy {s.accuracy:.1%} (95% CI {s.ci[0]:.1%}-{s.ci[1]:.1%}), "
-                     f"mean cost ${s.mean_cost:,.0f}, mean judge score {s.mean_judge:.2f}, {s.runs} runs")
-    names = {s.agent for s in summaries}
-    if {"oracle", "instant-embed"} <= names:
-        t = dxstats.compare(runs, "oracle", "instant-embed")
-        lines.append(f"oracle vs instant-embed: one-sided paired permutation p = {t.p_value:.2g} ({t.pairs} pairs)")
+    by = {s.agent: s for s in summaries}
+    for name in ("ed-workup", "ed-instant"):
+        s = by.get(name)
+        if s is not None and s.accuracy is not None:
+            lines.append(f"offline baseline {name}: {round(s.accuracy * s.scored)}/{s.scored} correct")
+    lines += [s.describe() for s in summaries]
+    names = set(by)
+    for a, b in (("ed-workup", "ed-instant"), ("oracle", "ed-workup")):
+        if {a, b} <= names:
+            t = dxstats.compare(runs, a, b)
+            lines.append(f"{a} vs {b}: one-sided paired permutation p = {t.p_value:.2g} ({t.pairs} pairs)")
     lines.append(f"accuracy-cost plot: {svg}")
     return lines

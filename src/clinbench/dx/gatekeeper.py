@@ -33,7 +33,7 @@ from clinbench.dx.cases import Case
 from clinbench.dx.leakguard import LeakGuard
 from clinbench.dx.matching import best_match, is_modality_only, name_score
 from clinbench.dx.record import parse_record
-from clinbench.dx.text import expand, is_disease_word, sentences, stem, tokens
+from clinbench.dx.text import expand, fold, is_disease_word, sentences, stem, tokens
 
 REAL, SYNTHETIC, REFUSED = "REAL", "SYNTHETIC", "REFUSED"
 
@@ -334,7 +334,7 @@ class OfflineGatekeeper:
             for part in re.split(r",\s+|;\s+|\s+(?=[A-Za-z][A-Za-z0-9()]*-[\d<>])", r.text):
                 pt = set(tokens(part))
                 if want <= pt and re.search(r"\d", part):
-                    return Reply(part.strip().rstrip(".") + ".", REAL, matched=r.name or "results")
+                    return Reply(as_result(part), REAL, matched=r.name or "results")
         # 3. a free-prose results sentence that names the test
         for r in self.record.results:
             if not r.name and want <= set(tokens(r.text)):
@@ -351,7 +351,7 @@ class OfflineGatekeeper:
             for sec, sent in self.units:
                 for part in re.split(r",\s+|;\s+", sent):
                     if need and need <= set(tokens(part)) and re.search(r"\d", part):
-                        return Reply(part.strip().rstrip(".") + ".", REAL, matched=sec)
+                        return Reply(as_result(part), REAL, matched=sec)
         # 6. not in the record: a normal result from the reference table
         return self.normal_result(order)
 
@@ -362,9 +362,9 @@ class OfflineGatekeeper:
         row = find_normal(order)
         if row is not None:
             text = row.render(f"{self.case.case_id}|{row.test}")
-            if not text.lower().startswith(row.test.lower()):
-                text = f"{row.test}: {text}"
-            return Reply(text[0].upper() + text[1:] + ".", SYNTHETIC, matched=row.test)
+            if fold(text).startswith(fold(row.test) + " "):  # "lipase 31 U/L" -> "Lipase: 31 U/L"
+                text = text[len(row.test):].strip()
+            return Reply(f"{row.test}: {text}.", SYNTHETIC, matched=row.test)
         name = order[0].upper() + order[1:] if order else order
         return Reply(f"{name}: no abnormality detected.", SYNTHETIC)
 
@@ -377,6 +377,18 @@ class OfflineGatekeeper:
     def answer(self, kind: str, content: str) -> Reply:
         reply = self._question(content) if kind == "question" else self._test(content)
         return guard_reply(self.guard, kind, content, reply, self)
+
+
+def as_result(part: str) -> str:
+    """One analyte or measurement in the "Name: value." shape of every other result
+    ("haemoglobin 15.2 g/dL" -> "Haemoglobin: 15.2 g/dL.")."""
+    part = part.strip().rstrip(".;,")
+    part = re.sub(r"^([A-Za-z][A-Za-z0-9()]*)-(?=\d)", r"\1 ", part)  # hospital lab strings: "Hgb-13.1"
+    m = re.match(r"^([A-Za-z][^0-9:]*?)\s*[:=]?\s*([<>≤≥~]?\s*-?\d.*)$", part)
+    if not m:
+        return part[0].upper() + part[1:] + "." if part else part
+    name = m.group(1).strip()
+    return f"{name[0].upper() + name[1:]}: {m.group(2).strip()}."
 
 
 def guard_reply(guard: LeakGuard, kind: str, content: str, reply: Reply, fallback: "OfflineGatekeeper") -> Reply:

@@ -2,26 +2,15 @@
 
 ``terms(code)`` gives every name the classification has for a code and its category
 (description, inclusion terms, the parent's description), which the leak guard treats as
-synonyms of a diagnosis. ``diagnosis_index()`` is the candidate list the embedding
-baseline chooses from: every three-character category outside the chapters
-that do not name a disease (R symptoms and signs, V-Y external causes, Z health-service
-contacts, U special-purpose codes). Its embeddings are computed once and cached on disk.
+synonyms of a diagnosis (and the offline baselines as extra names of their candidates).
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
-import os
-from pathlib import Path
 
-import numpy as np
 
-from clinbench.atomic import atomic_path
 from clinbench.dx.text import normal_form
-
-_NON_DISEASE_PREFIXES = ("R", "V", "W", "X", "Y", "Z", "U")
-
 
 def _icd():
     import simple_icd_10_cm as cm
@@ -74,54 +63,6 @@ def relation(a: str, b: str) -> str:
     if anc_a and anc_b and anc_a[-1] == anc_b[-1]:
         return "chapter"
     return "unrelated"
-
-
-@functools.lru_cache(maxsize=1)
-def diagnosis_index() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(codes, descriptions) of disease categories.
-
-    Categories only (about 1,500): subcategories would multiply the one-off embedding
-    time by six for a baseline that only needs the disease family."""
-    cm = _icd()
-    codes = [c for c in cm.get_all_codes(True)
-             if not c.startswith(_NON_DISEASE_PREFIXES) and cm.is_category(c)]
-    return tuple(codes), tuple(cm.get_description(c) for c in codes)
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("CLINBENCH_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "clinbench")
-    return Path(base)
-
-
-@functools.lru_cache(maxsize=1)
-def diagnosis_embeddings() -> np.ndarray:
-    """Unit embeddings of ``diagnosis_index()`` descriptions, cached as .npy by content hash."""
-    from clinbench.dx.embeddings import embed
-
-    codes, descs = diagnosis_index()
-    key = hashlib.sha256("\n".join(descs).encode()).hexdigest()[:16]
-    path = cache_dir() / f"icd10cm-diagnoses-minilm-{key}.npy"
-    if path.is_file():
-        arr = np.load(path)
-        if arr.shape == (len(codes), 384):
-            return arr
-    arr = embed(list(descs))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path) as tmp:
-        np.save(tmp, arr)
-    return arr
-
-
-def nearest_diagnoses(vectors: np.ndarray, k: int = 1) -> list[list[tuple[str, str, float]]]:
-    """For each unit vector, the k nearest (code, description, cosine)."""
-    codes, descs = diagnosis_index()
-    sims = vectors @ diagnosis_embeddings().T
-    out = []
-    for row in sims:
-        top = np.argsort(-row)[:k]
-        out.append([(codes[i], descs[i], float(row[i])) for i in top])
-    return out
 
 
 @functools.lru_cache(maxsize=1)
