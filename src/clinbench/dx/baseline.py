@@ -26,13 +26,17 @@ from __future__ import annotations
 
 import csv
 import functools
+import hashlib
 import math
+import os
 import re
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 
+from clinbench.atomic import atomic_path
 from clinbench.dx.cases import Case
 from clinbench.dx.text import expand, tokens
 
@@ -76,11 +80,31 @@ def candidates() -> tuple[Candidate, ...]:
     return tuple(out)
 
 
+def _cache_dir() -> Path:
+    base = os.environ.get("CLINBENCH_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "clinbench")
+    return Path(base)
+
+
 @functools.lru_cache(maxsize=1)
 def _candidate_vectors() -> np.ndarray:
+    """Unit embeddings of the candidates, computed once and cached as .npy by content hash
+    in ``$CLINBENCH_CACHE`` (default ``~/.cache/clinbench``)."""
     from clinbench.dx.embeddings import embed
 
-    return embed([c.text for c in candidates()])
+    texts = [c.text for c in candidates()]
+    key = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+    path = _cache_dir() / f"ed-candidates-minilm-{key}.npy"
+    if path.is_file():
+        arr = np.load(path)
+        if arr.shape == (len(texts), 384):
+            return arr
+    arr = embed(texts)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            np.save(fh, arr)
+    return arr
 
 
 @functools.lru_cache(maxsize=1)
