@@ -78,7 +78,7 @@ def test_demo_report_in_chromium_matches_stats_json(demo):
     assert "clinbench demo --out" in derive_prov and f"reference ({N_TASKS} runs), variant ({N_TASKS} runs)" in derive_prov
     assert "m4bench_v1_final_codex_runs.csv" in m4_prov and "codex/gpt-5.4-mini (280 runs)" in m4_prov
     assert "MIT License" in page.values["text"] and "Hannes Ill" in page.values["text"]
-    assert "oracle" in page.values["dx"] and "instant-embed" in page.values["dx"]
+    assert "oracle" in page.values["dx"] and "ed-workup" in page.values["dx"]
     assert "NaN" not in page.values["text"] and " nan" not in page.values["text"].lower()
 
 

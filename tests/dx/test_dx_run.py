@@ -63,7 +63,7 @@ def test_stats_accuracy_ci_plot_and_paired_test(campaign, tmp_path):
     assert test.pairs == by["oracle"].runs
     assert test.p_value < 0.001  # oracle is right on every case, the vignette-only baseline on about half
     svg = dxstats.accuracy_cost_svg(list(by.values()), tmp_path / "plot.svg").read_text()
-    assert svg.startswith("<svg") and "oracle (100%" in svg
+    assert svg.startswith("<svg") and "oracle: 100% [100%, 100%], $0 (Pareto front)" in svg
 
 
 def test_scripted_agent_cost_lands_in_the_store(tmp_path, cases):

@@ -52,12 +52,15 @@ def role_specs(models: dict[str, tuple], params: list[str]) -> dict:
 def _scored_line(records) -> str:
     """Accuracy and mean cost of scored runs, never 'nan'."""
     scored = [r for r in records if r.reward is not None]
-    errors = sum(r.status != "ok" for r in records)
+    failed = sum(r.status == "agent-failed" for r in records)
+    harness = sum(r.status == "harness-error" for r in records)
+    notes = ", ".join(x for x in (f"{failed} agent-failed (counted wrong)" if failed else "",
+                                  f"{harness} harness-error (left out; see flag_reason)" if harness else "") if x)
     if not scored:
-        return f"no run was scored ({errors} error(s)); see flag_reason in the store"
+        return f"no run was scored ({notes or 'no runs'})"
     acc = sum(r.reward for r in scored) / len(scored)
     cost = sum(r.cost or 0.0 for r in scored) / len(scored)
-    return f"accuracy {acc:.1%} of {len(scored)} scored, mean cost ${cost:,.0f}" + (f"; {errors} error(s)" if errors else "")
+    return f"accuracy {acc:.1%} of {len(scored)} scored, mean cost ${cost:,.0f}" + (f"; {notes}" if notes else "")
 
 
 def _judge_model(model, provider, base_url, api_key):
@@ -183,7 +186,8 @@ def register(app: typer.Typer) -> None:
 
         runs = dxstats.dx_runs(directory)
         summaries = dxstats.summarise(runs)
-        svg = dxstats.accuracy_cost_svg(summaries, plot or Path(directory) / "dx_accuracy_cost.svg")
+        plottable = any(x.accuracy is not None and x.mean_cost is not None for x in summaries)
+        svg = dxstats.accuracy_cost_svg(summaries, plot or Path(directory) / "dx_accuracy_cost.svg") if plottable else None
         test = None
         if compare:
             a, sep, b = compare.partition(":")
@@ -193,7 +197,7 @@ def register(app: typer.Typer) -> None:
                 raise ClinbenchError("--compare needs two agents as A:B")
             test = dxstats.compare(runs, a, b)
         if as_json:
-            print(json.dumps({"agents": [asdict(s) for s in summaries], "plot": str(svg),
+            print(json.dumps({"agents": [asdict(s) for s in summaries], "plot": str(svg) if svg else None,
                               "comparison": asdict(test) if test else None}, indent=1))
             return
         t = Table(title=f"dx runs in {directory}")
@@ -207,7 +211,7 @@ def register(app: typer.Typer) -> None:
         if test:
             console.print(f"{test.agent_a} vs {test.agent_b}: {test.pairs} paired runs, accuracy "
                           f"{test.accuracy_a:.1%} vs {test.accuracy_b:.1%}, one-sided p = {test.p_value:.4g}")
-        console.print(f"plot: {svg}")
+        console.print(f"plot: {svg}" if svg else "no plot: no run was scored")
 
     @dx.command("judge")
     def judge_cmd(

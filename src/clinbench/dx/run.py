@@ -13,7 +13,9 @@ tokens, requests, cache hits, errors and cost go to roles.json, their sum to the
 usage table. A failed model call never loses the run: the transcript and ledger kept so
 far are written and the run is recorded with status ``error`` and a reason (a failure of
 the gatekeeper or judge, which are the harness, says ``harness error:``); the campaign goes
-on. Runs already in the store are skipped (``retry_failed`` redoes errored ones), so
+on. The status says whose failure it was, as for derivation runs: ``agent-failed`` (the
+agent's model failed: reward 0, counted) or ``harness-error`` (gatekeeper, judge or a bug:
+no reward, left out of statistics). Runs already in the store are skipped (``retry_failed`` redoes errored ones), so
 rerunning the command resumes a killed campaign. ``jobs`` runs encounters in threads.
 
 ``rejudge`` re-scores stored encounters with another judge: each becomes a new row
@@ -98,7 +100,7 @@ def agent_label(spec: str, dxo: DxoSettings | None = None) -> str:
 
 
 def _safe(raw: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", raw)
+    return re.sub(r"[^A-Za-z0-9._~-]+", "_", raw)
 
 
 def run_id_for(case: Case, cfg: DxConfig, trial: int) -> str:
@@ -136,15 +138,16 @@ def run_one(case: Case, cfg: DxConfig, trial: int, out_dir: Path, prices: PriceT
     status, flag, result, verdict, crash = "ok", None, None, None, None
     try:
         result = _play(case, cfg, models, prices)
-        if result.error:
-            status = "error"
-            flag = result.error if result.error_role == "agent" else f"harness error: {result.error}"
+        if result.error and result.error_role == "agent":
+            status, flag = "agent-failed", result.error
+        elif result.error:
+            status, flag = "harness-error", f"harness error: {result.error}"
         else:
             verdict = make_judge(cfg.judge, models.get("judge")).score(case.final_diagnosis, result.diagnosis)
     except ModelError as exc:  # the judge
-        status, flag = "error", f"harness error: {exc}"
+        status, flag = "harness-error", f"harness error: {exc}"
     except Exception as exc:  # noqa: BLE001 - a harness bug must not end the campaign
-        status, flag, crash = "error", f"harness error: {type(exc).__name__}: {exc}", traceback.format_exc()
+        status, flag, crash = "harness-error", f"harness error: {type(exc).__name__}: {exc}", traceback.format_exc()
     partial = evidence.new_partial_dir(out_dir, run_id)
     (partial / "prompt.md").write_text(f"{INSTRUCTIONS}\n\nPatient: {case.case_summary}\n", encoding="utf-8")
     if crash:
@@ -169,8 +172,8 @@ def run_one(case: Case, cfg: DxConfig, trial: int, out_dir: Path, prices: PriceT
         run_id=run_id, benchmark="dx", task=str(case.case_id), family="dx", condition=cfg.gatekeeper_label(),
         schema=cfg.judge_label(), agent=agent_label(cfg.agent, cfg.dxo), model=cfg.agent_model(),
         trial=trial, status=status,
-        reward=None if verdict is None else (1.0 if verdict.score >= CORRECT else 0.0),
-        strict=None if verdict is None else verdict.score == 5,
+        reward=(0.0 if status == "agent-failed" else None) if verdict is None else (1.0 if verdict.score >= CORRECT else 0.0),
+        strict=(False if status == "agent-failed" else None) if verdict is None else verdict.score == 5,
         judge_score=None if verdict is None else verdict.score,
         cost=None if result is None else result.cost, flag_reason=flag,
         isolated=False, elapsed_seconds=time.monotonic() - started,
@@ -264,7 +267,7 @@ def rejudge(out_dir: str | Path, judge: str, spec: RoleSpec | None = None, *, al
             self_judge = check_self_judge(RoleSpec("agent", r["model"].split(":", 1)[-1],
                                                    r["model"].split(":", 1)[0] if ":" in r["model"] else "openai"),
                                           spec, allow_self_judge)
-        label = (judge if spec is None else f"llm:{spec.label}") + ("+self-judge" if self_judge else "")
+        label = (judge if spec is None else f"llm:{spec.label}") + ("+self-judge" if self_judge else "") + " (rejudged)"
         run_id = _safe(f"{r['run_id']}~judge-{label}")
         if run_id not in done:
             todo_new.append((r, score, label, run_id))
@@ -277,11 +280,11 @@ def rejudge(out_dir: str | Path, judge: str, spec: RoleSpec | None = None, *, al
             try:
                 verdict = make_judge(judge, model).score(score["reference"], score["diagnosis"])
             except ModelError as exc:
-                status, flag = "error", f"harness error: {exc}"
+                status, flag = "harness-error", f"harness error: {exc}"
             partial = evidence.new_partial_dir(out_dir, run_id)
             out = {"rejudge_of": r["run_id"], "original_evidence": r["evidence_dir"], "case_id": score["case_id"],
                    "reference": score["reference"], "diagnosis": score["diagnosis"], "status": status, "error": flag,
-                   "judge": label, "self_judge": label.endswith("+self-judge"),
+                   "judge": label, "self_judge": "+self-judge" in label,
                    "roles": {"judge": model.report()} if model else {}}
             if verdict is not None:
                 out.update(judge_score=verdict.score, judge_reason=verdict.reason, correct=verdict.correct)

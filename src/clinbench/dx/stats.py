@@ -120,34 +120,63 @@ def compare(runs: list[dict], agent_a: str, agent_b: str) -> PairedTest:
     return PairedTest(agent_a, agent_b, len(pairs), sum(a) / len(a), sum(b) / len(b), float(p))
 
 
-def accuracy_cost_svg(summaries: list[AgentSummary], path: str | Path, *, title: str = "Accuracy vs cost") -> Path:
-    """Scatter of mean cost (x) against accuracy (y, with CI bars), one point per agent."""
+def pareto(summaries: list[AgentSummary]) -> list[AgentSummary]:
+    """The agents no other agent beats on both accuracy (higher) and mean cost (lower), cheapest first."""
+    pts = [s for s in summaries if s.accuracy is not None and s.mean_cost is not None]
+    front = [s for s in pts if not any((o.accuracy >= s.accuracy and o.mean_cost <= s.mean_cost)
+                                       and (o.accuracy > s.accuracy or o.mean_cost < s.mean_cost) for o in pts)]
+    return sorted(front, key=lambda s: s.mean_cost)
+
+
+def accuracy_cost_svg_text(summaries: list[AgentSummary], *, title: str = "Accuracy vs cost") -> str:
+    """Mean cost (x, with its bootstrap interval) against accuracy (y, with its interval), one
+    point per agent, the Pareto front as a line; labels are kept inside the canvas."""
     pts = [s for s in summaries if s.accuracy is not None and s.mean_cost is not None]
     if not pts:
         raise DataError("nothing to plot: no scored runs with a cost")
-    w, h, left, right, top, bottom = 640, 420, 70, 30, 40, 60
-    xmax = max(max(s.mean_cost for s in pts) * 1.15, 500.0)  # free baselines still get a readable axis
-    sx = lambda c: left + (w - left - right) * c / xmax
-    sy = lambda a: top + (h - top - bottom) * (1 - a)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
+    w, left, right, top, bottom = 760, 70, 30, 40, 60
+    legend = 18 * len(pts)
+    h = 420 + legend
+    xmax = max(max((s.cost_ci or (0, s.mean_cost))[1] for s in pts) * 1.1, 500.0)  # free agents keep an axis
+    sx = lambda c: left + (w - left - right) * c / xmax  # noqa: E731
+    sy = lambda a: top + (420 - top - bottom) * (1 - a)  # noqa: E731
+    base = 420 - bottom
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
+             'font-family="sans-serif" font-size="12">',
              f'<rect width="{w}" height="{h}" fill="white"/>',
              f'<text x="{w / 2}" y="22" text-anchor="middle" font-size="15">{html.escape(title)}</text>',
-             f'<line x1="{left}" y1="{h - bottom}" x2="{w - right}" y2="{h - bottom}" stroke="black"/>',
-             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{h - bottom}" stroke="black"/>',
-             f'<text x="{w / 2}" y="{h - 18}" text-anchor="middle">mean cost per case (USD)</text>',
-             f'<text x="18" y="{h / 2}" text-anchor="middle" transform="rotate(-90 18 {h / 2})">accuracy (judge &#8805; 4)</text>']
+             f'<line x1="{left}" y1="{base}" x2="{w - right}" y2="{base}" stroke="black"/>',
+             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{base}" stroke="black"/>',
+             f'<text x="{w / 2}" y="{base + 38}" text-anchor="middle">mean cost per case (USD), 95% interval</text>',
+             f'<text x="18" y="{base / 2}" text-anchor="middle" transform="rotate(-90 18 {base / 2})">'
+             'accuracy (judge &#8805; 4), 95% CI</text>']
     for i in range(6):
         a = i / 5
         parts.append(f'<line x1="{left - 4}" y1="{sy(a):.1f}" x2="{left}" y2="{sy(a):.1f}" stroke="black"/>'
                      f'<text x="{left - 8}" y="{sy(a) + 4:.1f}" text-anchor="end">{a:.0%}</text>')
         c = xmax * i / 5
-        parts.append(f'<line x1="{sx(c):.1f}" y1="{h - bottom}" x2="{sx(c):.1f}" y2="{h - bottom + 4}" stroke="black"/>'
-                     f'<text x="{sx(c):.1f}" y="{h - bottom + 18}" text-anchor="middle">${c:,.0f}</text>')
-    for s in pts:
-        x = sx(s.mean_cost)
+        parts.append(f'<line x1="{sx(c):.1f}" y1="{base}" x2="{sx(c):.1f}" y2="{base + 4}" stroke="black"/>'
+                     f'<text x="{sx(c):.1f}" y="{base + 18}" text-anchor="middle">${c:,.0f}</text>')
+    front = pareto(pts)
+    if len(front) > 1:
+        path = " ".join(f"{sx(s.mean_cost):.1f},{sy(s.accuracy):.1f}" for s in front)
+        parts.append(f'<polyline points="{path}" fill="none" stroke="#2ca02c" stroke-dasharray="4 3"/>')
+    for n, s in enumerate(pts, 1):
+        x, y = sx(s.mean_cost), sy(s.accuracy)
         parts.append(f'<line x1="{x:.1f}" y1="{sy(s.ci[0]):.1f}" x2="{x:.1f}" y2="{sy(s.ci[1]):.1f}" stroke="#1f77b4"/>')
-        parts.append(f'<circle cx="{x:.1f}" cy="{sy(s.accuracy):.1f}" r="5" fill="#1f77b4"/>')
-        parts.append(f'<text x="{x + 8:.1f}" y="{sy(s.accuracy) - 6:.1f}">{html.escape(s.agent)} '
-                     f'({s.accuracy:.0%}, ${s.mean_cost:,.0f})</text>')
+        if s.cost_ci:
+            parts.append(f'<line x1="{sx(s.cost_ci[0]):.1f}" y1="{y:.1f}" x2="{sx(s.cost_ci[1]):.1f}" y2="{y:.1f}" '
+                         'stroke="#1f77b4"/>')
+        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{"#2ca02c" if s in front else "#1f77b4"}"/>')
+        anchor, dx = ("end", -8) if x > w * 0.7 else ("start", 8)
+        parts.append(f'<text x="{x + dx:.1f}" y="{y - 6:.1f}" text-anchor="{anchor}">{n}</text>')
+        parts.append(f'<text x="{left}" y="{420 + 18 * (n - 1):.1f}">{n}. {html.escape(s.agent)}: '
+                     f'{s.accuracy:.0%} [{s.ci[0]:.0%}, {s.ci[1]:.0%}], ${s.mean_cost:,.0f}'
+                     f'{" (Pareto front)" if s in front else ""}</text>')
     parts.append("</svg>\n")
-    return write_text_atomic(path, "\n".join(parts))
+    return "\n".join(parts)
+
+
+def accuracy_cost_svg(summaries: list[AgentSummary], path: str | Path, *, title: str = "Accuracy vs cost") -> Path:
+    """``accuracy_cost_svg_text`` written atomically to ``path``."""
+    return write_text_atomic(path, accuracy_cost_svg_text(summaries, title=title))

@@ -1,0 +1,149 @@
+"""The diagnosis section of the HTML and Markdown reports (``report/dx_hook.py`` calls it).
+
+From a campaign store holding dx runs (alone, or beside a derivation campaign):
+
+* a table per agent/mode (and gatekeeper/judge when not offline): runs, accuracy with its
+  95% percentile-bootstrap CI, mean cost with its interval, mean judge score, agent
+  failures and harness errors, and a mark when the judge is the agent's own model;
+* the accuracy-cost plot (inline SVG, intervals on both axes, the Pareto front marked);
+* judge agreement: when the same encounters were scored by more than one judge
+  (``clinbench dx rejudge``), the share of agreement on correct/incorrect and Cohen's kappa
+  for each pair of judges;
+* a per-case table: each case's reference and, per agent, the diagnosis, judge score and
+  cost, linked to the run's transcript.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from html import escape
+from itertools import combinations
+from pathlib import Path
+
+from clinbench.dx import stats as dxstats
+from clinbench.dx.judge import cohen_kappa
+
+MAX_CASE_ROWS = 400
+
+
+def _score(store_dir: Path, run: dict) -> dict:
+    try:
+        return json.loads((store_dir / (run["evidence_dir"] or "") / "score.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def _agent_rows(runs: list[dict]) -> list[list[str]]:
+    rows = []
+    for s in dxstats.summarise(runs):
+        sub = [r for r in runs if dxstats._key(r) == s.agent]
+        failed = sum(r["status"] == "agent-failed" for r in sub)
+        harness = sum(r["status"] == "harness-error" for r in sub)
+        rows.append([s.agent + (" [self-judge]" if any("+self-judge" in (r["schema"] or "") for r in sub) else ""),
+                     str(s.runs), dxstats.fmt_pct(s.accuracy),
+                     f"{s.ci[0]:.1%}–{s.ci[1]:.1%}" if s.ci else "n/a", dxstats.fmt_usd(s.mean_cost),
+                     f"${s.cost_ci[0]:,.0f}–${s.cost_ci[1]:,.0f}" if s.cost_ci else "n/a",
+                     "n/a" if s.mean_judge is None else f"{s.mean_judge:.2f}", str(failed), str(harness)])
+    return rows
+
+
+_AGENT_HEADER = ["agent (mode, settings)", "runs", "accuracy", "95% CI", "mean cost", "cost 95% CI",
+                 "mean judge", "agent failed", "harness errors"]
+
+
+def judge_agreement(runs: list[dict]) -> list[dict]:
+    """Per pair of judges that scored the same encounters: pairs, agreement, Cohen's kappa."""
+    verdicts: dict[str, dict[str, bool]] = {}
+    for r in runs:
+        if r["reward"] is None or r["status"] != "ok":
+            continue
+        encounter = r["run_id"].split("~judge-", 1)[0]
+        verdicts.setdefault(r["schema"] or "offline", {})[encounter] = r["reward"] >= 1.0
+    out = []
+    for a, b in combinations(sorted(verdicts), 2):
+        shared = sorted(set(verdicts[a]) & set(verdicts[b]))
+        if len(shared) < 2:
+            continue
+        x, y = [verdicts[a][k] for k in shared], [verdicts[b][k] for k in shared]
+        out.append({"judge_a": a, "judge_b": b, "pairs": len(shared),
+                    "agreement": sum(p == q for p, q in zip(x, y)) / len(shared), "kappa": cohen_kappa(x, y)})
+    return out
+
+
+def _case_rows(store_dir: Path, runs: list[dict], report_dir: Path | None) -> tuple[list[str], list[list[tuple[str, str]]]]:
+    agents = sorted({dxstats._key(r) for r in runs})
+    by_case: dict[str, dict[str, dict]] = {}
+    for r in runs:
+        by_case.setdefault(r["task"], {})[dxstats._key(r)] = r
+    rows = []
+    for task in sorted(by_case, key=lambda t: (len(t), t))[:MAX_CASE_ROWS]:
+        cells = by_case[task]
+        reference = next((_score(store_dir, r).get("reference", "") for r in cells.values()), "")
+        row = [(task, ""), (reference, "")]
+        for agent in agents:
+            r = cells.get(agent)
+            if r is None:
+                row.append(("", ""))
+                continue
+            sc = _score(store_dir, r)
+            orig = sc.get("original_evidence") or r["evidence_dir"] or ""
+            link = ""
+            if report_dir is not None:
+                link = os.path.relpath(store_dir / orig / "transcript.jsonl", report_dir)
+            text = (f"{sc.get('diagnosis') or '(none)'} — {r['judge_score'] if r['judge_score'] is not None else r['status']}"
+                    f", {dxstats.fmt_usd(r['cost'])}")
+            row.append((text, link))
+        rows.append(row)
+    return ["case", "reference", *agents], rows
+
+
+def render_html(store_dir: Path, report_dir: Path) -> str:
+    store_dir = Path(store_dir)
+    runs = dxstats.dx_runs(store_dir)
+    head = "".join(f"<th>{escape(h)}</th>" for h in _AGENT_HEADER)
+    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in _agent_rows(runs))
+    parts = [f'<h2>Sequential diagnosis</h2><p class="note">Store <code>{escape(str(store_dir))}</code>: '
+             f"{len(runs)} runs. Accuracy is the share of scored runs the judge gave 4 or more (agent failures count "
+             "as wrong; harness errors are left out), with a 95% percentile-bootstrap CI; cost is $300 per physician "
+             "visit plus each test's price.</p>",
+             f'<table class="dx"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>']
+    summaries = dxstats.summarise(runs)
+    if any(s.accuracy is not None and s.mean_cost is not None for s in summaries):
+        parts.append('<figure class="dx-plot">' + dxstats.accuracy_cost_svg_text(summaries) +
+                     "<figcaption>Accuracy against mean cost per case; green: the Pareto front.</figcaption></figure>")
+    agreement = judge_agreement(runs)
+    if agreement:
+        rows = "".join(f"<tr><td>{escape(a['judge_a'])}</td><td>{escape(a['judge_b'])}</td><td>{a['pairs']}</td>"
+                       f"<td>{a['agreement']:.1%}</td><td>{a['kappa']:.2f}</td></tr>" for a in agreement)
+        parts.append("<h3>Judge agreement</h3><table class=\"dx\"><thead><tr><th>judge</th><th>judge</th>"
+                     f"<th>encounters</th><th>agree on correct</th><th>Cohen's kappa</th></tr></thead><tbody>{rows}"
+                     "</tbody></table>")
+    else:
+        parts.append('<p class="note">Judge agreement: one judge scored these runs; re-score them with another '
+                     "(<code>clinbench dx rejudge DIR --judge-model …</code>) to measure it. The paper's judge agreed "
+                     "with physicians at kappa 0.70.</p>")
+    header, rows = _case_rows(store_dir, runs, Path(report_dir))
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(
+        f'<td><a href="{escape(link)}">{escape(text)}</a></td>' if link else f"<td>{escape(text)}</td>"
+        for text, link in row) + "</tr>" for row in rows)
+    parts.append(f'<h3>Per case</h3><table class="dx dx-cases"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
+    return "\n".join(parts)
+
+
+def render_markdown(store_dir: Path) -> str:
+    store_dir = Path(store_dir)
+    runs = dxstats.dx_runs(store_dir)
+    lines = ["## Sequential diagnosis", "", f"{len(runs)} runs in `{store_dir}`; accuracy = judge ≥ 4, 95% bootstrap CI.",
+             "", "| " + " | ".join(_AGENT_HEADER) + " |", "|" + "---|" * len(_AGENT_HEADER)]
+    lines += ["| " + " | ".join(r) + " |" for r in _agent_rows(runs)]
+    agreement = judge_agreement(runs)
+    if agreement:
+        lines += ["", "| judge | judge | encounters | agree | kappa |", "|---|---|---|---|---|"]
+        lines += [f"| {a['judge_a']} | {a['judge_b']} | {a['pairs']} | {a['agreement']:.1%} | {a['kappa']:.2f} |"
+                  for a in agreement]
+    header, rows = _case_rows(store_dir, runs, None)
+    lines += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(text.replace("|", "/") for text, _ in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"

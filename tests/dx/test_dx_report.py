@@ -1,0 +1,52 @@
+"""The diagnosis section of the report: agent table, Pareto plot, judge agreement, per-case links."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from clinbench.dx.run import DxConfig, rejudge, run_campaign
+from clinbench.report import dx_section
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory, cases):
+    out = tmp_path_factory.mktemp("dx-report")
+    script = out / "guess.txt"
+    script.write_text("<question>Any fever?</question>\n<test>CBC</test>\n<diagnosis>Appendicitis</diagnosis>\n")
+    run_campaign(cases[:4], DxConfig(agent="oracle"), out)
+    run_campaign(cases[:4], DxConfig(agent=f"scripted:{script}"), out)
+    rejudge(out, "offline")  # the same encounters scored again: judge agreement becomes measurable
+    return out
+
+
+def test_section_has_the_agent_table_plot_and_judge_agreement(store, tmp_path):
+    page = dx_section.render_html(store, tmp_path)
+    assert page.startswith("<h2>Sequential diagnosis</h2>")
+    # oracle: 4/4; the guess: right only on case 1 (appendicitis), $330 each (one visit + CBC)
+    assert re.search(r"<td>oracle</td><td>4</td><td>100.0%</td><td>100.0%–100.0%</td><td>\$0</td>", page)
+    assert re.search(r"<td>scripted-guess</td><td>4</td><td>25.0%</td><td>[^<]+</td><td>\$330</td>", page)
+    assert "<svg" in page and "oracle: 100% [100%, 100%], $0 (Pareto front)" in page
+    agreement = dx_section.judge_agreement(__import__("clinbench.dx.stats", fromlist=["x"]).dx_runs(store))
+    assert agreement and agreement[0]["pairs"] == 8 and agreement[0]["kappa"] == 1.0  # same judge, same verdicts
+    assert "Cohen&#x27;s kappa" in page or "Cohen's kappa" in page
+
+
+def test_per_case_rows_link_to_existing_transcripts(store, tmp_path):
+    page = dx_section.render_html(store, tmp_path)
+    links = re.findall(r'<a href="([^"]+)">', page)
+    assert len(links) == 4 * 4  # 4 cases x (oracle, guess, each also re-judged)
+    for link in links:
+        assert (tmp_path / link).resolve().is_file() and link.endswith("transcript.jsonl")
+    assert "Acute appendicitis — 5, $0" in page
+
+
+def test_report_benchmark_dx_on_a_dx_store_alone(store, tmp_path):
+    out = subprocess.run([sys.executable, "-m", "clinbench", "report", str(store), "--benchmark", "dx",
+                          "--html", str(tmp_path / "r.html")], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "COLUMNS": "200"})
+    assert out.returncode == 0, out.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert "Sequential diagnosis" in html and "scripted-guess" in html and "nan" not in html.lower().split("<svg")[0]
