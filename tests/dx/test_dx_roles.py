@@ -257,3 +257,12 @@ def test_ensemble_aggregates_n_panels_and_counts_each_distinct_test_once(tmp_pat
     assert rec.cost == 355.0
     final = [e for e in ev if e["event"] == "diagnosis" and "panel" not in e]
     assert final[0]["content"] == "Acute appendicitis" and final[0]["panels_summed_cost"] == 385.0
+
+
+def test_jobs_run_encounters_in_parallel_and_a_rerun_resumes(tmp_path, cases):
+    with ModelServer([tool("diagnose", diagnosis="Acute appendicitis")] * 4) as a:
+        cfg = DxConfig(agent="baseline", roles={"agent": spec("agent", a)}, jobs=2)
+        first = run_campaign(cases[:4], cfg, tmp_path)
+        again = run_campaign(cases[:4], cfg, tmp_path)
+    assert sorted(r.task for r in first) == ["1", "2", "3", "4"] and again == []
+    assert len(a.requests) == 4 and len(Store.open(tmp_path).runs()) == 4

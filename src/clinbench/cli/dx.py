@@ -108,6 +108,7 @@ def register(app: typer.Typer) -> None:
         cache: Optional[Path] = typer.Option(None, help="model-call cache folder (off by default)"),
         jobs: int = typer.Option(1, min=1, help="encounters run at once"),
         retry_failed: bool = typer.Option(False, help="redo runs recorded with status error"),
+        mimic_db: Optional[Path] = typer.Option(None, help="MIMIC-IV DuckDB: lab orders of cases with a hadm_id get the admission's real labevents"),
         limit: Optional[int] = typer.Option(None, min=1, help="run only the first N cases"),
     ) -> None:
         """Play encounters and record them in the campaign store."""
@@ -125,7 +126,7 @@ def register(app: typer.Typer) -> None:
         selected = load_cases(cases, split=split)[:limit]
         configs = [DxConfig(agent=a.strip(), gatekeeper=gatekeeper, judge=judge, trials=trials, max_turns=max_turns,
                             roles=roles, dxo=DxoSettings(mode, budget, panels), allow_self_judge=allow_self_judge,
-                            cache_dir=cache, jobs=jobs, retry_failed=retry_failed)
+                            cache_dir=cache, jobs=jobs, retry_failed=retry_failed, mimic_db=mimic_db)
                    for a in agents.split(",") if a.strip()]
         for cfg in configs:  # every name and role is checked before anything runs
             cfg.check()

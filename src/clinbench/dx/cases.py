@@ -39,6 +39,7 @@ class Case(BaseModel):
     case_sets: list[Split] = Field(min_length=1)
     # Not in dataset.json; present on demo cases.
     icd10: str | None = None
+    hadm_id: int | None = None  # the MIMIC-IV admission, for the grounded gatekeeper
     synonyms: list[str] = Field(default_factory=list)
     synthetic: bool = False
 

@@ -77,7 +77,7 @@ class PriceTable:
         self.rows = rows
         self.label = label
         self._names = [(n, r) for r in rows for n in r.names()]
-        self._cache: dict[str, PricedOrder] = {}
+        self._cache: dict[str, PriceRow | None] = {}
 
     @classmethod
     def bundled(cls) -> "PriceTable":
@@ -107,11 +107,11 @@ class PriceTable:
 
     def price(self, order: str) -> PricedOrder:
         key = order.strip().lower()
-        if key not in self._cache:
-            row, _ = best_match(order, self._names, MATCH_THRESHOLD)
-            self._cache[key] = (PricedOrder(order, row.price, row.code, row.description) if row is not None
-                                else PricedOrder(order, DEFAULT_UNMATCHED_PRICE, None, None))
-        return self._cache[key]
+        if key not in self._cache:  # the matched row, so each order keeps its own spelling
+            self._cache[key] = best_match(order, self._names, MATCH_THRESHOLD)[0]
+        row = self._cache[key]
+        return (PricedOrder(order, row.price, row.code, row.description) if row is not None
+                else PricedOrder(order, DEFAULT_UNMATCHED_PRICE, None, None))
 
 
 @functools.lru_cache(maxsize=1)

@@ -63,6 +63,7 @@ class DxConfig:
     cache_dir: Path | None = None
     jobs: int = 1
     retry_failed: bool = False
+    mimic_db: Path | None = None  # lab orders answered from this database's labevents (grounded)
     self_judge: bool = field(default=False, init=False)  # set by check(): the judge is the agent's model
 
     def check(self) -> None:
@@ -71,6 +72,8 @@ class DxConfig:
             raise ClinbenchError(f"unknown gatekeeper {self.gatekeeper!r}: use offline or llm")
         if self.judge not in JUDGES:
             raise ClinbenchError(f"unknown judge {self.judge!r}: use offline or llm")
+        if self.mimic_db is not None and not Path(self.mimic_db).is_file():
+            raise ClinbenchError(f"no MIMIC-IV database at {self.mimic_db}: pass --mimic-db PATH.duckdb")
         for role, needed in (("agent", self.agent in LLM_AGENTS), ("gatekeeper", self.gatekeeper == "llm"),
                              ("judge", self.judge == "llm")):
             if needed and role not in self.roles:
@@ -84,7 +87,8 @@ class DxConfig:
         return label + ("+self-judge" if self.self_judge else "")
 
     def gatekeeper_label(self) -> str:
-        return self.gatekeeper if self.gatekeeper != "llm" else f"llm:{self.roles['gatekeeper'].label}"
+        label = self.gatekeeper if self.gatekeeper != "llm" else f"llm:{self.roles['gatekeeper'].label}"
+        return label + ("+grounded" if self.mimic_db else "")
 
     def agent_model(self) -> str:
         return self.roles["agent"].label if self.agent in LLM_AGENTS and "agent" in self.roles else ""
@@ -124,7 +128,14 @@ def _usage(models: dict[str, RoleModel]) -> Usage | None:
 
 
 def _play(case: Case, cfg: DxConfig, models: dict[str, RoleModel], prices: PriceTable) -> EncounterResult:
-    new_gatekeeper = lambda: make_gatekeeper(cfg.gatekeeper, case, models.get("gatekeeper"))  # noqa: E731
+    def new_gatekeeper():
+        gk = make_gatekeeper(cfg.gatekeeper, case, models.get("gatekeeper"))
+        if cfg.mimic_db:
+            from clinbench.dx.grounded import GroundedGatekeeper
+
+            gk = GroundedGatekeeper(case, gk, cfg.mimic_db)
+        return gk
+
     if cfg.agent == "dxo" and cfg.dxo.mode == "ensemble":
         return run_ensemble(case, models["agent"], new_gatekeeper, prices, cfg.dxo.panels, max_turns=cfg.max_turns)
     agent = make_agent(cfg.agent, case, model=models.get("agent"), dxo=cfg.dxo, prices=prices)

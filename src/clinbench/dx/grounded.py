@@ -1,0 +1,140 @@
+"""A gatekeeper grounded in a MIMIC-IV database: lab orders get the admission's real values.
+
+Beyond the paper. When the user gives a MIMIC-IV DuckDB database (``--mimic-db``, schema
+``mimiciv_hosp``) and a case carries its ``hadm_id`` (or a ``mimic_note_id`` such as
+``10000032-DS-21`` that ``mimiciv_note.discharge`` maps to one), a laboratory order is
+answered from ``labevents`` of that admission: for each analyte of the order, the first
+result charted at or after ED arrival (``admissions.edregtime``, else ``admittime``), with
+its unit and reference range. Analytes are found by the order's name: the panels below name
+their analytes (d_labitems labels), any other order is matched to d_labitems labels
+directly (expanded, stemmed, fuzzy). An order with no such result, and every question and
+non-laboratory order, goes to the wrapped gatekeeper; replies keep the "Name: value." shape
+and pass the same leak guard.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+import duckdb
+
+from clinbench.dx.cases import Case
+from clinbench.dx.gatekeeper import REAL, Gatekeeper, Reply, guard_reply
+from clinbench.dx.leakguard import LeakGuard
+from clinbench.dx.matching import best_match
+from clinbench.errors import DataError
+
+HOSP = "mimiciv_hosp"
+# Panels and the d_labitems labels of their analytes (blood fluid).
+PANELS: dict[str, tuple[str, ...]] = {
+    "complete blood count": ("White Blood Cells", "Hemoglobin", "Hematocrit", "Platelet Count"),
+    "basic metabolic panel": ("Sodium", "Potassium", "Chloride", "Bicarbonate", "Urea Nitrogen", "Creatinine",
+                              "Glucose"),
+    "comprehensive metabolic panel": ("Sodium", "Potassium", "Chloride", "Bicarbonate", "Urea Nitrogen",
+                                      "Creatinine", "Glucose", "Calcium, Total", "Albumin", "Bilirubin, Total",
+                                      "Alkaline Phosphatase", "Alanine Aminotransferase (ALT)",
+                                      "Asparate Aminotransferase (AST)"),
+    "liver function tests": ("Bilirubin, Total", "Alkaline Phosphatase", "Alanine Aminotransferase (ALT)",
+                             "Asparate Aminotransferase (AST)", "Albumin"),
+    "coagulation panel": ("INR(PT)", "PT", "PTT"),
+}
+_PANEL_NAMES = [(name, name) for name in PANELS] + [
+    ("cbc", "complete blood count"), ("full blood count", "complete blood count"),
+    ("bmp", "basic metabolic panel"), ("electrolytes", "basic metabolic panel"),
+    ("cmp", "comprehensive metabolic panel"), ("lfts", "liver function tests"),
+    ("hepatic function panel", "liver function tests"), ("coags", "coagulation panel"),
+    ("pt inr", "coagulation panel")]
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return ""
+    return f"{x:g}"
+
+
+class GroundedGatekeeper:
+    """Lab orders from the admission's labevents; everything else from ``inner``."""
+
+    def __init__(self, case: Case, inner: Gatekeeper, db: str | Path) -> None:
+        self.case, self.inner = case, inner
+        self.db = Path(db)
+        if not self.db.is_file():
+            raise DataError(f"no MIMIC-IV database at {self.db}: pass --mimic-db PATH.duckdb")
+        self.guard = LeakGuard(case)
+        self.hadm_id = case.hadm_id if case.hadm_id is not None else self._hadm_from_note()
+        self.arrival = self._arrival() if self.hadm_id is not None else None
+
+    def _query(self, sql: str, params: list) -> list[tuple]:
+        with duckdb.connect(str(self.db), read_only=True) as con:
+            try:
+                return con.execute(sql, params).fetchall()
+            except duckdb.CatalogException:
+                return []
+
+    def _hadm_from_note(self) -> int | None:
+        rows = self._query("SELECT hadm_id FROM mimiciv_note.discharge WHERE note_id = ?", [self.case.mimic_note_id])
+        return int(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def _arrival(self):
+        rows = self._query(f"SELECT coalesce(edregtime, admittime) FROM {HOSP}.admissions WHERE hadm_id = ?",
+                           [self.hadm_id])
+        return rows[0][0] if rows else None
+
+    def _labels(self, order: str) -> tuple[str, list[str]]:
+        """(display name, d_labitems labels) of an order; no labels when it is not a lab order."""
+        panel, _ = best_match(order, _PANEL_NAMES, 90.0)
+        if panel is not None:
+            return panel[0].upper() + panel[1:], list(PANELS[panel])
+        labels = _all_labels(str(self.db))
+        hit, _ = best_match(order, [(lab, lab) for lab in labels], 88.0)
+        return (order.strip(), [hit]) if hit is not None else (order.strip(), [])
+
+    def lab_result(self, order: str) -> Reply | None:
+        if self.hadm_id is None or self.arrival is None:
+            return None
+        name, labels = self._labels(order)
+        if not labels:
+            return None
+        rows = self._query(
+            f"""SELECT d.label, l.value, l.valuenum, l.valueuom, l.ref_range_lower, l.ref_range_upper, l.flag
+                FROM {HOSP}.labevents l JOIN {HOSP}.d_labitems d USING (itemid)
+                WHERE l.hadm_id = ? AND l.charttime >= ? AND d.label IN ({", ".join("?" * len(labels))})
+                  AND coalesce(d.fluid, 'Blood') ILIKE 'blood'
+                QUALIFY row_number() OVER (PARTITION BY d.label ORDER BY l.charttime, l.labevent_id) = 1""",
+            [self.hadm_id, self.arrival, *labels])
+        if not rows:
+            return None
+        order_of = {lab: i for i, lab in enumerate(labels)}
+        single = len(labels) == 1
+        if single:
+            name = labels[0]
+        parts = []
+        for label, value, num, uom, lo, hi, flag in sorted(rows, key=lambda r: order_of[r[0]]):
+            text = f"{'' if single else label + ' '}{_fmt(num) if num is not None else value}{' ' + uom if uom else ''}"
+            if lo is not None and hi is not None:
+                text += f" (reference {_fmt(lo)}-{_fmt(hi)})"
+            if flag:
+                text += f" {flag}"
+            parts.append(text)
+        return Reply(f"{name}: {', '.join(parts)}.", REAL, matched="labevents")
+
+    def answer(self, kind: str, content: str) -> Reply:
+        if kind == "test":
+            reply = self.lab_result(content)
+            if reply is not None:
+                fallback = getattr(self.inner, "offline", self.inner)
+                return guard_reply(self.guard, kind, content, reply, fallback)
+        return self.inner.answer(kind, content)
+
+
+@functools.lru_cache(maxsize=8)
+def _all_labels(db: str) -> tuple[str, ...]:
+    with duckdb.connect(db, read_only=True) as con:
+        try:
+            return tuple(r[0] for r in con.execute(
+                f"SELECT DISTINCT label FROM {HOSP}.d_labitems WHERE coalesce(fluid, 'Blood') ILIKE 'blood' "
+                "AND label IS NOT NULL").fetchall())
+        except duckdb.CatalogException:
+            return ()
