@@ -284,10 +284,15 @@ def register(app: typer.Typer) -> None:
     def cases_cmd(
         cases: str = typer.Option("demo", help="'demo' or a path to dataset.json"),
         split: Optional[str] = typer.Option(None, help="train, validation or test"),
+        as_json: bool = typer.Option(False, "--json", help="print the cases as JSON"),
     ) -> None:
         """List cases (id, split, number of tests, vignette)."""
         from clinbench.dx.cases import load_cases
 
+        if as_json:
+            print(json.dumps([{"case": str(c.case_id), "splits": list(c.case_sets), "tests": len(c.tests),
+                               "vignette": c.case_summary} for c in load_cases(cases, split=split)], indent=1))
+            return
         t = Table()
         for col in ("case", "split", "tests", "vignette"):
             t.add_column(col)
