@@ -17,7 +17,7 @@ def unit_stay(con, sid: int, *, age: str = "60", hospitaladmitoffset: int = -120
     })
 
 
-def gcs_chart(con, sid: int, offset: int, **values: str) -> None:
+def gcs_chart(con, sid: int, offset: int, cat: str = "Scores", **values: str) -> None:
     names = {"total": ("Glasgow coma score", "GCS Total"), "motor": ("Glasgow coma score", "Motor"),
              "verbal": ("Glasgow coma score", "Verbal"), "eyes": ("Glasgow coma score", "Eyes"),
              "value": ("Score (Glasgow Coma Scale)", "Value")}
@@ -25,7 +25,7 @@ def gcs_chart(con, sid: int, offset: int, **values: str) -> None:
         label, name = names[key]
         insert(con, "eicu_crd.nursecharting", {
             "patientunitstayid": sid, "nursingchartoffset": offset, "nursingchartentryoffset": offset,
-            "nursingchartcelltypecat": "Scores", "nursingchartcelltypevallabel": label,
+            "nursingchartcelltypecat": cat, "nursingchartcelltypevallabel": label,
             "nursingchartcelltypevalname": name, "nursingchartvalue": value,
         })
 
@@ -46,6 +46,7 @@ def eicu(tmp_path_factory):
     gcs_chart(con, 5, 20, total="7", motor="4", verbal="1", eyes="2")  # tie on 7: the earlier chart wins
     gcs_chart(con, 6, 30, total="18", motor="6", verbal="1", eyes="1")  # total out of range: use components = 8
     gcs_chart(con, 7, 30, value="13")                                  # the 'Score (Glasgow Coma Scale)' label
+    gcs_chart(con, 11, 30, cat="Neurologic", total="3")               # not a Scores / vital-signs chart: ignored
     # OASIS inputs
     insert(con, "eicu_crd.vitalperiodic", [
         {"patientunitstayid": 8, "observationoffset": 60, "heartrate": 130, "respiration": 46, "temperature": 40.0, "systemicmean": 145},
@@ -68,8 +69,9 @@ def eicu(tmp_path_factory):
 
 
 @pytest.mark.parametrize(("sid", "expected"), [
-    (1, (9, 5, 2, 2)), (2, (13, 4, 5, 4)), (3, (8, None, None, None)), (4, (15, 6, 5, 4)),
-    (5, (7, 4, 1, 2)), (6, (8, 6, 1, 1)), (7, (13, None, None, None)), (10, (15, 6, 5, 4)),
+    # a charted total without components reports them normal (6/5/4), as M4Bench's gcs.sql
+    (1, (9, 5, 2, 2)), (2, (13, 4, 5, 4)), (3, (8, 6, 5, 4)), (4, (15, 6, 5, 4)),
+    (5, (7, 4, 1, 2)), (6, (8, 6, 1, 1)), (7, (13, 6, 5, 4)), (10, (15, 6, 5, 4)), (11, (15, 6, 5, 4)),
 ])
 def test_eicu_gcs_rules(eicu, sid, expected):
     row = eicu["gcs"][sid]
