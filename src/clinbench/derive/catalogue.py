@@ -42,7 +42,11 @@ class TaskSpec(BaseModel):
     accuracy_threshold: float = Field(ge=0, le=1)
     skills: list[str] = Field(min_length=1)
     decoy_skill: str
-    operational_spec: bool = False
+    operational_spec: bool | str = Field(
+        default=False,
+        description="true: this task's folder holds operational-spec.md; a sibling task id (same "
+                    "family and reference): that task's file is this task's spec; false: none",
+    )
     drop: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
@@ -52,6 +56,8 @@ class TaskSpec(BaseModel):
             raise ValueError(f"keys/scored columns not in required_columns: {', '.join(missing)}")
         if self.decoy_skill in self.skills:
             raise ValueError("decoy_skill must be a skill of another family")
+        if self.operational_spec == self.id:
+            raise ValueError("operational_spec names the task itself; write operational_spec = true")
         if any(v < 0 for v in self.tolerances.values()):
             raise ValueError("tolerances must be >= 0")
         return self
@@ -68,6 +74,18 @@ class TaskSpec(BaseModel):
     @property
     def task_dir(self) -> Path:
         return TASKS_DIR / self.family / self.id
+
+    @property
+    def operational_spec_owner(self) -> str | None:
+        """Id of the task whose folder holds this task's operational-spec.md (None: no spec)."""
+        if isinstance(self.operational_spec, str):
+            return self.operational_spec
+        return self.id if self.operational_spec else None
+
+    def operational_spec_path(self, tasks_dir: Path | None = None) -> Path | None:
+        """The operational-spec.md this task shows under the operational-spec condition."""
+        owner = self.operational_spec_owner
+        return None if owner is None else (tasks_dir or TASKS_DIR) / self.family / owner / "operational-spec.md"
 
     def tolerance(self, column: str) -> float:
         return float(self.tolerances.get(column, 0.0))

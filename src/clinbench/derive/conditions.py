@@ -93,9 +93,9 @@ def prompt_text(spec: TaskSpec, condition: str, output_path: str, skills: dict[s
         parts.append("Read these documents before you start:")
         parts.extend(f"- `skills/{name}/SKILL.md`" for name in skills)
     if condition == "operational-spec":
-        path = spec.task_dir / "operational-spec.md"
-        if not path.is_file():
-            raise TaskError(f"{path} is missing; task {spec.id} declares operational_spec = true")
+        path = spec.operational_spec_path()
+        if path is None or not path.is_file():
+            raise TaskError(f"{path} is missing; task {spec.id} declares an operational spec in its task.toml")
         parts.append("\n## Operational specification\n")
         parts.append(path.read_text(encoding="utf-8").strip())
     return "\n".join(parts).rstrip() + "\n"
