@@ -88,21 +88,36 @@ def test_harness_errors_are_excluded_from_the_headline_and_counted(tiny_db, tmp_
     assert "0 agent failures without a reward counted as 0; 2 harness errors left out" in _one_line(text.stdout)
 
 
-def test_operational_spec_on_a_task_without_one_is_refused_and_a_matrix_skips_it(tiny_db, tmp_path):
-    from clinbench.derive.catalogue import get_task
+def test_operational_spec_on_a_task_without_one_is_refused_and_a_matrix_skips_it(tiny_db, tmp_path, monkeypatch, capsys):
+    # every shipped task has an operational spec (issue 19): run in-process on a catalogue where MELD has none
+    from clinbench.cli import main
+    from clinbench.derive import catalogue
 
-    assert not get_task("mimic-meld-24h").operational_spec
-    res = _cli("run", "--db", str(tiny_db), "--out", str(tmp_path / "c"), "--tasks", "mimic-meld-24h",
-               "--conditions", "operational-spec", "--agent", "reference")
-    assert res.returncode == 2
-    assert ("error: no task offers the condition asked for: mimic-meld-24h × operational-spec cannot run"
-            in _one_line(res.stderr))
+    shipped = catalogue.load_catalogue()
+    without = {**shipped, "mimic-meld-24h": shipped["mimic-meld-24h"].model_copy(update={"operational_spec": False})}
+    monkeypatch.setattr(catalogue, "_cached_catalogue", lambda: tuple(without.items()))
+    assert not catalogue.get_task("mimic-meld-24h").operational_spec
+
+    def run(*args):
+        monkeypatch.setattr(sys, "argv", ["clinbench", *args])
+        try:
+            main()
+        except SystemExit as exc:
+            code = exc.code
+        else:
+            code = 0
+        out = capsys.readouterr()
+        return code, _one_line(out.out + out.err)
+
+    code, text = run("run", "--db", str(tiny_db), "--out", str(tmp_path / "c"), "--tasks", "mimic-meld-24h",
+                     "--conditions", "operational-spec", "--agent", "reference")
+    assert code == 2
+    assert "error: no task offers the condition asked for: mimic-meld-24h × operational-spec cannot run" in text
     assert not (tmp_path / "c").exists()
-    matrix = _cli("run", "--db", str(tiny_db), "--out", str(tmp_path / "m"), "--tasks", "mimic-meld-24h",
-                  "--conditions", "no-skill,operational-spec", "--agent", "reference")
-    assert matrix.returncode == 0, matrix.stderr
-    assert ("skipped 1 unsupported task × condition pair(s): mimic-meld-24h × operational-spec"
-            in _one_line(matrix.stderr))
+    code, text = run("run", "--db", str(tiny_db), "--out", str(tmp_path / "m"), "--tasks", "mimic-meld-24h",
+                     "--conditions", "no-skill,operational-spec", "--agent", "reference")
+    assert code == 0, text
+    assert "skipped 1 unsupported task × condition pair(s): mimic-meld-24h × operational-spec" in text
     assert [r["condition"] for r in Store.open(tmp_path / "m").runs()] == ["no-skill"]
 
 

@@ -16,7 +16,11 @@ def test_catalogue_has_28_tasks_in_15_families():
     assert len(cat) == 28
     assert len({t.family for t in cat.values()}) == 15
     assert sum(t.database == "eicu" for t in cat.values()) == 2
-    assert sum(t.operational_spec for t in cat.values()) == 8
+    # every task has an operational spec; a standard/raw pair shares its family's one file
+    assert all(t.operational_spec for t in cat.values())
+    owners = {t.reference: t.operational_spec_owner for t in cat.values()}
+    assert sum(t.operational_spec is True for t in cat.values()) == len(owners) == 17
+    assert all(t.operational_spec_owner == owners[t.reference] for t in cat.values())
 
 
 def test_catalogue_facts_from_tasks_md():

@@ -186,8 +186,11 @@ def test_cache_invalidated_when_source_changes(tmp_path):
 def test_bad_inputs(source_db, tmp_path):
     with pytest.raises(TaskError, match="unknown condition"):
         prepare_workspace("mimic-sofa-24h", "hints", "native", source_db, tmp_path / "x")
-    with pytest.raises(TaskError, match="no operational spec"):
-        prepare_workspace("mimic-sofa-24h", "operational-spec", "native", source_db, tmp_path / "x")
+    from clinbench.derive.conditions import check_condition
+
+    spec = load_catalogue()["mimic-sofa-24h"].model_copy(update={"operational_spec": False})
+    with pytest.raises(TaskError, match="task mimic-sofa-24h has no operational spec; pick another condition"):
+        check_condition(spec, "operational-spec")
     with pytest.raises(TaskError, match="unknown schema variant"):
         prepare_workspace("mimic-sofa-24h", "no-skill", "scrambled", source_db, tmp_path / "x")
     with pytest.raises(DataError, match="not found"):

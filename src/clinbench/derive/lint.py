@@ -8,7 +8,8 @@ Rules (each a way a benchmark silently breaks):
 - an instruction's ``Columns:`` line lists exactly the task's required columns, in order,
   and it has the ``{output_path}`` placeholder;
 - skills have front matter with name (= folder), description and category; every skill a
-  task names exists; a task's own operational-spec.md exists exactly when its task.toml says
+  task names exists; a decoy skill is a skill of another family (never one of its own
+  family's); a task's own operational-spec.md exists exactly when its task.toml says
   ``operational_spec = true``; a task that shares a sibling's spec (``operational_spec =
   "<task id>"``) names a task of its family with the same reference that owns the file;
 - no agent-visible file holds patient identifiers, and (given a database) no key value of
@@ -44,7 +45,7 @@ _SQL_PATTERNS = [
     re.compile(r"\w::(INTEGER|INT|DOUBLE|NUMERIC|TEXT|VARCHAR|DATE|TIMESTAMP)\b", re.I),
 ]
 # MIMIC-IV item ids: ICU items 22xxxx-23xxxx, lab items 50xxx-53xxx (also written 220,045).
-_ITEM_ID = re.compile(r"(?<![\d.,])(2[23]\d,?\d{3}|5[0-3],?\d{3})(?![\d.]|,\d)")
+_ITEM_ID = re.compile(r"(?<!\d)(?<!\d[.,])(2[23]\d,?\d{3}|5[0-3],?\d{3})(?!\d|[.,]\d)")
 _SCHEMA_WORDS = re.compile(r"\b(mimiciv_\w+|mimic_\w+|eicu_\w+|physionet\w*)\b", re.I)
 # Source-column words that only a query needs (item numbers, numeric values, eICU chart paths).
 _COLUMN_WORDS = re.compile(
@@ -92,11 +93,19 @@ def lint(tasks_dir: Path | None = None, skills_dir: Path | None = None,
         issues += _front_matter(path, text)
         issues += _sql(path, text)
         issues += _patient_ids(path, text)
+    family_skills: dict[str, set[str]] = {}
+    for spec in catalogue.values():
+        family_skills.setdefault(spec.family, set()).update(spec.skills)
     for spec in catalogue.values():
         task_dir = tasks_dir / spec.family / spec.id
         for name in [*spec.skills, spec.decoy_skill]:
             if name not in known_skills:
                 issues.append(LintIssue(str(task_dir / "task.toml"), "unknown-skill", f"no skill folder {name!r}"))
+        decoy_owners = sorted(f for f, skills in family_skills.items() if spec.decoy_skill in skills)
+        if spec.family in decoy_owners or not decoy_owners:
+            issues.append(LintIssue(str(task_dir / "task.toml"), "decoy-skill",
+                                    f"decoy {spec.decoy_skill!r} must be a skill of another family's task "
+                                    f"(families using it: {', '.join(decoy_owners) or 'none'})"))
         issues += _instruction(spec, task_dir / "instruction.md")
         op = task_dir / "operational-spec.md"
         issues += _operational_spec_declaration(spec, op, catalogue)
