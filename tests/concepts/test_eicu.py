@@ -30,11 +30,25 @@ def gcs_chart(con, sid: int, offset: int, cat: str = "Scores", **values: str) ->
         })
 
 
+def vital_chart(con, sid: int, offset: int, **values: float) -> None:
+    """Vital signs as nurses chart them (the source of the eicu-oasis reference)."""
+    names = {"heartrate": ("Heart Rate", "Heart Rate"), "respiration": ("Respiratory Rate", "Respiratory Rate"),
+             "temperature": ("Temperature", "Temperature (C)"), "ibp_mean": ("Invasive BP", "Invasive BP Mean"),
+             "nibp_mean": ("Non-Invasive BP", "Non-Invasive BP Mean")}
+    for key, value in values.items():
+        label, name = names[key]
+        insert(con, "eicu_crd.nursecharting", {
+            "patientunitstayid": sid, "nursingchartoffset": offset, "nursingchartentryoffset": offset,
+            "nursingchartcelltypecat": "Vital Signs", "nursingchartcelltypevallabel": label,
+            "nursingchartcelltypevalname": name, "nursingchartvalue": str(value),
+        })
+
+
 @pytest.fixture(scope="module")
 def eicu(tmp_path_factory):
     folder = tmp_path_factory.mktemp("eicu")
     con = fresh(make_template(folder / "t.duckdb"), folder / "e.duckdb")
-    for sid in range(1, 12):
+    for sid in range(1, 13):
         unit_stay(con, sid)
     gcs_chart(con, 1, 60, total="9", motor="5", verbal="2", eyes="2")
     gcs_chart(con, 1, 120, total="12")
@@ -48,11 +62,11 @@ def eicu(tmp_path_factory):
     gcs_chart(con, 7, 30, value="13")                                  # the 'Score (Glasgow Coma Scale)' label
     gcs_chart(con, 11, 30, cat="Neurologic", total="3")               # not a Scores / vital-signs chart: ignored
     # OASIS inputs
-    insert(con, "eicu_crd.vitalperiodic", [
-        {"patientunitstayid": 8, "observationoffset": 60, "heartrate": 130, "respiration": 46, "temperature": 40.0, "systemicmean": 145},
-        {"patientunitstayid": 8, "observationoffset": 2000, "heartrate": 30},  # after 24 h: ignored
-        {"patientunitstayid": 9, "observationoffset": 60, "heartrate": 70, "respiration": 16, "temperature": 36.6, "systemicmean": 80},
-    ])
+    vital_chart(con, 8, 60, heartrate=130, respiration=46, temperature=40.0, ibp_mean=145)
+    vital_chart(con, 8, 2000, heartrate=30)  # after 24 h: ignored
+    vital_chart(con, 9, 60, heartrate=70, respiration=16, temperature=36.6, nibp_mean=80)
+    vital_chart(con, 12, -60, heartrate=130)  # before unit admission: the reference reads (0, 1440] only
+    vital_chart(con, 12, 0, heartrate=130)
     insert(con, "eicu_crd.intakeoutput", [
         {"patientunitstayid": 8, "intakeoutputoffset": 120, "cellpath": "flowsheet|Flowsheet Cell Labels|I&O|Output (ml)|Urine", "celllabel": "Urine", "cellvaluenumeric": 500.0},
         {"patientunitstayid": 9, "intakeoutputoffset": 120, "cellpath": "flowsheet|Flowsheet Cell Labels|I&O|Output (ml)|Urine", "celllabel": "Urine", "cellvaluenumeric": 3000.0},
@@ -80,7 +94,7 @@ def test_eicu_gcs_rules(eicu, sid, expected):
 
 def test_eicu_gcs_columns(eicu):
     assert list(eicu["gcs"][1]) == ["patientunitstayid", "uniquepid", "patienthealthsystemstayid", "gcs_min", "gcs_motor", "gcs_verbal", "gcs_eyes"]
-    assert len(eicu["gcs"]) == 11
+    assert len(eicu["gcs"]) == 12
 
 
 def test_eicu_oasis_sick_patient(eicu):
@@ -105,3 +119,7 @@ def test_eicu_oasis_missing_data_scores_normal(eicu):
     row = eicu["oasis"][10]
     # only pre-ICU LOS (120 min -> 3), age 60 -> 6 and non-elective admission (6) score
     assert (row["oasis"], row["heart_rate_score"], row["urineoutput_score"], row["mechvent_score"]) == (15, 0, 0, 0)
+
+
+def test_eicu_oasis_reads_vitals_after_unit_admission_only(eicu):
+    assert eicu["oasis"][12]["heart_rate_score"] == 0
