@@ -266,3 +266,31 @@ def test_jobs_run_encounters_in_parallel_and_a_rerun_resumes(tmp_path, cases):
         again = run_campaign(cases[:4], cfg, tmp_path)
     assert sorted(r.task for r in first) == ["1", "2", "3", "4"] and again == []
     assert len(a.requests) == 4 and len(Store.open(tmp_path).runs()) == 4
+
+
+def test_parameters_are_sent_only_when_set(tmp_path):
+    steps = [tool("diagnose", diagnosis="Appendicitis")] * 2
+    with ModelServer(list(steps)) as a:
+        out = cli("run", "--agent", "baseline", "--agent-model", "m", "--agent-base-url", a.base_url,
+                  "--agent-api-key", "k", "--param", "agent.temperature=0.2", "--param", "agent.max_tokens=256",
+                  "--limit", "1", "--out", str(tmp_path / "c"))
+        bare = cli("run", "--agent", "baseline", "--agent-model", "m2", "--agent-base-url", a.base_url,
+                   "--agent-api-key", "k", "--limit", "1", "--out", str(tmp_path / "d"))
+    assert out.returncode == 0 and bare.returncode == 0, out.stderr + bare.stderr
+    assert a.requests[0]["temperature"] == 0.2 and a.requests[0]["max_tokens"] == 256
+    assert "temperature" not in a.requests[1] and "max_tokens" not in a.requests[1]
+    bad = cli("run", "--agent", "oracle", "--param", "agent.temp=1", "--out", str(tmp_path / "e"))
+    assert bad.returncode == 2 and "use ROLE.KEY=VALUE" in bad.stderr and not (tmp_path / "e").exists()
+
+
+def test_a_role_can_use_the_anthropic_provider(tmp_path, case_by_id):
+    from clinbench.agents.scripted_server import ScriptedServer
+
+    script = tmp_path / "s.txt"
+    script.write_text("<diagnosis>Appendicitis</diagnosis>\n")
+    with ScriptedServer([{"tool": "grade", "arguments": {"score": 4, "reason": "acute missing"}}]) as srv:
+        judge = RoleSpec("judge", "claude-judge", provider="anthropic", base_url=srv.url, api_key="k")
+        (rec,) = run_campaign([case_by_id[1]], DxConfig(agent=f"scripted:{script}", judge="llm",
+                                                        roles={"judge": judge}), tmp_path / "c")
+        path = srv.log[-1]["path"]
+    assert path.endswith("/v1/messages") and rec.judge_score == 4 and rec.schema == "llm:anthropic:claude-judge"
