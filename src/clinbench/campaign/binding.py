@@ -27,11 +27,11 @@ def fingerprints(db: str | Path, tables: list[str]) -> dict[str, str]:
     """Reference table -> digest of its content and its source tables, read from ``db``."""
     from clinbench.concepts.catalog import load_concepts
     from clinbench.concepts.graph import dependency_map
-    from clinbench.concepts.manifest import chain, source_fingerprint, table_hash
+    from clinbench.concepts.manifest import chain, file_cache, source_fingerprint, table_hash
 
     concepts = load_concepts()
     deps = dependency_map(concepts)
-    cache: dict[str, str] = {}
+    cache = file_cache(db)
     out: dict[str, str] = {}
     with duckdb.connect(str(db), read_only=True) as con:
         existing = {f"{s}.{t}" for s, t in con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()}

@@ -2,7 +2,7 @@
 
 A campaign whose endpoint is down would otherwise spend every run's retries (tens of seconds
 each) and record nothing useful. ``--agent llm`` sends one tiny completion to the endpoint and
-model it will use (no retries, a short timeout); codex and claude with ``--base-url`` check that
+model it will use (no retries, a short timeout); codex, claude and gemini with ``--base-url`` check that
 the endpoint answers HTTP at all. A failure is an ``EndpointError`` carrying the endpoint's answer.
 """
 
@@ -21,7 +21,7 @@ def check_endpoints(agents: list[str], models: list[str], options: AgentOptions)
     if "llm" in agents:
         for model in models:
             _check_llm(model, options)
-    if options.base_url and any(a in ("codex", "claude") for a in agents):
+    if options.base_url and any(a in ("codex", "claude", "gemini") for a in agents):
         _check_http(options.base_url)
 
 

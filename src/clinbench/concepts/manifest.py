@@ -65,6 +65,20 @@ def sql_sha256(concept: Concept, concepts: dict[str, Concept], deps: dict[str, D
     return digest.hexdigest()
 
 
+_FILE_CACHES: dict[tuple, dict[str, str]] = {}
+
+
+def file_cache(db_path: str | Path) -> dict[str, str]:
+    """Source fingerprints already computed in this process for this exact file (path, size, mtime):
+    `run` verifies the references and binds the campaign from one scan of each raw table."""
+    path = Path(db_path).resolve()
+    key: tuple = (str(path),)
+    for part in (path, path.with_name(path.name + ".wal")):  # a write may sit in the log
+        st = part.stat() if part.exists() else None
+        key += (st.st_size, st.st_mtime_ns) if st else (None,)
+    return _FILE_CACHES.setdefault(key, {})
+
+
 def table_hash(con: duckdb.DuckDBPyConnection, table: str) -> tuple[int, str]:
     """(rows, content hash) of a table: the count and the sum of DuckDB's hash() of each row."""
     schema, name = table.split(".", 1)
@@ -122,13 +136,14 @@ def manifest_rows(con: duckdb.DuckDBPyConnection) -> dict[str, dict]:
     return {row[0]: dict(zip(names, row)) for row in cur.fetchall()}
 
 
-def check_tables(con: duckdb.DuckDBPyConnection, tables: list[str], db_label: str) -> list[Problem]:
+def check_tables(con: duckdb.DuckDBPyConnection, tables: list[str], db_label: str,
+                 cache: dict[str, str] | None = None) -> list[Problem]:
     """Problems of each named reference table in an open database (empty when all are fresh)."""
     concepts = load_concepts()
     deps = dependency_map(concepts)
     rows = manifest_rows(con)
     existing = {f"{s}.{t}" for s, t in con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()}
-    cache: dict[str, str] = {}
+    cache = {} if cache is None else cache
     problems = []
     for table in tables:
         entry = rows.get(table)
@@ -180,6 +195,6 @@ def verify(db_path: str | Path, tables: list[str] | None = None) -> list[Problem
         tables = sorted({t.target_table for t in load_catalogue().values() if t.database in present})
     con = duckdb.connect(str(path), read_only=True)
     try:
-        return check_tables(con, tables, str(path))
+        return check_tables(con, tables, str(path), file_cache(path))
     finally:
         con.close()
