@@ -62,7 +62,8 @@ def _open(width: int, height: int, title: str, cls: str) -> list[str]:
     ]
 
 
-def forest_plot(rows: Sequence[ForestRow], overall: ForestRow | None, *, title: str, x_label: str, width: int = 780) -> str:
+def forest_plot(rows: Sequence[ForestRow], overall: ForestRow | None, *, title: str, x_label: str, width: int = 780,
+                value_label: str = "delta [CI]") -> str:
     """One row per item: point estimate and interval on a shared axis with a zero line.
 
     ``overall`` (the headline mean and its CI) is drawn last as a diamond.
@@ -88,7 +89,7 @@ def forest_plot(rows: Sequence[ForestRow], overall: ForestRow | None, *, title: 
         out.append(_text(sx(t), plot_bottom + 16, f"{t:+.2f}" if t else "0", anchor="middle", size=11, fill=MUTED))
     out.append(f'<line x1="{sx(0):.1f}" x2="{sx(0):.1f}" y1="{top - 6}" y2="{plot_bottom}" stroke="{INK}" stroke-width="1"/>')
     out.append(_text((x0 + x1) / 2, plot_bottom + 34, x_label, anchor="middle", size=12, fill=MUTED))
-    out.append(_text(x1 + 8, top - 12, "delta [CI]", size=11, fill=MUTED))
+    out.append(_text(x1 + 8, top - 12, value_label, size=11, fill=MUTED))
     for i, r in enumerate(rows):
         y = top + i * row_h + row_h / 2
         colour = COLOUR_UP if r.estimate > 0 else (COLOUR_DOWN if r.estimate < 0 else MUTED)
