@@ -16,6 +16,7 @@ from tests.concepts.fixtures2 import fresh, h, insert, make_template, recompute,
 # target-level variants; each has a hand-made test of the rows it moves (test_variants_concepts.py,
 # test_target_variants.py)
 NAMES = sorted(["apsiii-24h__axillary_plus_1", "apsiii-24h__first_day_gases", "kdigo-48h__creatinine_rounding",
+                "kdigo-48h__same_instant_weights",
                 "sapsii-24h__first_day_window", "sofa-24h__missing_as_null", "sofa-24h__running_infusions",
                 "sofa-24h__ventilated_pf", "suspicion-infection__no_screening",
                 "vasopressor-equivalents__with_angiotensin",
@@ -31,7 +32,8 @@ ANGIOTENSIN = "vasopressor-equivalents__with_angiotensin"
 # GCS, no culture is cancelled, a stay charts urine output in whole-hour steps from one start
 # minute where both window rules agree, no arterial gas is drawn in the 6 h before admission);
 # each has a hand-made test
-QUIET_ON_SYNTHETIC = {"kdigo-48h__creatinine_rounding", "sofa-24h__running_infusions", "gcs-24h__missing_as_null",
+QUIET_ON_SYNTHETIC = {"kdigo-48h__creatinine_rounding", "kdigo-48h__same_instant_weights",
+                      "sofa-24h__running_infusions", "gcs-24h__missing_as_null",
                       "apsiii-24h__first_day_gases",
                       "suspicion-infection__cancelled_not_positive", "urine-output-rate__hour_boundaries"}
 

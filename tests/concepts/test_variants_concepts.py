@@ -121,3 +121,27 @@ def test_sofa_running_infusions_count_a_pre_admission_start_and_not_a_pause(temp
     moved = _diff_keys(con, "target_sofa_24h", "variant_sofa_24h__running_infusions", "stay_id", "cardiovascular")
     assert moved == {1: (0, 3)}
     con.close()
+
+
+def test_same_instant_weights_average_the_weight_behind_the_urine_rate(template, tmp_path):
+    con = fresh(template, tmp_path / "v.duckdb")
+    for sid in (1, 2):
+        stay(con, sid, hours=96)
+        # 22.4 mL every hour from hour 1 to 30
+        for hr in range(1, 31):
+            insert(con, "mimiciv_derived.urine_output", {"stay_id": sid, "charttime": h(hr), "urineoutput": 22.4})
+    # stay 1: daily weights 60 and 80 kg charted in the same minute; stay 2: one weight of 80 kg
+    insert(con, "mimiciv_icu.chartevents", [
+        {"subject_id": 1, "hadm_id": 1, "stay_id": 1, "charttime": h(1), "itemid": 224639, "valuenum": 60.0},
+        {"subject_id": 1, "hadm_id": 1, "stay_id": 1, "charttime": h(1), "itemid": 224639, "valuenum": 80.0},
+        {"subject_id": 2, "hadm_id": 2, "stay_id": 2, "charttime": h(1), "itemid": 224639, "valuenum": 80.0},
+    ])
+    recompute(con, "weight_durations", "kdigo_uo", "kdigo_stages", "kdigo-48h", "kdigo-48h__same_instant_weights")
+    # default: 60 kg gets a zero-length interval and 80 kg applies: 22.4 / 80 = 0.28 < 0.3 for 24 h -> 3;
+    # averaged (70 kg): 0.32, below 0.5 for >= 12 h -> 2
+    moved = _diff_keys(con, "target_kdigo_48h", "variant_kdigo_48h__same_instant_weights", "stay_id", "aki_stage_uo")
+    assert moved == {1: (3, 2)}
+    intervals = rows(con, "SELECT weight, starttime = endtime AS empty FROM mimiciv_derived.weight_durations "
+                          f"WHERE stay_id = 1 AND starttime = TIMESTAMP '{h(1)}' ORDER BY weight")
+    assert intervals == [{"weight": 60.0, "empty": True}, {"weight": 80.0, "empty": False}]
+    con.close()

@@ -7,15 +7,13 @@
 --   diabetes with complications, paraplegia, renal disease, malignancy; 3 for severe liver
 --   disease; 6 for metastatic tumour and AIDS; the severe form replaces the mild one).
 -- Source: Charlson et al., J Chronic Dis 1987; Quan et al., Med Care 2005 (ICD coding
---   algorithms); MIT-LCP mimic-code comorbidity/charlson.
+--   algorithms); mimic-code comorbidity/charlson (MIT-LCP, commit 8bcbd190, concepts_duckdb).
 -- Grain: hadm_id
--- Deviations: ICD-10 E10.1 (type 1 diabetes with ketoacidosis) counts as diabetes without
---   chronic complication, as in Quan 2005 (the public code lists it as 'E10l', a typo that
---   matches nothing).
---   Age bands are one point per decade from 50 (Charlson et al. 1994), as in mimic-code's
---   DuckDB and BigQuery sources (< 50 / < 60 / ...). The task reference charlson uses
---   M4Bench's <= 50 / <= 60 / ... bands, which score ages 50, 60, 70 and 80 one point lower;
---   variant charlson__age_below_bands keeps these.
+-- Deviations: none (mimic-code at 8bcbd190 lists E10.1 as 'E101'). Age bands are one point per
+--   decade from 50 (Charlson et al. 1994), as in mimic-code's DuckDB and BigQuery sources
+--   (< 50 / < 60 / ...). The task reference charlson uses M4Bench's <= 50 / <= 60 / ... bands,
+--   which score ages 50, 60, 70 and 80 one point lower; variant charlson__age_below_bands keeps
+--   these.
 WITH diag AS (
     SELECT hadm_id,
         CASE WHEN icd_version = 9 THEN TRIM(icd_code) END AS icd9_code,

@@ -1,31 +1,33 @@
 -- Concept: weight_durations
--- Definition: Body weight (kg) with the interval it applies to. Admission weight (226512)
---   and daily weights (224639) in (0, 1500) kg; the first admission weight applies from
---   ICU intime - 2 h; each weight lasts until the next one, the last until outtime + 2 h;
---   when the first weight comes after intime, it is back-filled from intime - 2 h.
--- Source: mimic-code demographics/weight_durations (MIT-LCP).
--- Grain: stay_id, starttime
--- Deviations: weights charted at the same instant for a stay are averaged into one row
---   (admit type wins); the public code keeps each, which gives zero-length intervals, a
---   non-unique grain and an arbitrary choice of weight downstream.
+-- Definition: Body weight (kg, rounded to 3 places through DECIMAL(38, 9)) with the interval it
+--   applies to. Admission weight (226512) and daily weights (224639) in (0, 1500) kg, one row
+--   per charting; the first admission weight applies from ICU intime - 2 h; each weight lasts
+--   until the next one starts, the last until outtime + 2 h; when the first weight comes after
+--   intime, it is back-filled from intime - 2 h. Weights charted at the same instant each keep
+--   a row: all but the last of them (in the order type, weight) get a zero-length interval,
+--   so the last one applies, as one of the orders mimic-code's unordered ties can give.
+-- Source: mimic-code demographics/weight_durations (MIT-LCP, commit 8bcbd190, concepts_duckdb).
+-- Grain: stay_id, starttime, weight_type, weight; not unique: a weight charted twice at one
+--   instant repeats
+-- Deviations: none beyond the tie order above (mimic-code leaves the order of same-instant
+--   weights, and so which one applies, to the engine; clinbench fixes it so two builds agree).
 WITH charted AS (
     SELECT
         stay_id
         , charttime
         , CASE WHEN itemid = 226512 THEN 'admit' ELSE 'daily' END AS weight_type
-        -- rounded to 3 dp through DECIMAL(38,9), as the public DuckDB build
-        , AVG(CAST(ROUND(CAST(valuenum AS DECIMAL(38, 9)), 3) AS DOUBLE)) AS weight
+        , CAST(ROUND(CAST(valuenum AS DECIMAL(38, 9)), 3) AS DOUBLE) AS weight
     FROM mimiciv_icu.chartevents
-    WHERE itemid IN (226512, 224639) -- Admit Wt, Daily Weight
+    WHERE valuenum IS NOT NULL
+        AND itemid IN (226512, 224639) -- Admit Wt, Daily Weight
         AND valuenum > 0
         AND valuenum < 1500
-    GROUP BY stay_id, charttime, weight_type
 )
 
 , numbered AS (
     SELECT
         *
-        , ROW_NUMBER() OVER (PARTITION BY stay_id, weight_type ORDER BY charttime) AS rn
+        , ROW_NUMBER() OVER (PARTITION BY stay_id, weight_type ORDER BY charttime NULLS FIRST, weight) AS rn
     FROM charted
 )
 
@@ -45,28 +47,17 @@ WITH charted AS (
         ON n.stay_id = ie.stay_id
 )
 
-, one_per_time AS (
-    SELECT
-        stay_id
-        , starttime
-        , MAX(outtime) AS outtime
-        , AVG(CAST(weight AS DECIMAL(38, 9))) AS weight
-        , MIN(weight_type) AS weight_type -- 'admit' < 'daily'
-    FROM started
-    GROUP BY stay_id, starttime
-)
-
 , wt1 AS (
     SELECT
         stay_id
         , starttime
         , COALESCE(
-            LEAD(starttime) OVER (PARTITION BY stay_id ORDER BY starttime)
+            LEAD(starttime) OVER (PARTITION BY stay_id ORDER BY starttime NULLS FIRST, weight_type, weight)
             , outtime + INTERVAL 2 HOUR
         ) AS endtime
         , weight
         , weight_type
-    FROM one_per_time
+    FROM started
 )
 
 , first_weight AS (
@@ -75,7 +66,7 @@ WITH charted AS (
         , starttime
         , weight
         , weight_type
-        , ROW_NUMBER() OVER (PARTITION BY stay_id ORDER BY starttime) AS rn
+        , ROW_NUMBER() OVER (PARTITION BY stay_id ORDER BY starttime NULLS FIRST, weight_type, weight) AS rn
     FROM wt1
 )
 

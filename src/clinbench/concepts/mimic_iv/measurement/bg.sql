@@ -54,7 +54,6 @@ WITH bg AS (
             , 50813, 50814, 50815, 50816, 50817, 50818, 50819, 50820, 50821, 50822
             , 50823, 50824, 50825
         )
-        AND specimen_id IS NOT NULL
     GROUP BY specimen_id
 )
 

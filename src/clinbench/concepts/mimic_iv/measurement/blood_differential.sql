@@ -5,7 +5,7 @@
 --   (an all-zero differential looks like bad data); imputed counts rounded to 4 dp.
 -- Source: mimic-code measurement/blood_differential (MIT-LCP).
 -- Grain: specimen_id
--- Deviations: lab rows without a specimen_id are dropped (MIMIC-IV always fills it).
+-- Deviations: none.
 WITH diff AS (
     SELECT
         MAX(subject_id) AS subject_id
@@ -43,7 +43,6 @@ WITH diff AS (
         )
         AND valuenum IS NOT NULL
         AND valuenum >= 0
-        AND specimen_id IS NOT NULL
     GROUP BY specimen_id
 )
 

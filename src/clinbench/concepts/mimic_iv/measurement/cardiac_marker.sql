@@ -2,8 +2,7 @@
 -- Definition: Cardiac markers per lab specimen: troponin T, CK-MB, NT-proBNP.
 -- Source: mimic-code measurement/cardiac_marker (MIT-LCP).
 -- Grain: specimen_id
--- Deviations: troponin_t is the numeric valuenum (DOUBLE) rather than the text value, so it
---   can be compared with thresholds; rows without a specimen_id are dropped.
+-- Deviations: none (troponin_t is the numeric valuenum, as mimic-code).
 SELECT
     MAX(subject_id) AS subject_id
     , MAX(hadm_id) AS hadm_id
@@ -19,5 +18,4 @@ WHERE itemid IN (
         , 50963 -- NT-proBNP
     )
     AND valuenum IS NOT NULL
-    AND specimen_id IS NOT NULL
 GROUP BY specimen_id

@@ -6,8 +6,7 @@
 --   potassium > 30, the rest > 10000). Blood gases are not included (see bg).
 -- Source: mimic-code measurement/chemistry (MIT-LCP).
 -- Grain: specimen_id
--- Deviations: lab rows without a specimen_id are dropped (they cannot be grouped into a
---   specimen; MIMIC-IV always fills it).
+-- Deviations: none.
 SELECT
     MAX(subject_id) AS subject_id
     , MAX(hadm_id) AS hadm_id
@@ -42,5 +41,4 @@ WHERE itemid IN (
     )
     AND valuenum IS NOT NULL
     AND (valuenum > 0 OR itemid = 50868) -- only anion gap may be zero or negative
-    AND specimen_id IS NOT NULL
 GROUP BY specimen_id

@@ -3,7 +3,7 @@
 --   PT, PTT.
 -- Source: mimic-code measurement/coagulation (MIT-LCP).
 -- Grain: specimen_id
--- Deviations: lab rows without a specimen_id are dropped (MIMIC-IV always fills it).
+-- Deviations: none.
 SELECT
     MAX(subject_id) AS subject_id
     , MAX(hadm_id) AS hadm_id
@@ -18,5 +18,4 @@ SELECT
 FROM mimiciv_hosp.labevents
 WHERE itemid IN (51196, 51214, 51297, 51237, 51274, 51275)
     AND valuenum IS NOT NULL
-    AND specimen_id IS NOT NULL
 GROUP BY specimen_id

@@ -3,7 +3,7 @@
 --   platelets, RBC, RDW, RDW-SD, WBC; values <= 0 are errors and dropped.
 -- Source: mimic-code measurement/complete_blood_count (MIT-LCP).
 -- Grain: specimen_id
--- Deviations: lab rows without a specimen_id are dropped (MIMIC-IV always fills it).
+-- Deviations: none.
 SELECT
     MAX(subject_id) AS subject_id
     , MAX(hadm_id) AS hadm_id
@@ -23,5 +23,4 @@ FROM mimiciv_hosp.labevents
 WHERE itemid IN (51221, 51222, 51248, 51249, 51250, 51265, 51279, 51277, 52159, 51301)
     AND valuenum IS NOT NULL
     AND valuenum > 0
-    AND specimen_id IS NOT NULL
 GROUP BY specimen_id

@@ -3,7 +3,7 @@
 --   amylase, total/direct/indirect bilirubin, CK (CPK), CK-MB, GGT, LDH; values <= 0 dropped.
 -- Source: mimic-code measurement/enzyme (MIT-LCP).
 -- Grain: specimen_id
--- Deviations: lab rows without a specimen_id are dropped (MIMIC-IV always fills it).
+-- Deviations: none.
 SELECT
     MAX(subject_id) AS subject_id
     , MAX(hadm_id) AS hadm_id
@@ -24,5 +24,4 @@ FROM mimiciv_hosp.labevents
 WHERE itemid IN (50861, 50863, 50878, 50867, 50885, 50884, 50883, 50910, 50911, 50927, 50954)
     AND valuenum IS NOT NULL
     AND valuenum > 0
-    AND specimen_id IS NOT NULL
 GROUP BY specimen_id

@@ -2,7 +2,7 @@
 -- Definition: C-reactive protein (50889) per lab specimen; values <= 0 dropped.
 -- Source: mimic-code measurement/inflammation (MIT-LCP).
 -- Grain: specimen_id
--- Deviations: lab rows without a specimen_id are dropped (MIMIC-IV always fills it).
+-- Deviations: none.
 SELECT
     MAX(subject_id) AS subject_id
     , MAX(hadm_id) AS hadm_id
@@ -13,5 +13,4 @@ FROM mimiciv_hosp.labevents
 WHERE itemid = 50889 -- C-reactive protein
     AND valuenum IS NOT NULL
     AND valuenum > 0
-    AND specimen_id IS NOT NULL
 GROUP BY specimen_id
