@@ -20,9 +20,9 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # ---------------------------------------------------------------- SOFA cardiovascular
 
-def test_first_day_sofa_zero_rate_norepinephrine_is_not_a_vasopressor(template, tmp_path):
-    """A norepinephrine row at 0 mcg/kg/min is a paused infusion: SOFA 1996 scores 'dose <= 0.1'
-    for a patient receiving the drug, so MAP 65 alone scores 1 (before the fix: 3)."""
+def test_first_day_sofa_zero_rate_norepinephrine_scores_3_and_the_variant_does_not(template, tmp_path):
+    """mimic-code's "<= 0.1" counts a norepinephrine row at 0 mcg/kg/min: 3. Variant
+    sofa-24h__running_infusions reads it as a paused infusion: MAP 65 alone scores 1."""
     con = fresh(template, tmp_path / "fd.duckdb")
     stay(con, 1)
     insert(con, "mimiciv_derived.first_day_vitalsign", {"subject_id": 1, "stay_id": 1, "mbp_min": 65})
@@ -35,27 +35,30 @@ def test_first_day_sofa_zero_rate_norepinephrine_is_not_a_vasopressor(template, 
     stay(con, 3)
     insert(con, "mimiciv_derived.norepinephrine", {"stay_id": 3, "starttime": h(1), "endtime": h(2), "vaso_rate": 0.0})
     insert(con, "mimiciv_derived.norepinephrine", {"stay_id": 3, "starttime": h(2), "endtime": h(3), "vaso_rate": 0.05})
-    recompute(con, "sofa_first_day_worst", "sofa_hourly_worst", "sofa_points", "first_day_sofa", "target_sofa_24h")
+    recompute(con, "sofa_first_day_worst", "sofa_hourly_worst", "sofa_points", "first_day_sofa", "target_sofa_24h",
+              "sofa-24h__running_infusions")
     got = {r["stay_id"]: r["cardiovascular"] for r in rows(con, "SELECT * FROM mimiciv_derived.target_sofa_24h")}
-    assert got == {1: 1, 2: 0, 3: 3}
+    assert got == {1: 3, 2: 3, 3: 3}
+    variant = {r["stay_id"]: r["cardiovascular"] for r in rows(con, "SELECT * FROM mimiciv_derived.variant_sofa_24h__running_infusions")}
+    assert variant == {1: 1, 2: 0, 3: 3}
     con.close()
 
 
-def test_hourly_sofa_zero_rate_norepinephrine_is_not_a_vasopressor(template, tmp_path):
+def test_hourly_sofa_zero_rate_norepinephrine_scores_3_as_mimic_code(template, tmp_path):
     con = fresh(template, tmp_path / "hr.duckdb")
     stay(con, 4)
     for hr in range(-24, 6):
         insert(con, "mimiciv_derived.icustay_hourly", {"stay_id": 4, "hr": hr, "endtime": h(hr)})
-    # MAP 75 in hour 2 (charted at 1.5 h); norepinephrine at 0 spans the end of hour 2 -> 0, not 3
+    # MAP 75 in hour 2 (charted at 1.5 h); norepinephrine at 0 spans the end of hour 2: "<= 0.1" -> 3
     insert(con, "mimiciv_derived.vitalsign", {"subject_id": 4, "stay_id": 4, "charttime": h(1.5), "mbp": 75})
     insert(con, "mimiciv_derived.norepinephrine", {"stay_id": 4, "starttime": h(1), "endtime": h(2.5), "vaso_rate": 0.0})
     # hour 4: epinephrine 0.1 exactly -> 3
     insert(con, "mimiciv_derived.epinephrine", {"stay_id": 4, "starttime": h(3.5), "endtime": h(4.5), "vaso_rate": 0.1})
     recompute(con, "sofa_first_day_worst", "sofa_hourly_worst", "sofa_points", "sofa")
     got = {r["hr"]: r for r in rows(con, "SELECT * FROM mimiciv_derived.sofa WHERE stay_id = 4")}
-    assert got[2]["cardiovascular"] == 0
+    assert got[2]["cardiovascular"] == 3
     assert got[4]["cardiovascular"] == 3
-    assert got[3]["cardiovascular_24hours"] == 0 and got[4]["cardiovascular_24hours"] == 3
+    assert got[1]["cardiovascular_24hours"] == 0 and got[3]["cardiovascular_24hours"] == 3
     con.close()
 
 
@@ -186,15 +189,20 @@ def test_angiotensin_variant_reads_both_giapreza_items(template, tmp_path):
     con.close()
 
 
-def test_first_day_sofa_infusion_stopped_at_window_start_does_not_count(template, tmp_path):
-    """The window opens at intime - 6 h. Norepinephrine 0.2 from -10 h to exactly -6 h never ran in
-    it: MAP 80 -> 0 (before the fix: 4). Stopping at -5 h it ran for an hour -> 4."""
+def test_first_day_sofa_counts_infusions_starting_in_the_window_only(template, tmp_path):
+    """The window opens at intime - 6 h. mimic-code counts an infusion that starts in it, so
+    norepinephrine 0.2 started at -10 h scores nothing (MAP 80 -> 0) whether it stops at -6 h or
+    -5 h. Variant sofa-24h__running_infusions: stopping at exactly -6 h it never ran in the
+    window -> 0; stopping at -5 h it ran for an hour -> 4."""
     con = fresh(template, tmp_path / "edge.duckdb")
     for sid, end in ((50, -6), (51, -5)):
         stay(con, sid)
         insert(con, "mimiciv_derived.first_day_vitalsign", {"subject_id": sid, "stay_id": sid, "mbp_min": 80})
         insert(con, "mimiciv_derived.norepinephrine", {"stay_id": sid, "starttime": h(-10), "endtime": h(end), "vaso_rate": 0.2})
-    recompute(con, "sofa_first_day_worst", "sofa_hourly_worst", "sofa_points", "first_day_sofa")
+    recompute(con, "sofa_first_day_worst", "sofa_hourly_worst", "sofa_points", "first_day_sofa",
+              "sofa-24h__running_infusions")
     got = {r["stay_id"]: r["cardiovascular"] for r in rows(con, "SELECT * FROM mimiciv_derived.first_day_sofa")}
-    assert got == {50: 0, 51: 4}
+    assert got == {50: 0, 51: 0}
+    variant = {r["stay_id"]: r["cardiovascular"] for r in rows(con, "SELECT * FROM mimiciv_derived.variant_sofa_24h__running_infusions")}
+    assert variant == {50: 0, 51: 4}
     con.close()

@@ -46,19 +46,20 @@ def test_weight_durations_admission_weight_daily_weights_and_backfill(hand):
     hand.chart(226512, "2150-01-01 12:00", 80.0)  # admission weight: from intime - 2 h
     hand.chart(224639, "2150-01-02 06:00", 78.0)
     hand.chart(224639, "2150-01-03 06:00", 76.0)
-    hand.chart(224639, "2150-01-03 06:00", 77.0)  # two weights at one time: averaged
+    hand.chart(224639, "2150-01-03 06:00", 77.0)  # two weights at one time: each kept, the last (77) applies
     hand.chart(224639, "2150-01-04 06:00", 1600.0)  # implausible: dropped
     hand.add_stay(subject=2, hadm=20, stay=200)
     hand.chart(224639, "2150-01-02 06:00", 60.0, subject=2, hadm=20, stay=200)  # first weight after intime: back-filled
     hand.build("weight_durations")
     got = [
         (r["stay_id"], str(r["starttime"])[5:16], str(r["endtime"])[5:16], r["weight"], r["weight_type"])
-        for r in hand.rows("SELECT * FROM mimiciv_derived.weight_durations ORDER BY stay_id, starttime")
+        for r in hand.rows("SELECT * FROM mimiciv_derived.weight_durations ORDER BY stay_id, starttime, weight")
     ]
     assert got == [
         (100, "01-01 08:00", "01-02 06:00", 80.0, "admit"),
         (100, "01-02 06:00", "01-03 06:00", 78.0, "daily"),
-        (100, "01-03 06:00", "01-05 12:00", 76.5, "daily"),
+        (100, "01-03 06:00", "01-03 06:00", 76.0, "daily"),  # zero-length: 77 follows at the same instant
+        (100, "01-03 06:00", "01-05 12:00", 77.0, "daily"),
         (200, "01-01 08:00", "01-02 06:00", 60.0, "daily"),
         (200, "01-02 06:00", "01-05 12:00", 60.0, "daily"),
     ]
