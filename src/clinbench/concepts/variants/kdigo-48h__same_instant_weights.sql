@@ -176,7 +176,7 @@ SELECT ie.subject_id, ie.hadm_id, ie.stay_id,
     COALESCE(MAX(k.aki_stage), 0) AS aki_stage,
     COALESCE(MAX(k.aki_stage_creat), 0) AS aki_stage_creat,
     COALESCE(MAX(k.aki_stage_uo), 0) AS aki_stage_uo,
-    COALESCE(MAX(k.aki_stage_crrt), 0) AS aki_stage_crrt
+    COALESCE(MAX(CASE WHEN k.aki_stage_crrt > 0 THEN 3 ELSE 0 END), 0) AS aki_stage_crrt
 FROM mimiciv_icu.icustays AS ie
 LEFT JOIN staged AS k
     ON k.stay_id = ie.stay_id
