@@ -13,3 +13,9 @@ from campaign_fixtures import build_tiny_db
 def tiny_db(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
     return build_tiny_db(tmp_path / "tiny.duckdb")
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path, monkeypatch):
+    """Workspaces and fingerprints go to the test's folder, never the user's ~/.cache/clinbench."""
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))

@@ -42,7 +42,8 @@ def test_fresh_build_verifies_and_manifest_holds_the_build_facts(built_db):
 def test_changed_source_table_is_caught(built_db, tmp_path):
     db = tmp_path / "changed.duckdb"
     shutil.copy(built_db, db)
-    with duckdb.connect(str(db)) as con:  # same row count, one value changed
+    assert _verify(db).exit_code == 0  # its source fingerprints are now cached for this file
+    with duckdb.connect(str(db)) as con:  # in place: same row count, one value changed
         con.execute("UPDATE mimiciv_hosp.labevents SET valuenum = valuenum + 1 WHERE labevent_id = "
                     "(SELECT min(labevent_id) FROM mimiciv_hosp.labevents)")
     res = _verify(db)

@@ -27,7 +27,7 @@ def fingerprints(db: str | Path, tables: list[str]) -> dict[str, str]:
     """Reference table -> digest of its content and its source tables, read from ``db``."""
     from clinbench.concepts.catalog import load_concepts
     from clinbench.concepts.graph import dependency_map
-    from clinbench.concepts.manifest import chain, file_cache, source_fingerprint, table_hash
+    from clinbench.concepts.manifest import chain, file_cache, persist_cache, source_fingerprint, table_hash
 
     concepts = load_concepts()
     deps = dependency_map(concepts)
@@ -40,6 +40,7 @@ def fingerprints(db: str | Path, tables: list[str]) -> dict[str, str]:
             raw = chain(concept, concepts, deps)[1] if concept is not None else []
             text = f"{table_hash(con, table)[1]}\n{source_fingerprint(con, raw, cache)}"
             out[table] = hashlib.sha256(text.encode()).hexdigest()[:32]
+    persist_cache(db)
     return out
 
 

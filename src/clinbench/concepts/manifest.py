@@ -68,15 +68,49 @@ def sql_sha256(concept: Concept, concepts: dict[str, Concept], deps: dict[str, D
 _FILE_CACHES: dict[tuple, dict[str, str]] = {}
 
 
-def file_cache(db_path: str | Path) -> dict[str, str]:
-    """Source fingerprints already computed in this process for this exact file (path, size, mtime):
-    `run` verifies the references and binds the campaign from one scan of each raw table."""
+def _file_key(db_path: str | Path) -> tuple:
+    """The file's identity: path, inode, size, mtime and ctime of it and of its write-ahead log.
+    Any write changes it (ctime cannot be set back), so a fingerprint keyed by it stays true."""
     path = Path(db_path).resolve()
     key: tuple = (str(path),)
-    for part in (path, path.with_name(path.name + ".wal")):  # a write may sit in the log
+    for part in (path, path.with_name(path.name + ".wal")):
         st = part.stat() if part.exists() else None
-        key += (st.st_size, st.st_mtime_ns) if st else (None,)
-    return _FILE_CACHES.setdefault(key, {})
+        key += (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) if st else (None,)
+    return key
+
+
+def _cache_file(key: tuple) -> Path:
+    import os
+
+    root = Path(os.environ.get("CLINBENCH_CACHE") or Path.home() / ".cache" / "clinbench")
+    return root / "fingerprints" / (hashlib.sha256(repr(key).encode()).hexdigest()[:32] + ".json")
+
+
+def file_cache(db_path: str | Path) -> dict[str, str]:
+    """Source fingerprints already computed for this exact file (in this process or, through
+    ``persist_cache``, an earlier one): a resumed `run` does not rescan an unchanged database."""
+    key = _file_key(db_path)
+    if key not in _FILE_CACHES:
+        import json
+
+        try:
+            _FILE_CACHES[key] = dict(json.loads(_cache_file(key).read_text(encoding="utf-8")))
+        except (OSError, ValueError, TypeError):
+            _FILE_CACHES[key] = {}
+    return _FILE_CACHES[key]
+
+
+def persist_cache(db_path: str | Path) -> None:
+    """Keep this file's source fingerprints for later processes (best effort)."""
+    from clinbench.atomic import write_json_atomic
+    from clinbench.errors import ClinbenchError
+
+    key = _file_key(db_path)
+    if _FILE_CACHES.get(key):
+        try:
+            write_json_atomic(_cache_file(key), _FILE_CACHES[key])
+        except (OSError, ClinbenchError):
+            pass
 
 
 def table_hash(con: duckdb.DuckDBPyConnection, table: str) -> tuple[int, str]:
@@ -198,3 +232,4 @@ def verify(db_path: str | Path, tables: list[str] | None = None) -> list[Problem
         return check_tables(con, tables, str(path), file_cache(path))
     finally:
         con.close()
+        persist_cache(path)
