@@ -70,3 +70,14 @@ def test_every_decoy_is_a_skill_of_another_family():
     wrong = [(t.id, t.decoy_skill) for t in TASKS if t.decoy_skill in family_skills[t.family]]
     owned = {s for skills in family_skills.values() for s in skills}
     assert wrong == [] and all(t.decoy_skill in owned for t in TASKS)
+
+
+def test_tasks_show_names_the_task_whose_spec_is_shared():
+    from typer.testing import CliRunner
+
+    from clinbench.cli import app
+
+    shown = {t: " ".join(CliRunner().invoke(app, ["tasks", "show", t]).output.split())
+             for t in ("mimic-meld-24h", "mimic-meld-24h-raw")}
+    assert "operational spec: yes" in shown["mimic-meld-24h"] and "shared with" not in shown["mimic-meld-24h"]
+    assert "operational spec: yes (shared with mimic-meld-24h)" in shown["mimic-meld-24h-raw"]

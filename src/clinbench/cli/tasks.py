@@ -50,7 +50,9 @@ def register(app: typer.Typer) -> None:
         tol = ", ".join(f"{k} {v:g}" for k, v in t.tolerances.items()) or "exact"
         console.print(f"tolerances: {tol}; timestamps ±{t.timestamp_tolerance_seconds:g} s")
         console.print(f"strict: coverage ≥ {t.coverage_threshold:g}, every column ≥ {t.accuracy_threshold:g}")
-        console.print(f"skills: {', '.join(t.skills)}; decoy: {t.decoy_skill}; operational spec: {t.operational_spec}")
+        owner = t.operational_spec_owner
+        op = "none" if owner is None else "yes" if owner == t.id else f"yes (shared with {owner})"
+        console.print(f"skills: {', '.join(t.skills)}; decoy: {t.decoy_skill}; operational spec: {op}")
         if t.drop:
             console.print(f"also removed in standard mode: {', '.join(t.drop)}")
         console.rule("instruction")
