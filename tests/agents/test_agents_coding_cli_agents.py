@@ -10,6 +10,7 @@ import pytest
 from clinbench.agents.base import RunContext, Workspace
 from clinbench.agents.claude_code import ClaudeCodeAgent, parse_claude_stream
 from clinbench.agents.codex import CodexAgent, parse_codex_events
+from clinbench.agents.command import CommandAgent
 from clinbench.agents.sandbox import NoSandbox, bwrap_available, BwrapSandbox
 from clinbench.agents.scripted_server import ScriptedServer
 
@@ -132,3 +133,17 @@ def test_codex_in_bwrap_reaches_its_endpoint_only_through_the_logged_egress_prox
     assert [e["target"] for e in log] == ["/v1/responses", "/v1/responses"] and all(e["allowed"] for e in log)
     seen = json.loads((workspace / ".standin" / "codex.json").read_text())
     assert seen["env"]["HOME"] == "/tmp/home"
+
+
+@pytest.mark.skipif(not bwrap_available(), reason="bubblewrap cannot create namespaces here (.ci/run installs it)")
+def test_a_command_agents_program_never_runs_outside_the_sandbox(workspace, tmp_path, monkeypatch):
+    # a program that leaves a mark where only the host can write (tmp_path is not visible in bwrap)
+    escaped = tmp_path / "ran-on-host"
+    script = tmp_path / "agent.sh"
+    script.write_text(f"#!/bin/sh\ntouch {escaped} 2>/dev/null\nprintf 'stay_id\\n1\\n' > output.csv\n")
+    script.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    outcome = CommandAgent(str(script), sandbox=BwrapSandbox()).run(Workspace.from_dir(workspace), _ctx(tmp_path))
+    assert outcome.status == "ok" and outcome.output_csv.read_text() == "stay_id\n1\n"
+    assert not escaped.exists() and not (tmp_path / "output.csv").exists()  # not even a `--version` probe
+    assert outcome.agent_version is None

@@ -209,13 +209,14 @@ class ExternalAgent(Agent):
         else:
             status, error = ("error" if parsed.error else "ok"), parsed.error
         usage = accounted_usage(parsed, translator, ctx.evidence_dir / EGRESS_LOG, result.elapsed)
-        from clinbench.agents.provenance import program_version
+        from clinbench.agents.provenance import current_version
 
+        # only the known CLIs are asked --version on the host: a command agent's program runs nowhere but the sandbox
         served = set(parsed.served_models) | (translator.served_models if translator is not None else set())
         return AgentOutcome(status=status, output_csv=output_if_written(workspace), transcript=ctx.transcript,
                             usage=usage, isolated=self.sandbox.isolated, cost=None, error=error,
                             final_message=parsed.final_message, limit=limit,
-                            agent_version=program_version(self.executable), served_models=tuple(sorted(served)))
+                            agent_version=current_version(self.name), served_models=tuple(sorted(served)))
 
 
 def accounted_usage(parsed: Parsed, translator, egress_log: Path, elapsed: float) -> Usage:
