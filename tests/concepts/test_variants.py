@@ -22,7 +22,8 @@ NAMES = sorted(["apsiii-24h__axillary_plus_1", "apsiii-24h__first_day_gases", "k
                 "vasopressor-equivalents__with_angiotensin",
                 "ventilation__cpap_psv_noninvasive",
                 "apsiii-24h__missing_as_null", "charlson__age_below_bands", "gcs-24h__latest_charting",
-                "gcs-24h__missing_as_null", "oasis-24h__missing_as_null", "sapsii-24h__missing_as_null",
+                "gcs-24h__missing_as_null", "oasis-24h__missing_as_null",
+                "oasis-24h__ventilation_before_admission", "sapsii-24h__missing_as_null",
                 "sirs-24h__missing_as_null", "suspicion-infection__cancelled_not_positive",
                 "suspicion-infection__same_minute_before", "suspicion-infection__timed_cultures_first",
                 "urine-output-rate__hour_boundaries"])
@@ -33,6 +34,7 @@ ANGIOTENSIN = "vasopressor-equivalents__with_angiotensin"
 # minute where both window rules agree, no arterial gas is drawn in the 6 h before admission);
 # each has a hand-made test
 QUIET_ON_SYNTHETIC = {"kdigo-48h__creatinine_rounding", "kdigo-48h__same_instant_weights",
+                      "oasis-24h__ventilation_before_admission",
                       "sofa-24h__running_infusions", "gcs-24h__missing_as_null",
                       "apsiii-24h__first_day_gases",
                       "suspicion-infection__cancelled_not_positive", "urine-output-rate__hour_boundaries"}

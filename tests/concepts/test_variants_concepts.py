@@ -145,3 +145,20 @@ def test_same_instant_weights_average_the_weight_behind_the_urine_rate(template,
                           f"WHERE stay_id = 1 AND starttime = TIMESTAMP '{h(1)}' ORDER BY weight")
     assert intervals == [{"weight": 60.0, "empty": True}, {"weight": 80.0, "empty": False}]
     con.close()
+
+
+def test_oasis_ventilation_before_admission_counts_an_episode_ending_before_intime(template, tmp_path):
+    con = fresh(template, tmp_path / "v.duckdb")
+    episodes = {1: (-5, -1),   # intubated 5 h before admission, extubated 1 h before: variant 9, default 0
+                2: (-10, -7),  # ended 7 h before admission: 0 in both
+                3: (2, 8)}     # inside the first day: 9 in both
+    for sid, (start, end) in episodes.items():
+        stay(con, sid)
+        insert(con, "mimiciv_derived.ventilation", {"stay_id": sid, "starttime": h(start), "endtime": h(end),
+                                                    "ventilation_status": "InvasiveVent"})
+    recompute(con, "oasis", "oasis-24h", "oasis-24h__ventilation_before_admission")
+    moved = _diff_keys(con, "target_oasis_24h", "variant_oasis_24h__ventilation_before_admission", "stay_id", "mechvent_score")
+    assert moved == {1: (0, 9)}
+    totals = _diff_keys(con, "target_oasis_24h", "variant_oasis_24h__ventilation_before_admission", "stay_id", "oasis")
+    assert {k: v[1] - v[0] for k, v in totals.items()} == {1: 9}
+    con.close()

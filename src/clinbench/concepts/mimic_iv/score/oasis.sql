@@ -9,13 +9,14 @@
 --   (< 671.09 -> 10, > 6896.80 -> 8, <= 1426.99 -> 5, <= 2544.14 -> 1), invasive ventilation
 --   (9), elective surgery (0, else 6). Components are NULL when unmeasured; oasis sums them
 --   with missing = 0.
--- Source: Johnson, Kramer, Clifford, Crit Care Med 2013; MIT-LCP mimic-code score/oasis
---   (surgical = any service containing 'surg' or ORTHO before intime + 24 h).
+-- Source: Johnson, Kramer, Clifford, Crit Care Med 2013; mimic-code score/oasis (MIT-LCP,
+--   commit 8bcbd190, concepts_duckdb; surgical = any service containing 'surg' or ORTHO before intime + 24 h).
 -- Grain: stay_id
--- Deviations: none. Public behaviour kept: invasive ventilation counts when an episode starts,
+-- Deviations: none (variant oasis-24h__ventilation_before_admission opens the ventilation window
+--   6 h before admission). Public behaviour kept: invasive ventilation counts when an episode starts,
 --   ends or runs across intime to intime + 24 h (not the 6 h before admission); pre-ICU
---   length of stay counts minute boundaries crossed (DATE_DIFF('MINUTE')), so 10 min 30 s is
---   10 and scores 5; only admission_type 'ELECTIVE' counts as elective, so a 'SURGICAL SAME
+--   length of stay counts minute boundaries crossed (DATE_DIFF('MINUTE')), not elapsed
+--   minutes (the task reference oasis-24h uses elapsed minutes, as M4Bench); only admission_type 'ELECTIVE' counts as elective, so a 'SURGICAL SAME
 --   DAY ADMISSION' (a planned operation) scores 6. The value columns (age, preiculos, gcs,
 --   heartrate, meanbp, resprate, temp, urineoutput, mechvent, electivesurgery) are the value
 --   each component scored (the mean of min and max when it scored 0), and oasis_prob =
