@@ -13,7 +13,9 @@ from clinbench.campaign.execute import CampaignConfig
 
 
 def test_a_campaign_records_clinbench_duckdb_and_sdk_versions(tmp_path):
-    run_campaign([], CampaignConfig(db=str(tmp_path / "none.duckdb"), out=str(tmp_path / "camp")))
+    db = tmp_path / "empty.duckdb"
+    duckdb.connect(str(db)).close()
+    run_campaign([], CampaignConfig(db=str(db), out=str(tmp_path / "camp")))
     [entry] = json.loads((tmp_path / "camp" / "versions.json").read_text())
     assert entry["clinbench"] == __version__
     assert entry["packages"]["duckdb"] == duckdb.__version__
