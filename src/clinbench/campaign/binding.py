@@ -29,6 +29,8 @@ def fingerprints(db: str | Path, tables: list[str]) -> dict[str, str]:
     from clinbench.concepts.graph import dependency_map
     from clinbench.concepts.manifest import chain, file_cache, persist_cache, source_fingerprint, table_hash
 
+    if not Path(db).is_file():
+        raise BindingError(f"database {db} not found; pass --db the database the campaign runs on")
     concepts = load_concepts()
     deps = dependency_map(concepts)
     cache = file_cache(db)

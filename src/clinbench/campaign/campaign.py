@@ -226,6 +226,8 @@ def _bind(store: Store, specs: list[RunSpec], db: str) -> dict[str, str]:
     from clinbench.derive.catalogue import get_task
 
     tables = {s.task: get_task(s.task).target_table for s in specs}
+    if not tables:
+        return {}
     current = binding.check(store, db, sorted(set(tables.values())))
     store.bind(current, str(Path(db).resolve()))
     return {task: current[table] for task, table in tables.items() if table in current}
