@@ -25,8 +25,11 @@ def _one(path, sql):
 def test_tables_and_types_match_the_shared_declarations(synth_mimic_clean):
     declared = {(t.schema, t.name, c.name, c.type) for t in MIMIC_IV_TABLES if t.schema in CORE_SCHEMAS
                 for c in t.columns}
-    rows = _q(synth_mimic_clean, "SELECT table_schema, table_name, column_name, data_type FROM information_schema.columns")
+    rows = _q(synth_mimic_clean, "SELECT table_schema, table_name, column_name, data_type FROM information_schema.columns "
+                                 "WHERE table_schema <> 'clinbench_meta'")
     assert set(rows) == declared
+    # besides the source tables, only the synthesis record (what reports read to say "synthetic")
+    assert _q(synth_mimic_clean, "SELECT dataset, patients, seed FROM clinbench_meta.synthesis") == [("mimic-iv", 150, 1)]
 
 
 def test_same_seed_gives_identical_tables_and_another_seed_does_not(tmp_path):
@@ -487,7 +490,8 @@ def test_every_item_id_a_concept_reads_is_in_the_dictionaries(synth_mimic_clean)
     assert len(sql_files) > 50
     ids: set[int] = set()
     for path in sql_files:
-        for match in re.finditer(r"itemid\s*(?:IN\s*\(([^)]*)\)|=\s*(\d+))", path.read_text(), re.IGNORECASE):
+        # \b: microbiology's org_itemid (90856 negative, 90760 cancelled) is not a d_items / d_labitems id
+        for match in re.finditer(r"\bitemid\s*(?:NOT\s+)?(?:IN\s*\(([^)]*)\)|=\s*(\d+))", path.read_text(), re.IGNORECASE):
             ids |= {int(i) for i in re.findall(r"\b\d{5,6}\b", match.group(1) or match.group(2))}
     icu = {i for (i,) in _q(synth_mimic_clean, "SELECT itemid FROM mimiciv_icu.d_items WHERE label IS NOT NULL")}
     lab = {i for (i,) in _q(synth_mimic_clean, "SELECT itemid FROM mimiciv_hosp.d_labitems WHERE label IS NOT NULL")}
