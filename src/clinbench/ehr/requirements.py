@@ -57,11 +57,11 @@ _E = "eicu_crd"
 EICU_FAMILIES: dict[str, frozenset[str]] = {
     # GCS is charted by nurses: nurseCharting holds the total and the components.
     "gcs": _q(_E, "patient", "nursecharting"),
-    # OASIS: age and pre-ICU stay (patient), GCS (nurseCharting), heart rate, respiratory
-    # rate and temperature (vitalPeriodic, nurseCharting), mean pressure (vitalAperiodic),
+    # OASIS (M4Bench's oasis.sql): age and pre-ICU stay (patient), GCS and vitals as nurses
+    # chart them (nurseCharting), the physical exam's GCS where charting has none (physicalExam),
     # urine output (intakeOutput), ventilation (respiratoryCare, apacheApsVar) and elective
     # surgery (apachePredVar).
-    "oasis": _q(_E, "patient", "nursecharting", "vitalperiodic", "vitalaperiodic", "intakeoutput",
+    "oasis": _q(_E, "patient", "nursecharting", "physicalexam", "intakeoutput",
                 "respiratorycare", "apacheapsvar", "apachepredvar"),
 }
 
