@@ -34,7 +34,7 @@ demo: $(VENV)/.installed-demo
 	$(BIN)/clinbench demo --out demo-output
 
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 # Re-pin every dependency from a fresh venv with all extras (after changing pyproject.toml).
 constraints:
