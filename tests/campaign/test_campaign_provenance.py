@@ -69,6 +69,12 @@ def test_runs_record_version_and_served_model_and_a_mixed_comparison_is_refused(
     assert "mix what ran: llm model m was answered by m / m-routed" in str(refused.exception)
     allowed = CliRunner().invoke(app, ["stats", str(out), "--compare", "no-skill:with-skill", "--allow-mixed", "--json"])
     assert allowed.exit_code == 0 and json.loads(allowed.output)["condition_b"] == "with-skill"
+    # the report applies the same rule: no page is written for the refused comparison
+    page = tmp_path / "report.html"
+    refused = CliRunner().invoke(app, ["report", str(out), "--html", str(page)])
+    assert "mix what ran: llm model m was answered by m / m-routed" in str(refused.exception) and not page.exists()
+    written = CliRunner().invoke(app, ["report", str(out), "--html", str(page), "--allow-mixed"])
+    assert written.exit_code == 0 and "m-routed" in page.read_text()
 
 
 def test_a_campaign_refuses_runs_of_another_agent_version(tiny_db, tmp_path, monkeypatch):

@@ -28,6 +28,7 @@ def register(app: typer.Typer) -> None:
         model: str | None = typer.Option(None, "--model", help="only runs of this model"),
         benchmark: str = typer.Option("derive", "--benchmark", help="derive or dx"),
         png: bool = typer.Option(False, "--png", help="also render each figure to PNG (needs a local Chromium)"),
+        allow_mixed: bool = typer.Option(False, "--allow-mixed", help="compare even when the runs mix agent versions or served models"),
     ) -> None:
         """Write the report of a campaign: headline or summary, forest plot, families, provenance, usage, failures
         with their causes, every run's why, evidence; and the diagnosis section when the store holds dx runs."""
@@ -38,7 +39,7 @@ def register(app: typer.Typer) -> None:
         with Console(stderr=True).status("computing the statistics and writing the report …"):
             files = write_report(source, html=html, markdown=md, figures_dir=figures, conditions=compare, seed=seed,
                                  draws=draws, include_flagged=include_flagged, schema=schema, agent=agent,
-                                 model=model, benchmark=benchmark, png=png, summary=summary)
+                                 model=model, benchmark=benchmark, png=png, summary=summary, allow_mixed=allow_mixed)
         console = Console()
         for label, path in (("html", files.html), ("markdown", files.markdown)):
             if path is not None:

@@ -18,7 +18,7 @@ from clinbench.report.dx_hook import dx_html, dx_markdown, has_dx_runs
 from clinbench.report.html import render_html
 from clinbench.report.markdown import render_markdown
 from clinbench.report.png import svg_to_png
-from clinbench.stats.analysis import load_selected, resolve_pair
+from clinbench.stats.analysis import check_uniform, load_selected, resolve_pair
 from clinbench.stats.compare import compare
 from clinbench.stats.errors import StatsError
 from clinbench.stats.groups import group_mask
@@ -46,6 +46,7 @@ class SectionSpec:
     agent: str | None = None
     model: str | None = None
     include_flagged: bool = False
+    allow_mixed: bool = False  # compare even runs that mix agent versions or served models
     # a small table shown under the intro: (header, rows), plain text cells
     notes: tuple[list[str], list[list[str]]] | None = None
 
@@ -82,6 +83,8 @@ def build_section(spec: SectionSpec, *, seed: int = 0, draws: int = 20000, permu
         # one row per agent when several agents ran, else per model when several models did
         by = next((col for col in ("agent", "model") if col != pair.dimension
                    and len(set(getattr(runs, col)[mask].tolist())) > 1), None)
+        if not spec.allow_mixed:  # the rule `clinbench stats` applies, so both refuse the same comparisons
+            check_uniform(spec.source, runs, pair)
         comparison = compare(runs, pair.a, pair.b, dimension=pair.dimension, by=by, seed=seed, draws=draws,
                              permutation_draws=permutation_draws)
         analysed = runs.subset(mask)
@@ -115,6 +118,7 @@ def build_report_data(
     benchmark: str = "derive",
     summary: bool = False,
     report_dir: Path | None = None,
+    allow_mixed: bool = False,
 ) -> ReportData:
     """The report of ``source`` (one section, plus diagnosis when its store has dx runs), or of
     the given ``sections`` (and the diagnosis runs of ``dx_store``)."""
@@ -129,7 +133,7 @@ def build_report_data(
             sections = []
         else:
             sections = [SectionSpec(source, conditions, summary=summary, schema=schema, agent=agent, model=model,
-                                    include_flagged=include_flagged)]
+                                    include_flagged=include_flagged, allow_mixed=allow_mixed)]
             if dx_store is not None and not _has_derive(src):
                 sections = []
     built = [build_section(s, seed=seed, draws=draws, permutation_draws=permutation_draws) for s in sections]
@@ -167,6 +171,7 @@ def write_report(
     summary: bool = False,
     png: bool = False,
     title: str = "",
+    allow_mixed: bool = False,
 ) -> ReportFiles:
     """Write the report of ``source`` (campaign folder or per-run CSV), or of ``sections``.
 
@@ -182,7 +187,7 @@ def write_report(
     anchor = html_path or md_path
     data = build_report_data(source, conditions, sections=sections, dx_store=dx_store, seed=seed, draws=draws,
                              permutation_draws=permutation_draws, include_flagged=include_flagged, schema=schema,
-                             agent=agent, model=model, benchmark=benchmark, summary=summary,
+                             agent=agent, model=model, benchmark=benchmark, summary=summary, allow_mixed=allow_mixed,
                              report_dir=anchor.resolve().parent)
     fig_dir = Path(figures_dir) if figures_dir is not None else anchor.with_name(f"{anchor.stem}-figures")
     html_text = render_html(data, html_path, title=title) if html_path else None
