@@ -5,13 +5,13 @@ one database give identical tables."""
 
 from __future__ import annotations
 
-import decimal
 import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from clinbench.concepts.compare import table_mismatch
 from tests.conftest import SHARED_DATA
 
 ANCHOR = SHARED_DATA / "anchors-demo" / "mimic-code-derived"
@@ -32,41 +32,9 @@ TABLES = [
 ]
 
 
-def _is_number(v) -> bool:
-    return isinstance(v, (int, float, decimal.Decimal)) and not isinstance(v, bool)
-
-
-def _sort_key(row: tuple) -> list:
-    # numbers sort by a 3-place rounding so 0.1 (DOUBLE) and 0.1000000015 (FLOAT) pair up
-    return [(0, "") if v is None else (1, f"{float(v):020.3f}") if _is_number(v) else (2, str(v)) for v in row]
-
-
-def _same(a, b) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    if _is_number(a) and _is_number(b):
-        a, b = float(a), float(b)
-        return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
-    return a == b
-
-
 def _mismatch(con: duckdb.DuckDBPyConnection, table: str) -> str | None:
     """None when clinbench's table equals the anchor, else what differs."""
-    parquet = f"read_parquet('{ANCHOR / (table + '.parquet')}')"
-    anchor_cols = [r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {parquet}").fetchall()]
-    ours_cols = [r[0] for r in con.execute(f"DESCRIBE mimiciv_derived.{table}").fetchall()]
-    if anchor_cols != ours_cols:
-        return f"columns differ: anchor {anchor_cols}, clinbench {ours_cols}"
-    select = ", ".join(f'"{c}"' for c in anchor_cols)
-    anchor = sorted(con.execute(f"SELECT {select} FROM {parquet}").fetchall(), key=_sort_key)
-    ours = sorted(con.execute(f"SELECT {select} FROM mimiciv_derived.{table}").fetchall(), key=_sort_key)
-    if len(anchor) != len(ours):
-        return f"{len(ours)} rows, anchor {len(anchor)}"
-    for a, o in zip(anchor, ours):
-        bad = [(c, x, y) for c, x, y in zip(anchor_cols, a, o) if not _same(x, y)]
-        if bad:
-            return f"row {dict(zip(anchor_cols, a))} differs: " + "; ".join(f"{c} anchor {x!r} clinbench {y!r}" for c, x, y in bad[:4])
-    return None
+    return table_mismatch(con, f"mimiciv_derived.{table}", f"read_parquet('{ANCHOR / (table + '.parquet')}')")
 
 
 @pytest.fixture(scope="module")

@@ -175,3 +175,11 @@ def test_meld_rrt_outside_first_day_does_not_count(template, tmp_path):
     recompute(con, "first_day_rrt", "meld", "meld-24h")
     assert rows(con, "SELECT meld FROM mimiciv_derived.target_meld_24h") == [{"meld": pytest.approx(6.0)}]
     con.close()
+
+
+def test_a_stay_without_creatinine_keeps_one_empty_row_as_mimic_code(kdigo_db):
+    # stay 21 has urine output only; mimic-code's LEFT JOIN gives it one all-NULL creatinine row,
+    # and kdigo_stages carries it (a synthetic stress database found 5 such stays missing)
+    creat_rows = rows(kdigo_db, "SELECT charttime, creat, creat_low_past_48hr FROM mimiciv_derived.kdigo_creatinine WHERE stay_id IN (21, 33) ORDER BY stay_id")
+    assert creat_rows == [{"charttime": None, "creat": None, "creat_low_past_48hr": None}] * 2
+    assert rows(kdigo_db, "SELECT count(*) AS n FROM mimiciv_derived.kdigo_stages WHERE stay_id = 33") == [{"n": 1}]

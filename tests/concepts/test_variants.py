@@ -19,7 +19,7 @@ NAMES = sorted(["apsiii-24h__axillary_plus_1", "apsiii-24h__first_day_gases", "k
                 "kdigo-48h__same_instant_weights",
                 "sapsii-24h__first_day_window", "sofa-24h__missing_as_null", "sofa-24h__running_infusions",
                 "sofa-24h__ventilated_pf", "suspicion-infection__no_screening",
-                "vasopressor-equivalents__with_angiotensin",
+                "vasopressor-equivalents__with_angiotensin", "vasopressor-equivalents__concurrent_rows_summed",
                 "ventilation__cpap_psv_noninvasive",
                 "apsiii-24h__missing_as_null", "charlson__age_below_bands", "gcs-24h__latest_charting",
                 "gcs-24h__missing_as_null", "oasis-24h__missing_as_null",
@@ -33,7 +33,7 @@ ANGIOTENSIN = "vasopressor-equivalents__with_angiotensin"
 # GCS, no culture is cancelled, a stay charts urine output in whole-hour steps from one start
 # minute where both window rules agree, no arterial gas is drawn in the 6 h before admission);
 # each has a hand-made test
-QUIET_ON_SYNTHETIC = {"kdigo-48h__creatinine_rounding", "kdigo-48h__same_instant_weights",
+QUIET_ON_SYNTHETIC = {"kdigo-48h__creatinine_rounding", "vasopressor-equivalents__concurrent_rows_summed", "kdigo-48h__same_instant_weights",
                       "oasis-24h__ventilation_before_admission",
                       "sofa-24h__running_infusions", "gcs-24h__missing_as_null",
                       "apsiii-24h__first_day_gases",
@@ -112,6 +112,30 @@ def test_angiotensin_adds_to_the_dose_and_cuts_intervals(template, tmp_path):
     assert default == [(h(0), h(4), 0.1)]
     # 20 ng/kg/min angiotensin II = 0.2 mcg/kg/min norepinephrine
     assert variant == [(h(0), h(2), 0.1), (h(2), h(4), 0.3), (h(4), h(6), 0.2)]
+    con.close()
+
+
+def test_concurrent_rows_of_one_agent_add_up_and_an_exact_repeat_counts_once(template, tmp_path):
+    con = fresh(template, tmp_path / "v.duckdb")
+    stay(con, 3)
+    insert(con, "mimiciv_derived.norepinephrine", [
+        {"stay_id": 3, "starttime": h(0), "endtime": h(4), "vaso_rate": 0.1},
+        {"stay_id": 3, "starttime": h(2), "endtime": h(6), "vaso_rate": 0.05},   # a second pump from hour 2
+        {"stay_id": 3, "starttime": h(2), "endtime": h(6), "vaso_rate": 0.05},   # the same row charted twice
+    ])
+    insert(con, "mimiciv_derived.vasopressin", {"stay_id": 3, "starttime": h(0), "endtime": h(6), "vaso_rate": 2.4})
+    insert(con, "mimiciv_derived.dobutamine", {"stay_id": 3, "starttime": h(6), "endtime": h(8), "vaso_rate": 5.0})
+    recompute(con, "vasoactive_agent", "vasopressor-equivalents", "vasopressor-equivalents__concurrent_rows_summed")
+    # vasoactive_agent repeats 2-4 h once per combination of covering norepinephrine rows
+    repeats = rows(con, f"SELECT count(*) AS n FROM mimiciv_derived.vasoactive_agent WHERE starttime = TIMESTAMP '{h(2)}'")
+    assert repeats == [{"n": 3}]
+    default = [(r["starttime"], r["endtime"], r["norepinephrine_equivalent_dose"]) for r in rows(
+        con, "SELECT * FROM mimiciv_derived.target_vasopressor_equivalents ORDER BY starttime")]
+    variant = [(r["starttime"], r["endtime"], r["norepinephrine_equivalent_dose"]) for r in rows(
+        con, "SELECT * FROM mimiciv_derived.variant_vasopressor_equivalents__concurrent_rows_summed ORDER BY starttime")]
+    # vasopressin 2.4 units/h x 2.5 / 60 = 0.1; the dobutamine-only 6-8 h is left out by both
+    assert default == [(h(0), h(2), 0.2), (h(2), h(4), 0.2), (h(4), h(6), 0.15)]
+    assert variant == [(h(0), h(2), 0.2), (h(2), h(4), 0.25), (h(4), h(6), 0.15)]
     con.close()
 
 

@@ -4,15 +4,16 @@
 --   KDIGO reference values).
 -- Source: KDIGO Clinical Practice Guideline for Acute Kidney Injury (2012); MIT-LCP mimic-code
 --   organfailure/kdigo_creatinine (lab item 50912, values above 150 mg/dL discarded).
--- Grain: stay_id, charttime
+-- Grain: stay_id, charttime; a stay without a creatinine in that window has one row with
+--   charttime and every value NULL (mimic-code's LEFT JOIN), which kdigo_stages carries on.
 -- Deviations: none. Labs are matched by subject (as in the public code), so outpatient
 --   creatinine without an admission can serve as the reference value; simultaneous values are
 --   averaged.
 WITH cr AS (
-    -- one value per stay and time: simultaneous measurements are averaged
+    -- one value per stay and time: simultaneous measurements are averaged; a stay without any keeps one empty row
     SELECT ie.hadm_id, ie.stay_id, le.charttime, AVG(CAST(le.valuenum AS DECIMAL(38, 9))) AS creat
     FROM mimiciv_icu.icustays AS ie
-    INNER JOIN mimiciv_hosp.labevents AS le
+    LEFT JOIN mimiciv_hosp.labevents AS le
         ON le.subject_id = ie.subject_id
         AND le.itemid = 50912
         AND le.valuenum IS NOT NULL
