@@ -82,14 +82,19 @@ class M4Reference:
 
 def m4_mimic_references(checkout: Path) -> dict[str, M4Reference]:
     """Every MIMIC-IV reference M4Bench makes from SQL: name -> its SQL, tasks and key columns."""
+    return m4_references(checkout, "mimic-iv")
+
+
+def m4_references(checkout: Path, source: str) -> dict[str, M4Reference]:
+    """Every reference M4Bench makes from SQL for one source ("mimic-iv" or "eicu")."""
     bench = m4_benchmark(checkout)
     tasks: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
     for toml in sorted((bench / "tasks").rglob("task.toml")):
         config = tomllib.loads(toml.read_text(encoding="utf-8"))
         name = config["metadata"]["name"]
-        if config.get("database", {}).get("source", "mimic-iv") != "mimic-iv":
+        if config.get("database", {}).get("source", "mimic-iv") != source:
             continue
-        key = config.get("ground_truth", {}).get("alias") or name.removeprefix("mimic-")
+        key = config.get("ground_truth", {}).get("alias") or name.removeprefix("mimic-").removeprefix("eicu-")
         tasks.setdefault(key, []).append((name, tuple(config["evaluation"].get("key_columns", []))))
     refs = {}
     for key, users in sorted(tasks.items()):

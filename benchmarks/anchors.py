@@ -6,13 +6,20 @@ On the same raw database it runs:
 2. a row-for-row comparison of every mimic-code table clinbench builds (numbers to 1e-6);
 3. M4Bench's ``benchmark/ground_truth/*.sql`` over mimic-code's tables, written as M4Bench writes
    its references, each scored as if an agent had written it with clinbench's scorer against
-   clinbench's own reference table (both ``--scored-columns`` settings), and compared cell by cell.
+   clinbench's own reference table (both ``--scored-columns`` settings), and compared cell by cell;
+4. the same for M4Bench's two eICU references (gcs, oasis: raw eicu_crd only) on a synthetic
+   eICU database of ``--eicu-patients`` (0 skips it; the open eICU demo lacks their tables).
+
+``--perturb SEED`` first damages the raw copy the way real extracts are damaged (a share of
+chart, lab, output and input rows deleted, duplicated or emptied, chart times moved by a minute,
+cultures without a time, prescriptions without a stop), so edge rules are compared too.
 
 Exit status 1 when a table or reference disagrees. Neither anchor ships with clinbench: point
 at your own checkouts (see benchmarks/anchor_runs.py for the commits).
 
     .venv/bin/python benchmarks/anchors.py --mimic-code ~/src/mimic-code --m4 ~/src/m4 \
-        [--patients 300] [--seed 0] [--knob quirks=0.3 ...] [--db RAW.duckdb] [--work DIR]
+        [--patients 300] [--seed 0] [--knob quirks=0.3 ...] [--db RAW.duckdb] [--perturb SEED]
+        [--eicu-patients 300] [--work DIR]
 """
 
 from __future__ import annotations
@@ -28,7 +35,9 @@ from pathlib import Path
 import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from anchor_runs import AnchorMissing, m4_mimic_references, mimic_code_files, run_mimic_code, write_m4_reference  # noqa: E402
+from anchor_runs import (  # noqa: E402
+    AnchorMissing, M4Reference, m4_mimic_references, m4_references, mimic_code_files, run_mimic_code, write_m4_reference,
+)
 
 
 def _cpu() -> float:
@@ -64,6 +73,31 @@ def _raw_database(args, work: Path) -> Path:
     return raw
 
 
+PERTURBED = [  # (table, value column) damaged by --perturb
+    ("mimiciv_icu.chartevents", "valuenum"), ("mimiciv_hosp.labevents", "valuenum"),
+    ("mimiciv_icu.outputevents", "value"), ("mimiciv_icu.inputevents", "rate"),
+]
+
+
+def perturb(raw: Path, seed: int) -> None:
+    """Delete 15%, duplicate 3% and empty the value of 3% of the rows of each PERTURBED table, and more."""
+    con = duckdb.connect(str(raw))
+    try:
+        con.execute("SELECT setseed(?)", [(seed % 1000) / 1000])
+        for table, value in PERTURBED:
+            con.execute(f"DELETE FROM {table} WHERE random() < 0.15")
+            con.execute(f"INSERT INTO {table} SELECT * FROM {table} WHERE random() < 0.03")
+            con.execute(f"UPDATE {table} SET {value} = NULL WHERE random() < 0.03")
+        con.execute("UPDATE mimiciv_icu.chartevents SET charttime = charttime + INTERVAL 1 MINUTE WHERE random() < 0.05")
+        con.execute("DELETE FROM mimiciv_hosp.microbiologyevents WHERE random() < 0.2")
+        con.execute("UPDATE mimiciv_hosp.microbiologyevents SET charttime = NULL WHERE random() < 0.1")
+        con.execute("UPDATE mimiciv_hosp.prescriptions SET stoptime = NULL WHERE random() < 0.05")
+        con.execute("UPDATE mimiciv_icu.icustays SET outtime = outtime + INTERVAL 3 HOUR WHERE random() < 0.1")
+    finally:
+        con.close()
+    print(f"raw database perturbed (seed {seed})")
+
+
 def compare_concepts(ours_db: Path, anchor_db: Path) -> tuple[list[str], dict[str, str]]:
     """(tables compared, table -> what differs) for every mimic-code table clinbench builds."""
     from clinbench.concepts.compare import table_mismatch
@@ -86,18 +120,21 @@ def compare_concepts(ours_db: Path, anchor_db: Path) -> tuple[list[str], dict[st
         con.close()
 
 
-def compare_references(ours_db: Path, anchor_db: Path, m4: Path, out: Path) -> list[tuple[str, int, str]]:
-    """(reference, rows, "" or what differs) for every M4Bench MIMIC-IV reference clinbench has a task for."""
+def compare_references(ours_db: Path, anchor_db: Path, refs: dict[str, M4Reference], out: Path) -> list[tuple[str, int, str]]:
+    """(reference, rows, "" or what differs) for every M4Bench reference clinbench has a task for.
+
+    Each reference is made by M4Bench's SQL on ``anchor_db`` and scored against ``ours_db``.
+    """
     from clinbench.concepts.compare import table_mismatch
     from clinbench.derive.catalogue import load_catalogue
     from clinbench.derive.score import SCORED_COLUMN_SETS, score_against
 
     tasks = load_catalogue()
     anchor = duckdb.connect(str(anchor_db), read_only=True)
-    ours = duckdb.connect(str(ours_db), read_only=True)
+    ours = anchor if anchor_db == ours_db else duckdb.connect(str(ours_db), read_only=True)
     found = []
     try:
-        for name, ref in m4_mimic_references(m4).items():
+        for name, ref in refs.items():
             ids = [t for t in ref.task_ids if t in tasks]
             if not ids:
                 continue
@@ -107,21 +144,43 @@ def compare_references(ours_db: Path, anchor_db: Path, m4: Path, out: Path) -> l
             problems = []
             if tuple(spec.keys) != ref.keys:
                 problems.append(f"keys {spec.keys} vs M4Bench {list(ref.keys)}")
+            ours_rows = ours.execute(f"SELECT count(*) FROM {spec.target_table}").fetchone()[0]
+            if rows == 0:  # nothing to score; both must be empty
+                found.append((name, rows, "" if ours_rows == 0 else f"M4Bench's reference is empty, clinbench's has {ours_rows:,} rows"))
+                continue
             for columns in SCORED_COLUMN_SETS:
                 result = score_against(spec, csv, ours, spec.target_table, scored_columns=columns)
                 if result.reward != 1.0 or not result.strict:
                     worst = {c: round(s.match_rate, 4) for c, s in result.columns.items() if s.match_rate < 1}
                     problems.append(f"{columns}: reward {result.reward:.4f} {worst or result.reason}")
-            cells = table_mismatch(ours, spec.target_table, f"read_csv('{csv}', header = true)") if rows else None
-            if rows == 0 and ours.execute(f"SELECT count(*) FROM {spec.target_table}").fetchone()[0]:
-                cells = "M4Bench's reference is empty, clinbench's is not"
+            cells = table_mismatch(ours, spec.target_table, f"read_csv('{csv}', header = true)")
             if cells:
                 problems.append(cells)
             found.append((name, rows, "; ".join(problems)))
     finally:
         anchor.close()
-        ours.close()
+        if ours is not anchor:
+            ours.close()
     return found
+
+
+def _print_references(title: str, refs: list[tuple[str, int, str]]) -> int:
+    bad = [r for r in refs if r[2]]
+    print(f"\n{title}: {len(refs)}; reward 1.0 under both column settings and every cell equal: {len(refs) - len(bad)}")
+    for name, rows, what in refs:
+        print(f"  {'ok     ' if not what else 'DIFFERS'} {name:<24} {rows:>8,} rows  {what}")
+    return len(bad)
+
+
+def _eicu(args, work: Path, out: Path) -> int:
+    from clinbench.concepts.build import build_concepts
+    from clinbench.ehr.synth import synth_eicu
+
+    db = work / "eicu.duckdb"
+    synth_eicu(db, patients=args.eicu_patients, seed=args.seed)
+    build_concepts(db)
+    refs = compare_references(db, db, m4_references(args.m4, "eicu"), out)
+    return _print_references(f"M4Bench eICU references (synthetic eICU, {args.eicu_patients:,} patients)", refs)
 
 
 def main() -> int:
@@ -132,6 +191,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--knob", action="append", default=[], metavar="NAME=SHARE",
                         help="a synthesis prevalence knob, e.g. quirks=0.3 (repeatable)")
+    parser.add_argument("--perturb", type=int, metavar="SEED", help="damage the raw copy first (see above)")
+    parser.add_argument("--eicu-patients", type=int, default=300, help="synthetic eICU size for the eICU references (0: skip)")
     parser.add_argument("--db", type=Path, help="a raw MIMIC-IV database to use instead of a synthetic one")
     parser.add_argument("--work", type=Path, help="keep the databases here (default: a temporary folder)")
     args = parser.parse_args()
@@ -145,6 +206,8 @@ def main() -> int:
     work = args.work or Path(tempfile.mkdtemp(prefix="cb-anchors-"))
     work.mkdir(parents=True, exist_ok=True)
     raw = _raw_database(args, work)
+    if args.perturb is not None:
+        perturb(raw, args.perturb)
     anchor_db, ours_db = work / "mimic_code.duckdb", work / "clinbench.duckdb"
     shutil.copy(raw, anchor_db)
     shutil.copy(raw, ours_db)
@@ -167,11 +230,10 @@ def main() -> int:
 
     out = work / "m4bench-references"
     out.mkdir(exist_ok=True)
-    refs = compare_references(ours_db, anchor_db, args.m4, out)
-    bad = [r for r in refs if r[2]]
-    print(f"\nM4Bench references: {len(refs)}; reward 1.0 under both column settings and every cell equal: {len(refs) - len(bad)}")
-    for name, rows, what in refs:
-        print(f"  {'ok     ' if not what else 'DIFFERS'} {name:<24} {rows:>8,} rows  {what}")
+    refs = compare_references(ours_db, anchor_db, m4_mimic_references(args.m4), out)
+    bad = _print_references("M4Bench MIMIC-IV references", refs)
+    if args.eicu_patients:
+        bad += _eicu(args, work, out)
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
     return 1 if differ or bad else 0
