@@ -63,6 +63,37 @@ def test_hourly_sofa_zero_rate_norepinephrine_scores_3_as_mimic_code(template, t
     con.close()
 
 
+def test_sepsis3_variant_leaves_a_paused_infusion_unscored(template, tmp_path):
+    """mimic-code's hourly "<= 0.1" makes a norepinephrine row at 0 worth 3 points, enough for
+    Sepsis-3 on its own; variant sepsis3__paused_infusions_unscored scores it 0."""
+    con = fresh(template, tmp_path / "s3v.duckdb")
+    for sid, rate, mbp, gcs in ((5, 0.0, 75, None),    # paused only: default sofa 3, variant 0 -> no onset
+                                (6, 0.05, 75, None),   # running at 0.05: 3 in both
+                                (7, 0.0, 65, 14)):     # paused, MAP 65, GCS 14: default 3 + 1 = 4, variant 1 + 1 = 2
+        stay(con, sid)
+        for hr in range(-24, 6):
+            insert(con, "mimiciv_derived.icustay_hourly", {"stay_id": sid, "hr": hr, "endtime": h(hr)})
+        insert(con, "mimiciv_derived.vitalsign", {"subject_id": sid, "stay_id": sid, "charttime": h(1.5), "mbp": mbp})
+        if gcs is not None:
+            insert(con, "mimiciv_derived.gcs", {"subject_id": sid, "stay_id": sid, "charttime": h(1.5), "gcs": gcs})
+        insert(con, "mimiciv_derived.norepinephrine", {"stay_id": sid, "starttime": h(1), "endtime": h(2.5), "vaso_rate": rate})
+        insert(con, "mimiciv_derived.suspicion_of_infection", {
+            "subject_id": sid, "stay_id": sid, "hadm_id": sid, "ab_id": 1, "antibiotic": "X", "antibiotic_time": h(2),
+            "suspected_infection": 1, "suspected_infection_time": h(2), "culture_time": h(1)})
+    recompute(con, "sofa_first_day_worst", "sofa_hourly_worst", "sofa_points", "sofa", "mimiciv_derived.sepsis3",
+              "mimiciv_derived.target_sepsis3", "sepsis3__paused_infusions_unscored")
+    cols = "stay_id, sofa_time, sofa_score, cardiovascular, cns"
+    default = rows(con, f"SELECT {cols} FROM mimiciv_derived.target_sepsis3 ORDER BY stay_id")
+    variant = rows(con, f"SELECT {cols} FROM mimiciv_derived.variant_sepsis3__paused_infusions_unscored ORDER BY stay_id")
+    # the first SOFA >= 2 ends at hour 2 (the hour holding the 1.5 h charts and the infusion)
+    assert default == [{"stay_id": 5, "sofa_time": h(2), "sofa_score": 3, "cardiovascular": 3, "cns": 0},
+                       {"stay_id": 6, "sofa_time": h(2), "sofa_score": 3, "cardiovascular": 3, "cns": 0},
+                       {"stay_id": 7, "sofa_time": h(2), "sofa_score": 4, "cardiovascular": 3, "cns": 1}]
+    assert variant == [{"stay_id": 6, "sofa_time": h(2), "sofa_score": 3, "cardiovascular": 3, "cns": 0},
+                       {"stay_id": 7, "sofa_time": h(2), "sofa_score": 2, "cardiovascular": 1, "cns": 1}]
+    con.close()
+
+
 # ---------------------------------------------------------------- suspicion of infection
 
 _ids = iter(range(1, 100_000))

@@ -20,6 +20,7 @@ NAMES = sorted(["apsiii-24h__axillary_plus_1", "apsiii-24h__first_day_gases", "k
                 "sapsii-24h__first_day_window", "sofa-24h__missing_as_null", "sofa-24h__running_infusions",
                 "sofa-24h__ventilated_pf", "suspicion-infection__no_screening",
                 "vasopressor-equivalents__with_angiotensin", "vasopressor-equivalents__concurrent_rows_summed",
+                "sepsis3__paused_infusions_unscored",
                 "ventilation__cpap_psv_noninvasive",
                 "apsiii-24h__missing_as_null", "charlson__age_below_bands", "gcs-24h__latest_charting",
                 "gcs-24h__missing_as_null", "oasis-24h__missing_as_null",
@@ -33,7 +34,7 @@ ANGIOTENSIN = "vasopressor-equivalents__with_angiotensin"
 # GCS, no culture is cancelled, a stay charts urine output in whole-hour steps from one start
 # minute where both window rules agree, no arterial gas is drawn in the 6 h before admission);
 # each has a hand-made test
-QUIET_ON_SYNTHETIC = {"kdigo-48h__creatinine_rounding", "vasopressor-equivalents__concurrent_rows_summed", "kdigo-48h__same_instant_weights",
+QUIET_ON_SYNTHETIC = {"kdigo-48h__creatinine_rounding", "sepsis3__paused_infusions_unscored", "vasopressor-equivalents__concurrent_rows_summed", "kdigo-48h__same_instant_weights",
                       "oasis-24h__ventilation_before_admission",
                       "sofa-24h__running_infusions", "gcs-24h__missing_as_null",
                       "apsiii-24h__first_day_gases",
