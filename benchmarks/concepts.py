@@ -1,18 +1,32 @@
 """Build every concept on a 2,000-patient synthetic MIMIC-IV database; print seconds per concept and in total.
 
-Baselines, printed as ratios:
+Anchor, printed as a ratio (``--mimic-code DIR``): mimic-code's ``concepts_duckdb`` (its
+``duckdb.sql``, a list of ``.read file.sql``) run on a copy of the same raw database. DIR is that
+folder or a mimic-code checkout holding ``mimic-iv/concepts_duckdb``; get one at the commit the
+anchor tests use with
+``git -C MIMIC_CODE_REPO archive 8bcbd190 mimic-iv/concepts_duckdb | tar x -C DIR``.
+Both builds run ``--repeat`` times, interleaved, each in a fresh interpreter on a fresh copy of
+the raw database (imports and SQL parsing included), and the medians of wall and CPU seconds
+(every thread of the process) are compared: on a shared machine CPU is the steadier figure.
+
+Other baselines, printed as ratios:
 - a bare copy (CREATE TABLE AS SELECT *) of every raw table the concepts read: the I/O no
   build can avoid, so the ratio shows what the clinical logic costs on top;
-- the same build on a 200-patient database: with 10x the patients, a ratio near 10 means the
+- the same build on a database with a tenth of the patients: a ratio near 10 means the
   set-based SQL scales linearly (well above 10 would point at a quadratic join).
 It also times a second build of the unchanged database (every concept skipped).
 
 Usage: .venv/bin/python benchmarks/concepts.py [--patients 2000] [--seed 0] [--top N]
+           [--mimic-code DIR] [--repeat 3] [--no-baselines]
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import re
+import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -28,12 +42,64 @@ def _synth(path: Path, patients: int, seed: int) -> float:
     return time.perf_counter() - started
 
 
-def _build(path: Path):
+def mimic_code_folder(given: Path) -> Path:
+    """The folder holding mimic-code's duckdb.sql: ``given`` itself or its mimic-iv/concepts_duckdb."""
+    for folder in (given, given / "mimic-iv" / "concepts_duckdb", given / "concepts_duckdb"):
+        if (folder / "duckdb.sql").is_file():
+            return folder
+    raise SystemExit(f"--mimic-code {given}: no duckdb.sql there or in mimic-iv/concepts_duckdb; extract it with "
+                     "`git -C MIMIC_CODE_REPO archive 8bcbd190 mimic-iv/concepts_duckdb | tar x -C DIR`")
+
+
+def run_mimic_code(db: str, folder: str) -> list[tuple[str, float]]:
+    """Run mimic-code's duckdb.sql in ``db`` as its README says (paths relative to its folder); seconds per file."""
+    root = Path(folder)
+    con = duckdb.connect(db)
+    try:
+        con.execute("CREATE SCHEMA IF NOT EXISTS mimiciv_derived")
+        seconds = []
+        for line in (root / "duckdb.sql").read_text(encoding="utf-8").splitlines():
+            match = re.match(r"\s*\.read\s+(\S+)", line)
+            if match:
+                started = time.perf_counter()
+                con.execute((root / match.group(1)).read_text(encoding="utf-8"))
+                seconds.append((match.group(1), time.perf_counter() - started))
+        return seconds
+    finally:
+        con.close()
+
+
+def run_clinbench(db: str) -> list[tuple[str, str, int | None, float]]:
     from clinbench.concepts.build import build_concepts
 
-    started = time.perf_counter()
-    results = build_concepts(path)
-    return results, time.perf_counter() - started
+    return [(r.name, r.status, r.rows, r.seconds) for r in build_concepts(db)]
+
+
+def _child(queue, fn, args) -> None:
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn(*args)
+    queue.put((time.perf_counter() - wall, time.process_time() - cpu, result))
+
+
+def in_fresh_process(fn, *args):
+    """(wall s, CPU s, result) of ``fn(*args)`` in a new interpreter: imports included, CPU of every thread."""
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_child, args=(queue, fn, args))
+    proc.start()
+    outcome = queue.get()
+    proc.join()
+    if proc.exitcode != 0:
+        raise SystemExit(f"{fn.__name__} failed (exit {proc.exitcode})")
+    return outcome
+
+
+def _fresh_copy(raw: Path, name: str) -> str:
+    copy = raw.with_name(name)
+    for old in (copy, copy.with_name(copy.name + ".wal")):
+        old.unlink(missing_ok=True)
+    shutil.copyfile(raw, copy)
+    return str(copy)
 
 
 def _copy_inputs(path: Path) -> float:
@@ -51,39 +117,84 @@ def _copy_inputs(path: Path) -> float:
         con.close()
 
 
+def _median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def _spread(values: list[float]) -> str:
+    return f"{min(values):.2f}-{max(values):.2f}" if len(values) > 1 else f"{values[0]:.2f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--patients", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--top", type=int, default=0, help="list only the N slowest concepts (default: all)")
+    parser.add_argument("--mimic-code", type=Path, help="mimic-code's concepts_duckdb folder (or a checkout): time it as the anchor")
+    parser.add_argument("--repeat", type=int, default=3, help="builds of each, interleaved; medians are reported")
+    parser.add_argument("--no-baselines", action="store_true", help="skip the bare-copy, tenth-size and rebuild baselines")
     args = parser.parse_args()
+    folder = mimic_code_folder(args.mimic_code) if args.mimic_code else None
 
     tmp = Path(tempfile.mkdtemp(prefix="cb-concepts-"))
-    big, small = tmp / "big.duckdb", tmp / "small.duckdb"
-    synth_big = _synth(big, args.patients, args.seed)
-    _synth(small, max(args.patients // 10, 1), args.seed)
-    print(f"synthetic databases: {args.patients} patients in {synth_big:.1f} s; {max(args.patients // 10, 1)} patients for the scaling baseline")
+    try:
+        raw = tmp / "raw.duckdb"
+        synth_seconds = _synth(raw, args.patients, args.seed)
+        with duckdb.connect(str(raw), read_only=True) as con:
+            chartevents = con.execute("SELECT count(*) FROM mimiciv_icu.chartevents").fetchone()[0]
+        print(f"synthetic database: {args.patients:,} patients, {chartevents:,} chartevents, in {synth_seconds:.1f} s")
 
-    results, total = _build(big)
-    _, small_total = _build(small)
-    _, rerun = _build(big)
-    copy = _copy_inputs(big)
+        ours: list[tuple[float, float]] = []
+        anchor: list[tuple[float, float]] = []
+        results = anchor_files = None
+        for _ in range(max(args.repeat, 1)):
+            wall, cpu, results = in_fresh_process(run_clinbench, _fresh_copy(raw, "clinbench.duckdb"))
+            ours.append((wall, cpu))
+            if folder:
+                wall, cpu, anchor_files = in_fresh_process(run_mimic_code, _fresh_copy(raw, "mimic-code.duckdb"), str(folder))
+                anchor.append((wall, cpu))
 
-    built = [r for r in results if r.status == "built"]
-    print(f"\n{len(built)} concepts built, {sum(r.status == 'skipped' for r in results)} skipped (no eicu_crd)")
-    print(f"{'concept':<52} {'rows':>10} {'seconds':>8}")
-    slowest = sorted(built, key=lambda r: -r.seconds)
-    shown = slowest[: args.top] if args.top else slowest
-    for r in shown:
-        print(f"{r.name:<52} {r.rows:>10,} {r.seconds:>8.3f}")
-    rest = slowest[len(shown) :]
-    if rest:
-        print(f"... {len(rest)} more, {sum(r.seconds for r in rest):.2f} s together")
-    print(f"sum over concepts: {sum(r.seconds for r in built):.2f} s")
-    print(f"\ntotal build ({args.patients} patients): {total:.2f} s")
-    print(f"baseline, bare copy of the raw inputs: {copy:.2f} s -> ratio {total / copy:.1f}x")
-    print(f"baseline, same build at {max(args.patients // 10, 1)} patients: {small_total:.2f} s -> ratio {total / small_total:.1f}x for 10x patients")
-    print(f"rebuild with nothing changed: {rerun:.2f} s ({rerun / total:.1%} of a full build)")
+        built = [r for r in results if r[1] == "built"]
+        print(f"\n{len(built)} objects built, {sum(r[1] == 'skipped' for r in results)} skipped (no eicu_crd); last build:")
+        print(f"{'concept':<60} {'rows':>10} {'seconds':>8}")
+        slowest = sorted(built, key=lambda r: -r[3])
+        shown = slowest[: args.top] if args.top else slowest
+        for name, _, rows, seconds in shown:
+            print(f"{name:<60} {rows:>10,} {seconds:>8.3f}")
+        rest = slowest[len(shown):]
+        if rest:
+            print(f"... {len(rest)} more, {sum(r[3] for r in rest):.2f} s together")
+        print(f"sum over objects: {sum(r[3] for r in built):.2f} s")
+
+        walls, cpus = [w for w, _ in ours], [c for _, c in ours]
+        print(f"\nclinbench build ({args.patients:,} patients, fresh process, {len(ours)} runs): "
+              f"median {_median(walls):.2f} s wall ({_spread(walls)}), {_median(cpus):.2f} s CPU ({_spread(cpus)})")
+        if folder:
+            a_walls, a_cpus = [w for w, _ in anchor], [c for _, c in anchor]
+            print(f"mimic-code concepts_duckdb ({len(anchor_files)} files, same database, interleaved): "
+                  f"median {_median(a_walls):.2f} s wall ({_spread(a_walls)}), {_median(a_cpus):.2f} s CPU ({_spread(a_cpus)})")
+            print(f"ratio clinbench / mimic-code: {_median(walls) / _median(a_walls):.2f}x wall, "
+                  f"{_median(cpus) / _median(a_cpus):.2f}x CPU (goal <= 0.5x)")
+            slow = sorted(anchor_files, key=lambda f: -f[1])[:5]
+            print("mimic-code's slowest (last run): " + ", ".join(f"{n} {s:.2f} s" for n, s in slow))
+        else:
+            print("anchor: skipped (pass --mimic-code DIR, mimic-code's concepts_duckdb folder, to time it and print the ratio)")
+
+        if args.no_baselines:
+            return
+        small = tmp / "small.duckdb"
+        tenth = max(args.patients // 10, 1)
+        _synth(small, tenth, args.seed)
+        small_wall, _, _ = in_fresh_process(run_clinbench, str(small))
+        last = raw.with_name("clinbench.duckdb")
+        rerun, _, _ = in_fresh_process(run_clinbench, str(last))
+        copy = _copy_inputs(last)
+        total = _median(walls)
+        print(f"\nbaseline, bare copy of the raw inputs: {copy:.2f} s -> ratio {total / copy:.1f}x")
+        print(f"baseline, same build at {tenth:,} patients: {small_wall:.2f} s -> ratio {total / small_wall:.1f}x for 10x patients")
+        print(f"rebuild with nothing changed: {rerun:.2f} s ({rerun / total:.1%} of a full build)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

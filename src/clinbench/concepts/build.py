@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import queue
 import re
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +30,6 @@ from clinbench.errors import ConceptError, DataError
 
 META_SCHEMA = "clinbench_meta"
 META_TABLE = f"{META_SCHEMA}.concept_builds"
-_TMP_PREFIX = "__clinbench_tmp_"
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
@@ -91,9 +93,10 @@ def _raw_fingerprint(con: duckdb.DuckDBPyConnection, table: str, cache: dict[str
     return cache[table]
 
 
-def _meta_row(con: duckdb.DuckDBPyConnection, name: str) -> tuple[str, str, str] | None:
-    row = con.execute(f"SELECT sql_sha256, input_fingerprint, CAST(built_at AS VARCHAR) FROM {META_TABLE} WHERE name = ?", [name]).fetchone()
-    return (row[0], row[1], row[2]) if row else None
+def _meta_rows(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, str, str]]:
+    """Every bookkeeping row, read once per build: name -> (sql sha256, input fingerprint, built at)."""
+    rows = con.execute(f"SELECT name, sql_sha256, input_fingerprint, CAST(built_at AS VARCHAR) FROM {META_TABLE}").fetchall()
+    return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
 
 def _open(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
@@ -117,32 +120,31 @@ def _select(concepts: dict[str, Concept], deps: dict[str, Dependencies], only: l
     return topological_order(selected, deps)
 
 
-def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql: str, meta: tuple[str, str]) -> int:
-    schema, table = out.split(".", 1)
-    tmp = f'{schema}."{_TMP_PREFIX}{table}"'
-    con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-    con.execute(f"DROP TABLE IF EXISTS {tmp}")
-    try:
-        con.execute(f"CREATE TABLE {tmp} AS {_sql_body(sql)}")
-    except duckdb.Error as exc:
-        con.execute(f"DROP TABLE IF EXISTS {tmp}")
-        first = str(exc).splitlines()[0]
-        line = _error_line(str(exc))
-        where = f"{concept.path}:{line}" if line else str(concept.path)
-        raise ConceptError(f"{where}: {first}; the previous {out} (if any) is unchanged: fix the SQL and rebuild") from exc
-    rows = con.execute(f"SELECT count(*) FROM {tmp}").fetchone()[0]
+def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql: str, meta: tuple[str, str],
+                 started: float) -> tuple[int, tuple[str, str, str]]:
+    """Replace ``out`` by the concept's rows and its bookkeeping row in one transaction: a failure leaves both as they were."""
     con.execute("BEGIN TRANSACTION")
     try:
-        con.execute(f"DROP TABLE IF EXISTS {out}")
-        con.execute(f'ALTER TABLE {tmp} RENAME TO "{table}"')
+        try:
+            con.execute(f"DROP TABLE IF EXISTS {out}")
+        except duckdb.Error as exc:
+            raise ConceptError(f"could not replace {out} ({str(exc).splitlines()[0]}): a view may depend on it; drop the view and rebuild") from exc
+        try:
+            rows = con.execute(f"CREATE TABLE {out} AS {_sql_body(sql)}").fetchone()[0]
+        except duckdb.Error as exc:
+            first = str(exc).splitlines()[0]
+            line = _error_line(str(exc))
+            where = f"{concept.path}:{line}" if line else str(concept.path)
+            raise ConceptError(f"{where}: {first}; the previous {out} (if any) is unchanged: fix the SQL and rebuild") from exc
         con.execute(f"DELETE FROM {META_TABLE} WHERE name = ?", [out])
-        con.execute(f"INSERT INTO {META_TABLE} VALUES (?, ?, ?, now()::TIMESTAMP, NULL)", [out, meta[0], meta[1]])
+        row = con.execute(
+            f"INSERT INTO {META_TABLE} VALUES (?, ?, ?, now()::TIMESTAMP, ?) RETURNING sql_sha256, input_fingerprint, CAST(built_at AS VARCHAR)",
+            [out, meta[0], meta[1], time.perf_counter() - started]).fetchone()
         con.execute("COMMIT")
-    except duckdb.Error as exc:
+    except BaseException:
         con.execute("ROLLBACK")
-        con.execute(f"DROP TABLE IF EXISTS {tmp}")
-        raise ConceptError(f"could not replace {out} ({str(exc).splitlines()[0]}): a view may depend on it; drop the view and rebuild") from exc
-    return rows
+        raise
+    return rows, (row[0], row[1], row[2])
 
 
 def build_concepts(
@@ -153,86 +155,163 @@ def build_concepts(
     targets: bool = True,
     progress: Progress | None = None,
     force: bool = False,
+    workers: int | None = None,
 ) -> list[BuildResult]:
-    """Build concepts (``only`` and what they need, or all) into ``db_path``; return one result each.
+    """Build concepts (``only`` and what they need, or all) into ``db_path``; return one result each, in build order.
 
     ``schema`` renames the MIMIC-IV derived schema (SQL references are rewritten); eICU concepts
     stay in ``eicu_derived``. Concepts whose raw tables are absent are skipped with a note.
+    Up to ``workers`` concepts whose inputs are ready are built at once, each on its own cursor
+    (default ``CLINBENCH_BUILD_WORKERS`` or 2); the tables are the same for any number.
     """
     if not _SCHEMA_NAME.match(schema):
         raise ConceptError(f"invalid schema name {schema!r}: use lower-case letters, digits and underscores")
+    workers = max(1, workers or int(os.environ.get("CLINBENCH_BUILD_WORKERS") or DEFAULT_WORKERS))
     concepts = load_concepts()
     deps = dependency_map(concepts)
     order = _select(concepts, deps, only, targets)
 
     con = _open(db_path)
     try:
+        con.execute("SET enable_progress_bar = false")
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {META_SCHEMA}")
         con.execute(
             f"CREATE TABLE IF NOT EXISTS {META_TABLE} (name VARCHAR PRIMARY KEY, sql_sha256 VARCHAR, "
             "input_fingerprint VARCHAR, built_at TIMESTAMP, seconds DOUBLE)"
         )
-        existing = _existing_tables(con)
-        raw_cache: dict[str, str] = {}
-        manifest_cache: dict[str, str] = {}
-        unavailable: dict[str, str] = {}  # qualified concept -> why it was not built
-        results: list[BuildResult] = []
-        for index, qualified in enumerate(order):
-            concept = concepts[qualified]
-            out = output_table(concept, schema)
-            if progress:
-                progress(out, index, len(order), None)
-            result = _build_one(con, concept, out, deps[qualified], schema, existing, raw_cache, unavailable, force)
-            manifest.after_build(con, concept, out, result.status, concepts, deps, schema, manifest_cache)
-            if result.status == "skipped":
-                unavailable[qualified] = result.note
-            else:
-                existing.add(out)
-            results.append(result)
-            if progress:
-                progress(out, index, len(order), result)
-        return results
+        for out_schema in sorted({output_table(concepts[q], schema).split(".")[0] for q in order}):
+            con.execute(f"CREATE SCHEMA IF NOT EXISTS {out_schema}")
+        state = _BuildState(con, concepts, deps, schema, force)
+        if workers == 1:
+            for index, qualified in enumerate(order):
+                state.announce(qualified, index, len(order), progress)
+                state.finish(qualified, state.build_one(con, qualified), index, len(order), progress)
+        else:
+            _build_concurrently(state, order, workers, progress)
+        return [state.results[q] for q in order]
     finally:
         con.close()
 
 
-def _build_one(
-    con: duckdb.DuckDBPyConnection,
-    concept: Concept,
-    out: str,
-    dep: Dependencies,
-    schema: str,
-    existing: set[str],
-    raw_cache: dict[str, str],
-    unavailable: dict[str, str],
-    force: bool,
-) -> BuildResult:
-    missing_raw = [t for t in dep.raw if t not in existing]
-    if missing_raw:
-        schemas = sorted({t.split(".")[0] for t in missing_raw})
-        absent = [s for s in schemas if not any(e.startswith(s + ".") for e in existing)]
-        note = f"no {', '.join(absent)} schema in the database" if absent else f"needs {', '.join(missing_raw)}"
-        return BuildResult(out, concept.name, "skipped", None, 0.0, note)
-    blocked = [d for d in dep.derived if d in unavailable]
-    if blocked:
-        return BuildResult(out, concept.name, "skipped", None, 0.0, f"needs {', '.join(blocked)}, which was skipped")
+DEFAULT_WORKERS = 2
 
-    started = time.perf_counter()
-    sql = rewrite_schema(concept.sql, schema)
-    sql_sha = hashlib.sha256(sql.encode("utf-8")).hexdigest()
-    parts = [_raw_fingerprint(con, t, raw_cache) for t in dep.raw]
-    for d in dep.derived:
-        dep_out = rewrite_schema(d, schema) if d.startswith(MIMIC_DERIVED + ".") else d
-        row = _meta_row(con, dep_out)
-        parts.append(f"{dep_out}:{row}")
-    fingerprint = hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
 
-    previous = _meta_row(con, out)
-    if not force and previous and previous[:2] == (sql_sha, fingerprint) and out in existing:
-        rows = con.execute(f"SELECT count(*) FROM {out}").fetchone()[0]
-        return BuildResult(out, concept.name, "unchanged", rows, time.perf_counter() - started, "SQL and inputs unchanged since the last build")
+class _BuildState:
+    """What one build knows: tables present, bookkeeping rows, fingerprints, results so far."""
 
-    rows = _materialise(con, concept, out, sql, (sql_sha, fingerprint))
-    seconds = time.perf_counter() - started
-    con.execute(f"UPDATE {META_TABLE} SET seconds = ? WHERE name = ?", [seconds, out])
-    return BuildResult(out, concept.name, "built", rows, seconds)
+    def __init__(self, con: duckdb.DuckDBPyConnection, concepts: dict[str, Concept], deps: dict[str, Dependencies],
+                 schema: str, force: bool) -> None:
+        self.con, self.concepts, self.deps, self.schema, self.force = con, concepts, deps, schema, force
+        self.existing = _existing_tables(con)
+        self.meta = _meta_rows(con)
+        self.raw_cache: dict[str, str] = {}
+        self.manifest_cache: dict[str, str] = {}
+        self.unavailable: dict[str, str] = {}  # qualified concept -> why it was not built
+        self.results: dict[str, BuildResult] = {}
+        self.lock = threading.Lock()
+
+    def announce(self, qualified: str, index: int, total: int, progress: Progress | None) -> None:
+        if progress:
+            progress(output_table(self.concepts[qualified], self.schema), index, total, None)
+
+    def build_one(self, con: duckdb.DuckDBPyConnection, qualified: str) -> BuildResult:
+        concept = self.concepts[qualified]
+        out = output_table(concept, self.schema)
+        dep = self.deps[qualified]
+        with self.lock:
+            existing = set(self.existing)
+            blocked = [d for d in dep.derived if d in self.unavailable]
+        missing_raw = [t for t in dep.raw if t not in existing]
+        if missing_raw:
+            schemas = sorted({t.split(".")[0] for t in missing_raw})
+            absent = [s for s in schemas if not any(e.startswith(s + ".") for e in existing)]
+            note = f"no {', '.join(absent)} schema in the database" if absent else f"needs {', '.join(missing_raw)}"
+            return BuildResult(out, concept.name, "skipped", None, 0.0, note)
+        if blocked:
+            return BuildResult(out, concept.name, "skipped", None, 0.0, f"needs {', '.join(blocked)}, which was skipped")
+
+        started = time.perf_counter()
+        sql = rewrite_schema(concept.sql, self.schema)
+        sql_sha = hashlib.sha256(sql.encode("utf-8")).hexdigest()
+        with self.lock:
+            parts = [_raw_fingerprint(con, t, self.raw_cache) for t in dep.raw]
+            for d in dep.derived:
+                dep_out = rewrite_schema(d, self.schema) if d.startswith(MIMIC_DERIVED + ".") else d
+                parts.append(f"{dep_out}:{self.meta.get(dep_out)}")
+            previous = self.meta.get(out)
+        fingerprint = hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
+
+        if not self.force and previous and previous[:2] == (sql_sha, fingerprint) and out in existing:
+            rows = con.execute(f"SELECT count(*) FROM {out}").fetchone()[0]
+            return BuildResult(out, concept.name, "unchanged", rows, time.perf_counter() - started, "SQL and inputs unchanged since the last build")
+
+        rows, row = _materialise(con, concept, out, sql, (sql_sha, fingerprint), started)
+        with self.lock:
+            self.meta[out] = row
+        return BuildResult(out, concept.name, "built", rows, time.perf_counter() - started)
+
+    def finish(self, qualified: str, result: BuildResult, index: int, total: int, progress: Progress | None) -> None:
+        """Record a concept's result (on the build's own connection: the reference manifest is written here)."""
+        concept = self.concepts[qualified]
+        manifest.after_build(self.con, concept, result.name, result.status, self.concepts, self.deps, self.schema, self.manifest_cache)
+        with self.lock:
+            if result.status == "skipped":
+                self.unavailable[qualified] = result.note
+            else:
+                self.existing.add(result.name)
+        self.results[qualified] = result
+        if progress:
+            progress(result.name, index, total, result)
+
+
+def _build_concurrently(state: _BuildState, order: list[str], workers: int, progress: Progress | None) -> None:
+    """Build ``order`` with up to ``workers`` concepts at once, each as soon as what it reads is built.
+
+    Ready concepts start in ``order``'s sequence; results are recorded as they finish, on the
+    main thread. The first failure stops new starts, lets running ones finish, and is raised.
+    """
+    position = {q: i for i, q in enumerate(order)}
+    waiting = {q: {d for d in state.deps[q].derived if d in position} for q in order}
+    ready = [q for q in order if not waiting[q]]
+    cursors: queue.SimpleQueue[duckdb.DuckDBPyConnection] = queue.SimpleQueue()
+    for _ in range(workers):
+        cursor = state.con.cursor()
+        cursors.put(cursor)
+
+    def run(qualified: str) -> BuildResult:
+        cursor = cursors.get()
+        try:
+            return state.build_one(cursor, qualified)
+        finally:
+            cursors.put(cursor)
+
+    failure: BaseException | None = None
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="concepts") as pool:
+        running: dict[Future[BuildResult], str] = {}
+        while ready or running:
+            while ready and len(running) < workers and failure is None:
+                qualified = ready.pop(0)
+                state.announce(qualified, position[qualified], len(order), progress)
+                running[pool.submit(run, qualified)] = qualified
+            if not running:
+                break
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: position[running[f]]):
+                qualified = running.pop(future)
+                try:
+                    result = future.result()
+                except BaseException as exc:  # noqa: BLE001 - re-raised once the running builds finish
+                    failure = failure or exc
+                    continue
+                if failure is None:
+                    state.finish(qualified, result, position[qualified], len(order), progress)
+                for other in order:
+                    if qualified in waiting[other]:
+                        waiting[other].discard(qualified)
+                        if not waiting[other] and other not in state.results and other not in running.values():
+                            ready.append(other)
+                ready.sort(key=position.__getitem__)
+    while not cursors.empty():
+        cursors.get().close()
+    if failure is not None:
+        raise failure

@@ -3,19 +3,28 @@
 A concept depends on every schema-qualified table its SQL reads (sqlglot table references):
 derived tables make edges to the concepts that produce them, raw tables (mimiciv_hosp.*,
 mimiciv_icu.*, eicu_crd.*) are inputs that must exist in the database.
+
+Parsing every concept file takes about a second, so the references found are kept in
+``$CLINBENCH_CACHE/concept-references/`` (default ``~/.cache/clinbench``), keyed by the sha256 of
+the SQL text, one file per sqlglot version: an edited file, or another sqlglot, is parsed afresh.
 """
 
 from __future__ import annotations
 
 import graphlib
+import hashlib
+import json
+import os
 from dataclasses import dataclass
 from functools import lru_cache
-
-import sqlglot
-from sqlglot import exp
+from importlib import metadata
+from pathlib import Path
 
 from clinbench.concepts.catalog import DERIVED_SCHEMAS, Concept
 from clinbench.errors import ConceptError
+
+_KNOWN: dict[str, tuple[str, ...]] = {}  # sha256 of a concept's SQL -> its table references
+_CACHE_LIMIT = 5000  # entries kept on disk; past it only the concepts of the current map are kept
 
 
 @dataclass(frozen=True)
@@ -27,6 +36,9 @@ class Dependencies:
 @lru_cache(maxsize=512)
 def table_references(sql: str, origin: str = "<sql>") -> tuple[str, ...]:
     """Schema-qualified tables read by ``sql`` (CTE names and unqualified names are not tables)."""
+    import sqlglot
+    from sqlglot import exp
+
     try:
         statements = sqlglot.parse(sql, read="duckdb")
     except sqlglot.errors.ParseError as exc:
@@ -41,10 +53,22 @@ def table_references(sql: str, origin: str = "<sql>") -> tuple[str, ...]:
     return tuple(sorted(refs))
 
 
+def _sha(sql: str) -> str:
+    return hashlib.sha256(sql.encode("utf-8")).hexdigest()
+
+
+def _references(concept: Concept) -> tuple[str, ...]:
+    sql = concept.sql
+    key = _sha(sql)
+    if key not in _KNOWN:
+        _KNOWN[key] = table_references(sql, str(concept.path))
+    return _KNOWN[key]
+
+
 def dependencies(concept: Concept, concepts: dict[str, Concept]) -> Dependencies:
     derived: list[str] = []
     raw: list[str] = []
-    for ref in table_references(concept.sql, str(concept.path)):
+    for ref in _references(concept):
         schema = ref.split(".", 1)[0]
         if schema in DERIVED_SCHEMAS:
             if ref not in concepts:
@@ -56,8 +80,43 @@ def dependencies(concept: Concept, concepts: dict[str, Concept]) -> Dependencies
     return Dependencies(tuple(derived), tuple(raw))
 
 
+def _cache_path() -> Path:
+    root = Path(os.environ.get("CLINBENCH_CACHE") or Path.home() / ".cache" / "clinbench")
+    return root / "concept-references" / f"sqlglot-{metadata.version('sqlglot')}.json"
+
+
+def _load_cache(path: Path) -> dict[str, tuple[str, ...]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: tuple(v) for k, v in data.items() if isinstance(v, list) and all(isinstance(r, str) for r in v)}
+
+
 def dependency_map(concepts: dict[str, Concept]) -> dict[str, Dependencies]:
-    return {name: dependencies(c, concepts) for name, c in concepts.items()}
+    """Every concept's dependencies; SQL parsed before (same text, same sqlglot version) is not parsed again."""
+    path = _cache_path()
+    stored = _load_cache(path)
+    for key, refs in stored.items():
+        _KNOWN.setdefault(key, refs)
+    result = {name: dependencies(c, concepts) for name, c in concepts.items()}
+    used = {_sha(c.sql) for c in concepts.values()}
+    if not used <= stored.keys():
+        keep = stored if len(stored) < _CACHE_LIMIT else {}
+        _save_cache(path, {**keep, **{k: _KNOWN[k] for k in used}})
+    return result
+
+
+def _save_cache(path: Path, entries: dict[str, tuple[str, ...]]) -> None:
+    from clinbench.atomic import write_json_atomic
+    from clinbench.errors import ClinbenchError
+
+    try:
+        write_json_atomic(path, {k: list(v) for k, v in sorted(entries.items())})
+    except (OSError, ClinbenchError):
+        pass  # an unwritable cache only means parsing again next time
 
 
 def closure(names: list[str], deps: dict[str, Dependencies]) -> set[str]:
