@@ -33,20 +33,22 @@ uo AS (
     WINDOW w AS (PARTITION BY hr.stay_id ORDER BY uo.charttime NULLS FIRST)
 ),
 windows AS (
-    SELECT io.stay_id, io.charttime,
-        SUM(DISTINCT io.urineoutput) AS uo,
-        SUM(s.urineoutput) FILTER (WHERE DATE_DIFF('microseconds', s.charttime, io.charttime) / 3600000000.0 <= 5) AS urineoutput_6hr,
-        SUM(s.minutes) FILTER (WHERE DATE_DIFF('microseconds', s.charttime, io.charttime) / 3600000000.0 <= 5) / 60.0 AS uo_tm_6hr,
-        SUM(s.urineoutput) FILTER (WHERE DATE_DIFF('microseconds', s.charttime, io.charttime) / 3600000000.0 <= 11) AS urineoutput_12hr,
-        SUM(s.minutes) FILTER (WHERE DATE_DIFF('microseconds', s.charttime, io.charttime) / 3600000000.0 <= 11) / 60.0 AS uo_tm_12hr,
-        SUM(s.urineoutput) AS urineoutput_24hr,
-        SUM(s.minutes) / 60.0 AS uo_tm_24hr
-    FROM uo AS io
-    LEFT JOIN uo AS s
-        ON s.stay_id = io.stay_id
-        AND io.charttime >= s.charttime
-        AND io.charttime <= s.charttime + INTERVAL 23 HOUR
-    GROUP BY io.stay_id, io.charttime
+    -- each charting sums the chartings of its stay at most 5, 11 and 23 exact hours before it
+    -- (inclusive): a window over the stay's chartings in time order, not a self-join.
+    SELECT stay_id, charttime, urineoutput AS uo,
+        SUM(urineoutput) OVER w6 AS urineoutput_6hr,
+        SUM(minutes) OVER w6 / 60.0 AS uo_tm_6hr,
+        SUM(urineoutput) OVER w12 AS urineoutput_12hr,
+        SUM(minutes) OVER w12 / 60.0 AS uo_tm_12hr,
+        SUM(urineoutput) OVER w24 AS urineoutput_24hr,
+        SUM(minutes) OVER w24 / 60.0 AS uo_tm_24hr
+    FROM uo
+    WINDOW
+        w6 AS (PARTITION BY stay_id ORDER BY charttime
+            RANGE BETWEEN INTERVAL 5 HOUR PRECEDING AND CURRENT ROW),
+        w12 AS (PARTITION BY stay_id ORDER BY charttime
+            RANGE BETWEEN INTERVAL 11 HOUR PRECEDING AND CURRENT ROW),
+        w24 AS (PARTITION BY stay_id ORDER BY charttime RANGE BETWEEN INTERVAL 23 HOUR PRECEDING AND CURRENT ROW)
 )
 SELECT w.stay_id, w.charttime, wd.weight, w.uo,
     w.urineoutput_6hr, w.urineoutput_12hr, w.urineoutput_24hr,

@@ -48,23 +48,27 @@ WITH tm AS (
 )
 
 , ur_stg AS (
+    -- each charting sums the chartings of its stay from 23 h before it (inclusive) for "24 h",
+    -- and from the clock hour 5 (11) hours before its own hour for "6 h" ("12 h"):
+    -- DATE_DIFF('hour', earlier, t) <= 5 holds exactly when earlier >= date_trunc('hour', t) - 5 h.
+    -- Sums are exact DECIMAL(38, 9), so a window gives the rows a self-join would.
     SELECT
-        io.stay_id
-        , io.charttime
-        , MAX(io.urineoutput) AS uo
-        , CAST(SUM(CAST(CASE WHEN date_diff('hour', iosum.charttime, io.charttime) <= 5 THEN iosum.urineoutput END AS DECIMAL(38, 9))) AS DOUBLE) AS urineoutput_6hr
-        , ROUND(CAST(CAST(SUM(CAST(CASE WHEN date_diff('hour', iosum.charttime, io.charttime) <= 5 THEN iosum.tm_since_last_uo END AS DECIMAL(38, 9))) AS DOUBLE) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_6hr
-        , CAST(SUM(CAST(CASE WHEN date_diff('hour', iosum.charttime, io.charttime) <= 11 THEN iosum.urineoutput END AS DECIMAL(38, 9))) AS DOUBLE) AS urineoutput_12hr
-        , ROUND(CAST(CAST(SUM(CAST(CASE WHEN date_diff('hour', iosum.charttime, io.charttime) <= 11 THEN iosum.tm_since_last_uo END AS DECIMAL(38, 9))) AS DOUBLE) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_12hr
-        , CAST(SUM(CAST(iosum.urineoutput AS DECIMAL(38, 9))) AS DOUBLE) AS urineoutput_24hr
-        , ROUND(CAST(CAST(SUM(CAST(iosum.tm_since_last_uo AS DECIMAL(38, 9))) AS DOUBLE) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_24hr
-    FROM uo_tm AS io
-    -- every charting of the previous 23 h (inclusive) belongs to the 24 h window
-    LEFT JOIN uo_tm AS iosum
-        ON io.stay_id = iosum.stay_id
-            AND io.charttime >= iosum.charttime
-            AND io.charttime <= iosum.charttime + INTERVAL 23 HOUR
-    GROUP BY io.stay_id, io.charttime
+        stay_id
+        , charttime
+        , urineoutput AS uo
+        , CAST(SUM(CAST(urineoutput AS DECIMAL(38, 9))) OVER w6 AS DOUBLE) AS urineoutput_6hr
+        , ROUND(CAST(CAST(SUM(CAST(tm_since_last_uo AS DECIMAL(38, 9))) OVER w6 AS DOUBLE) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_6hr
+        , CAST(SUM(CAST(urineoutput AS DECIMAL(38, 9))) OVER w12 AS DOUBLE) AS urineoutput_12hr
+        , ROUND(CAST(CAST(SUM(CAST(tm_since_last_uo AS DECIMAL(38, 9))) OVER w12 AS DOUBLE) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_12hr
+        , CAST(SUM(CAST(urineoutput AS DECIMAL(38, 9))) OVER w24 AS DOUBLE) AS urineoutput_24hr
+        , ROUND(CAST(CAST(SUM(CAST(tm_since_last_uo AS DECIMAL(38, 9))) OVER w24 AS DOUBLE) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_24hr
+    FROM uo_tm
+    WINDOW
+        w6 AS (PARTITION BY stay_id ORDER BY charttime
+            RANGE BETWEEN (charttime - date_trunc('hour', charttime) + INTERVAL 5 HOUR) PRECEDING AND CURRENT ROW)
+        , w12 AS (PARTITION BY stay_id ORDER BY charttime
+            RANGE BETWEEN (charttime - date_trunc('hour', charttime) + INTERVAL 11 HOUR) PRECEDING AND CURRENT ROW)
+        , w24 AS (PARTITION BY stay_id ORDER BY charttime RANGE BETWEEN INTERVAL 23 HOUR PRECEDING AND CURRENT ROW)
 )
 
 SELECT

@@ -16,6 +16,9 @@ WITH co AS (
     FROM mimiciv_derived.icustay_hourly AS ih
     INNER JOIN mimiciv_icu.icustays AS ie ON ie.stay_id = ih.stay_id
 ),
+-- Every hour of icustay_hourly ends on a clock hour, so the hour (endtime - 1 h, endtime] holding
+-- a charting is the one ending at the charting rounded up to the hour: each measurement is
+-- grouped by that end once, instead of joining every hour of a stay to every charting of it.
 pafi AS (
     -- a blood gas during invasive ventilation feeds the ventilated ratio
     SELECT ie.stay_id, bg.charttime,
@@ -30,50 +33,55 @@ pafi AS (
     WHERE bg.specimen = 'ART.'
 ),
 vs AS (
-    SELECT co.stay_id, co.hr, MIN(v.mbp) AS meanbp_min
-    FROM co LEFT JOIN mimiciv_derived.vitalsign AS v
-        ON v.stay_id = co.stay_id AND v.charttime > co.starttime AND v.charttime <= co.endtime
-    GROUP BY co.stay_id, co.hr
+    SELECT stay_id, date_trunc('hour', charttime) + CASE WHEN date_trunc('hour', charttime) = charttime
+            THEN INTERVAL 0 HOUR ELSE INTERVAL 1 HOUR END AS endtime,
+        MIN(mbp) AS meanbp_min
+    FROM mimiciv_derived.vitalsign
+    GROUP BY ALL
 ),
 gcs AS (
-    SELECT co.stay_id, co.hr, MIN(g.gcs) AS gcs_min
-    FROM co LEFT JOIN mimiciv_derived.gcs AS g
-        ON g.stay_id = co.stay_id AND g.charttime > co.starttime AND g.charttime <= co.endtime
-    GROUP BY co.stay_id, co.hr
+    SELECT stay_id, date_trunc('hour', charttime) + CASE WHEN date_trunc('hour', charttime) = charttime
+            THEN INTERVAL 0 HOUR ELSE INTERVAL 1 HOUR END AS endtime,
+        MIN(gcs) AS gcs_min
+    FROM mimiciv_derived.gcs
+    GROUP BY ALL
 ),
 bili AS (
-    SELECT co.stay_id, co.hr, MAX(enz.bilirubin_total) AS bilirubin_max
-    FROM co LEFT JOIN mimiciv_derived.enzyme AS enz
-        ON enz.hadm_id = co.hadm_id AND enz.charttime > co.starttime AND enz.charttime <= co.endtime
-    GROUP BY co.stay_id, co.hr
+    SELECT hadm_id, date_trunc('hour', charttime) + CASE WHEN date_trunc('hour', charttime) = charttime
+            THEN INTERVAL 0 HOUR ELSE INTERVAL 1 HOUR END AS endtime,
+        MAX(bilirubin_total) AS bilirubin_max
+    FROM mimiciv_derived.enzyme
+    GROUP BY ALL
 ),
 cr AS (
-    SELECT co.stay_id, co.hr, MAX(chem.creatinine) AS creatinine_max
-    FROM co LEFT JOIN mimiciv_derived.chemistry AS chem
-        ON chem.hadm_id = co.hadm_id AND chem.charttime > co.starttime AND chem.charttime <= co.endtime
-    GROUP BY co.stay_id, co.hr
+    SELECT hadm_id, date_trunc('hour', charttime) + CASE WHEN date_trunc('hour', charttime) = charttime
+            THEN INTERVAL 0 HOUR ELSE INTERVAL 1 HOUR END AS endtime,
+        MAX(creatinine) AS creatinine_max
+    FROM mimiciv_derived.chemistry
+    GROUP BY ALL
 ),
 plt AS (
-    SELECT co.stay_id, co.hr, MIN(cbc.platelet) AS platelet_min
-    FROM co LEFT JOIN mimiciv_derived.complete_blood_count AS cbc
-        ON cbc.hadm_id = co.hadm_id AND cbc.charttime > co.starttime AND cbc.charttime <= co.endtime
-    GROUP BY co.stay_id, co.hr
+    SELECT hadm_id, date_trunc('hour', charttime) + CASE WHEN date_trunc('hour', charttime) = charttime
+            THEN INTERVAL 0 HOUR ELSE INTERVAL 1 HOUR END AS endtime,
+        MIN(platelet) AS platelet_min
+    FROM mimiciv_derived.complete_blood_count
+    GROUP BY ALL
 ),
 pf AS (
-    SELECT co.stay_id, co.hr,
-        MIN(pafi.pao2fio2ratio_novent) AS pao2fio2ratio_novent,
-        MIN(pafi.pao2fio2ratio_vent) AS pao2fio2ratio_vent
-    FROM co LEFT JOIN pafi
-        ON pafi.stay_id = co.stay_id AND pafi.charttime > co.starttime AND pafi.charttime <= co.endtime
-    GROUP BY co.stay_id, co.hr
+    SELECT stay_id, date_trunc('hour', charttime) + CASE WHEN date_trunc('hour', charttime) = charttime
+            THEN INTERVAL 0 HOUR ELSE INTERVAL 1 HOUR END AS endtime,
+        MIN(pao2fio2ratio_novent) AS pao2fio2ratio_novent,
+        MIN(pao2fio2ratio_vent) AS pao2fio2ratio_vent
+    FROM pafi
+    GROUP BY ALL
 ),
 uo AS (
-    SELECT co.stay_id, co.hr,
-        MAX(CASE WHEN u.uo_tm_24hr >= 22 AND u.uo_tm_24hr <= 30
-            THEN u.urineoutput_24hr / u.uo_tm_24hr * 24 END) AS uo_24hr
-    FROM co LEFT JOIN mimiciv_derived.urine_output_rate AS u
-        ON u.stay_id = co.stay_id AND u.charttime > co.starttime AND u.charttime <= co.endtime
-    GROUP BY co.stay_id, co.hr
+    SELECT stay_id, date_trunc('hour', charttime) + CASE WHEN date_trunc('hour', charttime) = charttime
+            THEN INTERVAL 0 HOUR ELSE INTERVAL 1 HOUR END AS endtime,
+        MAX(CASE WHEN uo_tm_24hr >= 22 AND uo_tm_24hr <= 30
+            THEN urineoutput_24hr / uo_tm_24hr * 24 END) AS uo_24hr
+    FROM mimiciv_derived.urine_output_rate
+    GROUP BY ALL
 ),
 vaso AS (
     -- an infusion counts for the hour whose end it spans
@@ -101,11 +109,11 @@ SELECT co.stay_id, co.hr, co.starttime, co.endtime,
     vs.meanbp_min, gcs.gcs_min, uo.uo_24hr,
     bili.bilirubin_max, cr.creatinine_max, plt.platelet_min
 FROM co
-LEFT JOIN vs ON vs.stay_id = co.stay_id AND vs.hr = co.hr
-LEFT JOIN gcs ON gcs.stay_id = co.stay_id AND gcs.hr = co.hr
-LEFT JOIN bili ON bili.stay_id = co.stay_id AND bili.hr = co.hr
-LEFT JOIN cr ON cr.stay_id = co.stay_id AND cr.hr = co.hr
-LEFT JOIN plt ON plt.stay_id = co.stay_id AND plt.hr = co.hr
-LEFT JOIN pf ON pf.stay_id = co.stay_id AND pf.hr = co.hr
-LEFT JOIN uo ON uo.stay_id = co.stay_id AND uo.hr = co.hr
+LEFT JOIN vs ON vs.stay_id = co.stay_id AND vs.endtime = co.endtime
+LEFT JOIN gcs ON gcs.stay_id = co.stay_id AND gcs.endtime = co.endtime
+LEFT JOIN bili ON bili.hadm_id = co.hadm_id AND bili.endtime = co.endtime
+LEFT JOIN cr ON cr.hadm_id = co.hadm_id AND cr.endtime = co.endtime
+LEFT JOIN plt ON plt.hadm_id = co.hadm_id AND plt.endtime = co.endtime
+LEFT JOIN pf ON pf.stay_id = co.stay_id AND pf.endtime = co.endtime
+LEFT JOIN uo ON uo.stay_id = co.stay_id AND uo.endtime = co.endtime
 LEFT JOIN vaso ON vaso.stay_id = co.stay_id AND vaso.hr = co.hr
