@@ -8,7 +8,7 @@ import json
 from clinbench.agents.api_translate import (ChatTranslator, chat_to_messages, chat_to_responses, messages_to_chat,
                                             responses_to_chat)
 from clinbench.agents.llm_clients import ToolCall, Turn
-from clinbench.agents.scripted_server import ScriptedServer
+from tests.agents.scripted_server import ScriptedServer
 from clinbench.campaign.store import Usage
 
 RESPONSES = {

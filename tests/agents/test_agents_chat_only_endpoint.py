@@ -17,7 +17,7 @@ import pytest
 
 from clinbench.agents.factory import AgentOptions
 from clinbench.agents.sandbox import bwrap_available
-from clinbench.agents.scripted_server import ScriptedServer
+from tests.agents.scripted_server import ScriptedServer
 from clinbench.campaign.campaign import run_campaign
 from clinbench.campaign.execute import CampaignConfig
 from clinbench.campaign.matrix import RunSpec

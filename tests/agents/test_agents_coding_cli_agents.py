@@ -12,7 +12,7 @@ from clinbench.agents.claude_code import ClaudeCodeAgent, parse_claude_stream
 from clinbench.agents.codex import CodexAgent, parse_codex_events
 from clinbench.agents.command import CommandAgent
 from clinbench.agents.sandbox import NoSandbox, bwrap_available, BwrapSandbox
-from clinbench.agents.scripted_server import ScriptedServer
+from tests.agents.scripted_server import ScriptedServer
 
 WRITE = "printf 'stay_id,x\\n1,2\\n' > output.csv"
 

@@ -9,7 +9,7 @@ import json
 from clinbench.agents.base import RunContext, Workspace
 from clinbench.agents.llm_agent import LLMAgent
 from clinbench.agents.llm_clients import RetryPolicy
-from clinbench.agents.scripted_server import ScriptedServer
+from tests.agents.scripted_server import ScriptedServer
 from clinbench.agents.sql_tools import WorkspaceTools
 
 ANSWER_SQL = "SELECT stay_id, round(los * 24) AS los_hours FROM mimiciv_icu.icustays ORDER BY stay_id"

@@ -16,7 +16,7 @@ from clinbench.agents.base import RunContext, Workspace
 from clinbench.agents.claude_code import ClaudeCodeAgent
 from clinbench.agents.codex import CodexAgent
 from clinbench.agents.sandbox import BwrapSandbox, NoSandbox, bwrap_available
-from clinbench.agents.scripted_server import ScriptedServer
+from tests.agents.scripted_server import ScriptedServer
 
 PREFIX = os.environ.get("CLINBENCH_REAL_CLIS")
 BIN = Path(PREFIX or "/nonexistent") / "node_modules" / ".bin"

@@ -17,7 +17,7 @@ import pytest
 from clinbench.agents.base import RunContext, Workspace
 from clinbench.agents.gemini_cli import GeminiCliAgent
 from clinbench.agents.sandbox import BwrapSandbox, bwrap_available
-from clinbench.agents.scripted_server import ScriptedServer
+from tests.agents.scripted_server import ScriptedServer
 from test_agents_chat_only_endpoint import _answer_shell, _campaign
 
 PREFIX = os.environ.get("CLINBENCH_REAL_CLIS")

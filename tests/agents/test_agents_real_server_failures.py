@@ -11,7 +11,7 @@ import httpx
 from clinbench.agents.base import RunContext, Workspace
 from clinbench.agents.llm_agent import LLMAgent
 from clinbench.agents.llm_clients import RetryPolicy
-from clinbench.agents.scripted_server import ScriptedServer
+from tests.agents.scripted_server import ScriptedServer
 
 LIST = {"tool": "list_tables", "arguments": {}}
 WRITE = {"tool": "write_output", "arguments": {"sql": "SELECT stay_id FROM mimiciv_icu.icustays ORDER BY 1"}}

@@ -11,7 +11,7 @@ import pytest
 
 from clinbench.agents.codex import CodexAgent
 from clinbench.agents.sandbox import NoSandbox
-from clinbench.agents.scripted_server import ScriptedServer
+from tests.agents.scripted_server import ScriptedServer
 from clinbench.errors import AgentError
 from clinbench.campaign.store import Store
 

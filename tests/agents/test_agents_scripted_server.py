@@ -8,7 +8,7 @@ import httpx
 import openai
 import pytest
 
-from clinbench.agents.scripted_server import ScriptedServer, minimal_for_schema
+from tests.agents.scripted_server import ScriptedServer, minimal_for_schema
 
 TOOLS = [{"type": "function", "function": {"name": "run_sql", "parameters": {"type": "object", "properties": {"sql": {"type": "string"}}}}}]
 

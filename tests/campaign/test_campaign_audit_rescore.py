@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from clinbench.agents import sandbox as sb
 from clinbench.agents.factory import AgentOptions
-from clinbench.agents.scripted_server import ScriptedServer
+from tests.agents.scripted_server import ScriptedServer
 from clinbench.campaign.audit import agent_authored_text, audit_campaign, outside_writes
 from clinbench.campaign.campaign import run_campaign
 from clinbench.campaign.evidence import verify_manifest

@@ -65,7 +65,7 @@ def test_harness_errors_are_excluded_from_the_headline_and_counted(tiny_db, tmp_
     base = ("run", "--db", str(tiny_db), "--out", str(out), "--tasks", "mimic-meld-24h,mimic-sofa-24h")
     assert _cli(*base, "--conditions", "no-skill,with-skill", "--agent", "reference").returncode == 0
     # the endpoint answers the preflight, then refuses the key: a harness failure, not the agent's
-    from clinbench.agents.scripted_server import ScriptedServer
+    from tests.agents.scripted_server import ScriptedServer
 
     denied = {"status": 401, "body": {"error": {"message": "invalid api key", "type": "auth"}}}
     with ScriptedServer([{"text": "ok"}, denied, denied]) as srv:
@@ -124,7 +124,7 @@ def test_operational_spec_on_a_task_without_one_is_refused_and_a_matrix_skips_it
 def test_llm_preflight_stops_in_seconds_with_the_endpoints_answer(tiny_db, tmp_path):
     import time
 
-    from clinbench.agents.scripted_server import ScriptedServer
+    from tests.agents.scripted_server import ScriptedServer
 
     started = time.monotonic()
     res = _cli("run", "--db", str(tiny_db), "--out", str(tmp_path / "c"), "--tasks", "mimic-meld-24h",

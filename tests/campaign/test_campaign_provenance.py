@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from clinbench.agents import provenance
 from clinbench.agents.claude_code import parse_claude_stream
 from clinbench.agents.factory import AgentOptions
-from clinbench.agents.scripted_server import ScriptedServer
+from tests.agents.scripted_server import ScriptedServer
 from clinbench.campaign.campaign import CampaignError, run_campaign
 from clinbench.campaign.execute import CampaignConfig
 from clinbench.campaign.matrix import RunSpec

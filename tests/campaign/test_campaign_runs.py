@@ -8,7 +8,7 @@ import duckdb
 import pytest
 
 from clinbench.agents.factory import AgentOptions
-from clinbench.agents.scripted_server import ScriptedServer
+from tests.agents.scripted_server import ScriptedServer
 from clinbench.campaign.campaign import CampaignError, campaign_lock, run_campaign
 from clinbench.campaign.evidence import verify_manifest
 from clinbench.campaign.execute import CampaignConfig

@@ -69,7 +69,7 @@ def test_audit_counts_with_skill_runs_that_opened_their_skill(tmp_path, monkeypa
     from typer.testing import CliRunner
 
     from clinbench.agents.factory import AgentOptions
-    from clinbench.agents.scripted_server import ScriptedServer
+    from tests.agents.scripted_server import ScriptedServer
     from clinbench.campaign.audit import audit_campaign
     from clinbench.campaign.campaign import run_campaign
     from clinbench.campaign.execute import CampaignConfig

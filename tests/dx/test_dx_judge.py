@@ -2,7 +2,7 @@
 
 import pytest
 
-from clinbench.agents.scripted_server import ScriptedServer
+from tests.agents.scripted_server import ScriptedServer
 from clinbench.dx.judge import LLMJudge, OfflineJudge, calibrate, calibration_pairs, cohen_kappa
 from clinbench.dx.models import RoleModel, RoleSpec
 

@@ -284,7 +284,7 @@ def test_parameters_are_sent_only_when_set(tmp_path):
 
 
 def test_a_role_can_use_the_anthropic_provider(tmp_path, case_by_id):
-    from clinbench.agents.scripted_server import ScriptedServer
+    from tests.agents.scripted_server import ScriptedServer
 
     script = tmp_path / "s.txt"
     script.write_text("<diagnosis>Appendicitis</diagnosis>\n")

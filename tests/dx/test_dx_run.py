@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from clinbench.agents.scripted_server import ScriptedServer
+from tests.agents.scripted_server import ScriptedServer
 from clinbench.campaign.evidence import verify_manifest
 from clinbench.campaign.store import Store
 from clinbench.dx import stats as dxstats

@@ -1,4 +1,4 @@
-"""A scripted model server on loopback, for tests and offline demos.
+"""A scripted model server on loopback: the test double of a model endpoint (tests only).
 
 It speaks the three wire formats the project's clients use: OpenAI chat completions
 (``POST /v1/chat/completions``), the OpenAI Responses API (``POST /v1/responses``, what
