@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-HEAVY = ("duckdb", "numpy", "openai", "sqlglot", "pyarrow", "httpx")
+HEAVY = ("duckdb", "numpy", "openai", "anthropic", "pandas", "sqlglot", "pyarrow", "httpx", "pydantic")
 
 
 def _modules_after(*args: str) -> set[str]:
@@ -50,6 +50,41 @@ def test_a_loaded_command_is_listed_with_the_same_line():
 
     cmd = cli._load("stats")
     assert cmd.get_short_help_str(limit=1000) == cli.AREAS["stats"][1]
+
+
+def _every_command() -> list[list[str]]:
+    """The path of every top-level command and subcommand, read from the CLI itself."""
+    import clinbench.cli as cli
+
+    def walk(cmd, path):
+        yield path
+        for name in sorted(getattr(cmd, "commands", {}) or {}):
+            yield from walk(cmd.commands[name], [*path, name])
+
+    root = typer.main.get_command(cli.app)
+    return [p for name in ["version", *cli.AREAS] for p in walk(root.commands.get(name) or cli._load(name), [name])]
+
+
+def test_no_command_help_imports_a_heavy_dependency():
+    """Every `clinbench <command> --help`, run one after another in one process: the first help
+    that imports a heavy module is named (none may; modules stay loaded, so later helps are
+    checked against everything the earlier ones loaded, which only makes the check stricter)."""
+    commands = _every_command()
+    assert len(commands) > 30 and ["dx", "run"] in commands and ["concepts", "build"] in commands
+    script = ("import contextlib, io, json, sys\n"
+              f"heavy = {HEAVY!r}\n"
+              "import clinbench.cli as cli\n"
+              "first = {m: 'import clinbench.cli' for m in heavy if m in sys.modules}\n"
+              f"for command in {commands!r}:\n"
+              "    sys.argv = ['clinbench', *command, '--help']\n"
+              "    with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+              "        try:\n            cli.app()\n        except SystemExit:\n            pass\n"
+              "    assert 'Usage:' in out.getvalue(), command\n"
+              "    first.update({m: ' '.join(command) for m in heavy if m in sys.modules and m not in first})\n"
+              "print(json.dumps(first), file=sys.stderr)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                         env={**os.environ, "COLUMNS": "100"})
+    assert json.loads(out.stderr.strip().splitlines()[-1]) == {}
 
 
 def test_one_command_loads_only_its_own_module():

@@ -20,6 +20,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup, TyperOption
 
+from clinbench.cli._coerce import install as _coerce_without_pydantic
 from clinbench.errors import ClinbenchError
 
 # top-level command -> (modules of this package that register it, the help line --help lists)
@@ -55,6 +56,7 @@ def _flag_type(self, ctx):
 
 _value_type = TyperOption.display_type_rich
 TyperOption.display_type_rich = _flag_type
+_coerce_without_pydantic()
 
 _loaded: dict[str, Any] = {}  # command name -> its click command, built once per process
 
