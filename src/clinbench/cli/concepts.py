@@ -8,9 +8,6 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.syntax import Syntax
-from rich.table import Table
 
 console = Console()
 concepts_app = typer.Typer(no_args_is_help=True, help="Derived concepts (mimiciv_derived, eicu_derived) and task targets.")
@@ -26,6 +23,8 @@ def build(
     no_targets: Annotated[bool, typer.Option("--no-targets", help="Skip the task reference targets")] = False,
 ) -> None:
     """Build concepts in dependency order; unchanged concepts are skipped."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     from clinbench.concepts.build import build_concepts
 
     names = [n.strip() for value in only or [] for n in value.split(",") if n.strip()] or None
@@ -105,6 +104,8 @@ def list_concepts(
 @concepts_app.command("show")
 def show(name: Annotated[str, typer.Argument(help="Concept name or qualified table")]) -> None:
     """A concept's header fields and its SQL."""
+    from rich.syntax import Syntax
+
     from clinbench.concepts.catalog import HEADER_FIELDS, find_concept
 
     concept = find_concept(name)

@@ -7,16 +7,6 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TransferSpeedColumn,
-)
-from rich.table import Table as RichTable
 
 # Other areas add commands to this group (cli/synth.py adds `data synth`).
 data_app = typer.Typer(no_args_is_help=True, help="EHR databases: load PhysioNet files, fetch the demos, inspect.")
@@ -49,6 +39,8 @@ def load(
     verify: bool = typer.Option(False, "--verify", help="check files against SHA256SUMS.txt first"),
 ) -> None:
     """Load PhysioNet CSV/Parquet files into a DuckDB database with the official schema."""
+    from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
     from clinbench.ehr.load import LoadEvent, check_out, load_dataset
 
     check_out(out, force=force, inputs=src_dir)
@@ -79,6 +71,8 @@ def fetch(
     dest: Path = typer.Option(..., "--out", help="folder to download into (a subfolder per demo is made)"),
 ) -> None:
     """Download an open-access PhysioNet demo with resume, verified against SHA256SUMS.txt."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn, TransferSpeedColumn
+
     from clinbench.ehr.fetch import FetchEvent, demo_url, fetch_demo, DEMOS
 
     console.print(f"fetching {demo.value} from {demo_url(DEMOS[demo.value])}", highlight=False)
@@ -113,6 +107,8 @@ def fetch(
 @data_app.command()
 def info(db: Path = typer.Argument(..., help="a clinbench DuckDB database")) -> None:
     """Show schemas, tables, row counts and the task families the database supports."""
+    from rich.table import Table as RichTable
+
     from clinbench.ehr.info import database_info
 
     result = database_info(db)
