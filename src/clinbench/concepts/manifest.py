@@ -69,14 +69,10 @@ _FILE_CACHES: dict[tuple, dict[str, str]] = {}
 
 
 def _file_key(db_path: str | Path) -> tuple:
-    """The file's identity: path, inode, size, mtime and ctime of it and of its write-ahead log.
-    Any write changes it (ctime cannot be set back), so a fingerprint keyed by it stays true."""
-    path = Path(db_path).resolve()
-    key: tuple = (str(path),)
-    for part in (path, path.with_name(path.name + ".wal")):
-        st = part.stat() if part.exists() else None
-        key += (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) if st else (None,)
-    return key
+    """The file's identity (``clinbench.fileid``): a fingerprint keyed by it stays true."""
+    from clinbench.fileid import file_identity
+
+    return file_identity(db_path)
 
 
 def _cache_file(key: tuple) -> Path:

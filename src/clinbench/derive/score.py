@@ -24,7 +24,6 @@ instead of raising. docs/scoring.md lists where this reader differs from M4Bench
 
 from __future__ import annotations
 
-import codecs
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ import duckdb
 from pydantic import BaseModel, Field
 
 from clinbench.derive.catalogue import TaskSpec, get_task
+from clinbench.derive.score_read import NULL_TOKENS  # noqa: F401  (re-exported: the rule lives there)
 from clinbench.errors import DataError, TaskError
 
 # Which columns count towards the reward (see the module doc).
@@ -39,15 +39,10 @@ SCORED_COLUMN_SETS = ("value", "required")
 # Identifiers M4Bench never scores, even when required (benchmark/lib/compare.py, 0.5.3).
 NON_SCORING_REQUIRED_COLUMNS = frozenset({"subject_id", "hadm_id", "stay_id", "patientunitstayid",
                                           "patienthealthsystemstayid", "uniquepid"})
-# Cells an agent writes for "no value".
-NULL_TOKENS = ("", "null", "none", "nan", "na", "n/a", "<na>", "nat")
 # Float slack so that a value exactly at the tolerance (e.g. 1.01 vs 1.00 at 0.01) matches
 # despite binary representation; far below any catalogued tolerance.
 _EPS = 1e-9
 _EXAMPLES = 3
-
-_NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
-                  "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE", "REAL", "DECIMAL", "BOOLEAN")
 
 
 class ColumnScore(BaseModel):
@@ -98,27 +93,26 @@ def scored_columns_for(spec: TaskSpec, scored_columns: str = "value") -> list[st
 
 def score_output(task_id: str, output_csv: str | Path, db_path: str | Path, *,
                  scored_columns: str = "value") -> ScoreResult:
-    """Score an output CSV for a catalogued task against the reference built in ``db_path``."""
+    """Score an output CSV for a catalogued task against the reference built in ``db_path``.
+
+    The reference is prepared once per database file and cached (``score_reference``)."""
+    from clinbench.derive import score_reference
+
     spec = get_task(task_id)
     scored_columns_for(spec, scored_columns)  # a bad setting fails before any work
     db_path = Path(db_path)
     if not db_path.is_file():
         raise DataError(f"database {db_path} not found; pass --db the database the references were built in")
+
+    def on_missing(schemas: set[str]) -> str:
+        from clinbench.derive.reference import missing_reference
+
+        return missing_reference(spec, db_path, schemas)
+
     con = duckdb.connect()
     try:
-        con.execute(f"ATTACH {_lit(str(db_path))} AS src (READ_ONLY)")
-        schema, table = spec.target_table.split(".")
-        exists = con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE database_name = 'src' AND schema_name = ? AND table_name = ?",
-            [schema, table],
-        ).fetchone()[0]
-        if not exists:
-            from clinbench.derive.reference import missing_reference
-
-            schemas = {s for (s,) in con.execute(
-                "SELECT DISTINCT schema_name FROM duckdb_tables() WHERE database_name = 'src'").fetchall()}
-            raise TaskError(missing_reference(spec, db_path, schemas))
-        return score_against(spec, output_csv, con, f"src.{spec.target_table}", scored_columns=scored_columns)
+        ref = score_reference.cached(con, db_path, spec.target_table, list(spec.keys), on_missing)
+        return _score(spec, output_csv, con, ref, scored_columns)
     finally:
         con.close()
 
@@ -126,16 +120,20 @@ def score_output(task_id: str, output_csv: str | Path, db_path: str | Path, *,
 def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyConnection,
                   reference: str, *, scored_columns: str = "value") -> ScoreResult:
     """Score ``output_csv`` against the reference relation ``reference`` visible on ``con``."""
+    from clinbench.derive import score_reference
+
+    scored_columns_for(spec, scored_columns)
+    ref = score_reference.prepare(con, reference, list(spec.keys))
+    return _score(spec, output_csv, con, ref, scored_columns)
+
+
+def _score(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyConnection, ref,
+           scored_columns: str) -> ScoreResult:
+    from clinbench.derive import score_read
+
     scored = scored_columns_for(spec, scored_columns)
-    kinds = _reference_kinds(con, reference, [*spec.keys, *scored])
-    ref_cols = [*spec.keys, *scored]
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE __ref AS SELECT "
-        + ", ".join(f"{_q(c) if c in spec.keys and kinds[c] == 'numeric' else _ref_expr(c, kinds[c])} AS {_q(c)}"
-                    for c in ref_cols)
-        + f", row_number() OVER () AS __pos FROM {reference}"
-    )
-    n_ref = con.execute("SELECT count(*) FROM __ref").fetchone()[0]
+    ref.require([*spec.keys, *scored])
+    kinds, n_ref = ref.kinds, ref.rows
 
     def failed(reason: str, **extra: Any) -> ScoreResult:
         if n_ref == 0:
@@ -145,62 +143,73 @@ def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyCo
                            scored_columns=scored_columns, reason=reason, **extra)
 
     path = Path(output_csv)
-    problem = _file_problem(path)
+    problem = score_read.file_problem(path)
     if problem:
         return failed(problem, checks={"output_exists": path.is_file(), "non_empty": False})
-    reader = (f"read_csv({_lit(str(path))}, all_varchar = true, header = true, delim = ',', quote = '\"', "
-              "escape = '\"', null_padding = true)")
+    unreadable = {"output_exists": True, "non_empty": False}
+    header = score_read.plain_header(path)
+    loaded = False
     try:
-        header = [name for name, *_ in con.execute(f"DESCRIBE SELECT * FROM {reader}").fetchall()]
-    except duckdb.Error as exc:
-        return failed(f"output is not a readable CSV: {str(exc).splitlines()[0]}",
-                      checks={"output_exists": True, "non_empty": False})
-    raw_cols: dict[str, str] = {}
-    for name in header:
-        raw_cols.setdefault(name.strip().lstrip("\ufeff").strip().lower(), name)
-    missing = [c for c in spec.required_columns if c not in raw_cols]
-    missing_keys = [c for c in spec.keys if c not in raw_cols]
-    if missing_keys:
-        return failed(f"missing key column(s): {', '.join(missing_keys)}", missing_columns=missing,
-                      checks={"output_exists": True, "non_empty": True, "required_columns": False})
+        for attempt in range(2):
+            if header is None or (attempt and header.reader_names is not None):
+                header = score_read.sniffed_header(con, path)
+            missing = [c for c in spec.required_columns if c not in header.columns]
+            missing_keys = [c for c in spec.keys if c not in header.columns]
+            if missing_keys and header.reader_names is not None:
+                continue  # let DuckDB's sniffer read the header before calling a key missing
+            if missing_keys:
+                return failed(f"missing key column(s): {', '.join(missing_keys)}", missing_columns=missing,
+                              checks={"output_exists": True, "non_empty": True, "required_columns": False})
+            present = [c for c in scored if c in header.columns]
+            if score_read.load(con, path, header, list(spec.keys), present, kinds):
+                loaded = True
+                break
+    except score_read.Unreadable as exc:
+        return failed(f"output is not a readable CSV: {exc}", checks=unreadable)
+    if not loaded:  # unreachable: the sniffed header's text path loads or raises
+        return failed("output is not a readable CSV", checks=unreadable)
 
-    present = [c for c in scored if c in raw_cols]
-    try:
-        _load_agent(con, path, spec, kinds, raw_cols, present)
-    except duckdb.Error as exc:
-        return failed(f"output is not a readable CSV: {str(exc).splitlines()[0]}",
-                      checks={"output_exists": True, "non_empty": False})
     n_agent = con.execute("SELECT count(*) FROM __parsed").fetchone()[0]
     if n_agent == 0:
         return failed("output has a header but no rows", checks={"output_exists": True, "non_empty": False})
-    key_names = ", ".join(f"__k{i}" for i in range(len(spec.keys)))
-    # Duplicated keys keep their first row: rowid follows file order, so the first occurrence
-    # has the smallest rowid. Duplicates are usually few, so delete them in place.
-    con.execute(
-        f"CREATE OR REPLACE TEMP TABLE __dupkeys AS SELECT {key_names}, min(rowid) AS __first "
-        f"FROM __parsed GROUP BY {key_names} HAVING count(*) > 1"
-    )
-    if con.execute("SELECT count(*) FROM __dupkeys").fetchone()[0]:
-        same = " AND ".join(f"p.__k{i} IS NOT DISTINCT FROM d.__k{i}" for i in range(len(spec.keys)))
-        con.execute(f"DELETE FROM __parsed p USING __dupkeys d WHERE {same} AND p.rowid <> d.__first")
-    con.execute("CREATE OR REPLACE TEMP VIEW __agent AS SELECT * FROM __parsed")
-    n_keys = con.execute("SELECT count(*) FROM __agent").fetchone()[0]
-    join_on = " AND ".join(f"r.{_q(c)} = a.__k{i}" for i, c in enumerate(spec.keys))
-    n_dup = n_agent - n_keys
-
-    scales = _scales(con, scored, kinds)
-    aggregates = ["count(a.__k0)"]
+    join_on = " AND ".join(f"r.{_q(ref.join_column(i))} = a.__k{i}" for i in range(len(spec.keys)))
+    aggregates = ["count(*)", "count(a.__k0)"]
     for c in present:
         match = _match_expr(spec, c, kinds[c])
         aggregates.append(f"count_if({match})")
         # positions of the first few mismatching reference rows (an integer heap: cheap)
         aggregates.append(f"min_by(r.__pos, r.__pos, {_EXAMPLES}) FILTER (WHERE NOT ({match}))")
-        if c in scales:
-            aggregates.append(f"avg({_cost_expr(c, scales[c])}) FILTER (WHERE a.__k0 IS NOT NULL)")
-    row = con.execute(f"SELECT {', '.join(aggregates)} FROM __ref r LEFT JOIN __agent a ON {join_on}").fetchone()
-    it = iter(row)
+        if c in ref.scales:
+            aggregates.append(f"avg({_cost_expr(c, ref.scales[c])}) FILTER (WHERE a.__k0 IS NOT NULL)")
+    query = f"SELECT {', '.join(aggregates)} FROM {ref.relation} r LEFT JOIN __agent a ON {join_on}"
+    con.execute("CREATE OR REPLACE TEMP VIEW __agent AS SELECT * FROM __parsed")
+    row = con.execute(query).fetchone()
+    key_names = ", ".join(f"__k{i}" for i in range(len(spec.keys)))
+    if row[0] == n_ref:
+        # no reference key matched two agent rows; agent rows that matched none are extra keys
+        # or their duplicates (rare: counted only when there are any)
+        unmatched = n_agent - row[1]
+        n_extra = 0
+        if unmatched:
+            n_extra = con.execute(f"SELECT count(*) FROM (SELECT 1 FROM __parsed a ANTI JOIN {ref.relation} r "
+                                  f"ON {join_on} GROUP BY {key_names})").fetchone()[0]
+        n_dup = unmatched - n_extra
+        n_keys = n_agent - n_dup
+    else:
+        # Duplicated keys keep their first row: rowid follows file order, so the first occurrence
+        # has the smallest rowid. Duplicates are usually few, so delete them in place.
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE __dupkeys AS SELECT {key_names}, min(rowid) AS __first "
+            f"FROM __parsed GROUP BY {key_names} HAVING count(*) > 1"
+        )
+        same = " AND ".join(f"p.__k{i} IS NOT DISTINCT FROM d.__k{i}" for i in range(len(spec.keys)))
+        con.execute(f"DELETE FROM __parsed p USING __dupkeys d WHERE {same} AND p.rowid <> d.__first")
+        n_keys = con.execute("SELECT count(*) FROM __parsed").fetchone()[0]
+        n_dup = n_agent - n_keys
+        row = con.execute(query).fetchone()
+        n_extra = n_keys - row[1]
+    it = iter(row[1:])
     n_found = int(next(it))
-    n_extra = n_keys - n_found
     denom = n_ref + n_extra + n_dup
 
     columns: dict[str, ColumnScore] = {}
@@ -209,12 +218,12 @@ def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyCo
         tol = spec.timestamp_tolerance_seconds if kind == "timestamp" else spec.tolerance(c)
         if c not in present:
             columns[c] = ColumnScore(name=c, kind=kind, tolerance=tol, matched=0, denominator=denom,
-                                     match_rate=0.0, nmae=1.0 if c in scales else None)
+                                     match_rate=0.0, nmae=1.0 if c in ref.scales else None)
             continue
         matched = int(next(it) or 0)
-        examples = _examples(con, spec, c, join_on, next(it) or [])
+        examples = _examples(con, spec, ref, c, join_on, next(it) or [])
         nmae = None
-        if c in scales:
+        if c in ref.scales:
             nmae_val = next(it)
             nmae = 1.0 if nmae_val is None else float(nmae_val)
         rate = matched / denom if denom else 0.0
@@ -256,116 +265,6 @@ def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyCo
     )
 
 
-def _load_agent(con: duckdb.DuckDBPyConnection, path: Path, spec: TaskSpec, kinds: dict[str, str],
-                raw_cols: dict[str, str], present: list[str]) -> None:
-    """Parse the agent CSV into ``__parsed`` (keys ``__k<i>``, values ``v_<col>``, empties ``e_<col>``).
-
-    Fast path: DuckDB's typed CSV reader, which accepts clean files (quoted numbers included).
-    Any conversion error (true/false, 'NA', stray spaces, odd timestamps) falls back to the
-    forgiving path, which reads text and parses each cell with the same rules. Both give the
-    same values; the table's rowid follows file order.
-    """
-    base = (f"read_csv({_lit(str(path))}, all_varchar = true, header = true, delim = ',', quote = '\"', "
-            "escape = '\"', null_padding = true")
-    columns = [*spec.keys, *present]
-    typed = {raw_cols[c]: {"numeric": "DOUBLE", "timestamp": "TIMESTAMP"}[kinds[c]]
-             for c in columns if kinds[c] != "string"}
-    types = "{" + ", ".join(f"{_lit(k)}: {_lit(v)}" for k, v in typed.items()) + "}"
-
-    def fast(c: str) -> tuple[str, str]:
-        x = _q(raw_cols[c])
-        if kinds[c] == "numeric":
-            return f"CASE WHEN isfinite({x}) THEN {x} END", f"{x} IS NULL OR isnan({x})"
-        if kinds[c] == "timestamp":
-            return x, f"{x} IS NULL"
-        return _parse_expr(x, "string"), _empty_expr(x)
-
-    def slow(c: str) -> tuple[str, str]:
-        x = _q(raw_cols[c])
-        return _parse_expr(x, kinds[c]), _empty_expr(x)
-
-    for reader, cell in ((f"{base}, types = {types})", fast), (f"{base})", slow)):
-        select = [f"{cell(c)[0]} AS __k{i}" for i, c in enumerate(spec.keys)]
-        for c in present:
-            v, e = cell(c)
-            select += [f"{v} AS {_q('v_' + c)}", f"({e}) AS {_q('e_' + c)}"]
-        try:
-            con.execute(f"CREATE OR REPLACE TEMP TABLE __parsed AS SELECT {', '.join(select)} FROM {reader}")
-            return
-        except duckdb.ConversionException:
-            if cell is slow:
-                raise
-        except duckdb.Error:
-            if cell is slow or not typed:
-                raise
-
-
-def _file_problem(path: Path) -> str:
-    """Why the file cannot be scored at all, or '' when it can be read."""
-    if not path.is_file():
-        return f"output file {path} does not exist"
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    seen_text = False
-    with path.open("rb") as fh:
-        while chunk := fh.read(1 << 22):
-            try:
-                text = decoder.decode(chunk)
-            except UnicodeDecodeError as exc:
-                return f"output is not UTF-8 text (bad byte at offset {exc.start}); save it as UTF-8"
-            seen_text = seen_text or bool(text.lstrip("\ufeff").strip())
-        try:
-            decoder.decode(b"", final=True)
-        except UnicodeDecodeError:
-            return "output is not UTF-8 text (truncated character at the end); save it as UTF-8"
-    if not seen_text:
-        return "output file is empty"
-    return ""
-
-
-def _reference_kinds(con: duckdb.DuckDBPyConnection, reference: str, needed: list[str]) -> dict[str, str]:
-    types = {name: str(typ).upper() for name, typ, *_ in con.execute(f"DESCRIBE SELECT * FROM {reference}").fetchall()}
-    missing = [c for c in needed if c not in types]
-    if missing:
-        raise TaskError(f"reference {reference} lacks column(s) {', '.join(missing)}; rebuild the concepts")
-    kinds = {}
-    for name, typ in types.items():
-        if typ.startswith(_NUMERIC_TYPES):
-            kinds[name] = "numeric"
-        elif typ.startswith(("TIMESTAMP", "DATE")):
-            kinds[name] = "timestamp"
-        else:
-            kinds[name] = "string"
-    return kinds
-
-
-def _ref_expr(col: str, kind: str) -> str:
-    if kind == "numeric":
-        return f"CAST({_q(col)} AS DOUBLE)"
-    if kind == "timestamp":
-        return f"CAST({_q(col)} AS TIMESTAMP)"
-    # the agent's cells are read trimmed, so the reference's are compared trimmed too
-    return f"trim(CAST({_q(col)} AS VARCHAR))"
-
-
-def _empty_expr(col: str) -> str:
-    tokens = ", ".join(_lit(t) for t in NULL_TOKENS)
-    return f"{col} IS NULL OR lower(trim({col})) IN ({tokens})"
-
-
-def _parse_expr(col: str, kind: str) -> str:
-    """Agent text -> typed value; NULL for empty or unparseable (the empty flag tells them apart)."""
-    v = f"trim({col})"
-    if kind == "numeric":
-        # the cast tolerates surrounding spaces; NaN/inf are not values; words last (rare)
-        num = f"TRY_CAST({col} AS DOUBLE)"
-        return (f"COALESCE(CASE WHEN isfinite({num}) THEN {num} END, "
-                f"CASE lower({v}) WHEN 'true' THEN 1.0 WHEN 't' THEN 1.0 WHEN 'yes' THEN 1.0 "
-                f"WHEN 'false' THEN 0.0 WHEN 'f' THEN 0.0 WHEN 'no' THEN 0.0 END)")
-    if kind == "timestamp":
-        return f"TRY_CAST({col} AS TIMESTAMP)"
-    return f"CASE WHEN {_empty_expr(col)} THEN NULL ELSE {v} END"
-
-
 def _match_expr(spec: TaskSpec, c: str, kind: str) -> str:
     r, a, e = f"r.{_q(c)}", f"a.{_q('v_' + c)}", f"a.{_q('e_' + c)}"
     if kind == "numeric":
@@ -379,30 +278,22 @@ def _match_expr(spec: TaskSpec, c: str, kind: str) -> str:
     return f"a.__k0 IS NOT NULL AND ({both_empty} OR ({r} IS NOT NULL AND {a} IS NOT NULL AND {close}))"
 
 
-def _scales(con: duckdb.DuckDBPyConnection, scored: list[str], kinds: dict[str, str]) -> dict[str, float]:
-    numeric = [c for c in scored if kinds[c] == "numeric"]
-    if not numeric:
-        return {}
-    row = con.execute("SELECT " + ", ".join(f"max({_q(c)}) - min({_q(c)})" for c in numeric) + " FROM __ref").fetchone()
-    return {c: (float(s) if s else 1.0) for c, s in zip(numeric, row)}
-
-
 def _cost_expr(c: str, scale: float) -> str:
-    r, a, e = f"r.{_q(c)}", f"a.{_q('v_' + c)}", f"a.{_q('e_' + c)}"
+    r, a = f"r.{_q(c)}", f"a.{_q('v_' + c)}"
     agent_empty = f"({a} IS NULL)"
     return (f"CASE WHEN {r} IS NULL AND {agent_empty} THEN 0.0 "
             f"WHEN {r} IS NULL OR {agent_empty} THEN 1.0 "
             f"ELSE least(abs({a} - {r}) / {scale!r}, 1.0) END")
 
 
-def _examples(con: duckdb.DuckDBPyConnection, spec: TaskSpec, c: str, join_on: str,
+def _examples(con: duckdb.DuckDBPyConnection, spec: TaskSpec, ref, c: str, join_on: str,
               positions: list[int]) -> list[dict[str, Any]]:
     if not positions:
         return []
     keys = ", ".join(f"CAST(r.{_q(k)} AS VARCHAR)" for k in spec.keys)
     rows = con.execute(
         f"SELECT {keys}, CAST(r.{_q(c)} AS VARCHAR), {_agent_text(c)}, a.__k0 IS NULL "
-        f"FROM (SELECT * FROM __ref WHERE __pos IN (SELECT unnest(?))) r LEFT JOIN __agent a ON {join_on} "
+        f"FROM (SELECT * FROM {ref.relation} WHERE __pos IN (SELECT unnest(?))) r LEFT JOIN __agent a ON {join_on} "
         "ORDER BY r.__pos",
         [list(positions)],
     ).fetchall()
@@ -418,7 +309,3 @@ def _agent_text(c: str) -> str:
 
 def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
-
-
-def _lit(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"

@@ -1,0 +1,175 @@
+"""The agent side of scoring: an output CSV read into ``__parsed``, streaming, in DuckDB.
+
+``__parsed`` holds the task's keys as ``__k<i>`` and, per scored column present in the file,
+its value ``v_<col>`` and whether the cell was empty ``e_<col>``; its rowid follows file order.
+
+Reading is forgiving about formatting (BOM, CRLF, quoting, spaces, true/false, ISO or
+space-separated timestamps, header case and order) and strict about content. The fast path
+reads the header line itself and hands DuckDB the column names and types, so nothing is
+sniffed and the file is parsed once, straight into typed columns. A cell that does not convert
+(true/false, 'NA', stray spaces, odd timestamps) sends the file to the text path, which reads
+every cell as text and parses it with the same rules. A header it cannot read plainly (quotes)
+or a file DuckDB rejects with the given columns goes to DuckDB's own sniffer for the header,
+then the same two paths. Every path gives the same values.
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+# Cells an agent writes for "no value".
+NULL_TOKENS = ("", "null", "none", "nan", "na", "n/a", "<na>", "nat")
+
+_OPTIONS = "header = true, delim = ',', quote = '\"', escape = '\"', null_padding = true"
+
+
+@dataclass(frozen=True)
+class Header:
+    """The output's columns: normalized name (stripped, lower case) -> column name in the reader."""
+
+    columns: dict[str, str]
+    reader_names: list[str] | None  # the names handed to DuckDB (fast path) or None (sniffed)
+
+
+class Unreadable(Exception):
+    """The file is not a CSV DuckDB can read; the message says why."""
+
+
+def file_problem(path: Path) -> str:
+    """Why the file cannot be scored at all, or '' when it can be read (one streaming pass)."""
+    if not path.is_file():
+        return f"output file {path} does not exist"
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    seen_text = False
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 22):
+            try:
+                text = decoder.decode(chunk)
+            except UnicodeDecodeError as exc:
+                return f"output is not UTF-8 text (bad byte at offset {exc.start}); save it as UTF-8"
+            seen_text = seen_text or bool(text.lstrip("\ufeff").strip())
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            return "output is not UTF-8 text (truncated character at the end); save it as UTF-8"
+    if not seen_text:
+        return "output file is empty"
+    return ""
+
+
+def plain_header(path: Path) -> Header | None:
+    """The header line read directly, or None when it needs DuckDB's sniffer (quotes, no line end,
+    an empty or repeated name)."""
+    with path.open("rb") as fh:
+        line = fh.readline(1 << 20)
+    if not line.endswith(b"\n") or b'"' in line:
+        return None
+    names = [_normal(name) for name in line.decode("utf-8").lstrip("\ufeff").rstrip("\r\n").split(",")]
+    if "" in names or len(set(names)) < len(names):
+        return None  # DuckDB names empty and repeated columns itself
+    reader = [f"c{i}" for i in range(len(names))]
+    return Header(dict(zip(names, reader)), reader)
+
+
+def sniffed_header(con: duckdb.DuckDBPyConnection, path: Path) -> Header:
+    try:
+        names = [name for name, *_ in con.execute(
+            f"DESCRIBE SELECT * FROM read_csv({_lit(str(path))}, all_varchar = true, {_OPTIONS})").fetchall()]
+    except duckdb.Error as exc:
+        raise Unreadable(str(exc).splitlines()[0]) from exc
+    columns: dict[str, str] = {}
+    for name in names:
+        columns.setdefault(_normal(name), name)
+    return Header(columns, None)
+
+
+def load(con: duckdb.DuckDBPyConnection, path: Path, header: Header, keys: list[str], present: list[str],
+         kinds: dict[str, str]) -> bool:
+    """Parse the file into ``__parsed``; False when the fast path's columns do not fit the file.
+
+    Raises ``Unreadable`` when even the text path cannot read it.
+    """
+    columns = [*keys, *present]
+    typed = {header.columns[c]: {"numeric": "DOUBLE", "timestamp": "TIMESTAMP"}[kinds[c]]
+             for c in columns if kinds[c] != "string"}
+    if header.reader_names is None:
+        base = f"read_csv({_lit(str(path))}, all_varchar = true, {_OPTIONS}"
+        readers = [(f"{base}, types = {_struct(typed)})", _fast), (f"{base})", _slow)]
+    else:
+        def spec(types: dict[str, str]) -> str:
+            cols = {name: types.get(name, "VARCHAR") for name in header.reader_names}
+            return f"read_csv({_lit(str(path))}, columns = {_struct(cols)}, auto_detect = false, {_OPTIONS})"
+        readers = [(spec(typed), _fast), (spec({}), _slow)]
+    if not typed:
+        readers = readers[1:]
+
+    for reader, cell in readers:
+        select = [f"{cell(header.columns[c], kinds[c])[0]} AS __k{i}" for i, c in enumerate(keys)]
+        for c in present:
+            v, e = cell(header.columns[c], kinds[c])
+            select += [f"{v} AS {_q('v_' + c)}", f"({e}) AS {_q('e_' + c)}"]
+        try:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE __parsed AS SELECT {', '.join(select)} FROM {reader}")
+            return True
+        except duckdb.ConversionException as exc:
+            if cell is _slow:
+                raise Unreadable(str(exc).splitlines()[0]) from exc
+        except duckdb.Error as exc:
+            if header.reader_names is not None:
+                return False  # e.g. more fields than the header names: let the sniffer read it
+            if cell is _slow:
+                raise Unreadable(str(exc).splitlines()[0]) from exc
+    return False  # unreachable: the text path returns or raises
+
+
+def _fast(raw: str, kind: str) -> tuple[str, str]:
+    x = _q(raw)
+    if kind == "numeric":
+        return f"CASE WHEN isfinite({x}) THEN {x} END", f"{x} IS NULL OR isnan({x})"
+    if kind == "timestamp":
+        return x, f"{x} IS NULL"
+    return _parse_expr(x, "string"), _empty_expr(x)
+
+
+def _slow(raw: str, kind: str) -> tuple[str, str]:
+    x = _q(raw)
+    return _parse_expr(x, kind), _empty_expr(x)
+
+
+def _empty_expr(col: str) -> str:
+    tokens = ", ".join(_lit(t) for t in NULL_TOKENS)
+    return f"{col} IS NULL OR lower(trim({col})) IN ({tokens})"
+
+
+def _parse_expr(col: str, kind: str) -> str:
+    """Agent text -> typed value; NULL for empty or unparseable (the empty flag tells them apart)."""
+    v = f"trim({col})"
+    if kind == "numeric":
+        # the cast tolerates surrounding spaces; NaN/inf are not values; words last (rare)
+        num = f"TRY_CAST({col} AS DOUBLE)"
+        return (f"COALESCE(CASE WHEN isfinite({num}) THEN {num} END, "
+                f"CASE lower({v}) WHEN 'true' THEN 1.0 WHEN 't' THEN 1.0 WHEN 'yes' THEN 1.0 "
+                f"WHEN 'false' THEN 0.0 WHEN 'f' THEN 0.0 WHEN 'no' THEN 0.0 END)")
+    if kind == "timestamp":
+        return f"TRY_CAST({col} AS TIMESTAMP)"
+    return f"CASE WHEN {_empty_expr(col)} THEN NULL ELSE {v} END"
+
+
+def _normal(name: str) -> str:
+    return name.strip().lstrip("\ufeff").strip().lower()
+
+
+def _struct(mapping: dict[str, str]) -> str:
+    return "{" + ", ".join(f"{_lit(k)}: {_lit(v)}" for k, v in mapping.items()) + "}"
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _lit(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"

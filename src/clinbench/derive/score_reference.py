@@ -1,0 +1,172 @@
+"""The reference side of scoring: a task's reference rows prepared once, cached per database file.
+
+Preparing a reference means reading its table and computing what every score of it needs:
+
+- ``__ref``: every column typed as the scorer compares it (numbers DOUBLE, timestamps
+  TIMESTAMP, everything else trimmed text; numeric keys keep their own type for display, with a
+  DOUBLE copy ``__j<i>`` to join on, the type the agent's keys are read as), and ``__pos``, the
+  row's position in the table (examples list the first mismatching rows in that order);
+- the column kinds, the row count and each numeric column's scale (max - min, 1 when 0 or
+  empty; the nMAE divides by it).
+
+``score_output`` keeps that as a Parquet file in the cache (``$CLINBENCH_CACHE`` or
+``~/.cache/clinbench``, under ``references/``), named for the database file's identity
+(``clinbench.fileid``: path, inode, size, mtime, ctime, write-ahead log) and the table. A
+later score of the same file does not open the database at all; any write to the database
+changes its identity, so a stale reference is never read. The file is written under a
+temporary name and renamed; older files of the same database and table are removed. A cache
+that cannot be written (read-only home) only costs the preparation next time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from clinbench.errors import TaskError
+
+# Bump when the preparation rules change, so files prepared by older rules are not read.
+PREPARATION_VERSION = 1
+
+_NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+                  "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE", "REAL", "DECIMAL", "BOOLEAN")
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A prepared reference, visible on the connection as ``relation``."""
+
+    relation: str
+    kinds: dict[str, str]  # column -> numeric | timestamp | string
+    rows: int
+    scales: dict[str, float]  # numeric non-key column -> max - min (1.0 when 0 or empty)
+    keys: tuple[str, ...]
+    source: str  # the table it was read from, for messages
+
+    def join_column(self, i: int) -> str:
+        """The reference column the agent's ``__k<i>`` joins on."""
+        key = self.keys[i]
+        return f"__j{i}" if self.kinds[key] == "numeric" else key
+
+    def require(self, columns: list[str]) -> None:
+        missing = [c for c in columns if c not in self.kinds]
+        if missing:
+            raise TaskError(f"reference {self.source} lacks column(s) {', '.join(missing)}; rebuild the concepts")
+
+
+def prepare(con: duckdb.DuckDBPyConnection, source: str, keys: list[str]) -> Reference:
+    """Read ``source`` (a relation visible on ``con``) into the temporary table ``__ref``."""
+    types = {name: str(typ).upper() for name, typ, *_ in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+    missing = [k for k in keys if k not in types]
+    if missing:
+        raise TaskError(f"reference {source} lacks column(s) {', '.join(missing)}; rebuild the concepts")
+    kinds = {name: _kind(typ) for name, typ in types.items()}
+    select = []
+    for name, kind in kinds.items():
+        select.append(f"{_q(name)} AS {_q(name)}" if name in keys and kind == "numeric"
+                      else f"{_ref_expr(name, kind)} AS {_q(name)}")
+    select += [f"CAST({_q(k)} AS DOUBLE) AS __j{i}" for i, k in enumerate(keys) if kinds[k] == "numeric"]
+    con.execute(f"CREATE OR REPLACE TEMP TABLE __ref AS SELECT {', '.join(select)}, "
+                f"row_number() OVER () AS __pos FROM {source}")
+    numeric = [c for c, kind in kinds.items() if kind == "numeric" and c not in keys]
+    row = con.execute("SELECT " + ", ".join(["count(*)", *(f"max({_q(c)}) - min({_q(c)})" for c in numeric)])
+                      + " FROM __ref").fetchone()
+    scales = {c: (float(s) if s else 1.0) for c, s in zip(numeric, row[1:])}
+    return Reference("__ref", kinds, int(row[0]), scales, tuple(keys), source)
+
+
+def cached(con: duckdb.DuckDBPyConnection, db_path: Path, table: str, keys: list[str], on_missing) -> Reference:
+    """The prepared reference of ``table`` in the database file ``db_path``, from the cache when
+    the file is unchanged; otherwise prepared from the database (``on_missing(schemas)`` gives
+    the message when the table is absent) and cached."""
+    from clinbench.fileid import file_identity
+
+    identity = file_identity(db_path)
+    folder = _cache_root() / "references"
+    stem = hashlib.sha256(f"{identity[0]}\0{table}".encode()).hexdigest()[:24]
+    stamp = hashlib.sha256(repr((PREPARATION_VERSION, duckdb.__version__, table, keys, identity)).encode()).hexdigest()[:16]
+    path = folder / f"{stem}-{stamp}.parquet"
+    ref = _read(con, path, keys, table)
+    if ref is not None:
+        return ref
+    con.execute(f"ATTACH {_lit(str(db_path))} AS __src (READ_ONLY)")
+    schema, name = table.split(".")
+    exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = '__src' "
+                         "AND schema_name = ? AND table_name = ?", [schema, name]).fetchone()[0]
+    if not exists:
+        schemas = {s for (s,) in con.execute(
+            "SELECT DISTINCT schema_name FROM duckdb_tables() WHERE database_name = '__src'").fetchall()}
+        raise TaskError(on_missing(schemas))
+    ref = prepare(con, f"__src.{_q(schema)}.{_q(name)}", keys)
+    ref = Reference(ref.relation, ref.kinds, ref.rows, ref.scales, ref.keys, table)
+    con.execute("DETACH __src")
+    if file_identity(db_path) == identity:  # not written while we read it
+        _write(con, ref, path, stem)
+    return ref
+
+
+def _read(con: duckdb.DuckDBPyConnection, path: Path, keys: list[str], table: str) -> Reference | None:
+    try:
+        meta = con.execute("SELECT value FROM parquet_kv_metadata(?) WHERE key = 'clinbench_reference'",
+                           [str(path)]).fetchone()
+        if meta is None:
+            return None
+        data = json.loads(meta[0])
+        con.execute(f"CREATE OR REPLACE TEMP VIEW __ref AS SELECT * FROM read_parquet({_lit(str(path))})")
+    except (duckdb.Error, ValueError):
+        return None  # absent, removed meanwhile or unreadable: prepare it again
+    return Reference("__ref", data["kinds"], int(data["rows"]), data["scales"], tuple(keys), table)
+
+
+def _write(con: duckdb.DuckDBPyConnection, ref: Reference, path: Path, stem: str) -> None:
+    from clinbench.atomic import remove_stale_temps, temp_name
+
+    meta = json.dumps({"kinds": ref.kinds, "rows": ref.rows, "scales": ref.scales})
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(path)
+        tmp = temp_name(path)
+        try:
+            con.execute(f"COPY __ref TO {_lit(str(tmp))} (FORMAT parquet, KV_METADATA {{clinbench_reference: {_lit(meta)}}})")
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        for old in path.parent.glob(f"{stem}-*.parquet"):
+            if old != path:
+                old.unlink(missing_ok=True)
+    except (OSError, duckdb.Error):
+        pass  # best effort: the next score prepares it again
+
+
+def _cache_root() -> Path:
+    return Path(os.environ.get("CLINBENCH_CACHE") or Path.home() / ".cache" / "clinbench")
+
+
+def _kind(typ: str) -> str:
+    if typ.startswith(_NUMERIC_TYPES):
+        return "numeric"
+    if typ.startswith(("TIMESTAMP", "DATE")):
+        return "timestamp"
+    return "string"
+
+
+def _ref_expr(col: str, kind: str) -> str:
+    if kind == "numeric":
+        return f"CAST({_q(col)} AS DOUBLE)"
+    if kind == "timestamp":
+        return f"CAST({_q(col)} AS TIMESTAMP)"
+    # the agent's cells are read trimmed, so the reference's are compared trimmed too
+    return f"trim(CAST({_q(col)} AS VARCHAR))"
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _lit(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"

@@ -1,0 +1,23 @@
+"""A file's identity: what changes whenever the file (or its DuckDB write-ahead log) is written.
+
+Path, inode, size, mtime and ctime of the file and of ``<file>.wal``. Any write changes it
+(ctime cannot be set back), so anything derived from the file and remembered under this key
+stays true for as long as the key matches. Only ``stat`` calls: the file is never opened.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def file_identity(path: str | Path) -> tuple:
+    path = Path(path).resolve()
+    key: tuple = (str(path),)
+    for part in (path, path.with_name(path.name + ".wal")):
+        try:
+            st = part.stat()
+        except FileNotFoundError:
+            key += (None,)
+        else:
+            key += (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return key

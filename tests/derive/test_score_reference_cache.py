@@ -1,0 +1,75 @@
+"""The scorer's reference cache: prepared once per database file, never read once the file changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from clinbench.derive import score_reference
+from clinbench.derive.score import score_output
+
+TASK = "mimic-meld-24h"  # keys stay_id; scores meld within 1.0 point
+OUT = "subject_id,hadm_id,stay_id,meld\n1,10,100,20\n2,20,200,9\n"
+
+
+@pytest.fixture
+def db(tmp_path) -> Path:
+    path = tmp_path / "ref.duckdb"
+    with duckdb.connect(str(path)) as c:
+        c.execute("CREATE SCHEMA mimiciv_derived")
+        c.execute("CREATE TABLE mimiciv_derived.target_meld_24h "
+                  "(subject_id INTEGER, hadm_id INTEGER, stay_id INTEGER, meld DOUBLE)")
+        c.execute("INSERT INTO mimiciv_derived.target_meld_24h VALUES (1, 10, 100, 20.0), (2, 20, 200, 7.5)")
+    return path
+
+
+def cache_files(tmp_path) -> list[Path]:
+    return sorted((tmp_path / "cache" / "references").glob("*.parquet"))
+
+
+def test_a_second_score_reads_the_cache_not_the_database(db, tmp_path, monkeypatch):
+    out = tmp_path / "out.csv"
+    out.write_text(OUT)
+    first = score_output(TASK, out, db)
+    assert first.columns["meld"].matched == 1 and first.reference_rows == 2
+    assert len(cache_files(tmp_path)) == 1
+
+    def no_preparing(*args, **kwargs):
+        raise AssertionError("the reference was prepared again")
+
+    monkeypatch.setattr(score_reference, "prepare", no_preparing)
+    second = score_output(TASK, out, db)
+    assert second.model_dump() == first.model_dump()
+    # the examples come from the cached rows too: stay 200, reference 7.5 against 9
+    assert second.columns["meld"].examples == [{"key": {"stay_id": "200"}, "reference": "7.5", "agent": "9.0"}]
+
+
+def test_a_changed_database_is_prepared_again_and_replaces_the_old_file(db, tmp_path):
+    out = tmp_path / "out.csv"
+    out.write_text(OUT)
+    assert score_output(TASK, out, db).reward == 0.5
+    with duckdb.connect(str(db)) as c:
+        c.execute("UPDATE mimiciv_derived.target_meld_24h SET meld = 9.0 WHERE stay_id = 200")
+    assert score_output(TASK, out, db).reward == 1.0
+    assert len(cache_files(tmp_path)) == 1  # the stale file was removed
+
+
+def test_a_cache_that_cannot_be_written_still_scores(db, tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("CLINBENCH_CACHE", str(blocker))
+    out = tmp_path / "out.csv"
+    out.write_text(OUT)
+    assert score_output(TASK, out, db).reward == 0.5
+    assert score_output(TASK, out, db).reward == 0.5
+
+
+def test_a_damaged_cache_file_is_prepared_again(db, tmp_path):
+    out = tmp_path / "out.csv"
+    out.write_text(OUT)
+    expected = score_output(TASK, out, db).model_dump()
+    [cached] = cache_files(tmp_path)
+    cached.write_bytes(b"not parquet")
+    assert score_output(TASK, out, db).model_dump() == expected
