@@ -212,6 +212,16 @@ def _score(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyConnectio
     n_found = int(next(it))
     denom = n_ref + n_extra + n_dup
 
+    found: dict[str, tuple[int, list[int], float | None]] = {}  # column -> matched, mismatch positions, nMAE
+    for c in present:
+        matched, positions = int(next(it) or 0), list(next(it) or [])
+        nmae = None
+        if c in ref.scales:
+            nmae_val = next(it)
+            nmae = 1.0 if nmae_val is None else float(nmae_val)
+        found[c] = (matched, positions, nmae)
+    examples = _examples(con, spec, ref, {c: f[1] for c, f in found.items()}, join_on)
+
     columns: dict[str, ColumnScore] = {}
     for c in scored:
         kind = kinds[c]
@@ -220,15 +230,10 @@ def _score(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyConnectio
             columns[c] = ColumnScore(name=c, kind=kind, tolerance=tol, matched=0, denominator=denom,
                                      match_rate=0.0, nmae=1.0 if c in ref.scales else None)
             continue
-        matched = int(next(it) or 0)
-        examples = _examples(con, spec, ref, c, join_on, next(it) or [])
-        nmae = None
-        if c in ref.scales:
-            nmae_val = next(it)
-            nmae = 1.0 if nmae_val is None else float(nmae_val)
+        matched, _, nmae = found[c]
         rate = matched / denom if denom else 0.0
         columns[c] = ColumnScore(name=c, kind=kind, tolerance=tol, matched=matched, denominator=denom,
-                                 match_rate=rate, nmae=nmae, examples=examples)
+                                 match_rate=rate, nmae=nmae, examples=examples[c])
 
     precision = n_found / n_keys if n_keys else 0.0
     recall = n_found / n_ref if n_ref else 0.0
@@ -286,20 +291,31 @@ def _cost_expr(c: str, scale: float) -> str:
             f"ELSE least(abs({a} - {r}) / {scale!r}, 1.0) END")
 
 
-def _examples(con: duckdb.DuckDBPyConnection, spec: TaskSpec, ref, c: str, join_on: str,
-              positions: list[int]) -> list[dict[str, Any]]:
-    if not positions:
-        return []
-    keys = ", ".join(f"CAST(r.{_q(k)} AS VARCHAR)" for k in spec.keys)
+def _examples(con: duckdb.DuckDBPyConnection, spec: TaskSpec, ref, positions: dict[str, list[int]],
+              join_on: str) -> dict[str, list[dict[str, Any]]]:
+    """Each column's first mismatching rows (reference positions given), read in one query."""
+    wanted = sorted({p for ps in positions.values() for p in ps})
+    if not wanted:
+        return {c: [] for c in positions}
+    cells = [f"CAST(r.{_q(k)} AS VARCHAR)" for k in spec.keys]
+    for c in positions:
+        cells += [f"CAST(r.{_q(c)} AS VARCHAR)", _agent_text(c)]
     rows = con.execute(
-        f"SELECT {keys}, CAST(r.{_q(c)} AS VARCHAR), {_agent_text(c)}, a.__k0 IS NULL "
-        f"FROM (SELECT * FROM {ref.relation} WHERE __pos IN (SELECT unnest(?))) r LEFT JOIN __agent a ON {join_on} "
-        "ORDER BY r.__pos",
-        [list(positions)],
+        f"SELECT r.__pos, a.__k0 IS NULL, {', '.join(cells)} "
+        f"FROM (SELECT * FROM {ref.relation} WHERE __pos IN (SELECT unnest(?))) r LEFT JOIN __agent a ON {join_on}",
+        [wanted],
     ).fetchall()
+    by_pos = {row[0]: row for row in rows}
     n = len(spec.keys)
-    return [{"key": dict(zip(spec.keys, row[:n])), "reference": row[n],
-             "agent": "(key missing)" if row[n + 2] else row[n + 1]} for row in rows]
+    out: dict[str, list[dict[str, Any]]] = {}
+    for i, (c, ps) in enumerate(positions.items()):
+        out[c] = []
+        for p in sorted(ps):
+            row = by_pos[p]
+            reference, agent = row[2 + n + 2 * i], row[3 + n + 2 * i]
+            out[c].append({"key": dict(zip(spec.keys, row[2:2 + n])), "reference": reference,
+                           "agent": "(key missing)" if row[1] else agent})
+    return out
 
 
 def _agent_text(c: str) -> str:
