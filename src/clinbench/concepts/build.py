@@ -267,12 +267,18 @@ class _BuildState:
 def _build_concurrently(state: _BuildState, order: list[str], workers: int, progress: Progress | None) -> None:
     """Build ``order`` with up to ``workers`` concepts at once, each as soon as what it reads is built.
 
-    Ready concepts start in ``order``'s sequence; results are recorded as they finish, on the
-    main thread. The first failure stops new starts, lets running ones finish, and is raised.
+    Of the ready concepts, the one with the longest chain of concepts waiting on it starts first
+    (then ``order``'s sequence), so the long chain (urine output -> hourly SOFA -> SOFA ->
+    Sepsis-3) is not left for last. Results are recorded as they finish, on the main thread. The
+    first failure stops new starts, lets running ones finish, and is raised.
     """
     position = {q: i for i, q in enumerate(order)}
     waiting = {q: {d for d in state.deps[q].derived if d in position} for q in order}
-    ready = [q for q in order if not waiting[q]]
+    chain: dict[str, int] = {}  # concepts on the longest path from q to the end of the build, q included
+    for qualified in reversed(order):
+        chain[qualified] = 1 + max((chain[o] for o in order if qualified in waiting[o]), default=0)
+    priority = {q: (-chain[q], position[q]) for q in order}
+    ready = sorted((q for q in order if not waiting[q]), key=priority.__getitem__)
     cursors: queue.SimpleQueue[duckdb.DuckDBPyConnection] = queue.SimpleQueue()
     for _ in range(workers):
         cursor = state.con.cursor()
@@ -310,7 +316,7 @@ def _build_concurrently(state: _BuildState, order: list[str], workers: int, prog
                         waiting[other].discard(qualified)
                         if not waiting[other] and other not in state.results and other not in running.values():
                             ready.append(other)
-                ready.sort(key=position.__getitem__)
+                ready.sort(key=priority.__getitem__)
     while not cursors.empty():
         cursors.get().close()
     if failure is not None:

@@ -10,32 +10,30 @@
 -- Grain: stay_id, hr
 -- Deviations: none. Rows with hr < 0 are kept out of the output, as in the public code, but still
 --   feed the first rolling window.
-WITH scorecalc AS (
-    SELECT w.*,
-        p.respiration, p.coagulation, p.liver, p.cardiovascular, p.cns, p.renal
-    FROM mimiciv_derived.sofa_hourly_worst AS w
-    INNER JOIN mimiciv_derived.sofa_points AS p
-        ON p.grain = 'hourly' AND p.stay_id = w.stay_id AND p.hr = w.hr
-),
-score_final AS (
-    SELECT s.*,
+WITH points_24h AS (
+    -- the 24 h maxima need only the points: the window sorts these seven columns, not every
+    -- column of sofa_hourly_worst (one points row per hourly row, so the frames are the same)
+    SELECT stay_id, hr,
+        respiration, coagulation, liver, cardiovascular, cns, renal,
         COALESCE(MAX(respiration) OVER w, 0) AS respiration_24hours,
         COALESCE(MAX(coagulation) OVER w, 0) AS coagulation_24hours,
         COALESCE(MAX(liver) OVER w, 0) AS liver_24hours,
         COALESCE(MAX(cardiovascular) OVER w, 0) AS cardiovascular_24hours,
         COALESCE(MAX(cns) OVER w, 0) AS cns_24hours,
         COALESCE(MAX(renal) OVER w, 0) AS renal_24hours
-    FROM scorecalc AS s
+    FROM mimiciv_derived.sofa_points
+    WHERE grain = 'hourly'
     WINDOW w AS (PARTITION BY stay_id ORDER BY hr ROWS BETWEEN 23 PRECEDING AND CURRENT ROW)
 )
-SELECT stay_id, hr, starttime, endtime,
-    pao2fio2ratio_novent, pao2fio2ratio_vent,
-    rate_epinephrine, rate_norepinephrine, rate_dopamine, rate_dobutamine,
-    meanbp_min, gcs_min, uo_24hr, bilirubin_max, creatinine_max, platelet_min,
-    respiration, coagulation, liver, cardiovascular, cns, renal,
-    respiration_24hours, coagulation_24hours, liver_24hours, cardiovascular_24hours,
-    cns_24hours, renal_24hours,
-    respiration_24hours + coagulation_24hours + liver_24hours + cardiovascular_24hours
-        + cns_24hours + renal_24hours AS sofa_24hours
-FROM score_final
-WHERE hr >= 0
+SELECT w.stay_id, w.hr, w.starttime, w.endtime,
+    w.pao2fio2ratio_novent, w.pao2fio2ratio_vent,
+    w.rate_epinephrine, w.rate_norepinephrine, w.rate_dopamine, w.rate_dobutamine,
+    w.meanbp_min, w.gcs_min, w.uo_24hr, w.bilirubin_max, w.creatinine_max, w.platelet_min,
+    p.respiration, p.coagulation, p.liver, p.cardiovascular, p.cns, p.renal,
+    p.respiration_24hours, p.coagulation_24hours, p.liver_24hours, p.cardiovascular_24hours,
+    p.cns_24hours, p.renal_24hours,
+    p.respiration_24hours + p.coagulation_24hours + p.liver_24hours + p.cardiovascular_24hours
+        + p.cns_24hours + p.renal_24hours AS sofa_24hours
+FROM mimiciv_derived.sofa_hourly_worst AS w
+INNER JOIN points_24h AS p ON p.stay_id = w.stay_id AND p.hr = w.hr
+WHERE w.hr >= 0
