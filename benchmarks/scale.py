@@ -72,12 +72,13 @@ def in_fresh_process(fn, *args):
 
 
 # -- steps (module-level so a spawned process can run them) --------------------------------
-def step_synth(src: str, patients: int) -> dict:
+def step_synth(src: str, patients: int, cache: str) -> dict:
+    os.environ["CLINBENCH_CACHE"] = cache
     import duckdb
 
     from clinbench.ehr.synth import synth_mimic_iv
 
-    synth_mimic_iv(src, patients=patients, seed=0)
+    synth_mimic_iv(src, patients=patients, seed=0, keep_raw_layer=True)  # as `clinbench data synth` does
     con = duckdb.connect(src, read_only=True)
     rows = {t: con.execute(f"SELECT count(*) FROM mimiciv_{t}").fetchone()[0]
             for t in ("icu.chartevents", "hosp.labevents", "icu.inputevents")}
@@ -213,7 +214,7 @@ def main() -> None:
     print(f"scale run: {a.patients:,} synthetic patients, task {a.task}, {os.cpu_count()} CPUs, work {root}")
     print(f"{'step':<48} {'wall':>11} {'cpu':>11} {'peak':>11}  ratio against the anchor (wall)")
     if "synth" in steps and not src.is_file():
-        s, mb, rows = in_fresh_process(step_synth, str(src), a.patients)
+        s, mb, rows = in_fresh_process(step_synth, str(src), a.patients, str(root / "cache"))
         line("synth", s, mb, f"{rows['icu.chartevents']:,} chartevents, {src.stat().st_size / 1e6:,.0f} MB file",
              "step_synth")
     if not src.is_file():
@@ -234,26 +235,54 @@ def main() -> None:
 
     masked = None
     if "masked" in steps:
-        shutil.rmtree(root / "cache", ignore_errors=True)
         tasks = [a.task] + ([a.second_task] if a.second_task else [])
-        _, mb, built = in_fresh_process(step_masked, str(src), tasks, str(root / "cache"))
-        masked = built[0][0]
+        cache = root / "cache" / "workspaces"
+        kept = cache / "raw"
+        aside = root / "raw-layer-aside"
+        shutil.rmtree(aside, ignore_errors=True)
+        cases = []
+        if any(kept.glob("*.duckdb")):  # kept by the synth step (a rerun with --work keeps it too)
+            kept.rename(aside)
+            cases.append(("raw layer kept by data synth", True))
+        cases.append(("database from elsewhere, no raw layer", False))
+        built_by_case = []
+        for label, with_layer in cases:
+            shutil.rmtree(root / "cache", ignore_errors=True)
+            if with_layer:  # moved, not copied: a layer is used only as it was sealed (same inode)
+                cache.mkdir(parents=True)
+                aside.rename(kept)
+            _, mb, built = in_fresh_process(step_masked, str(src), tasks, str(root / "cache"))
+            built_by_case.append((label, with_layer, mb, built))
+            if with_layer:
+                kept.rename(aside)
+        if aside.exists():  # leave the layer in place for a later run
+            shutil.rmtree(root / "cache", ignore_errors=True)
+            cache.mkdir(parents=True)
+            aside.rename(kept)
         work = root / "anchor"
         work.mkdir(exist_ok=True)
-        for i, (task, (_, s, cpu, size)) in enumerate(zip(tasks, built)):
+        anchors = []
+        for task in tasks:
             s_anchor, mb_anchor, _ = in_fresh_process(step_copy_drop_compact, str(src), task, str(work))
-            cpu_anchor = CPU["step_copy_drop_compact"]
-            if i == 0:
-                figures["masked"], figures["masked_cpu"] = s, cpu
-            label = "first task on this database" if i == 0 else "a further task"
-            CPU["masked"] = cpu
-            line(f"masked database, first use: {label}", s, mb if i == 0 else None,
-                 f"{task}, {size / 1e6:,.0f} MB; {s / s_anchor:.2f}x the anchor ({cpu / cpu_anchor:.2f}x in CPU; "
-                 "goal <= 0.5x)", "masked")
-            line("  anchor: M4Bench copy + drop + compact", s_anchor, mb_anchor, cpu="step_copy_drop_compact")
+            anchors.append((s_anchor, CPU["step_copy_drop_compact"], mb_anchor))
+        for label, with_layer, mb, built in built_by_case:
+            print(f"masked database ({label}):")
+            for i, (task, (path, s, cpu, size), (s_anchor, cpu_anchor, mb_anchor)) in enumerate(zip(tasks, built, anchors)):
+                if i == 0:
+                    masked = path
+                    key = "masked" if with_layer else "masked_elsewhere"
+                    figures[key], figures[f"{key}_cpu"] = s, cpu
+                what = "first task on this database" if i == 0 else "a further task"
+                CPU["masked"] = cpu
+                line(f"  {what}", s, mb if i == 0 else None,
+                     f"{task}, {size / 1e6:,.0f} MB; {s / s_anchor:.2f}x the anchor ({cpu / cpu_anchor:.2f}x in CPU; "
+                     "goal <= 0.5x)", "masked")
+        for task, (s_anchor, cpu_anchor, mb_anchor) in zip(tasks, anchors):
+            CPU["anchor"] = cpu_anchor
+            line(f"  anchor: M4Bench copy + drop + compact, {task}", s_anchor, mb_anchor, cpu="anchor")
 
     if "workspace" in steps:
-        if masked is None:
+        if masked is None or not Path(masked).exists():
             _, _, [(masked, *_)] = in_fresh_process(step_masked, str(src), [a.task], str(root / "cache"))
         work = root / "runs"
         work.mkdir(exist_ok=True)
@@ -294,7 +323,8 @@ def main() -> None:
     scale = FULL_MIMIC_CHARTEVENTS / charts
     size = src.stat().st_size
     print(f"  database file: {size / charts:,.0f} bytes/row -> {size * scale / 1e9:,.0f} GB")
-    for name, label in (("concepts", "concepts build"), ("masked", "masked database, first task")):
+    for name, label in (("concepts", "concepts build"), ("masked", "masked database, first task (raw layer kept)"),
+                        ("masked_elsewhere", "masked database, first task (no raw layer)")):
         if name in figures:
             wall, cpu = figures[name], figures[f"{name}_cpu"]
             print(f"  {label}: {wall / charts * 1e9:,.0f} ns/row wall, {cpu / charts * 1e9:,.0f} ns/row CPU -> "

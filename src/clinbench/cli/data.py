@@ -56,7 +56,8 @@ def load(
             elif event.kind == "done":
                 bar.update(tasks[event.table], completed=1, rows=f"{event.rows:,} rows")
 
-        report = load_dataset(dataset.value, src_dir, out, partial=partial, verify=verify, progress=on_event)
+        report = load_dataset(dataset.value, src_dir, out, partial=partial, verify=verify, progress=on_event,
+                              keep_raw_layer=True)
 
     rate = report.total_rows / report.seconds if report.seconds else 0.0
     console.print(f"loaded {len(report.rows)} tables, {report.total_rows:,} rows in {report.seconds:.1f} s "

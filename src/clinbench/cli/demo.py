@@ -58,7 +58,7 @@ def demo_command(
     with _step(f"1. Synthetic MIMIC-IV ({patients} patients, seed {seed})"):
         if fresh or not mimic.exists():
             with console.status("synthesising…"):
-                synth_mimic_iv(mimic, patients=patients, seed=seed)
+                synth_mimic_iv(mimic, patients=patients, seed=seed, keep_raw_layer=True)
             console.print(f"wrote {mimic}")
         else:
             console.print(f"reusing {mimic} (--fresh regenerates)")

@@ -46,8 +46,8 @@ def synth(
     build = synth_mimic_iv if dataset is SynthDataset.mimic_iv else synth_eicu
     started = time.perf_counter()
     with console.status(f"generating {patients:,} synthetic {dataset.value} patients"):
-        path = build(out, patients=patients, seed=seed, septic=septic, ventilated=ventilated, pressors=pressors,
-                     aki=aki, crrt=crrt, liver=liver, quirks=quirks)
+        path = build(out, patients=patients, seed=seed, keep_raw_layer=True, septic=septic, ventilated=ventilated,
+                     pressors=pressors, aki=aki, crrt=crrt, liver=liver, quirks=quirks)
     console.print(f"wrote {path} ({patients:,} patients, seed {seed}) in {time.perf_counter() - started:.1f} s",
                   highlight=False)
 

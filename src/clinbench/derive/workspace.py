@@ -5,9 +5,17 @@ The masked database is built by copying only the allowed tables into a NEW DuckD
 built once per (source fingerprint, task, mode, schema variant) under ``$CLINBENCH_CACHE``
 (default ``~/.cache/clinbench``), under a file lock and by atomic rename, so concurrent
 processes and Ray workers on one machine or a shared folder build it once and share it.
-Native tasks whose mode drops concepts (standard MIMIC-IV tasks) start from one shared layer per
-source, every relation that no such task drops; a task's database is a file copy of that layer
-plus the few concept tables it keeps that other tasks drop, so each further task copies only those.
+Native tasks build in layers, each a file that never held a table the task may not see:
+
+- the source's raw layer (``raw_layer``), when `data load` / `data synth` kept one and the
+  source's raw tables are still exactly those it holds: a raw task's database is a hard link
+  to it, and the layers below start from a file copy of it instead of re-encoding raw tables;
+- for modes that drop concepts (standard MIMIC-IV tasks), one shared layer per source: every
+  relation that no such task drops;
+- a task's database: a file copy of the shared layer plus the few concept tables it keeps that
+  other tasks drop, so each further task writes only those.
+
+Tables are written by a few cursors at once, each committing its group in one transaction.
 
 No run copies it. The cached file is read-only (mode 0444) and each workspace holds a hard
 link to it (O(1) at any database size), or a read-only copy when the workspace is on another
@@ -27,30 +35,33 @@ the same table set (all raw MIMIC-IV tasks; both eICU tasks) share one cached fi
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import secrets
+import re
 import shutil
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
 from clinbench.atomic import atomic_database, atomic_path, write_json_atomic
-from clinbench.derive import conditions
+from clinbench.derive import conditions, raw_layer
+from clinbench.derive.cache_files import cache_dir, intact, lock, seal
 from clinbench.derive.catalogue import TaskSpec, get_task, load_catalogue
 from clinbench.derive.schema_variants import Relation, VariantPlan, plan_variant, rewrite_sql
 from clinbench.errors import DataError
 
 # Bump when the masking or variant rules change, so stale cached databases are not reused.
 BUILD_VERSION = "1"
-SOURCE_SCHEMAS = {"mimic-iv": ("mimiciv_hosp", "mimiciv_icu"), "eicu": ("eicu_crd",)}
+SOURCE_SCHEMAS = raw_layer.RAW_SCHEMAS
 DERIVED_SCHEMA = "mimiciv_derived"
 HIDDEN_PREFIXES = ("target_", "variant_")
 DATABASE_FILE = "database.duckdb"
+COPY_WORKERS = 4  # cursors writing a masked database at once (at most one per core)
+_SOURCE_REF = re.compile(r'\bsrc\."([^"]+)"\."([^"]+)"')
 READ_ONLY_NOTE = (
     "`database.duckdb` is read-only (shared with other runs): open it with `duckdb -readonly database.duckdb` "
     "or `duckdb.connect('database.duckdb', read_only=True)`. Temporary tables (`CREATE TEMP TABLE`) work on it; "
@@ -64,11 +75,6 @@ class PreparedDatabase:
     path: Path  # the cached masked database (never handed to an agent directly)
     mapping_path: Path  # the variant mapping, kept next to the cache, outside any workspace
     plan: VariantPlan
-
-
-def cache_dir() -> Path:
-    root = Path(os.environ.get("CLINBENCH_CACHE") or Path.home() / ".cache" / "clinbench")
-    return root / "workspaces"
 
 
 def prepare_workspace(task_id: str, condition: str, schema_variant: str, db_path: str | Path,
@@ -179,14 +185,16 @@ def prepare_database(spec: TaskSpec, schema_variant: str, db_path: str | Path) -
     root.mkdir(parents=True, exist_ok=True)
     target = root / f"{spec.database}.{spec.mode}.{schema_variant}.{key}.duckdb"
     mapping = target.with_suffix(".mapping.json")
-    stamp = target.with_suffix(".stamp.json")
-    with _lock(root / f"{key}.lock"):
-        if mapping.is_file() and _intact(target, stamp):
+    with lock(root / f"{key}.lock"):
+        if mapping.is_file() and intact(target):
             return PreparedDatabase(target, mapping, _load_plan(mapping))
         salt = _salt(root)
-        base = _shared_base(spec, relations, schema_variant, fingerprint, db_path, root, salt)
+        base = None
+        if schema_variant == "native":
+            base = raw_layer.find(db_path, spec.database)
+            base = _shared_base(spec, relations, fingerprint, db_path, root, salt, base) or base
         plan = _build(relations, schema_variant, db_path, target, salt, base)
-        _seal(target, stamp)
+        seal(target)
         write_json_atomic(mapping, plan.to_json(), indent=1)
     return PreparedDatabase(target, mapping, plan)
 
@@ -197,17 +205,16 @@ def _key(fingerprint: str, relations: list[Relation], variant: str) -> str:
     ).hexdigest()[:24]
 
 
-def _shared_base(spec: TaskSpec, relations: list[Relation], variant: str, fingerprint: str, db_path: Path,
-                 root: Path, salt: str) -> tuple[Path, set[str]] | None:
+def _shared_base(spec: TaskSpec, relations: list[Relation], fingerprint: str, db_path: Path, root: Path,
+                 salt: str, raw: tuple[Path, set[str]] | None) -> tuple[Path, set[str]] | None:
     """For a native task whose mode drops concepts: the cached database of every relation that no
-    task of its (database, mode) drops, built once per source and shared by those tasks.
+    task of its (database, mode) drops, built once per source and shared by those tasks, itself
+    started from the source's raw layer when there is one.
 
     A task's masked database is then a file copy of it plus the few concept tables that other
     tasks drop and this one keeps. It never holds a dropped or hidden table, so copying it leaks
     nothing. Returns (path, qualified names it holds), or None when there is nothing to share.
     """
-    if variant != "native":
-        return None
     droppable = {d for t in load_catalogue().values() if (t.database, t.mode) == (spec.database, spec.mode)
                  for d in t.drop}
     shared = [r for r in relations if not (r.schema == DERIVED_SCHEMA and r.name in droppable)]
@@ -215,18 +222,11 @@ def _shared_base(spec: TaskSpec, relations: list[Relation], variant: str, finger
         return None
     key = _key(fingerprint, shared, "native-shared")
     path = root / f"{spec.database}.{spec.mode}.native.shared.{key}.duckdb"
-    stamp = path.with_suffix(".stamp.json")
-    with _lock(root / f"{key}.lock"):  # always taken inside a task's lock, never the other way round
-        if not _intact(path, stamp):
-            _build(shared, "native", db_path, path, salt)
-            _seal(path, stamp)
+    with lock(root / f"{key}.lock"):  # always taken inside a task's lock, never the other way round
+        if not intact(path):
+            _build(shared, "native", db_path, path, salt, raw)
+            seal(path)
     return path, {r.qualified for r in shared}
-
-
-def _seal(path: Path, stamp: Path) -> None:
-    """Make a built database read-only and remember how it looks, so a later change is noticed."""
-    os.chmod(path, 0o444)
-    write_json_atomic(stamp, _stamp(path))
 
 
 def read_only_files(workspace: str | Path) -> list[Path]:
@@ -237,19 +237,6 @@ def read_only_files(workspace: str | Path) -> list[Path]:
         if entry.is_file(follow_symlinks=False) and not entry.stat(follow_symlinks=False).st_mode & 0o222:
             files.append(Path(entry.path))
     return files
-
-
-def _stamp(path: Path) -> list[int]:
-    st = path.stat()
-    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode & 0o777]
-
-
-def _intact(target: Path, stamp: Path) -> bool:
-    """The cached file exists and is as it was built (size, mtime, inode, mode 0444)."""
-    try:
-        return json.loads(stamp.read_text(encoding="utf-8")) == _stamp(target)
-    except (OSError, ValueError):
-        return False
 
 
 def _share(cached: Path, dst: Path) -> None:
@@ -266,20 +253,27 @@ def _share(cached: Path, dst: Path) -> None:
 def _build(relations: list[Relation], variant: str, db_path: Path, target: Path, salt: str,
            base: tuple[Path, set[str]] | None = None) -> VariantPlan:
     """Write ``target`` with the variant's tables of ``relations``, copied from the source; with
-    ``base``, start from a copy of that database and copy only the relations it lacks."""
+    ``base`` (a cached database holding only some of these relations), start from that file and
+    copy only the relations it lacks: a hard link to it when it lacks none."""
     plan = plan_variant(variant, relations, salt)
     if base is None:
         with atomic_database(target) as con:
             _copy_tables(con, db_path, plan.outputs)
         return plan
     path, held = base
+    if not held <= {r.qualified for r in relations}:  # a base never brings a table the task may not see
+        raise AssertionError(f"{path.name} holds tables outside the task's set")
+    missing = [o for o in plan.outputs if f"{o.schema}.{o.name}" not in held]
     with atomic_path(target) as tmp:
+        if not missing:
+            _share(path, tmp)
+            return plan
         wal = tmp.with_name(tmp.name + ".wal")
         try:
             shutil.copyfile(path, tmp)
             con = duckdb.connect(str(tmp))
             try:
-                _copy_tables(con, db_path, [o for o in plan.outputs if f"{o.schema}.{o.name}" not in held])
+                _copy_tables(con, db_path, missing)
                 con.execute("CHECKPOINT")
             finally:
                 con.close()
@@ -289,11 +283,58 @@ def _build(relations: list[Relation], variant: str, db_path: Path, target: Path,
 
 
 def _copy_tables(con: duckdb.DuckDBPyConnection, db_path: Path, outputs: list) -> None:
+    """Create each output table from the attached source.
+
+    The tables are split into a few groups of about equal size, each written by its own
+    cursor in one transaction: small tables then run side by side instead of one after another
+    (one DuckDB pipeline rarely fills every core), and each group commits once.
+    """
     con.execute(f"ATTACH '{_esc(str(db_path))}' AS src (READ_ONLY)")
-    for out in outputs:
-        con.execute(f'CREATE SCHEMA IF NOT EXISTS "{out.schema}"')
-        con.execute(f'CREATE TABLE "{out.schema}"."{out.name}" AS {out.select}')
+    for schema in sorted({out.schema for out in outputs}):
+        con.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+    sizes = dict(((s, t), n) for s, t, n in con.execute(
+        "SELECT schema_name, table_name, estimated_size * column_count FROM duckdb_tables() "
+        "WHERE database_name = 'src'").fetchall())
+    groups = _groups(outputs, sizes, min(COPY_WORKERS, os.cpu_count() or 1))
+    errors: list[BaseException] = []
+
+    def write(cur: duckdb.DuckDBPyConnection, group: list) -> None:
+        try:
+            cur.execute("BEGIN")
+            for out in group:
+                cur.execute(f'CREATE TABLE "{out.schema}"."{out.name}" AS {out.select}')
+            cur.execute("COMMIT")
+        except BaseException as exc:  # re-raised below, in the caller's thread
+            errors.append(exc)
+
+    if len(groups) == 1:
+        write(con, groups[0])
+    else:
+        cursors = [con.cursor() for _ in groups]
+        threads = [threading.Thread(target=write, args=(cur, group)) for cur, group in zip(cursors, groups)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        for cur in cursors:
+            cur.close()
+    if errors:
+        raise errors[0]
     con.execute("DETACH src")
+
+
+def _groups(outputs: list, sizes: dict[tuple[str, str], int], n: int) -> list[list]:
+    """``outputs`` in at most ``n`` non-empty groups of about equal source size (largest first,
+    each to the lightest group)."""
+    def size(out) -> int:
+        return sum(sizes.get(ref, 0) for ref in _SOURCE_REF.findall(out.select)) or 1
+
+    loads, groups = [0] * max(1, n), [[] for _ in range(max(1, n))]
+    for out in sorted(outputs, key=size, reverse=True):
+        i = loads.index(min(loads))
+        groups[i].append(out)
+        loads[i] += size(out)
+    return [group for group in groups if group]
 
 
 def _load_plan(path: Path) -> VariantPlan:
@@ -314,16 +355,6 @@ def _salt(root: Path) -> str:
         finally:
             tmp.unlink(missing_ok=True)
     return path.read_text().strip()
-
-
-@contextlib.contextmanager
-def _lock(path: Path):
-    with path.open("a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _esc(text: str) -> str:

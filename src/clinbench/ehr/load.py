@@ -130,8 +130,13 @@ def load_dataset(
     partial: bool = False,
     verify: bool = False,
     progress: Progress | None = None,
+    keep_raw_layer: bool = False,
 ) -> LoadReport:
-    """Load ``dataset`` ('mimic-iv' or 'eicu') from ``src_dir`` into ``out_path``; see the module doc."""
+    """Load ``dataset`` ('mimic-iv' or 'eicu') from ``src_dir`` into ``out_path``; see the module doc.
+
+    ``keep_raw_layer``: keep a copy of the loaded tables for masked databases
+    (``clinbench.derive.raw_layer``), as `data load` does.
+    """
     started = time.perf_counter()
     src = Path(src_dir)
     out = Path(out_path)
@@ -178,6 +183,10 @@ def load_dataset(
                 warn(message)
             if progress is not None:
                 progress(LoadEvent("done", s.table.qualified, s.rel, rows=rows, index=index, total=len(sources)))
+        if keep_raw_layer:
+            from clinbench.derive import raw_layer
+
+            raw_layer.keep(con, dataset)
     report.seconds = time.perf_counter() - started
     return report
 

@@ -56,16 +56,22 @@ class _Mimic(HospTables, IcuEvents, MarkerLabs):
         return self.counts
 
 
-def synth_mimic_iv(out_path: str | Path, *, patients: int = 200, seed: int = 0, **knobs: float) -> Path:
+def synth_mimic_iv(out_path: str | Path, *, patients: int = 200, seed: int = 0, keep_raw_layer: bool = False,
+                   **knobs: float) -> Path:
     """Write a synthetic MIMIC-IV database (schemas mimiciv_hosp, mimiciv_icu) to ``out_path``.
 
     Same ``patients``, ``seed`` and knobs give identical tables. The file appears only when
-    complete (written beside it, then renamed). Knobs: see ``Knobs``.
+    complete (written beside it, then renamed). Knobs: see ``Knobs``. ``keep_raw_layer``: keep a
+    copy of the raw tables for masked databases (``clinbench.derive.raw_layer``), as `data synth` does.
     """
     check_size(patients, seed)
     settings = Knobs(**known_knobs(knobs))
     out = Path(out_path)
     with atomic_database(out) as con:
         _Mimic(con, patients, seed, settings).build()
+        if keep_raw_layer:
+            from clinbench.derive import raw_layer
+
+            raw_layer.keep(con, "mimic-iv")
         record_synthesis(con, "mimic-iv", patients, seed)
     return out

@@ -1,0 +1,116 @@
+"""Raw layers: a copy of a database taken while it held its raw tables and nothing else.
+
+A masked database is never a copy of a source with tables dropped, since a dropped table's
+pages can survive in the file. So the first masked database of a source has to write every
+table it keeps into a new file, and re-encoding the raw tables (chartevents, labevents, ...)
+is most of that work. There is one moment when a copy of the source has nothing to hide: when
+`data load` or `data synth` has just written the raw tables into a brand-new file, before any
+concept, reference or record table exists. ``keep`` copies the file then (a file copy, no
+re-encoding) into ``$CLINBENCH_CACHE/workspaces/raw/``, read-only. The first masked database
+of that source later starts from a copy of this layer and writes only the concept tables.
+
+A layer is used only while the source's raw tables are exactly those it holds. Its name
+carries the storage signature of the raw tables: for each table its columns and types, its
+exact row count, and every stored segment (row group, column, position, rows, compression,
+statistics, block and offset, pending updates) from DuckDB's ``pragma_storage_info``. DuckDB
+writes changed data to new blocks and counts deleted rows, so an INSERT, UPDATE, DELETE or
+type change in any raw table, or a change not yet checkpointed, gives another signature and
+the layer is not used; the masked database is then built from the source alone. Tables added
+in other schemas (the concepts build) leave the signature as it was, and a byte copy of the
+source has the same signature, so it finds the layer too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import duckdb
+
+from clinbench.atomic import atomic_path
+from clinbench.derive import cache_files
+
+RAW_SCHEMAS = {"mimic-iv": ("mimiciv_hosp", "mimiciv_icu"), "eicu": ("eicu_crd",)}
+
+
+def signature(con: duckdb.DuckDBPyConnection, dataset: str) -> tuple[str, set[str]]:
+    """(signature, qualified table names) of the dataset's raw tables in ``con``'s database."""
+    schemas = list(RAW_SCHEMAS[dataset])
+    marks = ", ".join("?" for _ in schemas)
+    here = f"database_name = current_database() AND schema_name IN ({marks})"
+    tables = con.execute(f"SELECT schema_name, table_name FROM duckdb_tables() WHERE {here} ORDER BY ALL",
+                         schemas).fetchall()
+    if not tables:
+        return "", set()
+    cols = con.execute(f"SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() WHERE {here} "
+                       "ORDER BY schema_name, table_name, column_index", schemas).fetchall()
+    names = [(f"{s}.{t}", f'"{s}"."{t}"') for s, t in tables]
+    rows = con.execute(" UNION ALL ".join(f"SELECT '{_esc(n)}', count(*) FROM {q}" for n, q in names)).fetchall()
+    segments = con.execute(" UNION ALL ".join(
+        f"SELECT '{_esc(n)}' AS t, row_group_id, column_id, column_path, segment_id, segment_type, start, count, "
+        "compression, stats::VARCHAR, has_updates, persistent, block_id, block_offset, additional_block_ids::VARCHAR "
+        f"FROM pragma_storage_info('{_esc(q)}')" for n, q in names) + " ORDER BY ALL").fetchall()
+    digest = hashlib.sha256(repr((dataset, tables, cols, sorted(rows), segments)).encode()).hexdigest()[:24]
+    return digest, {n for n, _ in names}
+
+
+def keep(con: duckdb.DuckDBPyConnection, dataset: str) -> Path | None:
+    """Copy the database ``con`` is writing as the dataset's raw layer, if it holds raw tables only.
+
+    Call it on a brand-new file once its raw tables are written (``data load``, ``data synth``):
+    only then can no other table have left pages in it. Returns the layer, or None when the
+    file holds anything else (another schema's tables, a view) or the cache cannot be written;
+    a raw layer only saves time, so failing to keep one never fails the load.
+    """
+    schemas = RAW_SCHEMAS[dataset]
+    marks = ", ".join("?" for _ in schemas)
+    others = con.execute(
+        f"SELECT (SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+        f"AND schema_name NOT IN ({marks})) + (SELECT count(*) FROM duckdb_views() "
+        "WHERE database_name = current_database() AND NOT internal)", list(schemas)).fetchone()[0]
+    if others:
+        return None
+    try:
+        con.execute("CHECKPOINT")
+        digest, tables = signature(con, dataset)
+        if not tables:
+            return None
+        source = Path(con.execute(
+            "SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()[0])
+        path = layer_path(dataset, digest)
+        with cache_files.lock(path.with_suffix(".lock")):
+            if not cache_files.intact(path):
+                with atomic_path(path) as tmp:
+                    shutil.copyfile(source, tmp)
+                cache_files.seal(path)
+        return path
+    except (OSError, duckdb.Error):
+        return None
+
+
+def find(db_path: Path, dataset: str) -> tuple[Path, set[str]] | None:
+    """(layer, qualified tables it holds) for the source at ``db_path``, or None when none matches.
+
+    Costs nothing when no layer of the dataset was kept; otherwise one read of the catalogue
+    and storage metadata of the raw tables (no data scan).
+    """
+    if not any(cache_files.cache_dir().joinpath("raw").glob(f"{dataset}.*.duckdb")):
+        return None
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        digest, tables = signature(con, dataset)
+    finally:
+        con.close()
+    path = layer_path(dataset, digest)
+    if not tables or not cache_files.intact(path):
+        return None
+    return path, tables
+
+
+def layer_path(dataset: str, digest: str) -> Path:
+    return cache_files.cache_dir() / "raw" / f"{dataset}.{digest}.duckdb"
+
+
+def _esc(text: str) -> str:
+    return text.replace("'", "''")
