@@ -142,3 +142,17 @@ def test_a_changed_raw_table_is_never_served_from_the_layer(synth_with_layer, tm
     assert raw_layer.find(source, "mimic-iv") is None
     masked = prepare_database(load_catalogue()["mimic-sofa-24h-raw"], "native", source).path
     assert contents(masked) == {k: v for k, v in contents(source).items() if not k.startswith("clinbench_meta.")}
+
+
+def test_only_the_newest_layers_of_a_dataset_stay(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    kept = []
+    for i in range(raw_layer.KEPT_PER_DATASET + 2):
+        con = duckdb.connect(str(tmp_path / f"e{i}.duckdb"))
+        con.execute(f"CREATE SCHEMA eicu_crd; CREATE TABLE eicu_crd.patient AS SELECT range AS id FROM range({i + 1})")
+        kept.append(raw_layer.keep(con, "eicu"))
+        con.close()
+    assert len(set(kept)) == len(kept)  # different contents, different layers
+    assert sorted((cache_dir() / "raw").glob("eicu.*.duckdb")) == sorted(kept[-raw_layer.KEPT_PER_DATASET:])
+    assert raw_layer.find(tmp_path / "e0.duckdb", "eicu") is None
+    assert raw_layer.find(tmp_path / f"e{len(kept) - 1}.duckdb", "eicu")[0] == kept[-1]

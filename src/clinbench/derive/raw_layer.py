@@ -32,6 +32,7 @@ from clinbench.atomic import atomic_path
 from clinbench.derive import cache_files
 
 RAW_SCHEMAS = {"mimic-iv": ("mimiciv_hosp", "mimiciv_icu"), "eicu": ("eicu_crd",)}
+KEPT_PER_DATASET = 4  # the newest layers of each dataset stay; older ones are removed when a new one is kept
 
 
 def signature(con: duckdb.DuckDBPyConnection, dataset: str) -> tuple[str, set[str]]:
@@ -79,11 +80,12 @@ def keep(con: duckdb.DuckDBPyConnection, dataset: str) -> Path | None:
         source = Path(con.execute(
             "SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()[0])
         path = layer_path(dataset, digest)
-        with cache_files.lock(path.with_suffix(".lock")):
+        with cache_files.lock(path.parent / f"{dataset}.lock"):
             if not cache_files.intact(path):
                 with atomic_path(path) as tmp:
                     shutil.copyfile(source, tmp)
                 cache_files.seal(path)
+            _remove_old(dataset)
         return path
     except (OSError, duckdb.Error):
         return None
@@ -106,6 +108,16 @@ def find(db_path: Path, dataset: str) -> tuple[Path, set[str]] | None:
     if not tables or not cache_files.intact(path):
         return None
     return path, tables
+
+
+def _remove_old(dataset: str) -> None:
+    """Remove all but the newest ``KEPT_PER_DATASET`` layers of ``dataset``. Databases built from a
+    removed layer are copies of it or hard links to it, so they stay valid."""
+    layers = sorted(cache_files.cache_dir().joinpath("raw").glob(f"{dataset}.*.duckdb"),
+                    key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    for old in layers[KEPT_PER_DATASET:]:
+        old.unlink(missing_ok=True)
+        cache_files.stamp_path(old).unlink(missing_ok=True)
 
 
 def layer_path(dataset: str, digest: str) -> Path:
