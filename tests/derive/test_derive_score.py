@@ -290,3 +290,10 @@ def test_empty_reference_is_named(tmp_path):
     assert r.reward == 0.0 and "reference has no rows" in r.reason
     r = score_against(spec(), write(tmp_path, "stay_id,score,dose\n1,2,3\n"), c, "ref")
     assert not r.strict and "reference has no rows" in r.reason
+
+
+def test_a_bad_byte_is_named_by_its_offset_in_the_file(con, tmp_path):
+    # past the reader's first 4 MiB block, after a run of plain ASCII rows
+    body = PERFECT.encode() + b"4,1,2.0\n" * 700_000
+    r = run(con, tmp_path, body + b"4,\xff,2.0\n")
+    assert f"bad byte at offset {len(body) + 2}" in r.reason and r.reward == 0.0

@@ -5,10 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.table import Table
-
-console = Console()
 
 
 def register(app: typer.Typer) -> None:
@@ -34,6 +30,10 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print(r.model_dump_json(indent=2))
             return
+        from rich.console import Console
+        from rich.table import Table
+
+        console = Console()
         verdict = "[green]strict pass[/]" if r.strict else "[red]strict fail[/]"
         console.print(f"[bold]{r.task_id}[/]  reward {r.reward:.4f}  {verdict}  (scored columns: {r.scored_columns})")
         nmae = "—" if r.ordered_value_nmae is None else f"{r.ordered_value_nmae:.4f}"

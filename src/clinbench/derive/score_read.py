@@ -45,13 +45,21 @@ def file_problem(path: Path) -> str:
         return f"output file {path} does not exist"
     decoder = codecs.getincrementaldecoder("utf-8")()
     seen_text = False
+    offset = 0  # bytes read before the current chunk
     with path.open("rb") as fh:
         while chunk := fh.read(1 << 22):
+            pending = decoder.getstate()[0]  # the start of a character split across chunks
+            if chunk.isascii() and not pending:  # ASCII after whole characters is valid UTF-8
+                seen_text = seen_text or bool(chunk.strip())
+                offset += len(chunk)
+                continue
             try:
                 text = decoder.decode(chunk)
             except UnicodeDecodeError as exc:
-                return f"output is not UTF-8 text (bad byte at offset {exc.start}); save it as UTF-8"
+                at = offset - len(pending) + exc.start
+                return f"output is not UTF-8 text (bad byte at offset {at}); save it as UTF-8"
             seen_text = seen_text or bool(text.lstrip("\ufeff").strip())
+            offset += len(chunk)
         try:
             decoder.decode(b"", final=True)
         except UnicodeDecodeError:
