@@ -26,7 +26,7 @@ def db(tmp_path) -> Path:
 
 
 def cache_files(tmp_path) -> list[Path]:
-    return sorted((tmp_path / "cache" / "references").glob("*.parquet"))
+    return sorted((tmp_path / "cache" / "workspaces" / "references").glob("*.parquet"))
 
 
 def test_a_second_score_reads_the_cache_not_the_database(db, tmp_path, monkeypatch):

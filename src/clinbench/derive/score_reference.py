@@ -9,8 +9,9 @@ Preparing a reference means reading its table and computing what every score of 
 - the column kinds, the row count and each numeric column's scale (max - min, 1 when 0 or
   empty; the nMAE divides by it).
 
-``score_output`` keeps that as a Parquet file in the cache (``$CLINBENCH_CACHE`` or
-``~/.cache/clinbench``, under ``references/``), named for the database file's identity
+``score_output`` keeps that as a Parquet file in the workspace cache (``cache_files.cache_dir()``,
+under ``references/``: inside the folder a campaign hides from sandboxed agents, beside the
+masked databases), named for the database file's identity
 (``clinbench.fileid``: path, inode, size, mtime, ctime, write-ahead log) and the table. A
 later score of the same file does not open the database at all; any write to the database
 changes its identity, so a stale reference is never read. The file is written under a
@@ -87,7 +88,9 @@ def cached(con: duckdb.DuckDBPyConnection, db_path: Path, table: str, keys: list
     from clinbench.fileid import file_identity
 
     identity = file_identity(db_path)
-    folder = _cache_root() / "references"
+    from clinbench.derive.cache_files import cache_dir
+
+    folder = cache_dir() / "references"
     stem = hashlib.sha256(f"{identity[0]}\0{table}".encode()).hexdigest()[:24]
     stamp = hashlib.sha256(repr((PREPARATION_VERSION, duckdb.__version__, table, keys, identity)).encode()).hexdigest()[:16]
     path = folder / f"{stem}-{stamp}.parquet"
@@ -141,10 +144,6 @@ def _write(con: duckdb.DuckDBPyConnection, ref: Reference, path: Path, stem: str
                 old.unlink(missing_ok=True)
     except (OSError, duckdb.Error):
         pass  # best effort: the next score prepares it again
-
-
-def _cache_root() -> Path:
-    return Path(os.environ.get("CLINBENCH_CACHE") or Path.home() / ".cache" / "clinbench")
 
 
 def _kind(typ: str) -> str:
