@@ -42,6 +42,7 @@ import secrets
 import re
 import shutil
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -191,8 +192,10 @@ def prepare_database(spec: TaskSpec, schema_variant: str, db_path: str | Path) -
         salt = _salt(root)
         base = None
         if schema_variant == "native":
-            base = raw_layer.find(db_path, spec.database)
-            base = _shared_base(spec, relations, fingerprint, db_path, root, salt, base) or base
+            def raw() -> tuple[Path, set[str]] | None:  # looked up only when a layer has to be built from it
+                return raw_layer.find(db_path, spec.database)
+
+            base = _shared_base(spec, relations, fingerprint, db_path, root, salt, raw) or raw()
         plan = _build(relations, schema_variant, db_path, target, salt, base)
         seal(target)
         write_json_atomic(mapping, plan.to_json(), indent=1)
@@ -206,7 +209,7 @@ def _key(fingerprint: str, relations: list[Relation], variant: str) -> str:
 
 
 def _shared_base(spec: TaskSpec, relations: list[Relation], fingerprint: str, db_path: Path, root: Path,
-                 salt: str, raw: tuple[Path, set[str]] | None) -> tuple[Path, set[str]] | None:
+                 salt: str, raw: Callable[[], tuple[Path, set[str]] | None]) -> tuple[Path, set[str]] | None:
     """For a native task whose mode drops concepts: the cached database of every relation that no
     task of its (database, mode) drops, built once per source and shared by those tasks, itself
     started from the source's raw layer when there is one.
@@ -224,7 +227,7 @@ def _shared_base(spec: TaskSpec, relations: list[Relation], fingerprint: str, db
     path = root / f"{spec.database}.{spec.mode}.native.shared.{key}.duckdb"
     with lock(root / f"{key}.lock"):  # always taken inside a task's lock, never the other way round
         if not intact(path):
-            _build(shared, "native", db_path, path, salt, raw)
+            _build(shared, "native", db_path, path, salt, raw())
             seal(path)
     return path, {r.qualified for r in shared}
 
