@@ -156,3 +156,28 @@ def test_only_the_newest_layers_of_a_dataset_stay(tmp_path, monkeypatch):
     assert sorted((cache_dir() / "raw").glob("eicu.*.duckdb")) == sorted(kept[-raw_layer.KEPT_PER_DATASET:])
     assert raw_layer.find(tmp_path / "e0.duckdb", "eicu") is None
     assert raw_layer.find(tmp_path / f"e{len(kept) - 1}.duckdb", "eicu")[0] == kept[-1]
+
+
+def test_a_raw_block_with_other_contents_is_never_served_from_the_layer(synth_with_layer, tmp_path, monkeypatch):
+    """Same catalogue and storage metadata, one block's contents changed (its checksum): not the layer.
+    DuckDB's own error names the offset, so the layout the check reads is the one DuckDB writes."""
+    db, layer_cache = synth_with_layer
+    source = tmp_path / "source.duckdb"
+    shutil.copyfile(db, source)
+    use_layer_cache(monkeypatch, tmp_path, layer_cache)
+    assert raw_layer.find(source, "mimic-iv") is not None
+    con = duckdb.connect(str(source), read_only=True)
+    block = con.execute("SELECT min(block_id) FROM pragma_storage_info('mimiciv_icu.chartevents') "
+                        "WHERE block_id >= 0").fetchone()[0]
+    offset = raw_layer.block_offset(block, con.execute("SELECT block_size FROM pragma_database_size()").fetchone()[0])
+    con.close()
+    with source.open("r+b") as fh:
+        fh.seek(offset)
+        stored = fh.read(raw_layer.CHECKSUM_BYTES)
+        fh.seek(offset)
+        fh.write(bytes(b ^ 0xFF for b in stored))
+    assert raw_layer.find(source, "mimic-iv") is None
+    con = duckdb.connect(str(source), read_only=True)
+    with pytest.raises(duckdb.Error, match=f"checksum.*location {offset}"):
+        con.execute("SELECT sum(hash(c)) FROM mimiciv_icu.chartevents AS c").fetchall()
+    con.close()

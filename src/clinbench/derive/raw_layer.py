@@ -12,10 +12,12 @@ of that source later starts from a copy of this layer and writes only the concep
 A layer is used only while the source's raw tables are exactly those it holds. Its name
 carries the storage signature of the raw tables: for each table its columns and types, its
 exact row count, and every stored segment (row group, column, position, rows, compression,
-statistics, block and offset, pending updates) from DuckDB's ``pragma_storage_info``. DuckDB
-writes changed data to new blocks and counts deleted rows, so an INSERT, UPDATE, DELETE or
-type change in any raw table, or a change not yet checkpointed, gives another signature and
-the layer is not used; the masked database is then built from the source alone. Tables added
+statistics, block and offset, pending updates) from DuckDB's ``pragma_storage_info``; and the
+checksum DuckDB keeps at the start of every block those segments use must be the same in the
+source and in the layer. DuckDB writes changed data to new blocks and counts deleted rows, so
+an INSERT, UPDATE, DELETE or type change in any raw table, or a change not yet checkpointed,
+gives another signature or another block checksum and the layer is not used; the masked
+database is then built from the source alone. Tables added
 in other schemas (the concepts build) leave the signature as it was, and a byte copy of the
 source has the same signature, so it finds the layer too.
 """
@@ -23,6 +25,8 @@ source has the same signature, so it finds the layer too.
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import shutil
 from pathlib import Path
 
@@ -31,19 +35,22 @@ import duckdb
 from clinbench.atomic import atomic_path
 from clinbench.derive import cache_files
 
+_HEADERS = 3 * 4096  # DuckDB's main header and two database headers precede the first block
+CHECKSUM_BYTES = 8
 RAW_SCHEMAS = {"mimic-iv": ("mimiciv_hosp", "mimiciv_icu"), "eicu": ("eicu_crd",)}
 KEPT_PER_DATASET = 4  # the newest layers of each dataset stay; older ones are removed when a new one is kept
 
 
-def signature(con: duckdb.DuckDBPyConnection, dataset: str) -> tuple[str, set[str]]:
-    """(signature, qualified table names) of the dataset's raw tables in ``con``'s database."""
+def signature(con: duckdb.DuckDBPyConnection, dataset: str) -> tuple[str, set[str], list[int]]:
+    """(signature, qualified table names, ids of the blocks holding their data) of the dataset's raw
+    tables in ``con``'s database."""
     schemas = list(RAW_SCHEMAS[dataset])
     marks = ", ".join("?" for _ in schemas)
     here = f"database_name = current_database() AND schema_name IN ({marks})"
     tables = con.execute(f"SELECT schema_name, table_name FROM duckdb_tables() WHERE {here} ORDER BY ALL",
                          schemas).fetchall()
     if not tables:
-        return "", set()
+        return "", set(), []
     cols = con.execute(f"SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() WHERE {here} "
                        "ORDER BY schema_name, table_name, column_index", schemas).fetchall()
     names = [(f"{s}.{t}", f'"{s}"."{t}"') for s, t in tables]
@@ -53,7 +60,8 @@ def signature(con: duckdb.DuckDBPyConnection, dataset: str) -> tuple[str, set[st
         "compression, stats::VARCHAR, has_updates, persistent, block_id, block_offset, additional_block_ids::VARCHAR "
         f"FROM pragma_storage_info('{_esc(q)}')" for n, q in names) + " ORDER BY ALL").fetchall()
     digest = hashlib.sha256(repr((dataset, tables, cols, sorted(rows), segments)).encode()).hexdigest()[:24]
-    return digest, {n for n, _ in names}
+    blocks = {row[12] for row in segments} | {b for row in segments for b in json.loads(row[14])}
+    return digest, {n for n, _ in names}, sorted(b for b in blocks if b >= 0)
 
 
 def keep(con: duckdb.DuckDBPyConnection, dataset: str) -> Path | None:
@@ -74,7 +82,7 @@ def keep(con: duckdb.DuckDBPyConnection, dataset: str) -> Path | None:
         return None
     try:
         con.execute("CHECKPOINT")
-        digest, tables = signature(con, dataset)
+        digest, tables, _ = signature(con, dataset)
         if not tables:
             return None
         source = Path(con.execute(
@@ -101,13 +109,36 @@ def find(db_path: Path, dataset: str) -> tuple[Path, set[str]] | None:
         return None
     con = duckdb.connect(str(db_path), read_only=True)
     try:
-        digest, tables = signature(con, dataset)
+        digest, tables, blocks = signature(con, dataset)
+        block_size = con.execute("SELECT block_size FROM pragma_database_size() "
+                                 "WHERE database_name = current_database()").fetchone()[0]
     finally:
         con.close()
     path = layer_path(dataset, digest)
-    if not tables or not cache_files.intact(path):
+    if not tables or not cache_files.intact(path) or not _same_blocks(db_path, path, blocks, block_size):
         return None
     return path, tables
+
+
+def _same_blocks(a: Path, b: Path, blocks: list[int], block_size: int) -> bool:
+    """Whether each of ``blocks`` has the same checksum in files ``a`` and ``b``.
+
+    DuckDB starts every block with a 64-bit checksum of its contents (the file: three 4 KiB
+    headers, then blocks of ``block_size``). The metadata signature alone would miss a column
+    rewritten in place twice, back into the very block and offset it had, with the same
+    statistics; its checksum would differ.
+    """
+    with a.open("rb") as fa, b.open("rb") as fb:
+        for block in blocks:
+            offset = block_offset(block, block_size)
+            if os.pread(fa.fileno(), CHECKSUM_BYTES, offset) != os.pread(fb.fileno(), CHECKSUM_BYTES, offset):
+                return False
+    return True
+
+
+def block_offset(block: int, block_size: int) -> int:
+    """Where block ``block`` (and its checksum) starts in a DuckDB file."""
+    return _HEADERS + block * block_size
 
 
 def _remove_old(dataset: str) -> None:
