@@ -42,13 +42,12 @@ import secrets
 import re
 import shutil
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
-from clinbench.atomic import atomic_database, atomic_path, write_json_atomic
+from clinbench.atomic import atomic_path, write_json_atomic
 from clinbench.derive import conditions, raw_layer
 from clinbench.derive.cache_files import cache_dir, intact, lock, seal
 from clinbench.derive.catalogue import TaskSpec, get_task, load_catalogue
@@ -190,13 +189,18 @@ def prepare_database(spec: TaskSpec, schema_variant: str, db_path: str | Path) -
         if mapping.is_file() and intact(target):
             return PreparedDatabase(target, mapping, _load_plan(mapping))
         salt = _salt(root)
-        base = None
-        if schema_variant == "native":
-            def raw() -> tuple[Path, set[str]] | None:  # looked up only when a layer has to be built from it
-                return raw_layer.find(db_path, spec.database)
-
-            base = _shared_base(spec, relations, fingerprint, db_path, root, salt, raw) or raw()
-        plan = _build(relations, schema_variant, db_path, target, salt, base)
+        shared = _shared_layer(spec, relations, fingerprint, root) if schema_variant == "native" else None
+        if shared is None:
+            base = raw_layer.find(db_path, spec.database) if schema_variant == "native" else None
+            plan = _build(relations, schema_variant, db_path, target, salt, base)
+        else:
+            path = shared[0]
+            with lock(path.with_suffix(".lock")):  # always taken inside a task's lock, never the other way round
+                if intact(path):
+                    plan = _build(relations, schema_variant, db_path, target, salt, shared)
+                else:  # build the shared layer on the way: the task's file, saved once it holds those tables
+                    plan = _build(relations, schema_variant, db_path, target, salt,
+                                  raw_layer.find(db_path, spec.database), layer=shared)
         seal(target)
         write_json_atomic(mapping, plan.to_json(), indent=1)
     return PreparedDatabase(target, mapping, plan)
@@ -208,15 +212,15 @@ def _key(fingerprint: str, relations: list[Relation], variant: str) -> str:
     ).hexdigest()[:24]
 
 
-def _shared_base(spec: TaskSpec, relations: list[Relation], fingerprint: str, db_path: Path, root: Path,
-                 salt: str, raw: Callable[[], tuple[Path, set[str]] | None]) -> tuple[Path, set[str]] | None:
-    """For a native task whose mode drops concepts: the cached database of every relation that no
-    task of its (database, mode) drops, built once per source and shared by those tasks, itself
-    started from the source's raw layer when there is one.
+def _shared_layer(spec: TaskSpec, relations: list[Relation], fingerprint: str,
+                  root: Path) -> tuple[Path, set[str]] | None:
+    """For a native task whose mode drops concepts: (path, qualified names) of the cached database
+    of every relation that no task of its (database, mode) drops, built once per source and
+    shared by those tasks; None when there is nothing to share.
 
     A task's masked database is then a file copy of it plus the few concept tables that other
     tasks drop and this one keeps. It never holds a dropped or hidden table, so copying it leaks
-    nothing. Returns (path, qualified names it holds), or None when there is nothing to share.
+    nothing.
     """
     droppable = {d for t in load_catalogue().values() if (t.database, t.mode) == (spec.database, spec.mode)
                  for d in t.drop}
@@ -224,12 +228,7 @@ def _shared_base(spec: TaskSpec, relations: list[Relation], fingerprint: str, db
     if len(shared) == len(relations):
         return None
     key = _key(fingerprint, shared, "native-shared")
-    path = root / f"{spec.database}.{spec.mode}.native.shared.{key}.duckdb"
-    with lock(root / f"{key}.lock"):  # always taken inside a task's lock, never the other way round
-        if not intact(path):
-            _build(shared, "native", db_path, path, salt, raw())
-            seal(path)
-    return path, {r.qualified for r in shared}
+    return root / f"{spec.database}.{spec.mode}.native.shared.{key}.duckdb", {r.qualified for r in shared}
 
 
 def read_only_files(workspace: str | Path) -> list[Path]:
@@ -254,35 +253,54 @@ def _share(cached: Path, dst: Path) -> None:
 
 
 def _build(relations: list[Relation], variant: str, db_path: Path, target: Path, salt: str,
-           base: tuple[Path, set[str]] | None = None) -> VariantPlan:
-    """Write ``target`` with the variant's tables of ``relations``, copied from the source; with
-    ``base`` (a cached database holding only some of these relations), start from that file and
-    copy only the relations it lacks: a hard link to it when it lacks none."""
+           base: tuple[Path, set[str]] | None = None, layer: tuple[Path, set[str]] | None = None) -> VariantPlan:
+    """Write ``target`` with the variant's tables of ``relations``, copied from the source.
+
+    With ``base`` (a cached database holding some of these relations and nothing else), start
+    from a file copy of it and write only the relations it lacks (a hard link to it when it lacks
+    none). With ``layer`` (path, names), write those relations first and save a sealed copy of
+    the file at that point as ``path``, then write the rest.
+    """
     plan = plan_variant(variant, relations, salt)
-    if base is None:
-        with atomic_database(target) as con:
-            _copy_tables(con, db_path, plan.outputs)
-        return plan
-    path, held = base
-    if not held <= {r.qualified for r in relations}:  # a base never brings a table the task may not see
-        raise AssertionError(f"{path.name} holds tables outside the task's set")
+    allowed = {r.qualified for r in relations}
+    held = base[1] if base else set()
+    first = layer[1] if layer else set()
+    if not held <= first | allowed or not first <= allowed or (layer and not held <= first):
+        raise AssertionError("a base or layer holds tables outside the task's set")  # never brings a hidden table
     missing = [o for o in plan.outputs if f"{o.schema}.{o.name}" not in held]
+    early = [o for o in missing if f"{o.schema}.{o.name}" in first]
+    late = [o for o in missing if f"{o.schema}.{o.name}" not in first]
     with atomic_path(target) as tmp:
-        if not missing:
-            _share(path, tmp)
+        if base and not missing and not layer:
+            _share(base[0], tmp)
             return plan
-        wal = tmp.with_name(tmp.name + ".wal")
+        wal = _wal(tmp)
         try:
-            shutil.copyfile(path, tmp)
+            if base:
+                shutil.copyfile(base[0], tmp)
             con = duckdb.connect(str(tmp))
             try:
-                _copy_tables(con, db_path, missing)
+                if layer:
+                    if early:
+                        _copy_tables(con, db_path, early)
+                    con.execute("CHECKPOINT")  # the file is complete here (no log): copy it as the layer
+                    with atomic_path(layer[0]) as layer_tmp:
+                        shutil.copyfile(tmp, layer_tmp)
+                    _wal(layer[0]).unlink(missing_ok=True)  # DuckDB would replay a stale log onto it
+                    seal(layer[0])
+                if late:
+                    _copy_tables(con, db_path, late)
                 con.execute("CHECKPOINT")
             finally:
                 con.close()
         finally:
             wal.unlink(missing_ok=True)
+    _wal(target).unlink(missing_ok=True)
     return plan
+
+
+def _wal(path: Path) -> Path:
+    return path.with_name(path.name + ".wal")
 
 
 def _copy_tables(con: duckdb.DuckDBPyConnection, db_path: Path, outputs: list) -> None:
