@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import os
@@ -188,7 +189,7 @@ def test_bad_inputs(source_db, tmp_path):
         prepare_workspace("mimic-sofa-24h", "hints", "native", source_db, tmp_path / "x")
     from clinbench.derive.conditions import check_condition
 
-    spec = load_catalogue()["mimic-sofa-24h"].model_copy(update={"operational_spec": False})
+    spec = dataclasses.replace(load_catalogue()["mimic-sofa-24h"], operational_spec=False)
     with pytest.raises(TaskError, match="task mimic-sofa-24h has no operational spec; pick another condition"):
         check_condition(spec, "operational-spec")
     with pytest.raises(TaskError, match="unknown schema variant"):

@@ -41,7 +41,7 @@ def test_a_second_score_reads_the_cache_not_the_database(db, tmp_path, monkeypat
 
     monkeypatch.setattr(score_reference, "prepare", no_preparing)
     second = score_output(TASK, out, db)
-    assert second.model_dump() == first.model_dump()
+    assert second.as_dict() == first.as_dict()
     # the examples come from the cached rows too: stay 200, reference 7.5 against 9
     assert second.columns["meld"].examples == [{"key": {"stay_id": "200"}, "reference": "7.5", "agent": "9.0"}]
 
@@ -69,7 +69,7 @@ def test_a_cache_that_cannot_be_written_still_scores(db, tmp_path, monkeypatch):
 def test_a_damaged_cache_file_is_prepared_again(db, tmp_path):
     out = tmp_path / "out.csv"
     out.write_text(OUT)
-    expected = score_output(TASK, out, db).model_dump()
+    expected = score_output(TASK, out, db).as_dict()
     [cached] = cache_files(tmp_path)
     cached.write_bytes(b"not parquet")
-    assert score_output(TASK, out, db).model_dump() == expected
+    assert score_output(TASK, out, db).as_dict() == expected

@@ -72,7 +72,7 @@ def score_into_record(record: RunRecord, task_id: str, output_csv: Path | None, 
     from clinbench.derive.score import score_output
 
     result = score_output(task_id, output_csv, db, scored_columns=scored_columns)
-    data = result.model_dump(mode="json")
+    data = result.as_dict()
     record.reward = float(result.reward)
     record.strict = bool(result.strict)
     record.key_f1 = float(result.key_f1)

@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
             raise DataError(f"{output_csv} does not exist: give the CSV the agent wrote (e.g. WORKSPACE/output.csv)")
         r = score_output(task_id, output_csv, db, scored_columns=scored_columns)
         if as_json:
-            print(r.model_dump_json(indent=2))
+            print(r.to_json())
             return
         from rich.console import Console
         from rich.table import Table

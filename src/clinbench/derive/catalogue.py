@@ -7,11 +7,10 @@ results compare task by task. Everything else that reads a task goes through ``T
 from __future__ import annotations
 
 import tomllib
+from dataclasses import MISSING, dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from typing import Any, Literal
 
 from clinbench.errors import TaskError
 
@@ -23,44 +22,85 @@ CONDITIONS = (
 )
 
 
-class TaskSpec(BaseModel):
-    """One derivation task as declared in its ``task.toml``."""
+class SpecError(ValueError):
+    """A task field that does not validate; ``field`` names it ('(task)' for a rule across fields)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field_name
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One derivation task as declared in its ``task.toml`` (validated on construction; a plain
+    frozen dataclass, so reading a task imports nothing heavy)."""
 
     id: str
     family: str
     database: Literal["mimic-iv", "eicu"]
     mode: Literal["standard", "raw"]
-    reference: str = Field(description="target name; built as <schema>.target_<name with - as _>")
-    keys: list[str] = Field(min_length=1)
-    scored_columns: list[str] = Field(min_length=1)
-    required_columns: list[str] = Field(min_length=1)
-    tolerances: dict[str, float] = Field(default_factory=dict)
-    timestamp_tolerance_seconds: float = Field(default=0.0, ge=0)
-    coverage_threshold: float = Field(ge=0, le=1)
-    accuracy_threshold: float = Field(ge=0, le=1)
-    skills: list[str] = Field(min_length=1)
+    reference: str  # target name; built as <schema>.target_<name with - as _>
+    keys: list[str]
+    scored_columns: list[str]
+    required_columns: list[str]
+    coverage_threshold: float
+    accuracy_threshold: float
+    skills: list[str]
     decoy_skill: str
-    operational_spec: bool | str = Field(
-        default=False,
-        description="true: this task's folder holds operational-spec.md; a sibling task id (same "
-                    "family and reference): that task's file is this task's spec; false: none",
-    )
-    drop: list[str] = Field(default_factory=list)
+    tolerances: dict[str, float] = field(default_factory=dict)
+    timestamp_tolerance_seconds: float = 0.0
+    # true: this task's folder holds operational-spec.md; a sibling task id (same family and
+    # reference): that task's file is this task's spec; false: none
+    operational_spec: bool | str = False
+    drop: list[str] = field(default_factory=list)
 
-    @model_validator(mode="after")
-    def _columns_consistent(self) -> "TaskSpec":
+    @classmethod
+    def from_mapping(cls, raw: dict[str, Any]) -> "TaskSpec":
+        """A task from a parsed task.toml: unknown and missing fields are errors naming the field."""
+        known = {f.name: f for f in fields(cls)}
+        for name in raw:
+            if name not in known:
+                raise SpecError(name, "Extra inputs are not permitted")
+        for name, f in known.items():
+            if name not in raw and f.default is MISSING and f.default_factory is MISSING:
+                raise SpecError(name, "Field required")
+        return cls(**raw)
+
+    def __post_init__(self) -> None:
+        for name in ("id", "family", "reference", "decoy_skill"):
+            if not isinstance(getattr(self, name), str):
+                raise SpecError(name, "Input should be a valid string")
+        for name, allowed in (("database", ("mimic-iv", "eicu")), ("mode", ("standard", "raw"))):
+            if getattr(self, name) not in allowed:
+                raise SpecError(name, f"Input should be {' or '.join(repr(a) for a in allowed)}")
+        for name in ("keys", "scored_columns", "required_columns", "skills", "drop"):
+            value = getattr(self, name)
+            if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+                raise SpecError(name, "Input should be a valid list of strings")
+            if not value and name != "drop":
+                raise SpecError(name, "List should have at least 1 item after validation, not 0")
+            object.__setattr__(self, name, list(value))
+        for name, low, high in (("coverage_threshold", 0, 1), ("accuracy_threshold", 0, 1),
+                                ("timestamp_tolerance_seconds", 0, None)):
+            value = _number(name, getattr(self, name))
+            if value < low or (high is not None and value > high):
+                bound = f"greater than or equal to {low}" if value < low else f"less than or equal to {high}"
+                raise SpecError(name, f"Input should be {bound}")
+            object.__setattr__(self, name, value)
+        if not isinstance(self.tolerances, dict) or not all(isinstance(k, str) for k in self.tolerances):
+            raise SpecError("tolerances", "Input should be a valid dictionary of column -> number")
+        object.__setattr__(self, "tolerances", {k: _number(f"tolerances.{k}", v) for k, v in self.tolerances.items()})
+        if not isinstance(self.operational_spec, (bool, str)):
+            raise SpecError("operational_spec", "Input should be true, false or a task id")
         missing = [c for c in [*self.keys, *self.scored_columns] if c not in self.required_columns]
         if missing:
-            raise ValueError(f"keys/scored columns not in required_columns: {', '.join(missing)}")
+            raise SpecError("(task)", f"keys/scored columns not in required_columns: {', '.join(missing)}")
         if self.decoy_skill in self.skills:
-            raise ValueError("decoy_skill must be a skill of another family")
+            raise SpecError("(task)", "decoy_skill must be a skill of another family")
         if self.operational_spec == self.id:
-            raise ValueError("operational_spec names the task itself; write operational_spec = true")
+            raise SpecError("(task)", "operational_spec names the task itself; write operational_spec = true")
         if any(v < 0 for v in self.tolerances.values()):
-            raise ValueError("tolerances must be >= 0")
-        return self
+            raise SpecError("(task)", "tolerances must be >= 0")
 
     @property
     def derived_schema(self) -> str:
@@ -91,6 +131,12 @@ class TaskSpec(BaseModel):
         return float(self.tolerances.get(column, 0.0))
 
 
+def _number(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SpecError(name, "Input should be a valid number")
+    return float(value)
+
+
 def load_task_file(path: Path) -> TaskSpec:
     """Read and validate one task.toml; errors name the file and the field."""
     try:
@@ -98,11 +144,9 @@ def load_task_file(path: Path) -> TaskSpec:
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise TaskError(f"{path}: cannot read task file ({exc}); fix the TOML syntax") from exc
     try:
-        spec = TaskSpec.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(task)"
-        raise TaskError(f"{path}: field '{field}': {first['msg']}") from exc
+        spec = TaskSpec.from_mapping(raw)
+    except SpecError as exc:
+        raise TaskError(f"{path}: field '{exc.field}': {exc}") from exc
     expected = (path.parent.parent.name, path.parent.name)
     if (spec.family, spec.id) != expected:
         raise TaskError(

@@ -36,7 +36,7 @@ from clinbench.errors import DataError
 
 APP_OUTPUT = "/app/output.csv"
 # Packages the verifier imports from clinbench.derive.score (installed in the image).
-_VERIFIER_PACKAGES = ("duckdb", "pydantic")
+_VERIFIER_PACKAGES = ("duckdb",)
 
 _TEST_SH = """#!/usr/bin/env bash
 # Harbor verifier: score /app/output.csv with clinbench's scorer against the hidden reference.

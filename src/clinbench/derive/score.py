@@ -24,11 +24,12 @@ instead of raising. docs/scoring.md lists where this reader differs from M4Bench
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import duckdb
-from pydantic import BaseModel, Field
 
 from clinbench.derive.catalogue import TaskSpec, get_task
 from clinbench.derive.score_read import NULL_TOKENS  # noqa: F401  (re-exported: the rule lives there)
@@ -45,7 +46,8 @@ _EPS = 1e-9
 _EXAMPLES = 3
 
 
-class ColumnScore(BaseModel):
+@dataclass
+class ColumnScore:
     name: str
     kind: str  # numeric | timestamp | string
     tolerance: float
@@ -53,10 +55,11 @@ class ColumnScore(BaseModel):
     denominator: int
     match_rate: float
     nmae: float | None = None
-    examples: list[dict[str, Any]] = Field(default_factory=list)
+    examples: list[dict[str, Any]] = field(default_factory=list)
 
 
-class ScoreResult(BaseModel):
+@dataclass
+class ScoreResult:
     task_id: str
     reward: float
     strict: bool
@@ -65,19 +68,26 @@ class ScoreResult(BaseModel):
     key_f1: float
     coverage: float
     ordered_value_nmae: float | None
-    columns: dict[str, ColumnScore] = Field(default_factory=dict)
-    checks: dict[str, bool] = Field(default_factory=dict)
+    columns: dict[str, ColumnScore] = field(default_factory=dict)
+    checks: dict[str, bool] = field(default_factory=dict)
     reference_rows: int = 0
     agent_rows: int = 0
     extra_keys: int = 0
     duplicate_rows: int = 0
-    missing_columns: list[str] = Field(default_factory=list)
+    missing_columns: list[str] = field(default_factory=list)
     scored_columns: str = "value"  # which column set counted: 'value' or 'required'
     reason: str = ""
 
     @property
     def column_match_rates(self) -> dict[str, float]:
         return {name: col.match_rate for name, col in self.columns.items()}
+
+    def as_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready data (``score.json``)."""
+        return asdict(self)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.as_dict(), indent=indent, ensure_ascii=False)
 
 
 def scored_columns_for(spec: TaskSpec, scored_columns: str = "value") -> list[str]:
