@@ -104,29 +104,11 @@ WITH charted AS (
     SELECT stay_id, starttime, endtime, weight, weight_type FROM backfill
 )
 
-, uo AS (
-    SELECT ie.stay_id, uo.charttime, uo.urineoutput,
-        date_diff('second', ie.intime, uo.charttime) AS seconds_since_admit,
-        COALESCE(
-            date_diff('second', LAG(uo.charttime) OVER (PARTITION BY ie.stay_id ORDER BY uo.charttime), uo.charttime) / 3600.0,
-            1
-        ) AS hours_since_previous_row
-    FROM mimiciv_icu.icustays AS ie
-    INNER JOIN mimiciv_derived.urine_output AS uo ON uo.stay_id = ie.stay_id
-),
-sums AS (
-    SELECT stay_id, charttime,
-        SUM(urineoutput) OVER w6 AS urineoutput_6hr,
-        SUM(urineoutput) OVER w12 AS urineoutput_12hr,
-        SUM(urineoutput) OVER w24 AS urineoutput_24hr,
-        ROUND(CAST(SUM(hours_since_previous_row) OVER w6 AS DECIMAL(38, 9)), 6) AS uo_tm_6hr,
-        ROUND(CAST(SUM(hours_since_previous_row) OVER w12 AS DECIMAL(38, 9)), 6) AS uo_tm_12hr,
-        ROUND(CAST(SUM(hours_since_previous_row) OVER w24 AS DECIMAL(38, 9)), 6) AS uo_tm_24hr
-    FROM uo
-    WINDOW
-        w6 AS (PARTITION BY stay_id ORDER BY seconds_since_admit RANGE BETWEEN 21600 PRECEDING AND CURRENT ROW),
-        w12 AS (PARTITION BY stay_id ORDER BY seconds_since_admit RANGE BETWEEN 43200 PRECEDING AND CURRENT ROW),
-        w24 AS (PARTITION BY stay_id ORDER BY seconds_since_admit RANGE BETWEEN 86400 PRECEDING AND CURRENT ROW)
+, sums AS (
+    -- the 6/12/24 h volumes and covered hours do not depend on weight: kdigo_uo's, once per charting
+    SELECT DISTINCT stay_id, charttime,
+        urineoutput_6hr, urineoutput_12hr, urineoutput_24hr, uo_tm_6hr, uo_tm_12hr, uo_tm_24hr
+    FROM mimiciv_derived.kdigo_uo
 )
 
 , kdigo_uo_collapsed AS (
