@@ -3,6 +3,8 @@ error positions, schema rename, skipped schemas, and the inlined single statemen
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -91,6 +93,46 @@ def test_real_concepts_order_puts_every_dependency_first():
     assert "mimiciv_derived.weight_durations" in deps["mimiciv_derived.urine_output_rate"].derived
     assert set(deps["mimiciv_derived.vasoactive_agent"].derived) >= {"mimiciv_derived.norepinephrine", "mimiciv_derived.vasopressin"}
     assert closure(["mimiciv_derived.norepinephrine_equivalent_dose"], deps) >= {"mimiciv_derived.milrinone", "mimiciv_derived.vasoactive_agent"}
+
+
+def test_dependency_cache_follows_edits_and_ignores_a_damaged_file(toy_root, tmp_path, monkeypatch):
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    assert dependency_map(load_concepts(toy_root))["mimiciv_derived.long_stays"].derived == ("mimiciv_derived.stay_hours",)
+    (cache,) = (tmp_path / "cache" / "concept-references").glob("sqlglot-*.json")
+    path = toy_root / "mimic_iv/demo/long_stays.sql"
+    path.write_text(path.read_text().replace("FROM mimiciv_derived.stay_hours WHERE hours >= 48", "FROM mimiciv_derived.stays"))
+    assert dependency_map(load_concepts(toy_root))["mimiciv_derived.long_stays"].derived == ("mimiciv_derived.stays",)
+    cache.write_text("{not json", encoding="utf-8")
+    assert dependency_map(load_concepts(toy_root))["mimiciv_derived.stay_hours"].derived == ("mimiciv_derived.stays",)
+    assert len(json.loads(cache.read_text(encoding="utf-8"))) == len(load_concepts(toy_root))  # rewritten whole
+
+
+def test_a_second_process_reads_the_dependencies_without_parsing_sql(tmp_path):
+    probe = ("import sys; from clinbench.concepts.catalog import load_concepts; "
+             "from clinbench.concepts.graph import dependency_map; "
+             "deps = dependency_map(load_concepts()); "
+             "print(len(deps), 'mimiciv_derived.bg' in deps['mimiciv_derived.first_day_bg'].derived, 'sqlglot' in sys.modules)")
+    env = {**os.environ, "CLINBENCH_CACHE": str(tmp_path / "cache")}
+    first = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
+    second = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
+    count = len(load_concepts())
+    assert first.stdout.split() == [str(count), "True", "True"], first.stderr
+    assert second.stdout.split() == [str(count), "True", "False"], second.stderr
+
+
+def test_concurrent_and_serial_builds_give_the_same_tables_and_order(toy_root, toy_db, tmp_path):
+    import shutil
+
+    serial_db = tmp_path / "serial.duckdb"
+    shutil.copy(toy_db, serial_db)
+    concurrent = build_concepts(toy_db, workers=4)
+    serial = build_concepts(serial_db, workers=1)
+    assert [r.name for r in concurrent] == [r.name for r in serial]
+    assert [r.status for r in concurrent] == [r.status for r in serial]
+    for r in concurrent:
+        if r.status == "built":
+            sql = f"SELECT * FROM {r.name} ORDER BY ALL"
+            assert _table(toy_db, sql) == _table(serial_db, sql), r.name
 
 
 def test_every_concept_header_declares_the_five_fields():
