@@ -196,6 +196,23 @@ def test_failing_concept_keeps_previous_table_and_names_file_and_line(toy_root, 
     assert _table(toy_db, "SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE '__clinbench_tmp_%'") == [(0,)]
 
 
+def test_build_leaves_verify_the_raw_fingerprints_it_computed(toy_root, toy_db, tmp_path, monkeypatch):
+    from clinbench.concepts import manifest
+
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    build_concepts(toy_db)
+    monkeypatch.setattr(manifest, "_FILE_CACHES", {})  # a new process: only what was persisted
+    cached = manifest.file_cache(toy_db)
+    con = duckdb.connect(str(toy_db), read_only=True)
+    try:
+        fresh = manifest.source_fingerprint(con, ["mimiciv_icu.icustays"])
+    finally:
+        con.close()
+    assert cached == {"mimiciv_icu.icustays": fresh}
+    monkeypatch.setattr(manifest, "load_concepts", lambda: load_concepts(toy_root))
+    assert manifest.verify(toy_db, ["mimiciv_derived.target_long_stay"]) == []
+
+
 def test_schema_option_rewrites_derived_references(toy_root, toy_db):
     results = build_concepts(toy_db, only=["long_stays"], schema="derived_v2")
     assert [r.name for r in results][-1] == "derived_v2.long_stays"

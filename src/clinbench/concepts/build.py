@@ -188,9 +188,15 @@ def build_concepts(
                 state.finish(qualified, state.build_one(con, qualified), index, len(order), progress)
         else:
             _build_concurrently(state, order, workers, progress)
-        return [state.results[q] for q in order]
     finally:
         con.close()
+    # The raw-table fingerprints the manifest just computed stay true for the file as closed (a
+    # build writes only derived tables): hand them to `verify` and campaign binding, which would
+    # otherwise hash every raw row again on their first read of this file.
+    if state.manifest_cache:
+        manifest.file_cache(db_path).update(state.manifest_cache)
+        manifest.persist_cache(db_path)
+    return [state.results[q] for q in order]
 
 
 DEFAULT_WORKERS = 2
