@@ -181,3 +181,11 @@ def test_a_raw_block_with_other_contents_is_never_served_from_the_layer(synth_wi
     with pytest.raises(duckdb.Error, match=f"checksum.*location {offset}"):
         con.execute("SELECT sum(hash(c)) FROM mimiciv_icu.chartevents AS c").fetchall()
     con.close()
+
+
+def test_a_cache_that_cannot_be_written_never_fails_the_synthesis(tmp_path, monkeypatch):
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("x")
+    monkeypatch.setenv("CLINBENCH_CACHE", str(blocked))
+    db = synth_eicu(tmp_path / "eicu.duckdb", patients=10, seed=0, keep_raw_layer=True)
+    assert "eicu_crd.patient" in contents(db)

@@ -34,6 +34,7 @@ import duckdb
 
 from clinbench.atomic import atomic_path
 from clinbench.derive import cache_files
+from clinbench.write_errors import WriteError
 
 _HEADERS = 3 * 4096  # DuckDB's main header and two database headers precede the first block
 CHECKSUM_BYTES = 8
@@ -95,7 +96,7 @@ def keep(con: duckdb.DuckDBPyConnection, dataset: str) -> Path | None:
                 cache_files.seal(path)
             _remove_old(dataset)
         return path
-    except (OSError, duckdb.Error):
+    except (OSError, duckdb.Error, WriteError):  # e.g. a full or read-only cache: the load goes on without
         return None
 
 
