@@ -285,9 +285,9 @@ def _build_concurrently(state: _BuildState, order: list[str], workers: int, prog
         chain[qualified] = 1 + max((chain[o] for o in order if qualified in waiting[o]), default=0)
     priority = {q: (-chain[q], position[q]) for q in order}
     ready = sorted((q for q in order if not waiting[q]), key=priority.__getitem__)
+    own = [state.con.cursor() for _ in range(workers)]
     cursors: queue.SimpleQueue[duckdb.DuckDBPyConnection] = queue.SimpleQueue()
-    for _ in range(workers):
-        cursor = state.con.cursor()
+    for cursor in own:
         cursors.put(cursor)
 
     def run(qualified: str) -> BuildResult:
@@ -298,32 +298,39 @@ def _build_concurrently(state: _BuildState, order: list[str], workers: int, prog
             cursors.put(cursor)
 
     failure: BaseException | None = None
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="concepts") as pool:
-        running: dict[Future[BuildResult], str] = {}
-        while ready or running:
-            while ready and len(running) < workers and failure is None:
-                qualified = ready.pop(0)
-                state.announce(qualified, position[qualified], len(order), progress)
-                running[pool.submit(run, qualified)] = qualified
-            if not running:
-                break
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in sorted(done, key=lambda f: position[running[f]]):
-                qualified = running.pop(future)
-                try:
-                    result = future.result()
-                except BaseException as exc:  # noqa: BLE001 - re-raised once the running builds finish
-                    failure = failure or exc
-                    continue
-                if failure is None:
-                    state.finish(qualified, result, position[qualified], len(order), progress)
-                for other in order:
-                    if qualified in waiting[other]:
-                        waiting[other].discard(qualified)
-                        if not waiting[other] and other not in state.results and other not in running.values():
-                            ready.append(other)
-                ready.sort(key=priority.__getitem__)
-    while not cursors.empty():
-        cursors.get().close()
+    try:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="concepts") as pool:
+            running: dict[Future[BuildResult], str] = {}
+            try:
+                while ready or running:
+                    while ready and len(running) < workers and failure is None:
+                        qualified = ready.pop(0)
+                        state.announce(qualified, position[qualified], len(order), progress)
+                        running[pool.submit(run, qualified)] = qualified
+                    if not running:
+                        break
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in sorted(done, key=lambda f: position[running[f]]):
+                        qualified = running.pop(future)
+                        try:
+                            result = future.result()
+                        except BaseException as exc:  # noqa: BLE001 - raised once the running builds finish
+                            failure = failure or exc
+                            continue
+                        if failure is None:
+                            state.finish(qualified, result, position[qualified], len(order), progress)
+                        for other in order:
+                            if qualified in waiting[other]:
+                                waiting[other].discard(qualified)
+                                if not waiting[other] and other not in state.results and other not in running.values():
+                                    ready.append(other)
+                        ready.sort(key=priority.__getitem__)
+            except BaseException:
+                for cursor in own:  # Ctrl-C or a failing progress hook: stop the running queries now
+                    cursor.interrupt()
+                raise
+    finally:
+        for cursor in own:
+            cursor.close()
     if failure is not None:
         raise failure
