@@ -25,7 +25,6 @@ import duckdb
 from clinbench.concepts import manifest
 from clinbench.concepts.catalog import MIMIC_DERIVED, Concept, find_concept, load_concepts
 from clinbench.concepts.graph import Dependencies, closure, dependency_map, topological_order
-from clinbench.concepts.inline import inline_sql
 from clinbench.errors import ConceptError, DataError
 
 META_SCHEMA = "clinbench_meta"
@@ -59,6 +58,8 @@ def output_table(concept: Concept, schema: str) -> str:
 
 def target_sql(name: str) -> str:
     """A target's self-contained SQL (dependencies inlined), readable on a database with raw tables only."""
+    from clinbench.concepts.inline import inline_sql  # sqlglot: only when inlining
+
     concepts = load_concepts()
     concept = find_concept(name, concepts)
     if concept.kind != "target":
