@@ -2,7 +2,8 @@
 
 Builds a reference table shaped like ``mimic-sofa-24h`` (key ``stay_id``, 7 scored integer
 columns) with N rows, writes an agent CSV with 1% of cells perturbed, 0.1% duplicated rows
-and 0.1% extra keys, then times ``score_output``. Baseline: the time DuckDB needs only to
+and 0.1% extra keys, then times ``score_output`` twice: the first score prepares the cached
+reference (in a temporary cache), the second reads it. Baseline: the time DuckDB needs only to
 read the same CSV (the I/O floor); the ratio says how much the scoring rules cost on top.
 
     .venv/bin/python benchmarks/score.py [--rows 5000000]
@@ -11,6 +12,7 @@ read the same CSV (the I/O floor); the ratio says how much the scoring rules cos
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -29,6 +31,7 @@ def main() -> None:
     args = ap.parse_args()
     n = args.rows
     with tempfile.TemporaryDirectory() as tmp:
+        os.environ["CLINBENCH_CACHE"] = str(Path(tmp) / "cache")
         db, csv = Path(tmp) / "ref.duckdb", Path(tmp) / "output.csv"
         con = duckdb.connect(str(db))
         con.execute("CREATE SCHEMA mimiciv_derived")
@@ -62,11 +65,15 @@ def main() -> None:
 
         t0 = time.perf_counter()
         result = score_output(TASK, csv, db)
+        cold_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        result = score_output(TASK, csv, db)
         score_s = time.perf_counter() - t0
 
     print(f"rows: {n:,} reference, {result.agent_rows:,} agent ({size_mb:.0f} MB CSV)")
     print(f"reward {result.reward:.4f}, strict {result.strict}, key F1 {result.key_f1:.4f}")
-    print(f"score_output: {score_s:.2f} s (target < 10 s) -> {'OK' if score_s < 10 else 'SLOW'}")
+    print(f"score_output: {score_s:.2f} s (target < 10 s) -> {'OK' if score_s < 10 else 'SLOW'}; "
+          f"first score of the database (prepares the cached reference): {cold_s:.2f} s")
     print(f"baseline (DuckDB CSV read only): {read_s:.2f} s; scoring/read ratio {score_s / read_s:.1f}x")
 
 

@@ -73,3 +73,14 @@ def test_a_damaged_cache_file_is_prepared_again(db, tmp_path):
     [cached] = cache_files(tmp_path)
     cached.write_bytes(b"not parquet")
     assert score_output(TASK, out, db).as_dict() == expected
+
+
+def test_scoring_imports_neither_pydantic_nor_rich():
+    """The scorer runs in every Harbor verifier and campaign run; its imports are its start-up cost."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import clinbench.derive.score, clinbench.derive.score_read, clinbench.derive.score_reference; "
+            "print(sorted(m for m in ('pydantic', 'rich', 'numpy', 'sqlglot') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
