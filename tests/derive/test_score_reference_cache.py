@@ -84,3 +84,17 @@ def test_scoring_imports_neither_pydantic_nor_rich():
             "print(sorted(m for m in ('pydantic', 'rich', 'numpy', 'sqlglot') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_one_off_score_neither_reads_nor_writes_the_cache(db, tmp_path, monkeypatch):
+    out = tmp_path / "out.csv"
+    out.write_text(OUT)
+    assert score_output(TASK, out, db, cache=False).reward == 0.5
+    assert cache_files(tmp_path) == []
+    score_output(TASK, out, db)  # now cached
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("the cache was read")
+
+    monkeypatch.setattr(score_reference, "_read", no_reading)
+    assert score_output(TASK, out, db, cache=False).reward == 0.5

@@ -77,7 +77,7 @@ if not stat.S_ISREG(st.st_mode):
     sys.exit(0)
 from clinbench.derive.score import score_output  # noqa: E402
 
-result = score_output(task_id, output, os.path.join(tests, "reference.duckdb"))
+result = score_output(task_id, output, os.path.join(tests, "reference.duckdb"), cache=False)  # scored once
 write(result.reward, {"strict": result.strict, "key_f1": result.key_f1, "reason": result.reason,
                       "columns": result.column_match_rates})
 '''

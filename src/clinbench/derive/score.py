@@ -102,10 +102,12 @@ def scored_columns_for(spec: TaskSpec, scored_columns: str = "value") -> list[st
 
 
 def score_output(task_id: str, output_csv: str | Path, db_path: str | Path, *,
-                 scored_columns: str = "value") -> ScoreResult:
+                 scored_columns: str = "value", cache: bool = True) -> ScoreResult:
     """Score an output CSV for a catalogued task against the reference built in ``db_path``.
 
-    The reference is prepared once per database file and cached (``score_reference``)."""
+    The reference is prepared once per database file and cached (``score_reference``);
+    ``cache=False`` prepares it from the database without reading or writing the cache (a
+    one-off score, such as a Harbor verifier's)."""
     from clinbench.derive import score_reference
 
     spec = get_task(task_id)
@@ -121,7 +123,7 @@ def score_output(task_id: str, output_csv: str | Path, db_path: str | Path, *,
 
     con = duckdb.connect()
     try:
-        ref = score_reference.cached(con, db_path, spec.target_table, list(spec.keys), on_missing)
+        ref = score_reference.cached(con, db_path, spec.target_table, list(spec.keys), on_missing, use_cache=cache)
         return _score(spec, output_csv, con, ref, scored_columns)
     finally:
         con.close()
@@ -193,11 +195,33 @@ def _score(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyConnectio
             aggregates.append(f"avg({_cost_expr(c, ref.scales[c])}) FILTER (WHERE a.__k0 IS NOT NULL)")
     query = f"SELECT {', '.join(aggregates)} FROM {ref.relation} r LEFT JOIN __agent a ON {join_on}"
     con.execute("CREATE OR REPLACE TEMP VIEW __agent AS SELECT * FROM __parsed")
-    row = con.execute(query).fetchone()
     key_names = ", ".join(f"__k{i}" for i in range(len(spec.keys)))
-    if row[0] == n_ref:
+
+    def dedupe() -> int:
+        """Keep each key's first row; returns the rows left. rowid follows file order, so the first
+        occurrence has the smallest rowid. Duplicates are usually few: they are deleted in place."""
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE __dupkeys AS SELECT {key_names}, min(rowid) AS __first "
+            f"FROM __parsed GROUP BY {key_names} HAVING count(*) > 1"
+        )
+        if con.execute("SELECT count(*) FROM __dupkeys").fetchone()[0]:
+            same = " AND ".join(f"p.__k{i} IS NOT DISTINCT FROM d.__k{i}" for i in range(len(spec.keys)))
+            con.execute(f"DELETE FROM __parsed p USING __dupkeys d WHERE {same} AND p.rowid <> d.__first")
+        return con.execute("SELECT count(*) FROM __parsed").fetchone()[0]
+
+    # More rows than the reference has keys means duplicates or extra keys for certain: remove
+    # duplicates first. Otherwise score at once and remove them only if a key matched twice.
+    n_keys = dedupe() if n_agent > n_ref else None
+    row = con.execute(query).fetchone()
+    if n_keys is None and row[0] != n_ref:
+        n_keys = dedupe()
+        row = con.execute(query).fetchone()
+    if n_keys is not None:
+        n_dup = n_agent - n_keys
+        n_extra = n_keys - row[1]
+    else:
         # no reference key matched two agent rows; agent rows that matched none are extra keys
-        # or their duplicates (rare: counted only when there are any)
+        # or their duplicates (counted only when there are any)
         unmatched = n_agent - row[1]
         n_extra = 0
         if unmatched:
@@ -205,19 +229,6 @@ def _score(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyConnectio
                                   f"ON {join_on} GROUP BY {key_names})").fetchone()[0]
         n_dup = unmatched - n_extra
         n_keys = n_agent - n_dup
-    else:
-        # Duplicated keys keep their first row: rowid follows file order, so the first occurrence
-        # has the smallest rowid. Duplicates are usually few, so delete them in place.
-        con.execute(
-            f"CREATE OR REPLACE TEMP TABLE __dupkeys AS SELECT {key_names}, min(rowid) AS __first "
-            f"FROM __parsed GROUP BY {key_names} HAVING count(*) > 1"
-        )
-        same = " AND ".join(f"p.__k{i} IS NOT DISTINCT FROM d.__k{i}" for i in range(len(spec.keys)))
-        con.execute(f"DELETE FROM __parsed p USING __dupkeys d WHERE {same} AND p.rowid <> d.__first")
-        n_keys = con.execute("SELECT count(*) FROM __parsed").fetchone()[0]
-        n_dup = n_agent - n_keys
-        row = con.execute(query).fetchone()
-        n_extra = n_keys - row[1]
     it = iter(row[1:])
     n_found = int(next(it))
     denom = n_ref + n_extra + n_dup

@@ -81,10 +81,11 @@ def prepare(con: duckdb.DuckDBPyConnection, source: str, keys: list[str]) -> Ref
     return Reference("__ref", kinds, int(row[0]), scales, tuple(keys), source)
 
 
-def cached(con: duckdb.DuckDBPyConnection, db_path: Path, table: str, keys: list[str], on_missing) -> Reference:
+def cached(con: duckdb.DuckDBPyConnection, db_path: Path, table: str, keys: list[str], on_missing, *,
+           use_cache: bool = True) -> Reference:
     """The prepared reference of ``table`` in the database file ``db_path``, from the cache when
     the file is unchanged; otherwise prepared from the database (``on_missing(schemas)`` gives
-    the message when the table is absent) and cached."""
+    the message when the table is absent) and cached. ``use_cache=False`` only prepares it."""
     from clinbench.fileid import file_identity
 
     identity = file_identity(db_path)
@@ -94,7 +95,7 @@ def cached(con: duckdb.DuckDBPyConnection, db_path: Path, table: str, keys: list
     stem = hashlib.sha256(f"{identity[0]}\0{table}".encode()).hexdigest()[:24]
     stamp = hashlib.sha256(repr((PREPARATION_VERSION, duckdb.__version__, table, keys, identity)).encode()).hexdigest()[:16]
     path = folder / f"{stem}-{stamp}.parquet"
-    ref = _read(con, path, keys, table)
+    ref = _read(con, path, keys, table) if use_cache else None
     if ref is not None:
         return ref
     con.execute(f"ATTACH {_lit(str(db_path))} AS __src (READ_ONLY)")
@@ -108,7 +109,7 @@ def cached(con: duckdb.DuckDBPyConnection, db_path: Path, table: str, keys: list
     ref = prepare(con, f"__src.{_q(schema)}.{_q(name)}", keys)
     ref = Reference(ref.relation, ref.kinds, ref.rows, ref.scales, ref.keys, table)
     con.execute("DETACH __src")
-    if file_identity(db_path) == identity:  # not written while we read it
+    if use_cache and file_identity(db_path) == identity:  # not written while we read it
         _write(con, ref, path, stem)
     return ref
 
