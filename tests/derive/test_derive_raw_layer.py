@@ -189,3 +189,26 @@ def test_a_cache_that_cannot_be_written_never_fails_the_synthesis(tmp_path, monk
     monkeypatch.setenv("CLINBENCH_CACHE", str(blocked))
     db = synth_eicu(tmp_path / "eicu.duckdb", patients=10, seed=0, keep_raw_layer=True)
     assert "eicu_crd.patient" in contents(db)
+
+
+def test_a_database_from_elsewhere_gets_its_raw_layer_on_first_use(source_db, tmp_path):
+    """No `data load` layer: the first masked database writes the raw tables into a new file first and
+    keeps that as the layer; a raw task then links to it, and rebuilding concepts keeps it."""
+    source = tmp_path / "source.duckdb"
+    shutil.copyfile(source_db, source)
+    assert raw_layer.find(source, "mimic-iv") is None
+    prepare_database(load_catalogue()["mimic-sofa-24h"], "native", source)
+    layer, held = raw_layer.find(source, "mimic-iv")
+    assert held == {k for k in contents(source) if k.startswith(("mimiciv_hosp.", "mimiciv_icu."))}
+    assert contents(layer) == {k: v for k, v in contents(source).items() if k in held}  # raw tables and nothing else
+    data = layer.read_bytes()
+    assert [m for m in (MARKER, "target_", "mimiciv_derived", "eicu_crd", drop_marker("sofa")) if m.encode() in data] == []
+    raw_db = prepare_database(load_catalogue()["mimic-sofa-24h-raw"], "native", source).path
+    assert raw_db.stat().st_ino == layer.stat().st_ino
+    con = duckdb.connect(str(source))  # a concepts rebuild: a new source fingerprint, the same raw tables
+    con.execute("CREATE TABLE mimiciv_derived.extra_concept AS SELECT 1 AS stay_id")
+    con.close()
+    rebuilt = prepare_database(load_catalogue()["mimic-sofa-24h-raw"], "native", source).path
+    assert rebuilt != raw_db and rebuilt.stat().st_ino == layer.stat().st_ino
+    assert "mimiciv_derived.extra_concept" in contents(prepare_database(load_catalogue()["mimic-sofa-24h"], "native",
+                                                                        source).path)

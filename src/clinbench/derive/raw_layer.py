@@ -8,18 +8,20 @@ is most of that work. There is one moment when a copy of the source has nothing 
 concept, reference or record table exists. ``keep`` copies the file then (a file copy, no
 re-encoding) into ``$CLINBENCH_CACHE/workspaces/raw/``, read-only. The first masked database
 of that source later starts from a copy of this layer and writes only the concept tables.
+For a source without one, the first masked database writes the raw tables first into its new
+file and saves that as the layer (``locate`` gives its name), so raw tasks and a later concepts
+rebuild (same raw tables, new fingerprint) start from it.
 
 A layer is used only while the source's raw tables are exactly those it holds. Its name
-carries the storage signature of the raw tables: for each table its columns and types, its
-exact row count, and every stored segment (row group, column, position, rows, compression,
-statistics, block and offset, pending updates) from DuckDB's ``pragma_storage_info``; and the
-checksum DuckDB keeps at the start of every block those segments use must be the same in the
-source and in the layer. DuckDB writes changed data to new blocks and counts deleted rows, so
-an INSERT, UPDATE, DELETE or type change in any raw table, or a change not yet checkpointed,
-gives another signature or another block checksum and the layer is not used; the masked
-database is then built from the source alone. Tables added
-in other schemas (the concepts build) leave the signature as it was, and a byte copy of the
-source has the same signature, so it finds the layer too.
+carries the storage signature of the source's raw tables: for each table its columns and
+types, its exact row count, and every stored segment (row group, column, position, rows,
+compression, statistics, block and offset, pending updates) from DuckDB's
+``pragma_storage_info``, plus the checksum DuckDB keeps at the start of every block those
+segments use. DuckDB writes changed data to new blocks with new checksums and counts deleted
+rows, so an INSERT, UPDATE, DELETE or type change in any raw table, or a change not yet
+checkpointed, gives another signature and another layer (built from the source on the next
+first use). Tables added in other schemas (the concepts build) leave the signature as it was,
+and a byte copy of the source has the same signature, so it finds the layer too.
 """
 
 from __future__ import annotations
@@ -42,16 +44,15 @@ RAW_SCHEMAS = {"mimic-iv": ("mimiciv_hosp", "mimiciv_icu"), "eicu": ("eicu_crd",
 KEPT_PER_DATASET = 4  # the newest layers of each dataset stay; older ones are removed when a new one is kept
 
 
-def signature(con: duckdb.DuckDBPyConnection, dataset: str) -> tuple[str, set[str], list[int]]:
-    """(signature, qualified table names, ids of the blocks holding their data) of the dataset's raw
-    tables in ``con``'s database."""
+def signature(con: duckdb.DuckDBPyConnection, dataset: str) -> tuple[str, set[str]]:
+    """(signature, qualified table names) of the dataset's raw tables in ``con``'s database file."""
     schemas = list(RAW_SCHEMAS[dataset])
     marks = ", ".join("?" for _ in schemas)
     here = f"database_name = current_database() AND schema_name IN ({marks})"
     tables = con.execute(f"SELECT schema_name, table_name FROM duckdb_tables() WHERE {here} ORDER BY ALL",
                          schemas).fetchall()
     if not tables:
-        return "", set(), []
+        return "", set()
     cols = con.execute(f"SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() WHERE {here} "
                        "ORDER BY schema_name, table_name, column_index", schemas).fetchall()
     names = [(f"{s}.{t}", f'"{s}"."{t}"') for s, t in tables]
@@ -60,9 +61,23 @@ def signature(con: duckdb.DuckDBPyConnection, dataset: str) -> tuple[str, set[st
         f"SELECT '{_esc(n)}' AS t, row_group_id, column_id, column_path, segment_id, segment_type, start, count, "
         "compression, stats::VARCHAR, has_updates, persistent, block_id, block_offset, additional_block_ids::VARCHAR "
         f"FROM pragma_storage_info('{_esc(q)}')" for n, q in names) + " ORDER BY ALL").fetchall()
-    digest = hashlib.sha256(repr((dataset, tables, cols, sorted(rows), segments)).encode()).hexdigest()[:24]
+    path, block_size = con.execute("SELECT path, block_size FROM pragma_database_size() JOIN duckdb_databases() "
+                                   "USING (database_name) WHERE database_name = current_database()").fetchone()
     blocks = {row[12] for row in segments} | {b for row in segments for b in json.loads(row[14])}
-    return digest, {n for n, _ in names}, sorted(b for b in blocks if b >= 0)
+    checksums = _checksums(Path(path), sorted(b for b in blocks if b >= 0), block_size)
+    digest = hashlib.sha256(repr((dataset, tables, cols, sorted(rows), segments, checksums)).encode()).hexdigest()
+    return digest[:24], {n for n, _ in names}
+
+
+def _checksums(path: Path, blocks: list[int], block_size: int) -> bytes:
+    """The checksums DuckDB stores at the start of each of ``blocks`` of the file at ``path``."""
+    with path.open("rb") as fh:
+        return b"".join(os.pread(fh.fileno(), CHECKSUM_BYTES, block_offset(b, block_size)) for b in blocks)
+
+
+def block_offset(block: int, block_size: int) -> int:
+    """Where block ``block`` (and its checksum) starts in a DuckDB file."""
+    return _HEADERS + block * block_size
 
 
 def keep(con: duckdb.DuckDBPyConnection, dataset: str) -> Path | None:
@@ -83,66 +98,56 @@ def keep(con: duckdb.DuckDBPyConnection, dataset: str) -> Path | None:
         return None
     try:
         con.execute("CHECKPOINT")
-        digest, tables, _ = signature(con, dataset)
+        digest, tables = signature(con, dataset)
         if not tables:
             return None
         source = Path(con.execute(
             "SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()[0])
         path = layer_path(dataset, digest)
-        with cache_files.lock(path.parent / f"{dataset}.lock"):
+        with lock(dataset):
             if not cache_files.intact(path):
                 with atomic_path(path) as tmp:
                     shutil.copyfile(source, tmp)
                 cache_files.seal(path)
-            _remove_old(dataset)
+                prune(dataset)
         return path
     except (OSError, duckdb.Error, WriteError):  # e.g. a full or read-only cache: the load goes on without
         return None
 
 
-def find(db_path: Path, dataset: str) -> tuple[Path, set[str]] | None:
-    """(layer, qualified tables it holds) for the source at ``db_path``, or None when none matches.
+def locate(db_path: Path, dataset: str) -> tuple[Path, set[str]] | None:
+    """(layer path, qualified tables) for the raw tables the source at ``db_path`` holds now, or None
+    when it has none. The layer is usable when ``cache_files.intact`` says so; otherwise a build may
+    write one there (raw tables only, into a new file) under ``lock(dataset)``.
 
-    Costs nothing when no layer of the dataset was kept; otherwise one read of the catalogue
-    and storage metadata of the raw tables (no data scan).
+    One read of the catalogue and storage metadata of the raw tables, plus 8 bytes per block
+    they use (no data scan).
+    """
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        digest, tables = signature(con, dataset)
+    finally:
+        con.close()
+    return (layer_path(dataset, digest), tables) if tables else None
+
+
+def find(db_path: Path, dataset: str) -> tuple[Path, set[str]] | None:
+    """(layer, qualified tables it holds) for the source at ``db_path``, or None when none is kept.
+
+    Costs nothing when no layer of the dataset is kept; otherwise as ``locate``.
     """
     if not any(cache_files.cache_dir().joinpath("raw").glob(f"{dataset}.*.duckdb")):
         return None
-    con = duckdb.connect(str(db_path), read_only=True)
-    try:
-        digest, tables, blocks = signature(con, dataset)
-        block_size = con.execute("SELECT block_size FROM pragma_database_size() "
-                                 "WHERE database_name = current_database()").fetchone()[0]
-    finally:
-        con.close()
-    path = layer_path(dataset, digest)
-    if not tables or not cache_files.intact(path) or not _same_blocks(db_path, path, blocks, block_size):
-        return None
-    return path, tables
+    found = locate(db_path, dataset)
+    return found if found and cache_files.intact(found[0]) else None
 
 
-def _same_blocks(a: Path, b: Path, blocks: list[int], block_size: int) -> bool:
-    """Whether each of ``blocks`` has the same checksum in files ``a`` and ``b``.
-
-    DuckDB starts every block with a 64-bit checksum of its contents (the file: three 4 KiB
-    headers, then blocks of ``block_size``). The metadata signature alone would miss a column
-    rewritten in place twice, back into the very block and offset it had, with the same
-    statistics; its checksum would differ.
-    """
-    with a.open("rb") as fa, b.open("rb") as fb:
-        for block in blocks:
-            offset = block_offset(block, block_size)
-            if os.pread(fa.fileno(), CHECKSUM_BYTES, offset) != os.pread(fb.fileno(), CHECKSUM_BYTES, offset):
-                return False
-    return True
+def lock(dataset: str):
+    """The lock under which a layer of ``dataset`` is written."""
+    return cache_files.lock(cache_files.cache_dir() / "raw" / f"{dataset}.lock")
 
 
-def block_offset(block: int, block_size: int) -> int:
-    """Where block ``block`` (and its checksum) starts in a DuckDB file."""
-    return _HEADERS + block * block_size
-
-
-def _remove_old(dataset: str) -> None:
+def prune(dataset: str) -> None:
     """Remove all but the newest ``KEPT_PER_DATASET`` layers of ``dataset``. Databases built from a
     removed layer are copies of it or hard links to it, so they stay valid."""
     layers = sorted(cache_files.cache_dir().joinpath("raw").glob(f"{dataset}.*.duckdb"),

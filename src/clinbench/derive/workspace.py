@@ -7,9 +7,11 @@ built once per (source fingerprint, task, mode, schema variant) under ``$CLINBEN
 processes and Ray workers on one machine or a shared folder build it once and share it.
 Native tasks build in layers, each a file that never held a table the task may not see:
 
-- the source's raw layer (``raw_layer``), when `data load` / `data synth` kept one and the
-  source's raw tables are still exactly those it holds: a raw task's database is a hard link
-  to it, and the layers below start from a file copy of it instead of re-encoding raw tables;
+- the source's raw layer (``raw_layer``): its raw tables and nothing else, kept by `data load` /
+  `data synth` (a file copy), or else written by the first native build on the source (raw
+  tables first into the new file, saved as the layer before anything else is written), used
+  while the source's raw tables are exactly those it holds (a concepts rebuild keeps it). A raw
+  task's database is a hard link to it; the layers below start from a file copy of it;
 - for modes that drop concepts (standard MIMIC-IV tasks), one shared layer per source: every
   relation that no such task drops;
 - a task's database: a file copy of the shared layer plus the few concept tables it keeps that
@@ -35,6 +37,7 @@ the same table set (all raw MIMIC-IV tasks; both eICU tasks) share one cached fi
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -189,18 +192,10 @@ def prepare_database(spec: TaskSpec, schema_variant: str, db_path: str | Path) -
         if mapping.is_file() and intact(target):
             return PreparedDatabase(target, mapping, _load_plan(mapping))
         salt = _salt(root)
-        shared = _shared_layer(spec, relations, fingerprint, root) if schema_variant == "native" else None
-        if shared is None:
-            base = raw_layer.find(db_path, spec.database) if schema_variant == "native" else None
-            plan = _build(relations, schema_variant, db_path, target, salt, base)
+        if schema_variant == "native":
+            plan = _build_native(spec, relations, fingerprint, db_path, target, salt, root)
         else:
-            path = shared[0]
-            with lock(path.with_suffix(".lock")):  # always taken inside a task's lock, never the other way round
-                if intact(path):
-                    plan = _build(relations, schema_variant, db_path, target, salt, shared)
-                else:  # build the shared layer on the way: the task's file, saved once it holds those tables
-                    plan = _build(relations, schema_variant, db_path, target, salt,
-                                  raw_layer.find(db_path, spec.database), layer=shared)
+            plan = _build(relations, schema_variant, db_path, target, salt)
         seal(target)
         write_json_atomic(mapping, plan.to_json(), indent=1)
     return PreparedDatabase(target, mapping, plan)
@@ -210,6 +205,39 @@ def _key(fingerprint: str, relations: list[Relation], variant: str) -> str:
     return hashlib.sha256(
         f"{BUILD_VERSION}|{fingerprint}|{[r.qualified for r in relations]}|{variant}".encode()
     ).hexdigest()[:24]
+
+
+def _build_native(spec: TaskSpec, relations: list[Relation], fingerprint: str, db_path: Path, target: Path,
+                  salt: str, root: Path) -> VariantPlan:
+    """Write a native task's database from the deepest cached layer it can start from, writing the
+    missing layers on the way: the raw layer (the source's raw tables), then for standard
+    tasks the shared layer. Locks: the task's, then the shared layer's, then the raw layer's."""
+    shared = _shared_layer(spec, relations, fingerprint, root)
+    with contextlib.ExitStack() as held:
+        if shared:
+            held.enter_context(lock(shared[0].with_suffix(".lock")))
+            if intact(shared[0]):  # the usual further task: no need to look at the raw tables
+                return _build(relations, "native", db_path, target, salt, shared)
+        raw = raw_layer.locate(db_path, spec.database)
+        base, todo = None, [layer for layer in (shared,) if layer]
+        if raw:
+            held.enter_context(raw_layer.lock(spec.database))
+            if intact(raw[0]):
+                base = raw
+            else:
+                todo.insert(0, raw)
+        if todo and todo[-1][1] == {r.qualified for r in relations}:  # the task's table set is the last layer:
+            last = todo.pop()                                         # write that, then link to it
+            _build([r for r in relations if r.qualified in last[1]], "native", db_path, last[0], salt, base,
+                   layers=todo)
+            seal(last[0])
+            base, todo = last, [*todo, last]
+            plan = _build(relations, "native", db_path, target, salt, base)
+        else:
+            plan = _build(relations, "native", db_path, target, salt, base, layers=todo)
+        if raw and raw in todo:
+            raw_layer.prune(spec.database)
+        return plan
 
 
 def _shared_layer(spec: TaskSpec, relations: list[Relation], fingerprint: str,
@@ -253,25 +281,26 @@ def _share(cached: Path, dst: Path) -> None:
 
 
 def _build(relations: list[Relation], variant: str, db_path: Path, target: Path, salt: str,
-           base: tuple[Path, set[str]] | None = None, layer: tuple[Path, set[str]] | None = None) -> VariantPlan:
+           base: tuple[Path, set[str]] | None = None,
+           layers: list[tuple[Path, set[str]]] | tuple = ()) -> VariantPlan:
     """Write ``target`` with the variant's tables of ``relations``, copied from the source.
 
     With ``base`` (a cached database holding some of these relations and nothing else), start
     from a file copy of it and write only the relations it lacks (a hard link to it when it lacks
-    none). With ``layer`` (path, names), write those relations first and save a sealed copy of
-    the file at that point as ``path``, then write the rest.
+    none). With ``layers`` (path, names), each holding more than the one before: write each
+    layer's relations in turn and save a sealed copy of the file as that layer's path once it
+    holds them, then write the rest. A layer is thus a new file that never held another table.
     """
     plan = plan_variant(variant, relations, salt)
     allowed = {r.qualified for r in relations}
     held = base[1] if base else set()
-    first = layer[1] if layer else set()
-    if not held <= first | allowed or not first <= allowed or (layer and not held <= first):
+    chain = [held, *(names for _, names in layers)]
+    if not all(a <= b for a, b in zip(chain, chain[1:])) or not chain[-1] <= allowed:
         raise AssertionError("a base or layer holds tables outside the task's set")  # never brings a hidden table
-    missing = [o for o in plan.outputs if f"{o.schema}.{o.name}" not in held]
-    early = [o for o in missing if f"{o.schema}.{o.name}" in first]
-    late = [o for o in missing if f"{o.schema}.{o.name}" not in first]
+    stages = [(names, path) for path, names in layers] + [(None, None)]  # None: every output still to write
+    done = set(held)
     with atomic_path(target) as tmp:
-        if base and not missing and not layer:
+        if base and not layers and held == allowed:
             _share(base[0], tmp)
             return plan
         wal = _wal(tmp)
@@ -280,17 +309,18 @@ def _build(relations: list[Relation], variant: str, db_path: Path, target: Path,
                 shutil.copyfile(base[0], tmp)
             con = duckdb.connect(str(tmp))
             try:
-                if layer:
-                    if early:
-                        _copy_tables(con, db_path, early)
-                    con.execute("CHECKPOINT")  # the file is complete here (no log): copy it as the layer
-                    with atomic_path(layer[0]) as layer_tmp:
-                        shutil.copyfile(tmp, layer_tmp)
-                    _wal(layer[0]).unlink(missing_ok=True)  # DuckDB would replay a stale log onto it
-                    seal(layer[0])
-                if late:
-                    _copy_tables(con, db_path, late)
-                con.execute("CHECKPOINT")
+                for names, path in stages:
+                    todo = [o for o in plan.outputs if f"{o.schema}.{o.name}" not in done
+                            and (names is None or f"{o.schema}.{o.name}" in names)]
+                    if todo:
+                        _copy_tables(con, db_path, todo)
+                    done |= {f"{o.schema}.{o.name}" for o in todo}
+                    con.execute("CHECKPOINT")  # the file is complete here (no log)
+                    if path is not None:  # save it as the layer
+                        with atomic_path(path) as layer_tmp:
+                            shutil.copyfile(tmp, layer_tmp)
+                        _wal(path).unlink(missing_ok=True)  # DuckDB would replay a stale log onto it
+                        seal(path)
             finally:
                 con.close()
         finally:
