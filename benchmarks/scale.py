@@ -9,7 +9,8 @@ Steps (each in a fresh process, so its peak memory is its own):
 - masked database, first use: ``prepare_database`` with an empty workspace cache, for the
   first task on the database, a further standard task and a raw task, twice: with the raw layer
   the synth step kept (what `clinbench data synth` / `data load` leave in the cache), and with
-  none (a database written by anything else); anchor M4Bench's per-task preparation as
+  none (a database written by anything else: the first task writes the raw layer on the way,
+  which the raw task then links to); anchor M4Bench's per-task preparation as
   copy + drop + compact (copy the database file, drop the answer and hidden tables, CHECKPOINT,
   copy every remaining table into a new file), per task; goal <= 0.5x;
 - per-run workspace, warm cache: ``prepare_workspace`` (median of ``--runs``), in-process and
