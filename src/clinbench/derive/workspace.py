@@ -41,8 +41,8 @@ import contextlib
 import hashlib
 import json
 import os
-import secrets
 import re
+import secrets
 import shutil
 import threading
 from dataclasses import dataclass
@@ -319,13 +319,13 @@ def _build(relations: list[Relation], variant: str, db_path: Path, target: Path,
                     if path is not None:  # save it as the layer
                         with atomic_path(path) as layer_tmp:
                             shutil.copyfile(tmp, layer_tmp)
-                        _wal(path).unlink(missing_ok=True)  # DuckDB would replay a stale log onto it
+                            _wal(path).unlink(missing_ok=True)  # DuckDB would replay a stale log onto it
                         seal(path)
             finally:
                 con.close()
         finally:
             wal.unlink(missing_ok=True)
-    _wal(target).unlink(missing_ok=True)
+        _wal(target).unlink(missing_ok=True)
     return plan
 
 
