@@ -4,6 +4,8 @@ unchanged, and never a way for a reference, dropped concept or other table to re
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -212,3 +214,20 @@ def test_a_database_from_elsewhere_gets_its_raw_layer_on_first_use(source_db, tm
     assert rebuilt != raw_db and rebuilt.stat().st_ino == layer.stat().st_ino
     assert "mimiciv_derived.extra_concept" in contents(prepare_database(load_catalogue()["mimic-sofa-24h"], "native",
                                                                         source).path)
+
+
+def test_concurrent_first_uses_write_each_layer_once(source_db, tmp_path):
+    """Standard and raw tasks prepared at once on a new source: one raw layer, one shared layer, and
+    every raw task's database is that raw layer."""
+    script = ("import sys\nfrom clinbench.derive.workspace import prepare_workspace\n"
+              "prepare_workspace(sys.argv[3], 'no-skill', 'native', sys.argv[1], sys.argv[2])\n")
+    tasks = ["mimic-sofa-24h", "mimic-kdigo-48h", "mimic-sofa-24h-raw", "mimic-meld-24h-raw"]
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(source_db), str(tmp_path / task), task])
+             for task in tasks]
+    assert [p.wait() for p in procs] == [0] * len(tasks)
+    [layer] = (cache_dir() / "raw").glob("mimic-iv.*.duckdb")
+    assert len(list(cache_dir().glob("mimic-iv.standard.native.shared.*.duckdb"))) == 1
+    for task in tasks[2:]:
+        assert (tmp_path / task / "database.duckdb").stat().st_ino == layer.stat().st_ino
+    for task in tasks[:2]:
+        assert "mimiciv_derived.vitalsign" in contents(tmp_path / task / "database.duckdb")
