@@ -7,7 +7,7 @@ Start-up stays cheap because a command's module is imported only when that comma
 ``AREAS`` names, for each top-level command, the modules that register it and the one-line
 help ``clinbench --help`` lists (tests/test_cli_startup.py checks the names against the modules). A
 module missing from ``AREAS`` still works: it is imported and registered at start-up, which
-only costs time.
+only costs time. Option values are converted without importing pydantic (``_coerce``).
 """
 
 from __future__ import annotations
