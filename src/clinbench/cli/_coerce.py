@@ -14,7 +14,7 @@ tests/test_cli_coerce.py compares the two on the same inputs.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import Enum
 from pathlib import Path
 from typing import Any, Callable, get_args, get_origin
@@ -134,9 +134,13 @@ def install() -> None:
     """Give Typer's parameters the fast coercer where one applies (Typer without pydantic: nothing to do)."""
     try:
         from typer._coercion import RuntimeParam, build_runtime_param
+        from typer._param_types import coerce_cli_choice, coerce_cli_path  # noqa: F401  (the leaves use them)
         from typer.core import _TyperParameter
     except ImportError:
         return
+    if [f.name for f in fields(RuntimeParam)] != ["parameter_info", "annotation"] or not hasattr(
+            _TyperParameter, "get_runtime_param"):
+        return  # a Typer with another coercion contract keeps its own coercion (pydantic and all)
 
     @dataclass(frozen=True)
     class PlainRuntimeParam(RuntimeParam):
