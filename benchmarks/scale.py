@@ -5,7 +5,8 @@ Steps (each in a fresh process, so its peak memory is its own):
 
 - synth: ``synth_mimic_iv`` of ``--patients`` (default 30,000);
 - concepts: ``build_concepts`` (every concept and task reference); anchor mimic-code's
-  ``concepts_duckdb`` is not on this machine, so no ratio;
+  ``concepts_duckdb`` run on a copy of the raw database when ``--mimic-code DIR`` points at a
+  checkout at 8bcbd190 (``benchmarks/anchor_runs.py``), else no ratio;
 - masked database, first use: ``prepare_database`` with an empty workspace cache, for the
   first task on the database, a further standard task and a raw task, twice: with the raw layer
   the synth step kept (what `clinbench data synth` / `data load` leave in the cache), and with
@@ -17,13 +18,14 @@ Steps (each in a fresh process, so its peak memory is its own):
   from the CLI (process start included); anchor M4Bench's per-run plain copy of its cached
   per-task database (here: a copy of our masked file); goal <= 20 ms;
 - score: ``score_output`` of the task's reference rows (a perfect output), in-process and from
-  the CLI; anchor M4Bench's evaluator is not on this machine, so no ratio.
+  the CLI; anchor M4Bench 0.5.3's ``benchmark/evaluate.py`` on the same output when ``--m4 DIR``
+  points at a checkout (it needs pandas), else no ratio.
 
 It ends with per-row costs (per chartevents row) and what a full MIMIC-IV (~313 M
 chartevents) needs at those costs.
 
     .venv/bin/python benchmarks/scale.py [--patients 30000] [--task mimic-sofa-24h] [--runs 7]
-        [--steps synth,concepts,masked,workspace,score] [--work DIR]
+        [--steps synth,concepts,masked,workspace,score] [--work DIR] [--mimic-code DIR] [--m4 DIR]
 
 ``--work DIR`` keeps the synthesised database there (a rerun reuses it and skips synth);
 without it everything goes to a temporary folder. A raw task (e.g. mimic-sofa-24h-raw) needs
@@ -94,6 +96,13 @@ def step_concepts(src: str) -> int:
     from clinbench.concepts.build import build_concepts
 
     return len(build_concepts(src))
+
+
+def step_mimic_code(db: str, checkout: str) -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from anchor_runs import run_mimic_code
+
+    return len(run_mimic_code(Path(db), Path(checkout)))
 
 
 def step_masked(src: str, tasks: list[str], cache: str) -> list[tuple[str, float, float, int]]:
@@ -200,6 +209,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7, help="repeats of the per-run figures (median kept)")
     ap.add_argument("--steps", default=",".join(STEPS), help=f"comma-separated subset of {','.join(STEPS)}")
     ap.add_argument("--work", type=Path, help="folder to keep the database in (reused when present)")
+    ap.add_argument("--mimic-code", type=Path, help="a mimic-code checkout at 8bcbd190: times its concepts_duckdb as the anchor")
+    ap.add_argument("--m4", type=Path, help="an M4Bench checkout at 0.5.3: times its evaluate.py as the scoring anchor")
     a = ap.parse_args()
     steps = set(a.steps.split(","))
     if unknown := steps - set(STEPS):
@@ -234,10 +245,20 @@ def main() -> None:
     charts = rows["icu.chartevents"]
 
     if "concepts" in steps:
+        anchor_db = root / "mimic-code.duckdb"
+        if a.mimic_code:
+            shutil.copyfile(src, anchor_db)  # before clinbench's build: the same raw tables (mimic-code replaces its own)
         s, mb, n = in_fresh_process(step_concepts, str(src))
         figures["concepts"], figures["concepts_cpu"] = s, CPU["step_concepts"]
-        line("concepts build", s, mb, f"{n} objects; anchor mimic-code concepts_duckdb: not on this machine",
-             "step_concepts")
+        if a.mimic_code:
+            s_mc, mb_mc, n_mc = in_fresh_process(step_mimic_code, str(anchor_db), str(a.mimic_code.resolve()))
+            anchor_db.unlink()
+            line("concepts build", s, mb, f"{n} objects; {s / s_mc:.2f}x the anchor "
+                 f"({CPU['step_concepts'] / CPU['step_mimic_code']:.2f}x in CPU; goal <= 0.5x)", "step_concepts")
+            line(f"  anchor: mimic-code concepts_duckdb ({n_mc} tables)", s_mc, mb_mc, cpu="step_mimic_code")
+        else:
+            line("concepts build", s, mb, f"{n} objects; anchor skipped: pass --mimic-code DIR (mimic-code at 8bcbd190)",
+                 "step_concepts")
 
     masked = None
     if "masked" in steps:
@@ -320,10 +341,27 @@ def main() -> None:
         _, _, n = in_fresh_process(step_export, a.task, str(src), str(output))
         s, mb, reward = in_fresh_process(step_score, a.task, str(output), str(src))
         figures["score"] = s
-        line(f"score ({n:,} reference rows, in-process)", s, mb, f"reward {reward}; anchor M4Bench evaluator: "
-             "not on this machine", "step_score")
-        line("  score from the CLI (process start)", cli_seconds(["score", a.task, str(output), "--db", str(src)],
-                                                                 env, 3), None)
+        line(f"score ({n:,} reference rows, in-process)", s, mb, f"reward {reward}", "step_score")
+        ours = cli_seconds(["score", a.task, str(output), "--db", str(src)], env, 3)
+        evaluate = None
+        if a.m4:
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            from score_vs_m4bench import anchor_copy
+
+            evaluate = anchor_copy(a.m4.resolve(), root, output, a.task)
+        if isinstance(evaluate, Path):
+            theirs = []
+            for _ in range(3):
+                t0 = time.perf_counter()
+                subprocess.run([sys.executable, str(evaluate), "--task", a.task, "--output", str(output)], env=env,
+                               check=True, capture_output=True)
+                theirs.append(time.perf_counter() - t0)
+            m4 = statistics.median(theirs)
+            line("  score from the CLI (process start)", ours, None, f"{m4 / ours:.1f}x faster than the anchor (goal >= 10x)")
+            line("  anchor: M4Bench 0.5.3 evaluate.py, same output", m4, None)
+        else:
+            line("  score from the CLI (process start)", ours, None,
+                 f"anchor skipped: {evaluate}" if evaluate else "anchor skipped: pass --m4 DIR (M4Bench at 0.5.3)")
 
     print(f"\nper chartevents row ({charts:,} here) and what a full MIMIC-IV ({FULL_MIMIC_CHARTEVENTS:,} "
           "chartevents) needs at that cost, assuming cost grows linearly with chartevents:")

@@ -83,8 +83,8 @@ def prepare(work: Path, patients: int) -> tuple[Path, Path, Path, int]:
     return db, perfect, perturbed, rows
 
 
-def anchor_copy(m4: Path, work: Path, perfect: Path) -> Path | str:
-    """A copy of the checkout's ``benchmark`` folder with the reference as its ground truth, or why not."""
+def anchor_copy(m4: Path, work: Path, perfect: Path, task: str = TASK) -> Path | str:
+    """A copy of the checkout's ``benchmark`` folder with ``perfect`` as ``task``'s ground truth, or why not."""
     from anchor_runs import AnchorMissing, m4_benchmark
 
     try:
@@ -99,7 +99,7 @@ def anchor_copy(m4: Path, work: Path, perfect: Path) -> Path | str:
     copy = work / "m4-benchmark"
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(bench, copy, ignore=shutil.ignore_patterns("agent_db", "results", "*.duckdb"))
-    key = TASK.removeprefix("mimic-")
+    key = task.removeprefix("mimic-")
     for old in (copy / "ground_truth").glob(f"{key}.csv*"):
         old.unlink()
     shutil.copyfile(perfect, copy / "ground_truth" / f"{key}.csv")

@@ -89,6 +89,17 @@ def test_synth_without_the_flag_keeps_nothing(tmp_path, monkeypatch):
     assert not (tmp_path / "cache").exists()
 
 
+def test_no_layer_is_kept_when_it_would_leave_the_disk_short(tmp_path, monkeypatch):
+    from collections import namedtuple
+
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(raw_layer.shutil, "disk_usage", lambda _p: usage(10**9, 10**9 - 10**5, 10**5))  # 100 kB free
+    synth_mimic_iv(tmp_path / "s.duckdb", patients=5, seed=1, keep_raw_layer=True)
+    assert (tmp_path / "s.duckdb").is_file()
+    assert not list((tmp_path / "cache").rglob("*.duckdb"))
+
+
 def test_keep_refuses_a_file_with_other_tables(tmp_path, monkeypatch):
     monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
     con = duckdb.connect(str(tmp_path / "x.duckdb"))

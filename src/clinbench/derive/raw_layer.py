@@ -41,6 +41,7 @@ from clinbench.write_errors import WriteError
 _HEADERS = 3 * 4096  # DuckDB's main header and two database headers precede the first block
 CHECKSUM_BYTES = 8
 RAW_SCHEMAS = {"mimic-iv": ("mimiciv_hosp", "mimiciv_icu"), "eicu": ("eicu_crd",)}
+SPARE_FACTOR = 2  # a layer is kept only while the cache's disk has this many times its size free
 KEPT_PER_DATASET = 4  # the newest layers of each dataset stay; older ones are removed when a new one is kept
 
 
@@ -75,6 +76,14 @@ def _checksums(path: Path, blocks: list[int], block_size: int) -> bytes:
         return b"".join(os.pread(fh.fileno(), CHECKSUM_BYTES, block_offset(b, block_size)) for b in blocks)
 
 
+def _free_bytes(path: Path) -> int:
+    """Free bytes on the filesystem that will hold ``path`` (its nearest existing folder)."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return shutil.disk_usage(folder).free
+
+
 def block_offset(block: int, block_size: int) -> int:
     """Where block ``block`` (and its checksum) starts in a DuckDB file."""
     return _HEADERS + block * block_size
@@ -85,8 +94,9 @@ def keep(con: duckdb.DuckDBPyConnection, dataset: str) -> Path | None:
 
     Call it on a brand-new file once its raw tables are written (``data load``, ``data synth``):
     only then can no other table have left pages in it. Returns the layer, or None when the
-    file holds anything else (another schema's tables, a view) or the cache cannot be written;
-    a raw layer only saves time, so failing to keep one never fails the load.
+    file holds anything else (another schema's tables, a view), the cache cannot be written, or
+    its disk has less than ``SPARE_FACTOR`` times the file's size free; a raw layer only saves
+    time, so failing to keep one never fails the load.
     """
     schemas = RAW_SCHEMAS[dataset]
     marks = ", ".join("?" for _ in schemas)
@@ -104,6 +114,8 @@ def keep(con: duckdb.DuckDBPyConnection, dataset: str) -> Path | None:
         source = Path(con.execute(
             "SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()[0])
         path = layer_path(dataset, digest)
+        if not cache_files.intact(path) and _free_bytes(path) < SPARE_FACTOR * source.stat().st_size:
+            return None  # a full MIMIC-IV holds ~10 GB of raw tables: never fill the user's disk for a speed-up
         with lock(dataset):
             if not cache_files.intact(path):
                 with atomic_path(path) as tmp:
