@@ -196,6 +196,9 @@ def main() -> int:
     parser.add_argument("--db", type=Path, help="a raw MIMIC-IV database to use instead of a synthetic one")
     parser.add_argument("--work", type=Path, help="keep the databases here (default: a temporary folder)")
     args = parser.parse_args()
+    if args.db and not args.db.is_file():
+        print(f"error: --db {args.db} is not a file: pass a raw MIMIC-IV DuckDB database (clinbench data load)", file=sys.stderr)
+        return 2
     try:
         files = mimic_code_files(args.mimic_code)
         m4_mimic_references(args.m4)

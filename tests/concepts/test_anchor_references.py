@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from clinbench.concepts.compare import table_mismatch
 from clinbench.derive.catalogue import load_catalogue
 from clinbench.derive.score import SCORED_COLUMN_SETS, score_against
 from tests.concepts.anchor_fixtures import anchors_dir, build_on_top, load_mimic_code_derived, manifest, plan_on_top
@@ -72,21 +73,9 @@ def test_m4bench_reference_scores_reward_1_against_ours(con, anchors, reference,
         assert result.extra_keys == 0 and result.duplicate_rows == 0
 
 
-def _cell_mismatches(con: duckdb.DuckDBPyConnection, csv: Path, table: str, keys: list[str], columns: list[str]) -> dict[str, int]:
-    source = f"read_csv('{csv}', header = true)"
-    types = {name: str(typ) for name, typ, *_ in con.execute(f"DESCRIBE SELECT * FROM {table}").fetchall()}
-    on = " AND ".join(f'm."{k}" = o."{k}"' for k in keys)
-    found = {}
-    for c in columns:
-        if types[c].startswith(("TIMESTAMP", "DATE", "VARCHAR")):
-            differs = f'CAST(m."{c}" AS VARCHAR) IS DISTINCT FROM CAST(o."{c}" AS VARCHAR)'
-        else:  # numbers to 1e-6; both empty is equal; one side missing the key is a mismatch
-            differs = (f'NOT COALESCE((m."{c}" IS NULL AND o."{c}" IS NULL) '
-                       f'OR abs(CAST(m."{c}" AS DOUBLE) - CAST(o."{c}" AS DOUBLE)) <= 1e-6, FALSE)')
-        n = con.execute(f"SELECT count(*) FROM {source} AS m FULL OUTER JOIN {table} AS o ON {on} WHERE {differs}").fetchone()[0]
-        if n:
-            found[c] = n
-    return found
+def _cell_mismatches(con: duckdb.DuckDBPyConnection, csv: Path, table: str) -> str | None:
+    """None when every row and cell of ``table`` equals M4Bench's CSV (numbers to 1e-6), else what differs."""
+    return table_mismatch(con, table, f"read_csv('{csv}', header = true)")
 
 
 @pytest.mark.parametrize("reference", [*NON_EMPTY, "ventilation"])
@@ -97,7 +86,7 @@ def test_every_cell_of_every_row_equals_the_anchor(con, anchors, reference):
     assert columns == entry["columns"]
     assert con.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == entry["rows"]
     if entry["rows"]:
-        assert _cell_mismatches(con, anchors / "m4bench-references" / entry["path"], table, entry["key_columns"], columns) == {}
+        assert _cell_mismatches(con, anchors / "m4bench-references" / entry["path"], table) is None
 
 
 def test_the_task_references_read_only_mimic_code_tables_and_their_own_helpers(con, anchors):
@@ -131,4 +120,4 @@ def test_clinbench_own_build_of_the_demo_reproduces_every_anchor_reference(own, 
         spec = TASKS[entry["task_ids"][0]]
         result = score_against(spec, anchors / "m4bench-references" / entry["path"], own, table, scored_columns=columns)
         assert result.reward == 1.0 and result.strict, {c: s.examples for c, s in result.columns.items() if s.match_rate < 1}
-    assert _cell_mismatches(own, anchors / "m4bench-references" / entry["path"], table, entry["key_columns"], entry["columns"]) == {}
+    assert _cell_mismatches(own, anchors / "m4bench-references" / entry["path"], table) is None
