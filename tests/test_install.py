@@ -76,3 +76,11 @@ def test_the_pinned_closure_of_every_extra_has_no_torch_and_ray_is_opt_in():
     default = [Requirement(d).name for d in PYPROJECT["project"]["dependencies"]]
     assert "ray" not in default and "ray" not in _make_recipe(".installed-demo")
     assert PYPROJECT["project"]["optional-dependencies"]["ray"] == ["ray>=2.9,<3"]
+
+
+def test_the_readme_says_how_to_get_clinbench_on_path_right_after_the_make_commands():
+    """A newcomer who ran `make demo` types `clinbench …` next: the README says how, before any such command."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    first_command = readme.index("clinbench data load")
+    assert "source .venv/bin/activate" in readme[:first_command]
+    assert readme.index("source .venv/bin/activate") < readme.index("## ")

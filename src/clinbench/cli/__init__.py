@@ -28,8 +28,8 @@ AREAS: dict[str, tuple[tuple[str, ...], str]] = {
     "audit": (("audit",), "Flag runs that must not be published (leaks, copies, writes outside the workspace); "
                           "store the verdicts."),
     "rescore": (("audit",), "Re-score every run from its evidence and update the store."),
-    "demo": (("demo",), "Synthesise MIMIC-IV and eICU, build the concepts and task references, run a small "
-                        "campaign, diagnose the demo cases, write the report."),
+    "demo": (("demo",), "Synthesise a MIMIC-IV database, build the concepts and task references, run a small "
+                        "campaign, diagnose the synthetic demo cases, write the report."),
     "report": (("report",), "Write the report of a campaign: headline or summary, provenance, usage, failures, "
                             "each run's why, evidence."),
     "explain": (("explain",), "Why a run scored what it did: cause, per-column match rates, first mismatching rows."),
