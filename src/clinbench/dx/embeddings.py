@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ import numpy as np
 from clinbench.errors import ClinbenchError
 
 MAX_TOKENS = 256
+CACHE_TEXTS = 50_000  # about 75 MB of vectors
 _LN_EPS = 1e-12
 
 
@@ -78,6 +80,8 @@ class Embedder:
         self.tok = Tokenizer.from_file(str(path / "tokenizer.json"))
         self.tok.no_padding()
         self.tok.enable_truncation(MAX_TOKENS)
+        self._seen: dict[str, np.ndarray] = {}  # text -> vector, bounded by CACHE_TEXTS
+        self._lock = threading.Lock()
         # Transpose linear weights once: x @ W.T is the torch convention.
         for key in list(self.w):
             if key.endswith(".weight") and self.w[key].ndim == 2 and "embeddings" not in key:
@@ -92,6 +96,7 @@ class Embedder:
         x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
         d = x.shape[-1]
         hd = d // self.heads
+        scale = np.float32(1.0 / np.sqrt(hd))  # a float64 scalar would make every later step float64
         bias = ((1.0 - mask[:, None, None, :]) * -1e9).astype(np.float32)
         x = x.reshape(n * t, d)  # linear layers act per token: one 2-D matmul each
         for i in range(self.layers):
@@ -102,7 +107,7 @@ class Embedder:
             q = q.reshape(n, t, self.heads, hd).transpose(0, 2, 1, 3)
             k = k.reshape(n, t, self.heads, hd).transpose(0, 2, 3, 1)
             v = v.reshape(n, t, self.heads, hd).transpose(0, 2, 1, 3)
-            scores = (q @ k) / np.sqrt(hd) + bias
+            scores = (q @ k) * scale + bias
             scores = np.exp(scores - scores.max(-1, keepdims=True))
             scores /= scores.sum(-1, keepdims=True)
             ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(n * t, d)
@@ -119,12 +124,24 @@ class Embedder:
         return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
 
     def embed(self, texts: list[str] | tuple[str, ...], batch_size: int = 64) -> np.ndarray:
+        """Unit vectors of ``texts``; a text embedded before in this process is not
+        encoded again (a text's vector does not depend on its batch: padding is masked)."""
         texts = list(texts)
+        with self._lock:
+            have = {t: self._seen.get(t) for t in texts}
+        new = [t for t, v in have.items() if v is None]
+        if new:
+            with _one_blas_thread():
+                vecs = self._embed(new, np.zeros((len(new), 384), dtype=np.float32), batch_size)
+            have.update(zip(new, vecs))
+            with self._lock:
+                if len(self._seen) + len(new) > CACHE_TEXTS:
+                    self._seen.clear()
+                self._seen.update(zip(new, vecs))
         out = np.zeros((len(texts), 384), dtype=np.float32)
-        if not texts:
-            return out
-        with _one_blas_thread():
-            return self._embed(texts, out, batch_size)
+        for i, t in enumerate(texts):
+            out[i] = have[t]
+        return out
 
     def _embed(self, texts: list[str], out: np.ndarray, batch_size: int) -> np.ndarray:
         encs = self.tok.encode_batch(texts)

@@ -112,23 +112,14 @@ class OfflineJudge:
     def __init__(self) -> None:
         from clinbench.dx.embeddings import embedder
 
-        self.model = embedder()
-        self._cache: dict[str, np.ndarray] = {}
+        self.model = embedder()  # caches every text's vector
 
     def _prepare(self, texts: list[str]) -> None:
         """Embed, in one batch, the texts not seen before (word and phrase vectors are reused)."""
-        new = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        if new:
-            for t, v in zip(new, self.model.embed(new)):
-                self._cache[t] = v
-            if len(self._cache) > 50000:
-                self._cache.clear()
-                self._prepare(texts)
+        self.model.embed(texts)
 
     def _vec(self, text: str) -> np.ndarray:
-        if text not in self._cache:
-            self._prepare([text])
-        return self._cache[text]
+        return self.model.embed([text])[0]
 
     def _explained(self, word: str, others: list[str]) -> bool:
         if not others:
