@@ -42,7 +42,7 @@ def main() -> None:
     from clinbench.campaign import evidence
     from clinbench.campaign.execute import CampaignConfig, execute_run
     from clinbench.campaign.matrix import RunSpec
-    from clinbench.campaign.store import Store
+    from clinbench.records.store import Store
     from clinbench.concepts.build import build_concepts
     from clinbench.derive.catalogue import get_task
     from clinbench.derive.reference import export_reference

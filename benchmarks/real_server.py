@@ -48,7 +48,7 @@ def main() -> int:
     from clinbench.campaign.campaign import run_campaign
     from clinbench.campaign.execute import CampaignConfig
     from clinbench.campaign.matrix import expand, split_list
-    from clinbench.campaign.store import Store
+    from clinbench.records.store import Store
     from clinbench.derive.catalogue import get_task
 
     tmp = Path(tempfile.mkdtemp(prefix="cb-real-server-"))

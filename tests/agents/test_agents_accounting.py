@@ -13,7 +13,8 @@ from tests.agents.scripted_server import ScriptedServer
 from clinbench.campaign.campaign import run_campaign
 from clinbench.campaign.execute import CampaignConfig
 from clinbench.campaign.matrix import RunSpec
-from clinbench.campaign.store import Store, Usage
+from clinbench.records import Usage
+from clinbench.records.store import Store
 from clinbench.errors import AgentError
 
 TASK = "mimic-sofa-24h"

@@ -9,7 +9,7 @@ from clinbench.agents.api_translate import (ChatTranslator, chat_to_messages, ch
                                             responses_to_chat)
 from clinbench.agents.llm_clients import ToolCall, Turn
 from tests.agents.scripted_server import ScriptedServer
-from clinbench.campaign.store import Usage
+from clinbench.records import Usage
 
 RESPONSES = {
     "model": "gpt-5.5", "instructions": "You are Codex.", "stream": True, "max_output_tokens": 9000,

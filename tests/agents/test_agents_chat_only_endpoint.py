@@ -21,7 +21,7 @@ from tests.agents.scripted_server import ScriptedServer
 from clinbench.campaign.campaign import run_campaign
 from clinbench.campaign.execute import CampaignConfig
 from clinbench.campaign.matrix import RunSpec
-from clinbench.campaign.store import Store
+from clinbench.records.store import Store
 
 TASK = "mimic-sofa-24h"
 PREFIX = os.environ.get("CLINBENCH_REAL_CLIS")

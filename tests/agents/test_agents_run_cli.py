@@ -13,7 +13,7 @@ from clinbench.agents.codex import CodexAgent
 from clinbench.agents.sandbox import NoSandbox
 from tests.agents.scripted_server import ScriptedServer
 from clinbench.errors import AgentError
-from clinbench.campaign.store import Store
+from clinbench.records.store import Store
 
 
 def _run(*args):

@@ -20,7 +20,7 @@ from clinbench.campaign.evidence import verify_manifest
 from clinbench.campaign.execute import CampaignConfig
 from clinbench.campaign.matrix import RunSpec
 from clinbench.campaign.rescore import rescore_campaign
-from clinbench.campaign.store import Store
+from clinbench.records.store import Store
 from clinbench.cli import app
 from clinbench.errors import SandboxError
 

@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from campaign_fixtures import build_tiny_db, stamp
-from clinbench.campaign.store import Store
+from clinbench.records.store import Store
 
 
 def _cli(*args, timeout=300):

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from clinbench.campaign.store import Store
+from clinbench.records.store import Store
 
 TASKS = "mimic-sofa-24h,mimic-meld-24h"
 

@@ -10,7 +10,7 @@ import time
 
 from clinbench.agents.sandbox import bwrap_available
 from clinbench.campaign.evidence import verify_manifest
-from clinbench.campaign.store import Store
+from clinbench.records.store import Store
 
 # Writes a half-right SOFA answer (one of two stays) or a fully right MELD answer, after a pause.
 ANSWER = (

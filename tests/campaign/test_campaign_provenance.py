@@ -15,7 +15,7 @@ from tests.agents.scripted_server import ScriptedServer
 from clinbench.campaign.campaign import CampaignError, run_campaign
 from clinbench.campaign.execute import CampaignConfig
 from clinbench.campaign.matrix import RunSpec
-from clinbench.campaign.store import Store
+from clinbench.records.store import Store
 from clinbench.cli import app
 
 

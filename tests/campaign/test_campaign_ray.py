@@ -8,7 +8,7 @@ from clinbench.agents.factory import AgentOptions
 from clinbench.campaign.campaign import run_campaign
 from clinbench.campaign.execute import CampaignConfig
 from clinbench.campaign.matrix import expand
-from clinbench.campaign.store import Store
+from clinbench.records.store import Store
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'clinbench[ray]' to run the Ray executor test")
 

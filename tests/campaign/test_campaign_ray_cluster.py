@@ -25,7 +25,7 @@ from clinbench.agents.factory import AgentOptions  # noqa: E402
 from clinbench.campaign.campaign import run_campaign  # noqa: E402
 from clinbench.campaign.execute import CampaignConfig  # noqa: E402
 from clinbench.campaign.matrix import expand  # noqa: E402
-from clinbench.campaign.store import Store  # noqa: E402
+from clinbench.records.store import Store  # noqa: E402
 
 RAY = str(Path(sys.executable).parent / "ray")
 ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}

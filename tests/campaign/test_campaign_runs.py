@@ -13,7 +13,7 @@ from clinbench.campaign.campaign import CampaignError, campaign_lock, run_campai
 from clinbench.campaign.evidence import verify_manifest
 from clinbench.campaign.execute import CampaignConfig
 from clinbench.campaign.matrix import RunSpec, expand
-from clinbench.campaign.store import Store
+from clinbench.records.store import Store
 
 from campaign_fixtures import SOFA_COLUMNS
 

@@ -207,7 +207,7 @@ def test_one_command_runs_every_control_on_every_task(database, synth_dbs, tmp_p
 
     from typer.testing import CliRunner
 
-    from clinbench.campaign.store import Store
+    from clinbench.records.store import Store
     from clinbench.cli import app
     from clinbench.derive.catalogue import CONDITIONS
 

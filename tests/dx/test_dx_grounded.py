@@ -78,6 +78,6 @@ def test_a_campaign_with_mimic_db_is_marked_grounded(tmp_path, case_by_id, db):
     script.write_text("<test>sodium</test>\n<diagnosis>Appendicitis</diagnosis>\n")
     case = case_by_id[1].model_copy(update={"hadm_id": 2001})
     (rec,) = run_campaign([case], DxConfig(agent=f"scripted:{script}", mimic_db=db), tmp_path / "c")
-    assert rec.condition == "offline+grounded" and rec.cost == 15.0  # one sodium, $15
+    assert rec.gatekeeper == "offline+grounded" and rec.cost == 15.0  # one sodium, $15
     transcript = (tmp_path / "c" / rec.evidence_dir / "transcript.jsonl").read_text()
     assert "131 mEq/L (reference 133-145)" in transcript

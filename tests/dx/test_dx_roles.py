@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from clinbench.campaign.store import Store
+from clinbench.records.store import Store
 from clinbench.dx.models import RoleSpec
 from clinbench.dx.orchestrator import DxoSettings
 from clinbench.dx.run import DxConfig, rejudge, run_campaign
@@ -46,7 +46,7 @@ def test_each_role_talks_to_its_own_endpoint_and_usage_is_kept_per_role(tmp_path
     assert [r["model"] for r in j.requests] == ["judge-model"]
     assert "Hospital course" in g.requests[0]["messages"][0]["content"]  # only the gatekeeper sees the record
     assert "Hospital course" not in json.dumps(a.requests)
-    assert rec.judge_score == 5 and rec.cost == 25.0 and rec.schema == "llm:judge-model"
+    assert rec.judge_score == 5 and rec.cost == 25.0 and rec.judge == "llm:judge-model"
     roles = score(tmp_path, rec)["roles"]
     assert {r: roles[r]["requests"] for r in roles} == {"agent": 2, "gatekeeper": 1, "judge": 1}
     assert rec.usage.requests == 4 and rec.usage.input_tokens == 400
@@ -68,7 +68,7 @@ def test_a_judge_that_is_the_agents_model_is_refused_unless_allowed(tmp_path, ca
         assert not (tmp_path / "a").exists()
         (rec,) = run_campaign([case_by_id[1]], DxConfig(agent="baseline", judge="llm", roles=roles,
                                                         allow_self_judge=True), tmp_path / "b")
-    assert rec.schema == "llm:Same-Model+self-judge" and score(tmp_path / "b", rec)["self_judge"] is True
+    assert rec.judge == "llm:Same-Model+self-judge" and score(tmp_path / "b", rec)["self_judge"] is True
 
 
 @pytest.mark.parametrize("bad", [NOT_JSON, NO_CHOICES, NULL_MESSAGE], ids=["not-json", "no-choices", "null-message"])
@@ -77,7 +77,7 @@ def test_a_malformed_agent_reply_is_a_recorded_error_and_the_campaign_goes_on(tm
     with ModelServer(script) as s:
         cfg = DxConfig(agent="baseline", roles={"agent": RoleSpec("agent", "m", base_url=s.base_url, api_key="k")})
         first, second = run_campaign(cases[:2], cfg, tmp_path)
-    assert first.status == "agent-failed" and "agent model" in first.flag_reason and first.reward == 0.0
+    assert first.status == "agent-failed" and "agent model" in first.error and first.reward == 0.0
     assert first.cost == 300.0  # the visit before the failure is kept in the ledger
     ev = events(tmp_path, first)
     assert [e["event"] for e in ev][-1] == "error" and any(e["event"] == "question" for e in ev)
@@ -90,7 +90,7 @@ def test_a_gatekeeper_failure_is_never_charged(tmp_path, case_by_id):
         cfg = DxConfig(agent="baseline", gatekeeper="llm",
                        roles={"agent": spec("agent", a), "gatekeeper": spec("gatekeeper", g)})
         (rec,) = run_campaign([case_by_id[1]], cfg, tmp_path)
-    assert rec.status == "harness-error" and rec.flag_reason.startswith("harness error: gatekeeper model")
+    assert rec.status == "harness-error" and rec.error.startswith("harness error: gatekeeper model")
     assert rec.cost == 25.0  # the lipase only; the CT the gatekeeper failed on costs nothing
     ledger = json.loads((tmp_path / rec.evidence_dir / "ledger.json").read_text())
     assert [t["order"] for t in ledger["tests"]] == ["lipase"]
@@ -101,7 +101,7 @@ def test_unreadable_gatekeeper_reply_is_an_error_not_a_charged_refusal(tmp_path,
         cfg = DxConfig(agent="baseline", gatekeeper="llm",
                        roles={"agent": spec("agent", a), "gatekeeper": spec("gatekeeper", g)})
         (rec,) = run_campaign([case_by_id[1]], cfg, tmp_path)
-    assert rec.status == "harness-error" and rec.cost == 0.0 and "neither a reply call" in rec.flag_reason
+    assert rec.status == "harness-error" and rec.cost == 0.0 and "neither a reply call" in rec.error
 
 
 def cli(*args):
@@ -124,7 +124,7 @@ def test_judge_failure_keeps_the_encounter_and_rejudge_scores_it(tmp_path, case_
     assert no_nan(out.stdout) and "accuracy 100.0% of 1 scored" in out.stdout
     rows = Store.open(tmp_path / "c").runs()
     failed = [r for r in rows if r["status"] == "harness-error"]
-    assert failed and failed[0]["flag_reason"].startswith("harness error: judge model")
+    assert failed and failed[0]["error"].startswith("harness error: judge model")
     folder = tmp_path / "c" / failed[0]["evidence_dir"]
     assert (folder / "transcript.jsonl").is_file() and json.loads((folder / "score.json").read_text())["diagnosis"] == "Appendicitis"
     new = rejudge(tmp_path / "c", "offline")  # both stored encounters, the unjudged one included
@@ -158,7 +158,7 @@ def test_rejudge_reproduces_stored_scores_with_the_same_judge_and_changes_with_a
     assert sorted(r.judge_score for r in same) == [2, 4] and requests_after_same == 2  # from the cache, no request
     with ModelServer([tool("grade", score=1, reason="no"), tool("grade", score=1, reason="no")]) as k:
         other = rejudge(tmp_path / "c", "llm", spec("judge", k, "j2"))
-    assert [r.judge_score for r in other] == [1, 1] and {r.schema for r in other} == {"llm:j2 (rejudged)"}
+    assert [r.judge_score for r in other] == [1, 1] and {r.judge for r in other} == {"llm:j2 (rejudged)"}
     rows = Store.open(tmp_path / "c").runs()
     assert len(rows) == 6  # 2 stored + 2 re-judged by j1 + 2 by j2; originals untouched
     assert rejudge(tmp_path / "c", "llm", spec("judge", k, "j2")) == []  # done ones are skipped
@@ -293,4 +293,4 @@ def test_a_role_can_use_the_anthropic_provider(tmp_path, case_by_id):
         (rec,) = run_campaign([case_by_id[1]], DxConfig(agent=f"scripted:{script}", judge="llm",
                                                         roles={"judge": judge}), tmp_path / "c")
         path = srv.log[-1]["path"]
-    assert path.endswith("/v1/messages") and rec.judge_score == 4 and rec.schema == "llm:anthropic:claude-judge"
+    assert path.endswith("/v1/messages") and rec.judge_score == 4 and rec.judge == "llm:anthropic:claude-judge"

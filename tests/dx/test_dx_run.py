@@ -9,7 +9,7 @@ import pytest
 
 from tests.agents.scripted_server import ScriptedServer
 from clinbench.campaign.evidence import verify_manifest
-from clinbench.campaign.store import Store
+from clinbench.records.store import Store
 from clinbench.dx import stats as dxstats
 from clinbench.dx.gatekeeper import LLMGatekeeper
 from clinbench.dx.models import RoleModel, RoleSpec
@@ -198,6 +198,6 @@ def test_cli_run_with_llm_judge_and_gatekeeper_over_loopback(tmp_path, cases):
         assert [r["model"] for r in server.requests] == ["g", "j"]
     (run,) = Store.open(tmp_path / "c").runs()
     assert run["judge_score"] == 4 and run["reward"] == 1.0 and run["cost"] == 25.0  # lipase 83690
-    assert run["condition"] == "llm:g" and run["schema"] == "llm:j" and run["requests"] == 2
+    assert run["gatekeeper"] == "llm:g" and run["judge"] == "llm:j" and run["condition"] == run["schema"] == "" and run["requests"] == 2
     events = [json.loads(x) for x in (tmp_path / "c" / run["evidence_dir"] / "transcript.jsonl").read_text().splitlines()]
     assert [e["source"] for e in events if e["event"] == "test"] == ["SYNTHETIC"]

@@ -12,7 +12,7 @@ import pytest
 
 from clinbench.campaign.audit import audit_campaign
 from clinbench.campaign.evidence import verify_manifest
-from clinbench.campaign.store import Store
+from clinbench.records.store import Store
 
 KEPT = ("reference", "honest", "user-folder", "fd-inheritance")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import duckdb
 
-from clinbench.campaign.store import COLUMN_SCORE_COLUMNS, RUN_COLUMNS, USAGE_COLUMNS
+from clinbench.records import COLUMN_SCORE_COLUMNS, RUN_COLUMNS, USAGE_COLUMNS
 
 from clinbench.report.published import M4BENCH_RUNS  # noqa: E402  (shipped with clinbench)
 

@@ -233,10 +233,11 @@ def test_cli_error_is_one_line(hand_csv):
 
 
 def test_reads_the_campaign_store_as_written(tmp_path, hand_csv):
-    """Runs recorded through clinbench.campaign.store give the same comparison as the CSV."""
+    """Runs recorded through clinbench.records.store give the same comparison as the CSV."""
     from stats_fixtures import HAND_RUNS
 
-    from clinbench.campaign.store import ColumnScore, RunRecord, Store
+    from clinbench.records import ColumnScore, RunRecord
+    from clinbench.records.store import Store
 
     store = Store.create(tmp_path / "campaign")
     store.record_many(
@@ -299,7 +300,8 @@ def test_filters_by_agent_and_model(tmp_path):
 def test_dx_runs_compare_without_families(tmp_path):
     """dx cases are not catalogue tasks: the comparison pairs cases and reports no family figures.
     Cases c1: A 0, B 1; c2: A 1, B 1 → means 0.5 vs 1.0, delta +0.5, 1 of 2 improving."""
-    from clinbench.campaign.store import RunRecord, Store
+    from clinbench.records import RunRecord
+    from clinbench.records.store import Store
 
     store = Store.create(tmp_path / "campaign")
     store.record_many([

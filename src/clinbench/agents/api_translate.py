@@ -33,7 +33,7 @@ import httpx
 
 from clinbench.agents import api_gemini
 from clinbench.agents.llm_clients import ModelReplyError, Turn, error_body, json_reply, one_line, parse_chat_completion
-from clinbench.campaign.store import Usage
+from clinbench.records import Usage
 
 
 @dataclass

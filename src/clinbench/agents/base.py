@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from clinbench.campaign.store import Usage
+from clinbench.records import Usage
 from clinbench.errors import AgentError
 
 OUTPUT_FILE = "output.csv"

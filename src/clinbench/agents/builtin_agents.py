@@ -76,7 +76,7 @@ class ReplayAgent(Agent):
         self.source_dir = Path(source_dir)
 
     def run(self, workspace: Workspace, ctx: RunContext) -> AgentOutcome:
-        from clinbench.campaign.store import Store
+        from clinbench.records.store import Store
 
         store = Store.open(self.source_dir)
         schema = ctx.options.get("schema", "")

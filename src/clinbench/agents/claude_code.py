@@ -12,7 +12,7 @@ from __future__ import annotations
 from clinbench.agents import toolbox
 from clinbench.agents.base import RunContext, Workspace, place_skills
 from clinbench.agents.external import ExternalAgent, Launch, Parsed, json_events
-from clinbench.campaign.store import Usage
+from clinbench.records import Usage
 
 DEFAULT_ALLOWED_TOOLS = "Bash,Read,Write,Edit,Glob,Grep"
 

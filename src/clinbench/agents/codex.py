@@ -13,7 +13,7 @@ import json
 from clinbench.agents import toolbox
 from clinbench.agents.base import RunContext, Workspace, place_skills
 from clinbench.agents.external import ExternalAgent, Launch, Parsed, json_events
-from clinbench.campaign.store import Usage
+from clinbench.records import Usage
 
 PROVIDER = "clinbench"
 KEY_ENV = "CLINBENCH_MODEL_API_KEY"

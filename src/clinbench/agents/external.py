@@ -28,7 +28,7 @@ from clinbench.agents.limits import Limits
 from clinbench.agents.process import run_process
 from clinbench.agents.sandbox import Egress, Sandbox, choose_sandbox
 from clinbench.atomic import write_json_atomic
-from clinbench.campaign.store import Usage
+from clinbench.records import Usage
 from clinbench.errors import AgentError
 
 STAMP_SCRIPT = Path(__file__).with_name("stamp_lines.py")  # timestamps the program's JSON events

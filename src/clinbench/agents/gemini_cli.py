@@ -24,7 +24,7 @@ import json
 
 from clinbench.agents.base import RunContext, Workspace, place_skills
 from clinbench.agents.external import ExternalAgent, Launch, Parsed, json_events
-from clinbench.campaign.store import Usage
+from clinbench.records import Usage
 
 DEFAULT_MODEL = "gemini-2.5-flash"
 SETTINGS = {

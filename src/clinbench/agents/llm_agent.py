@@ -27,7 +27,7 @@ from clinbench.agents.base import Agent, AgentOutcome, RunContext, TranscriptWri
 from clinbench.agents.llm_clients import Message, ModelClient, ModelTimeout, RetryPolicy, Turn, make_client, one_line
 from clinbench.agents.sql_tools import TOOL_SPECS, WorkspaceTools
 from clinbench.agents.text_tool_calls import find_text_tool_calls
-from clinbench.campaign.store import Usage
+from clinbench.records import Usage
 from clinbench.errors import AgentError, EndpointError
 
 SYSTEM_PROMPT = (

@@ -31,7 +31,7 @@ from typing import Any
 
 import httpx
 
-from clinbench.campaign.store import Usage
+from clinbench.records import Usage
 from clinbench.errors import AgentError, EndpointError
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}

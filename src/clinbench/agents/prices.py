@@ -14,7 +14,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from clinbench.campaign.store import Usage
+from clinbench.records import Usage
 from clinbench.errors import AgentError
 
 DEFAULT_TABLE = Path(__file__).with_name("prices.toml")

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from clinbench.agents.factory import BUILTIN_AGENTS
 from clinbench.campaign import evidence, skill_use
-from clinbench.campaign.store import Store
+from clinbench.records.store import Store
 
 EXTERNAL_AGENTS = ("codex", "claude", "gemini", "command")
 EVALUATOR_MARKERS = ("derive/score", "clinbench.derive.score", "concepts/targets", "results.duckdb", "score.json",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from clinbench.campaign.store import Store
+from clinbench.records.store import Store
 from clinbench.errors import ClinbenchError
 
 

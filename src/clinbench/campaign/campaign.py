@@ -27,7 +27,8 @@ from pathlib import Path
 from clinbench.campaign import evidence
 from clinbench.campaign.execute import CampaignConfig, RunResult, StorageFailure, execute_run, lost_run
 from clinbench.campaign.matrix import RunSpec
-from clinbench.campaign.store import RunRecord, Store
+from clinbench.records import RunRecord
+from clinbench.records.store import Store
 from clinbench.errors import ClinbenchError
 from clinbench.versions import record_versions
 from clinbench.write_errors import explain

@@ -25,7 +25,7 @@ from clinbench.agents.base import RunContext, Workspace
 from clinbench.agents.factory import BUILTIN_AGENTS, AgentOptions, make_agent
 from clinbench.campaign import evidence
 from clinbench.campaign.matrix import RunSpec
-from clinbench.campaign.store import ColumnScore, RunRecord
+from clinbench.records import ColumnScore, RunRecord
 from clinbench.errors import ClinbenchError
 from clinbench.write_errors import WriteError, explain, kind_of
 
@@ -77,7 +77,7 @@ def score_into_record(record: RunRecord, task_id: str, output_csv: Path | None, 
     record.strict = bool(result.strict)
     record.key_f1 = float(result.key_f1)
     record.ordered_value_nmae = result.ordered_value_nmae
-    record.column_scores = [ColumnScore(name, c.match_rate, c.nmae) for name, c in sorted(result.columns.items())]
+    record.column_scores = [ColumnScore(name, c.match_rate, c.nmae) for name, c in sorted(result.columns.items())]  # the stored part
     return data
 
 

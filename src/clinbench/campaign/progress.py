@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from clinbench.campaign.campaign import Reporter
-from clinbench.campaign.store import RunRecord
+from clinbench.records import RunRecord
 
 
 class RichReporter(Reporter):

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from clinbench.atomic import temp_name
 from clinbench.campaign import evidence
-from clinbench.campaign.store import STORE_FILE, RunRecord, Store, StoreError
+from clinbench.records import RunRecord, STORE_FILE
+from clinbench.records.store import Store, StoreError
 from clinbench.write_errors import explain
 
 

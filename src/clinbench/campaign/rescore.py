@@ -18,7 +18,7 @@ from pathlib import Path
 
 from clinbench.campaign import evidence
 from clinbench.campaign.execute import score_into_record
-from clinbench.campaign.store import Store
+from clinbench.records.store import Store
 from clinbench.errors import ClinbenchError
 
 

@@ -20,6 +20,8 @@ from typing import Iterator
 import typer
 from rich.console import Console
 
+from clinbench.records import STORE_FILE
+
 console = Console()
 
 
@@ -87,7 +89,7 @@ def demo_command(
         record_command(campaign, ["clinbench", "demo", "--out", str(out), "--patients", str(patients), "--seed",
                                   str(seed), "--jobs", str(jobs)])
         summary = run_demo_campaign(mimic, campaign, tasks=list(chosen), jobs=jobs, reporter=RichReporter(console))
-        console.print(f"{summary.finished} runs finished, {summary.skipped} already done; store {campaign / 'results.duckdb'}")
+        console.print(f"{summary.finished} runs finished, {summary.skipped} already done; store {campaign / STORE_FILE}")
 
     dx_dir = out / "dx"
     with _step("4. Sequential diagnosis on the demo cases (offline baselines)"):

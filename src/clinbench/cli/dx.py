@@ -55,7 +55,7 @@ def _scored_line(records) -> str:
     failed = sum(r.status == "agent-failed" for r in records)
     harness = sum(r.status == "harness-error" for r in records)
     notes = ", ".join(x for x in (f"{failed} agent-failed (counted wrong)" if failed else "",
-                                  f"{harness} harness-error (left out; see flag_reason)" if harness else "") if x)
+                                  f"{harness} harness-error (left out; see error)" if harness else "") if x)
     if not scored:
         return f"no run was scored ({notes or 'no runs'})"
     acc = sum(r.reward for r in scored) / len(scored)

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from clinbench.campaign.matrix import MatrixError, expand, split_list
+from clinbench.records import STORE_FILE
 
 if TYPE_CHECKING:  # the agents and the campaign runner import DuckDB: loaded when a campaign runs
     from clinbench.agents.factory import AgentOptions
@@ -177,7 +178,7 @@ def run_command(
         console.print(str(exc), highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
     status = ", ".join(f"{n} {s}" for s, n in sorted(summary.by_status.items())) or "nothing to do"
-    Console().print(f"{summary.finished} run(s) done ({status}); {summary.skipped} already recorded; store {out / 'results.duckdb'}",
+    Console().print(f"{summary.finished} run(s) done ({status}); {summary.skipped} already recorded; store {out / STORE_FILE}",
                     highlight=False, soft_wrap=True)
     print_causes(summary, Console())
 

@@ -34,6 +34,7 @@ import duckdb
 from clinbench.derive.catalogue import TaskSpec, get_task
 from clinbench.derive.score_read import NULL_TOKENS  # noqa: F401  (re-exported: the rule lives there)
 from clinbench.errors import DataError, TaskError
+from clinbench.records import ColumnScore
 
 # Which columns count towards the reward (see the module doc).
 SCORED_COLUMN_SETS = ("value", "required")
@@ -44,18 +45,6 @@ NON_SCORING_REQUIRED_COLUMNS = frozenset({"subject_id", "hadm_id", "stay_id", "p
 # despite binary representation; far below any catalogued tolerance.
 _EPS = 1e-9
 _EXAMPLES = 3
-
-
-@dataclass
-class ColumnScore:
-    name: str
-    kind: str  # numeric | timestamp | string
-    tolerance: float
-    matched: int
-    denominator: int
-    match_rate: float
-    nmae: float | None = None
-    examples: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass

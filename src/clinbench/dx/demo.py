@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from clinbench.campaign.store import RunRecord
 from clinbench.dx import stats as dxstats
 from clinbench.dx.cases import demo_cases
 from clinbench.dx.run import DxConfig, run_campaign
+from clinbench.records import STORE_FILE, RunRecord
 
 DEMO_AGENTS = ("oracle", "ed-instant", "ed-workup")
 
@@ -31,7 +31,7 @@ def run_demo_dx(out_dir: str | Path, *, agents: tuple[str, ...] = DEMO_AGENTS,
     summaries = dxstats.summarise(runs)
     svg = dxstats.accuracy_cost_svg(summaries, out_dir / "dx_accuracy_cost.svg",
                                     title="Demo cases: accuracy vs cost")
-    lines = [f"{len(cases)} synthetic demo cases; offline gatekeeper and judge; store {out_dir / 'results.duckdb'}"]
+    lines = [f"{len(cases)} synthetic demo cases; offline gatekeeper and judge; store {out_dir / STORE_FILE}"]
     by = {s.agent: s for s in summaries}
     for name in ("ed-workup", "ed-instant"):
         s = by.get(name)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from clinbench.agents.llm_clients import Message, ModelClient, RetryPolicy, ToolCall, ToolSpec, Turn, make_client
 from clinbench.atomic import write_text_atomic
-from clinbench.campaign.store import Usage
+from clinbench.records import Usage
 from clinbench.errors import ClinbenchError
 
 ROLES = ("agent", "gatekeeper", "judge")

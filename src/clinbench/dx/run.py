@@ -4,16 +4,15 @@ Each run (one case, one agent, one trial) plays an encounter, judges the diagnos
 writes its evidence to ``DIR/runs/<run_id>/`` (prompt.md, transcript.jsonl, ledger.json,
 roles.json, score.json, manifest.json with sha256 of each file) through the campaign's
 evidence module, then records a row in ``DIR/results.duckdb`` (benchmark 'dx', task = case
-id, reward 1.0 when the judge gives 4 or more, strict when it gives 5; ``condition`` holds
-the gatekeeper and ``schema`` the judge, the two settings that change a dx run's meaning;
-a judge that is the agent's own model is marked ``+self-judge``).
+id, reward 1.0 when the judge gives 4 or more, strict when it gives 5; ``gatekeeper`` and
+``judge`` hold the two settings that change a dx run's meaning; a judge that is the agent's own
+model is marked ``+self-judge``; a failure's reason is in ``error``).
 
 Model roles (agent, gatekeeper, judge) each have their own ``RoleSpec``; each role's
 tokens, requests, cache hits, errors and cost go to roles.json, their sum to the store's
 usage table. A failed model call never loses the run: the transcript and ledger kept so
-far are written and the run is recorded with status ``error`` and a reason (a failure of
-the gatekeeper or judge, which are the harness, says ``harness error:``); the campaign goes
-on. The status says whose failure it was, as for derivation runs: ``agent-failed`` (the
+far are written and the run is recorded with its reason (a failure of the gatekeeper or
+judge, which are the harness, says ``harness error:``); the campaign goes on. The status says whose failure it was, as for derivation runs: ``agent-failed`` (the
 agent's model failed: reward 0, counted) or ``harness-error`` (gatekeeper, judge or a bug:
 no reward, left out of statistics). Runs already in the store are skipped (``retry_failed`` redoes errored ones), so
 rerunning the command resumes a killed campaign. ``jobs`` runs encounters in threads.
@@ -35,7 +34,8 @@ from datetime import datetime
 from pathlib import Path
 
 from clinbench.campaign import evidence
-from clinbench.campaign.store import RunRecord, Store, Usage
+from clinbench.records import RunRecord, Usage
+from clinbench.records.store import Store
 from clinbench.dx.agents import LLM_AGENTS, make_agent
 from clinbench.dx.cases import Case
 from clinbench.dx.costs import PriceTable
@@ -180,13 +180,13 @@ def run_one(case: Case, cfg: DxConfig, trial: int, out_dir: Path, prices: PriceT
                                       "data": "SYNTHETIC" if case.synthetic else "REAL"})
     final = evidence.publish(partial, out_dir, run_id)
     return RunRecord(
-        run_id=run_id, benchmark="dx", task=str(case.case_id), family="dx", condition=cfg.gatekeeper_label(),
-        schema=cfg.judge_label(), agent=agent_label(cfg.agent, cfg.dxo), model=cfg.agent_model(),
+        run_id=run_id, benchmark="dx", task=str(case.case_id), family="dx", gatekeeper=cfg.gatekeeper_label(),
+        judge=cfg.judge_label(), agent=agent_label(cfg.agent, cfg.dxo), model=cfg.agent_model(),
         trial=trial, status=status,
         reward=(0.0 if status == "agent-failed" else None) if verdict is None else (1.0 if verdict.score >= CORRECT else 0.0),
         strict=(False if status == "agent-failed" else None) if verdict is None else verdict.score == 5,
         judge_score=None if verdict is None else verdict.score,
-        cost=None if result is None else result.cost, flag_reason=flag,
+        cost=None if result is None else result.cost, error=flag,
         isolated=False, elapsed_seconds=time.monotonic() - started,
         evidence_dir=str(final.relative_to(out_dir)), finished_at=datetime.now(), usage=_usage(models),
     )
@@ -304,11 +304,11 @@ def rejudge(out_dir: str | Path, judge: str, spec: RoleSpec | None = None, *, al
                                               "rejudge_of": r["run_id"], "judge": label})
             final = evidence.publish(partial, out_dir, run_id)
             rec = RunRecord(
-                run_id=run_id, benchmark="dx", task=r["task"], family="dx", condition=r["condition"], schema=label,
+                run_id=run_id, benchmark="dx", task=r["task"], family="dx", gatekeeper=r["gatekeeper"], judge=label,
                 agent=r["agent"], model=r["model"], trial=r["trial"], status=status,
                 reward=None if verdict is None else (1.0 if verdict.score >= CORRECT else 0.0),
                 strict=None if verdict is None else verdict.score == 5,
-                judge_score=None if verdict is None else verdict.score, cost=r["cost"], flag_reason=flag,
+                judge_score=None if verdict is None else verdict.score, cost=r["cost"], error=flag,
                 elapsed_seconds=time.monotonic() - started, evidence_dir=str(final.relative_to(out_dir)),
                 finished_at=datetime.now(), usage=model.usage if model else None)
             store.record(rec)
@@ -320,4 +320,4 @@ def rejudge(out_dir: str | Path, judge: str, spec: RoleSpec | None = None, *, al
 
 
 def _judge_failed(row: dict) -> bool:
-    return bool(row.get("flag_reason")) and row["flag_reason"].startswith("harness error: judge")
+    return bool(row.get("error")) and row["error"].startswith("harness error: judge")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clinbench.atomic import write_text_atomic
-from clinbench.campaign.store import Store
+from clinbench.records.store import Store
 from clinbench.errors import DataError
 from clinbench.stats.bootstrap import percentile_ci
 from clinbench.stats.permutation import paired_permutation_test
@@ -63,12 +63,11 @@ class PairedTest:
 
 def _key(r: dict) -> str:
     """The compared unit: agent, its model when it has one, and any non-default gatekeeper
-    (stored in ``condition``) or judge (``schema``)."""
+    or judge."""
     model = r.get("model") or ""
     key = r["agent"] if not model or model == "all-MiniLM-L6-v2" or r["agent"].startswith("scripted") \
         else f"{r['agent']}:{model}"
-    settings = [f"{what}={r[col]}" for what, col in (("gatekeeper", "condition"), ("judge", "schema"))
-                if r.get(col) and r[col] != "offline"]
+    settings = [f"{col}={r[col]}" for col in ("gatekeeper", "judge") if r.get(col) and r[col] != "offline"]
     return key + (f" ({', '.join(settings)})" if settings else "")
 
 

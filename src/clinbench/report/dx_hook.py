@@ -16,11 +16,13 @@ import importlib
 from html import escape
 from pathlib import Path
 
+from clinbench.records import STORE_FILE
+
 
 def has_dx_runs(store_dir: Path) -> bool:
     import duckdb
 
-    store = Path(store_dir) / "results.duckdb"
+    store = Path(store_dir) / STORE_FILE
     if not store.is_file():
         return False
     try:

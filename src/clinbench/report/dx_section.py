@@ -40,7 +40,7 @@ def _agent_rows(runs: list[dict]) -> list[list[str]]:
         sub = [r for r in runs if dxstats._key(r) == s.agent]
         failed = sum(r["status"] == "agent-failed" for r in sub)
         harness = sum(r["status"] == "harness-error" for r in sub)
-        rows.append([s.agent + (" [self-judge]" if any("+self-judge" in (r["schema"] or "") for r in sub) else ""),
+        rows.append([s.agent + (" [self-judge]" if any("+self-judge" in (r["judge"] or "") for r in sub) else ""),
                      str(s.runs), dxstats.fmt_pct(s.accuracy),
                      f"{s.ci[0]:.1%}–{s.ci[1]:.1%}" if s.ci else "n/a", dxstats.fmt_usd(s.mean_cost),
                      f"${s.cost_ci[0]:,.0f}–${s.cost_ci[1]:,.0f}" if s.cost_ci else "n/a",
@@ -59,7 +59,7 @@ def judge_agreement(runs: list[dict]) -> list[dict]:
         if r["reward"] is None or r["status"] != "ok":
             continue
         encounter = r["run_id"].split("~judge-", 1)[0]
-        verdicts.setdefault(r["schema"] or "offline", {})[encounter] = r["reward"] >= 1.0
+        verdicts.setdefault(r["judge"] or "offline", {})[encounter] = r["reward"] >= 1.0
     out = []
     for a, b in combinations(sorted(verdicts), 2):
         shared = sorted(set(verdicts[a]) & set(verdicts[b]))

@@ -17,17 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from clinbench.errors import ClinbenchError
+from clinbench.records import ColumnScore
 
 MAX_ROWS = 5
-
-
-@dataclass
-class ColumnWhy:
-    name: str
-    match_rate: float
-    matched: int | None
-    denominator: int | None
-    nmae: float | None
 
 
 @dataclass
@@ -51,7 +43,7 @@ class RunWhy:
     harness_error: bool
     reference_rows: int | None
     agent_rows: int | None
-    columns: list[ColumnWhy] = field(default_factory=list)
+    columns: list[ColumnScore] = field(default_factory=list)
     mismatches: list[Mismatch] = field(default_factory=list)
 
     @property
@@ -92,8 +84,8 @@ def explain_run(run_dir: str | Path, *, max_rows: int = MAX_ROWS) -> RunWhy:
     columns = []
     rows: dict[tuple, Mismatch] = {}
     for name, col in sorted((score.get("columns") or {}).items()):
-        columns.append(ColumnWhy(name, float(col.get("match_rate", 0.0)), col.get("matched"), col.get("denominator"),
-                                 col.get("nmae")))
+        columns.append(ColumnScore(name, float(col.get("match_rate", 0.0)), col.get("nmae"), col.get("matched"),
+                                   col.get("denominator")))
         for ex in col.get("examples") or []:
             key = {k: "" if v is None else str(v) for k, v in (ex.get("key") or {}).items()}
             slot = rows.setdefault(tuple(key.items()), Mismatch(key, {}))

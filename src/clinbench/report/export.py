@@ -18,6 +18,7 @@ from pathlib import Path
 
 from clinbench.atomic import atomic_path
 from clinbench.errors import ClinbenchError
+from clinbench.records import STORE_FILE
 
 FORMATS = ("parquet", "csv")
 TABLES = ("runs", "column_scores", "usage", "dx_encounters")
@@ -64,11 +65,11 @@ def export_store(campaign_dir: str | Path, out_dir: str | Path, *, fmt: str = "p
     import duckdb
 
     campaign = Path(campaign_dir)
-    store = campaign / "results.duckdb"
+    store = campaign / STORE_FILE
     if fmt not in FORMATS:
         raise ClinbenchError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     if not store.is_file():
-        raise ClinbenchError(f"{campaign} holds no results.duckdb: pass a campaign's --out folder")
+        raise ClinbenchError(f"{campaign} holds no {STORE_FILE}: pass a campaign's --out folder")
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ClinbenchError(f"{out} is a file: pass a folder to export into")

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from clinbench.atomic import write_json_atomic
+from clinbench.records import STORE_FILE
 
 CAMPAIGN_FILE = "campaign.json"
 SYNTH_TABLE = "clinbench_meta.synthesis"
@@ -124,13 +125,13 @@ def _store_binding(directory: Path) -> dict[str, str]:
     (``data_binding``: reference table, fingerprint, database), with how many there are."""
     import hashlib
 
-    from clinbench.campaign.store import Store
     from clinbench.errors import ClinbenchError
+    from clinbench.records.store import Store
 
-    if not (directory / "results.duckdb").is_file():
+    if not (directory / STORE_FILE).is_file():
         return {}
     try:
-        bound = Store(directory / "results.duckdb").binding()
+        bound = Store(directory / STORE_FILE).binding()
     except (ClinbenchError, OSError, AttributeError):
         return {}
     by_db: dict[str, list[str]] = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from clinbench.records import STORE_FILE
 from clinbench.stats.compare import Comparison, compare
 from clinbench.stats.errors import StatsError
 from clinbench.stats.groups import GroupPair, parse_compare
@@ -74,11 +75,11 @@ def resolve_pair(runs: Runs, spec: str | None) -> GroupPair | None:
 def check_uniform(source: str | Path, runs: Runs, pair: GroupPair) -> None:
     """Refuse a comparison whose runs mix agent program versions or served models (a campaign
     folder records both per run; a per-run CSV does not, and is not checked)."""
-    store_path = Path(source) / "results.duckdb"
+    store_path = Path(source) / STORE_FILE
     if not store_path.is_file():
         return
     from clinbench.agents.provenance import mixed
-    from clinbench.campaign.store import Store
+    from clinbench.records.store import Store
 
     values = getattr(runs, pair.dimension)
     ids = set(runs.run_id[(values == pair.a) | (values == pair.b)].tolist())

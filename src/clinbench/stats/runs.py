@@ -24,9 +24,9 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
+from clinbench.records import STORE_FILE
 from clinbench.stats.errors import StatsError
 
-STORE_FILE = "results.duckdb"
 REQUIRED = ("task", "condition", "model", "trial", "reward")
 BENCHMARKS = ("derive", "dx")
 STATUS_OK = "ok"

@@ -1,6 +1,6 @@
-"""The results store: one DuckDB file ``DIR/results.duckdb`` per campaign.
+"""The results store: one DuckDB file ``DIR/results.duckdb`` per campaign (tables declared in ``clinbench.records``).
 
-Tables (declared once, below):
+Tables:
 
 * ``runs``: one row per finished run (derive or dx), with its score, cost, isolation and
   audit verdict (``publishable``, ``flag_reason``).
@@ -10,10 +10,10 @@ Tables (declared once, below):
 * ``data_binding``: the data the campaign is bound to, one row per task reference
   (``clinbench.campaign.binding``).
 
-A run's ``status`` is one of ``ok`` (scored), ``agent-failed`` (no or bad output: reward 0,
-counted) or ``harness-error`` (the harness failed: no reward, left out of statistics, its
-cause in ``error``). Records written as ``error`` or ``timeout`` (older stores, dx runs) are
-agent failures.
+A run's ``status`` is a ``RunStatus``; records written as ``error`` or ``timeout`` (older
+stores) are agent failures. A store written before the neutral dx columns is migrated when it is
+opened: its dx rows' gatekeeper and judge move out of ``condition``/``schema``, their error out of
+``flag_reason``.
 
 A run is recorded in one transaction that replaces any earlier rows of the same
 ``run_id``: recording is idempotent, and a process killed mid-write leaves either the
@@ -29,8 +29,6 @@ import os
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,201 +36,21 @@ import duckdb
 
 from clinbench.atomic import atomic_path
 from clinbench.errors import ClinbenchError
+from clinbench.records import (ADDED_COLUMNS, BENCHMARKS, BINDING_COLUMNS, COLUMN_SCORE_COLUMNS, DX_LEGACY_SQL,
+                               LEGACY_STATUS, RUN_COLUMNS, STORE_FILE, USAGE_COLUMNS, USAGE_FIELDS, ColumnScore,
+                               RunRecord, RunStatus, Usage, normalise_status)
 from clinbench.write_errors import explain
-
-STORE_FILE = "results.duckdb"
 
 
 class StoreError(ClinbenchError):
     """The results store cannot be opened or holds something unexpected."""
 
 
-RUN_COLUMNS: dict[str, str] = {
-    "run_id": "VARCHAR PRIMARY KEY",
-    "benchmark": "VARCHAR",  # 'derive' | 'dx'
-    "task": "VARCHAR",
-    "family": "VARCHAR",
-    "condition": "VARCHAR",
-    "schema": "VARCHAR",
-    "agent": "VARCHAR",
-    "model": "VARCHAR",
-    "trial": "INTEGER",
-    "status": "VARCHAR",  # 'ok' | 'agent-failed' | 'harness-error'
-    "reward": "DOUBLE",
-    "strict": "BOOLEAN",
-    "key_f1": "DOUBLE",
-    "ordered_value_nmae": "DOUBLE",
-    "judge_score": "INTEGER",
-    "cost": "DOUBLE",
-    "publishable": "BOOLEAN",
-    "flag_reason": "VARCHAR",
-    "isolated": "BOOLEAN",
-    "elapsed_seconds": "DOUBLE",
-    "evidence_dir": "VARCHAR",
-    "finished_at": "TIMESTAMP",
-    "error": "VARCHAR",  # why a run is not ok
-    "data_digest": "VARCHAR",  # fingerprint of the reference and source data the run was scored against
-    "rescored_against": "VARCHAR",  # set when re-scored against other data: that database and when
-    "agent_version": "VARCHAR",  # the agent program's own version (codex-cli 0.171.0, …), as it printed it
-    "served_model": "VARCHAR",  # model(s) the endpoint said answered, comma-separated (may differ from model)
-}
-ADDED_COLUMNS = ("error", "data_digest", "rescored_against", "agent_version", "served_model")  # absent from stores written before them
-COLUMN_SCORE_COLUMNS: dict[str, str] = {
-    "run_id": "VARCHAR",
-    "column_name": "VARCHAR",
-    "match_rate": "DOUBLE",
-    "nmae": "DOUBLE",
-}
-USAGE_COLUMNS: dict[str, str] = {
-    "run_id": "VARCHAR",
-    "input_tokens": "BIGINT",
-    "output_tokens": "BIGINT",
-    "requests": "INTEGER",
-    "cached_input_tokens": "BIGINT",
-    "http_requests": "INTEGER",  # as counted by the egress proxy (external agents) or the client
-    "model_seconds": "DOUBLE",  # time spent waiting for the model
-    "harness_seconds": "DOUBLE",  # the rest of the run: workspace, tools, sandbox, scoring
-    "reported_cost": "DOUBLE",  # the agent CLI's own dollar estimate (runs.cost is from the price table)
-    "earlier_input_tokens": "BIGINT",  # failed attempts replaced by --retry-failed
-    "earlier_output_tokens": "BIGINT",
-    "earlier_requests": "INTEGER",
-}
-_USAGE_FIELDS = [c for c in USAGE_COLUMNS if c != "run_id"]
-BINDING_COLUMNS: dict[str, str] = {
-    "name": "VARCHAR PRIMARY KEY",  # a reference table
-    "fingerprint": "VARCHAR",
-    "db": "VARCHAR",
-    "bound_at": "TIMESTAMP",
-}
 _TABLES = {"runs": RUN_COLUMNS, "column_scores": COLUMN_SCORE_COLUMNS, "usage": USAGE_COLUMNS}
-_VALID_BENCHMARKS = ("derive", "dx")
-STATUSES = ("ok", "agent-failed", "harness-error")
-LEGACY_STATUS = {"error": "agent-failed", "timeout": "agent-failed"}
 CORRUPT_HINT = "rebuild it from the runs' evidence with `clinbench store rebuild {dir}`"
 
 
-def normalise_status(status: str) -> str:
-    """The status to store: one of STATUSES (the older 'error' and 'timeout' are agent failures)."""
-    return LEGACY_STATUS.get(status, status)
-
-
-@dataclass
-class ColumnScore:
-    column_name: str
-    match_rate: float | None
-    nmae: float | None = None
-
-
-@dataclass
-class Usage:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    requests: int = 0
-    cached_input_tokens: int = 0
-    http_requests: int = 0
-    model_seconds: float = 0.0
-    harness_seconds: float | None = None
-    reported_cost: float | None = None
-    earlier_input_tokens: int = 0
-    earlier_output_tokens: int = 0
-    earlier_requests: int = 0
-
-    def add(self, other: Usage) -> Usage:
-        """Sums of the counters (harness seconds and reported cost are set once per run, not added)."""
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.requests + other.requests,
-            self.cached_input_tokens + other.cached_input_tokens,
-            self.http_requests + other.http_requests,
-            self.model_seconds + other.model_seconds,
-            self.harness_seconds,
-            self.reported_cost,
-            self.earlier_input_tokens + other.earlier_input_tokens,
-            self.earlier_output_tokens + other.earlier_output_tokens,
-            self.earlier_requests + other.earlier_requests,
-        )
-
-    @property
-    def total_tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
-
-    @classmethod
-    def from_tokens(cls, usage: dict[str, Any], requests: int = 1) -> Usage:
-        """From a usage object with ``input_tokens``/``output_tokens`` (Anthropic Messages, Claude Code, Codex);
-        cached input is ``cached_input_tokens`` (Codex), ``cache_read_input_tokens`` (Anthropic) or
-        ``input_tokens_details.cached_tokens`` (Responses)."""
-        def num(value: Any) -> int:
-            return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
-
-        details = usage.get("input_tokens_details")
-        cached = num(usage.get("cached_input_tokens")) or num(usage.get("cache_read_input_tokens")) or (
-            num(details.get("cached_tokens")) if isinstance(details, dict) else 0)
-        return cls(num(usage.get("input_tokens")), num(usage.get("output_tokens")), requests, cached)
-
-
-@dataclass
-class RunRecord:
-    """One finished run, as the ``runs`` table holds it."""
-
-    run_id: str
-    benchmark: str
-    task: str
-    condition: str = ""
-    schema: str = ""
-    agent: str = ""
-    model: str = ""
-    trial: int = 0
-    status: str = "ok"
-    family: str = ""
-    reward: float | None = None
-    strict: bool | None = None
-    key_f1: float | None = None
-    ordered_value_nmae: float | None = None
-    judge_score: int | None = None
-    cost: float | None = None
-    publishable: bool = True
-    flag_reason: str | None = None
-    isolated: bool = False
-    elapsed_seconds: float | None = None
-    evidence_dir: str | None = None
-    finished_at: datetime | None = None
-    error: str | None = None
-    data_digest: str | None = None
-    rescored_against: str | None = None
-    agent_version: str | None = None
-    served_model: str | None = None
-    column_scores: list[ColumnScore] = field(default_factory=list)
-    usage: Usage | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """Every field as JSON-ready data (the run's manifest keeps it, so a store can be rebuilt)."""
-        data = {name: getattr(self, name) for name in RUN_COLUMNS}
-        data["finished_at"] = self.finished_at.isoformat() if self.finished_at else None
-        data["column_scores"] = [vars(c) for c in self.column_scores]
-        data["usage"] = vars(self.usage) if self.usage is not None else None
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunRecord:
-        fields = {name: data.get(name) for name in RUN_COLUMNS}
-        if fields["finished_at"]:
-            fields["finished_at"] = datetime.fromisoformat(fields["finished_at"])
-        for name, default in (("publishable", True), ("isolated", False), ("trial", 0)):
-            if fields[name] is None:
-                fields[name] = default
-        usage = data.get("usage")
-        return cls(**fields, column_scores=[ColumnScore(**c) for c in data.get("column_scores") or []],
-                   usage=Usage(**usage) if usage else None)
-
-    def row(self) -> list[Any]:
-        values = {name: getattr(self, name) for name in RUN_COLUMNS}
-        if values["finished_at"] is None:
-            values["finished_at"] = datetime.now()
-        return [values[name] for name in RUN_COLUMNS]
-
-
-_RUNS_WITH_USAGE = f"SELECT r.*, {', '.join(f'u.{c}' for c in _USAGE_FIELDS)} FROM runs r "
+_RUNS_WITH_USAGE = f"SELECT r.*, {', '.join(f'u.{c}' for c in USAGE_FIELDS)} FROM runs r "
 
 
 def _carry_failed_usage(con: duckdb.DuckDBPyConnection, run: RunRecord) -> None:
@@ -256,8 +74,9 @@ def _ddl() -> list[str]:
         f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(f'{c} {t}' for c, t in cols.items())})"
         for table, cols in tables.items()
     ] + [f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {c} {RUN_COLUMNS[c]}" for c in ADDED_COLUMNS] + [
-        f"UPDATE runs SET status = '{new}' WHERE status = '{old}'" for old, new in LEGACY_STATUS.items()
-    ]
+        f"ALTER TABLE usage ADD COLUMN IF NOT EXISTS {c} {t}" for c, t in USAGE_COLUMNS.items()
+    ] + [f"UPDATE runs SET status = '{new}' WHERE status = '{old}'" for old, new in LEGACY_STATUS.items()] + [
+        DX_LEGACY_SQL]
 
 
 class Store:
@@ -272,12 +91,14 @@ class Store:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         store = cls(directory / STORE_FILE)
-        with store.connect() as con:
+        store.migrate()
+        return store
+
+    def migrate(self) -> None:
+        """Create missing tables and columns, and move older rows to the current layout (idempotent)."""
+        with self.connect() as con:
             for statement in _ddl():
                 con.execute(statement)
-            for name, kind in USAGE_COLUMNS.items():  # a store made before a usage column existed
-                con.execute(f"ALTER TABLE usage ADD COLUMN IF NOT EXISTS {name} {kind}")
-        return store
 
     @classmethod
     def open(cls, directory: str | os.PathLike[str]) -> Store:
@@ -285,7 +106,14 @@ class Store:
         path = Path(directory) / STORE_FILE
         if not path.exists():
             raise StoreError(f"no results store at {path}: pass the --out folder of a campaign run")
-        return cls(path)
+        store = cls(path)
+        with store.connect(read_only=True) as con:
+            have = {r[0] for r in con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = 'runs'").fetchall()}
+        if not have:
+            raise StoreError(f"{path} holds no runs table; " + CORRUPT_HINT.format(dir=path.parent))
+        if set(RUN_COLUMNS) - have:
+            store.migrate()  # a store written by an older clinbench
+        return store
 
     @contextmanager
     def connect(self, *, read_only: bool = False, wait_seconds: float = 30.0) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -324,11 +152,13 @@ class Store:
     def record_many(self, runs: Iterable[RunRecord]) -> None:
         runs = list(runs)
         for run in runs:
-            if run.benchmark not in _VALID_BENCHMARKS:
-                raise StoreError(f"run {run.run_id}: benchmark must be one of {_VALID_BENCHMARKS}, not {run.benchmark!r}")
-            run.status = normalise_status(run.status)
-            if run.status not in STATUSES:
-                raise StoreError(f"run {run.run_id}: status must be one of {STATUSES}, not {run.status!r}")
+            if run.benchmark not in BENCHMARKS:
+                raise StoreError(f"run {run.run_id}: benchmark must be one of {BENCHMARKS}, not {run.benchmark!r}")
+            try:
+                run.status = normalise_status(run.status)
+            except ValueError:
+                raise StoreError(f"run {run.run_id}: status must be one of {', '.join(RunStatus)}, "
+                                 f"not {run.status!r}") from None
         if not runs:
             return
         marks = ", ".join("?" for _ in RUN_COLUMNS)
@@ -343,12 +173,12 @@ class Store:
                     if run.column_scores:
                         con.executemany(
                             "INSERT INTO column_scores VALUES (?, ?, ?, ?)",
-                            [[run.run_id, c.column_name, c.match_rate, c.nmae] for c in run.column_scores],
+                            [[run.run_id, c.name, c.match_rate, c.nmae] for c in run.column_scores],
                         )
                     if run.usage is not None:
-                        con.execute(f"INSERT INTO usage (run_id, {', '.join(_USAGE_FIELDS)}) VALUES "
-                                    f"(?{', ?' * len(_USAGE_FIELDS)})",
-                                    [run.run_id, *(getattr(run.usage, f) for f in _USAGE_FIELDS)])
+                        con.execute(f"INSERT INTO usage (run_id, {', '.join(USAGE_FIELDS)}) VALUES "
+                                    f"(?{', ?' * len(USAGE_FIELDS)})",
+                                    [run.run_id, *(getattr(run.usage, f) for f in USAGE_FIELDS)])
                 con.execute("COMMIT")
             except BaseException:
                 # an interrupt or a failed write may already have ended the transaction
@@ -363,7 +193,7 @@ class Store:
             return None
         usage = None
         if row.get("input_tokens") is not None or row.get("requests") is not None:
-            usage = Usage(**{f: row[f] if row.get(f) is not None else getattr(Usage, f) for f in _USAGE_FIELDS})
+            usage = Usage(**{f: row[f] if row.get(f) is not None else getattr(Usage, f) for f in USAGE_FIELDS})
         scores = [ColumnScore(c["column_name"], c["match_rate"], c["nmae"]) for c in self.column_scores(run_id)]
         return RunRecord(**{name: row.get(name) for name in RUN_COLUMNS}, column_scores=scores, usage=usage)
 
@@ -445,7 +275,7 @@ class Store:
         """Write the runs (with usage) to a CSV file, atomically."""
         out = Path(out)
         rows = self.runs(publishable_only=publishable_only)
-        names = list(RUN_COLUMNS) + _USAGE_FIELDS
+        names = list(RUN_COLUMNS) + USAGE_FIELDS
         with atomic_path(out) as tmp, tmp.open("w", newline="") as fh:
             writer = csv.writer(fh)
             writer.writerow(names)
