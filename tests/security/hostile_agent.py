@@ -191,6 +191,21 @@ elif attack == "proxy-smuggling":
             pass
         seen[name] = reply.split(b"\r\n", 1)[0].decode(errors="replace")
         c.close()
+elif attack == "deep-json":
+    # one well-formed line nested 10,000 deep, one unterminated: a parser without a bound recurses to death
+    # (45 KB in all, under the suite's 64 KiB log limit, so the report after them is kept)
+    print('{"type": "deep", "x": ' + "[" * 10000 + "]" * 10000 + "}", flush=True)
+    print("{" + '"a":[' * 5000, flush=True)
+    header, *rows = CFG["correct_output"].splitlines(keepends=True)
+    with open("output.csv", "w") as fh:  # the right rows, in another order (not a copy of the honest run's bytes)
+        fh.write(header + "".join(reversed(rows)))
+elif attack == "terminal-escape":
+    # escape sequences (set the window title, clear the screen) and HTML for the report, then a failure
+    report()
+    sys.stderr.write("\x1b]0;owned\x07\x1b[2J\x1b[31m<img src=x onerror=alert(1)> [/] fail\n")
+    sys.stderr.flush()
+    sys.stdout.flush()
+    os._exit(3)
 elif attack == "hung-endpoint":
     report()
     url = os.environ["OPENAI_BASE_URL"].split("//", 1)[1].split("/")[0]

@@ -19,11 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from clinbench import untrusted
 from clinbench.agents import sandbox as sb
 from clinbench.agents.factory import AgentOptions
 from clinbench.agents.limits import KiB, MiB, Limits, RunCgroup
 from clinbench.campaign.audit import audit_campaign
-from clinbench.campaign.campaign import run_campaign
+from clinbench.campaign.campaign import CampaignSummary, run_campaign
 from clinbench.campaign.execute import CampaignConfig
 from clinbench.campaign.matrix import RunSpec
 from clinbench.records.store import Store
@@ -37,6 +38,7 @@ ATTACKS = [
     "symlink-results-store", "fifo-output", "dir-output", "hardlink-outside", "hardlink-inside", "sparse-huge",
     "over-cap", "user-folder", "rewrite-transcript", "fd-inheritance", "proc-probe", "cleanup-trap", "fork-bomb",
     "memory-hog", "disk-fill", "tmp-fill", "stdout-flood", "dns", "raw-sockets", "abstract-socket", "proxy-smuggling",
+    "deep-json", "terminal-escape",
 ]
 LIMITS = Limits(memory_bytes=128 * MiB, processes=64, file_size_bytes=8 * MiB, disk_bytes=16 * MiB,
                 tmp_bytes=8 * MiB, output_bytes=1 * MiB, log_bytes=64 * KiB)
@@ -102,6 +104,7 @@ class Hostile:
     listeners: dict[str, Listener] = field(default_factory=dict)
     leftover_processes: list[str] = field(default_factory=list)
     cgroup_available: bool = False
+    summary: CampaignSummary | None = None  # what `clinbench run` prints its summary from
 
     def folder(self, attack: str) -> Path:
         return self.out / self.rows[attack]["evidence_dir"]
@@ -112,8 +115,8 @@ class Hostile:
         reports = []
         for line in text.splitlines():
             try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
+                event = untrusted.loads(line)
+            except json.JSONDecodeError:  # a line of the agent's own (too deep, not JSON)
                 continue
             if isinstance(event, dict) and "attack" in event:
                 reports.append(event)
@@ -185,7 +188,7 @@ def hostile(tmp_path_factory) -> Hostile:
         probe = RunCgroup.create(LIMITS)
         if probe is not None:
             probe.close()
-        run_campaign([RunSpec(TASK, "no-skill", "native", "command", attack, 0) for attack in ATTACKS],
+        summary = run_campaign([RunSpec(TASK, "no-skill", "native", "command", attack, 0) for attack in ATTACKS],
                      CampaignConfig(db=str(source_db), out=str(out), options=options, timeout_seconds=60), jobs=2)
         time.sleep(0.2)
         leftovers = []
@@ -200,7 +203,7 @@ def hostile(tmp_path_factory) -> Hostile:
         verdicts = {v.run_id: v.reasons for v in audit_campaign(out)}
     result = Hostile(out=out, source_db=source_db, tools=tools, victim=victim, canary=canary,
                      earlier_run=earlier["run_id"], listeners=listeners, leftover_processes=leftovers,
-                     cgroup_available=probe is not None)
+                     cgroup_available=probe is not None, summary=summary)
     for row in Store.open(out).runs():
         key = row["model"] if row["agent"] == "command" else row["agent"]
         result.rows[key] = row

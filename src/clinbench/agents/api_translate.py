@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from clinbench import untrusted
 from clinbench.agents import api_gemini
 from clinbench.agents.llm_clients import ModelReplyError, Turn, error_body, json_reply, one_line, parse_chat_completion
 from clinbench.records import Usage
@@ -352,7 +353,7 @@ class ChatTranslator:
 
     def _handle(self, api: str | None, headers: dict[str, str], raw: bytes, path: str = "") -> Reply:
         try:
-            body = json.loads(raw or b"{}")
+            body = untrusted.loads(raw or b"{}")
             if not isinstance(body, dict):
                 raise ValueError("not an object")
         except ValueError:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shlex
 
+from clinbench import untrusted
 from clinbench.agents.base import RunContext, Workspace
 from clinbench.agents.external import ExternalAgent, Launch, Parsed
 from clinbench.errors import AgentError
@@ -45,7 +46,7 @@ class CommandAgent(ExternalAgent):
         lines = []
         for line in stdout.splitlines():
             try:
-                json.loads(line)
+                untrusted.loads(line)
                 lines.append(line)
             except json.JSONDecodeError:
                 lines.append(json.dumps({"type": "stdout", "line": line}))

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from clinbench import untrusted
 from clinbench.agents import toolbox
 from clinbench.agents.base import Agent, AgentOutcome, RunContext, Workspace, output_if_written
 from clinbench.agents.egress import EgressProxy, endpoint_host_port
@@ -55,8 +56,8 @@ def json_events(stdout: str) -> Iterator[dict]:
     """The JSON objects of a program's JSON-lines output; other lines (banners, progress) are skipped."""
     for line in stdout.splitlines():
         try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
+            event = untrusted.loads(line)
+        except json.JSONDecodeError:  # malformed, too deep or too large
             continue
         if isinstance(event, dict):
             yield event

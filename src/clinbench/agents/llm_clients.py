@@ -31,6 +31,7 @@ from typing import Any
 
 import httpx
 
+from clinbench import untrusted
 from clinbench.records import Usage
 from clinbench.errors import AgentError, EndpointError
 
@@ -111,7 +112,9 @@ def one_line(text: Any, limit: int = _SNIPPET) -> str:
 def error_body(resp: httpx.Response) -> str:
     """The server's own words about an error: ``error.message`` of a JSON body, else the body text."""
     try:
-        data = resp.json()
+        data = untrusted.loads(resp.text)
+    except untrusted.UntrustedJSONError as exc:
+        raise ModelReplyError(f"endpoint answered HTTP {resp.status_code} with a {what} that cannot be read: {exc}") from None
     except ValueError:
         return one_line(resp.text) or "(empty body)"
     if isinstance(data, dict):
@@ -162,7 +165,9 @@ def _decode_arguments(name: str, raw: Any) -> tuple[dict[str, Any], str | None]:
     if not isinstance(raw, str):
         return {}, f"arguments of {name} must be a JSON object, not {type(raw).__name__}"
     try:
-        value = json.loads(raw)
+        value = untrusted.loads(raw)
+    except untrusted.UntrustedJSONError as exc:
+        return {}, f"arguments of {name} are not valid JSON: {exc}"
     except json.JSONDecodeError:
         return {}, f"arguments of {name} are not valid JSON: {one_line(raw, 120)!r}"
     if not isinstance(value, dict):

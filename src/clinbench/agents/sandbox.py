@@ -202,10 +202,12 @@ class BwrapSandbox(_Isolated):
             args += ["--dir", EGRESS_DIR, "--bind", str(egress.socket_path), f"{EGRESS_DIR}/egress.sock",
                      "--ro-bind", str(BRIDGE_SCRIPT), f"{EGRESS_DIR}/bridge.py"]
             inner = self._behind_bridge(argv, egress)
-        args += ["--remount-ro", "/", "--chdir", SANDBOX_WORKSPACE, "--clearenv"]
-        for key, value in env.items():
-            args += ["--setenv", key, value]
-        return args + ["--", *inner], {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        args += ["--remount-ro", "/", "--chdir", SANDBOX_WORKSPACE]
+        # the run's environment is bwrap's own, which the agent inherits: never --setenv, whose
+        # values (API keys) any local user reads in /proc/<pid>/cmdline; bwrap is named by its
+        # full path since the environment's PATH is the one inside
+        args[0] = shutil.which("bwrap") or "bwrap"
+        return args + ["--", *inner], dict(env)
 
 
 @dataclass

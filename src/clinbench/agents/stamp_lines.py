@@ -19,7 +19,7 @@ def stamp(line):
     if text.startswith("{"):
         try:
             event = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # malformed or nested too deep: passed on unchanged
             event = None
         if isinstance(event, dict) and "time" not in event:
             now = datetime.now(timezone.utc).isoformat(timespec="milliseconds")

@@ -27,6 +27,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from clinbench import untrusted
 from clinbench.agents.factory import BUILTIN_AGENTS
 from clinbench.campaign import evidence, skill_use
 from clinbench.records.store import Store
@@ -65,7 +66,7 @@ def agent_authored_text(transcript: Path) -> str:
     parts: list[str] = []
     for line in transcript.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
-            event = json.loads(line)
+            event = untrusted.loads(line)
         except json.JSONDecodeError:
             parts.append(line)
             continue

@@ -143,9 +143,9 @@ _register_undeclared()
 
 
 def _error(message: str) -> None:
-    from rich.console import Console
+    from clinbench.cli._console import make_console
 
-    Console(stderr=True).print(message, highlight=False, soft_wrap=True)
+    make_console(stderr=True).print(message, highlight=False, soft_wrap=True)
 
 
 def main() -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
+
+from clinbench.cli._console import make_console
 
 
 def audit_command(out: Path = typer.Argument(..., help="Campaign folder (the --out of clinbench run).")) -> None:
@@ -15,7 +16,7 @@ def audit_command(out: Path = typer.Argument(..., help="Campaign folder (the --o
 
     verdicts = audit_campaign(out)
     flagged = [v for v in verdicts if not v.publishable]
-    console = Console()
+    console = make_console()
     if flagged:
         table = Table("run", "reason", title=f"{len(flagged)} of {len(verdicts)} runs flagged (publishable = false)")
         for v in flagged:
@@ -44,7 +45,7 @@ def rescore_command(
     results = rescore_campaign(out, db, new_data=new_data)
     changed = [r for r in results if r.changed]
     refused = [r for r in results if r.refused]
-    console = Console()
+    console = make_console()
     for r in changed:
         console.print(f"{r.run_id}: {r.old_reward} -> {r.new_reward}")
     for r in refused:

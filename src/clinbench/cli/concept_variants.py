@@ -6,10 +6,11 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-console = Console()
+from clinbench.cli._console import make_console
+
+console = make_console()
 
 
 def variants(

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 
-console = Console()
+from clinbench.cli._console import make_console
+
+console = make_console()
 concepts_app = typer.Typer(no_args_is_help=True, help="Derived concepts (mimiciv_derived, eicu_derived) and task targets.")
 
 

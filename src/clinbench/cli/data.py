@@ -6,12 +6,13 @@ from enum import Enum
 from pathlib import Path
 
 import typer
-from rich.console import Console
+
+from clinbench.cli._console import make_console
 
 # Other areas add commands to this group (cli/synth.py adds `data synth`).
 data_app = typer.Typer(no_args_is_help=True, help="EHR databases: load PhysioNet files, fetch the demos, inspect.")
-console = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+console = make_console(soft_wrap=True)
+err = make_console(stderr=True, soft_wrap=True)
 
 
 class Dataset(str, Enum):

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Iterator
 
 import typer
-from rich.console import Console
 
+from clinbench.cli._console import make_console
 from clinbench.records import STORE_FILE
 
-console = Console()
+console = make_console()
 
 
 @contextmanager

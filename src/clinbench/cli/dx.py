@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-console = Console()
+from clinbench.cli._console import make_console
+
+console = make_console()
 
 
 ROLE_PARAMS = ("temperature", "max_tokens", "price_in", "price_out")

@@ -16,11 +16,10 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="replace tables already in the folder"),
     ) -> None:
         """Write runs, column_scores, usage and dx_encounters as Parquet or CSV (columns documented in the README)."""
-        from rich.console import Console
-
+        from clinbench.cli._console import make_console
         from clinbench.report.export import export_store
 
         done = export_store(campaign, out if out is not None else campaign / "export", fmt=fmt, force=force)
-        console = Console()
+        console = make_console()
         for item in done:
             console.print(f"{item.table}: {item.rows:,} rows → {item.path}", highlight=False)

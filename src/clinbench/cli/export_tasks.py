@@ -19,9 +19,8 @@ def register(app: typer.Typer) -> None:
         timeout: float = typer.Option(30.0, "--timeout", min=0.01, help="Agent timeout in minutes (task.toml)."),
     ) -> None:
         """Write Harbor task folders (instruction, task.toml, environment/, tests/ running clinbench's scorer)."""
-        from rich.console import Console
-
         from clinbench.campaign.matrix import split_list
+        from clinbench.cli._console import make_console
         from clinbench.cli.run import check_matrix, resolve_tasks
         from clinbench.derive.harbor import export_harbor
         from clinbench.errors import DataError
@@ -32,7 +31,7 @@ def register(app: typer.Typer) -> None:
             raise DataError(f"database {db} not found; pass --db the database the references were built in")
         task_ids = resolve_tasks(split_list(tasks), db)
         check_matrix(task_ids, [condition], [schema], db)
-        console = Console(stderr=True)
+        console = make_console(stderr=True)
         written = export_harbor(task_ids, db, out, condition=condition, schema=schema, timeout_sec=timeout * 60,
                                 progress=lambda t: console.print(f"  wrote {t}", highlight=False))
         print(f"{len(written)} Harbor task folder(s) in {out}; run one with `harbor run -p {written[0]}`")

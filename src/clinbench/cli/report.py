@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
+from clinbench.cli._console import make_console
 
 def register(app: typer.Typer) -> None:
     @app.command("report")
@@ -36,11 +36,11 @@ def register(app: typer.Typer) -> None:
 
         if html is None and md is None:
             html = Path("report.html")
-        with Console(stderr=True).status("computing the statistics and writing the report …"):
+        with make_console(stderr=True).status("computing the statistics and writing the report …"):
             files = write_report(source, html=html, markdown=md, figures_dir=figures, conditions=compare, seed=seed,
                                  draws=draws, include_flagged=include_flagged, schema=schema, agent=agent,
                                  model=model, benchmark=benchmark, png=png, summary=summary, allow_mixed=allow_mixed)
-        console = Console()
+        console = make_console()
         for label, path in (("html", files.html), ("markdown", files.markdown)):
             if path is not None:
                 console.print(f"{label}: {path}", highlight=False)

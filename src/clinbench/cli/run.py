@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from clinbench.campaign.matrix import MatrixError, expand, split_list
+from clinbench.cli._console import make_console
 from clinbench.records import STORE_FILE
 
 if TYPE_CHECKING:  # the agents and the campaign runner import DuckDB: loaded when a campaign runs
@@ -163,7 +164,7 @@ def run_command(
     check_endpoints(split_list(agent), split_list(model), options)
     config = CampaignConfig(db=str(db.resolve()), out=str(out.resolve()), options=options, timeout_seconds=timeout * 60,
                             scored_columns=scored_columns)
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     from clinbench.report.provenance import record_command
 
     if unsupported:
@@ -174,13 +175,13 @@ def run_command(
                                reporter=RichReporter(console), retry_failed=retry_failed, allow_mixed=allow_mixed,
                                started=lambda: record_command(out))
     except CampaignInterrupted as exc:
-        print_causes(exc.summary, Console())
+        print_causes(exc.summary, make_console())
         console.print(str(exc), highlight=False, soft_wrap=True)
         raise typer.Exit(130) from None
     status = ", ".join(f"{n} {s}" for s, n in sorted(summary.by_status.items())) or "nothing to do"
-    Console().print(f"{summary.finished} run(s) done ({status}); {summary.skipped} already recorded; store {out / STORE_FILE}",
+    make_console().print(f"{summary.finished} run(s) done ({status}); {summary.skipped} already recorded; store {out / STORE_FILE}",
                     highlight=False, soft_wrap=True)
-    print_causes(summary, Console())
+    print_causes(summary, make_console())
 
 
 def print_causes(summary, console: Console) -> None:

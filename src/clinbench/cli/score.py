@@ -30,10 +30,11 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print(r.to_json())
             return
-        from rich.console import Console
         from rich.table import Table
 
-        console = Console()
+        from clinbench.cli._console import make_console
+
+        console = make_console()
         verdict = "[green]strict pass[/]" if r.strict else "[red]strict fail[/]"
         console.print(f"[bold]{r.task_id}[/]  reward {r.reward:.4f}  {verdict}  (scored columns: {r.scored_columns})")
         nmae = "—" if r.ordered_value_nmae is None else f"{r.ordered_value_nmae:.4f}"

@@ -8,6 +8,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from clinbench.cli._console import make_console
+
 
 def _f(x: float | None) -> str:
     return "—" if x is None else f"{x:.3f}"
@@ -135,7 +137,7 @@ def register(app: typer.Typer) -> None:
         two groups of runs: task-balanced means, paired deltas, bootstrap CIs, sign-flip p."""
         from clinbench.stats.analysis import analyse
 
-        with Console(stderr=True).status(f"bootstrapping ({draws:,} draws) …"):
+        with make_console(stderr=True).status(f"bootstrapping ({draws:,} draws) …"):
             result = analyse(
                 source, compare, by=by, seed=seed, draws=draws, permutation_draws=permutation_draws,
                 include_flagged=include_flagged, schema=schema, agent=agent, model=model, benchmark=benchmark,
@@ -144,6 +146,6 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print(json.dumps(result.to_dict(), indent=2))
         elif result.kind == "summary":
-            print_summary(result, Console())
+            print_summary(result, make_console())
         else:
-            print_comparison(result, Console())
+            print_comparison(result, make_console())

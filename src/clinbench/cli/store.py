@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
+from clinbench.cli._console import make_console
 
 def register(app: typer.Typer) -> None:
     store = typer.Typer(no_args_is_help=True, help="A campaign's results store: rebuild it from the evidence.")
@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
         from clinbench.campaign.rebuild import rebuild_store
 
         report = rebuild_store(directory)
-        console = Console(soft_wrap=True)
+        console = make_console(soft_wrap=True)
         console.print(f"rebuilt {report.path}: {report.runs} run(s) from their evidence", highlight=False)
         if report.backup is not None:
             console.print(f"the previous store is kept as {report.backup}", highlight=False)

@@ -7,11 +7,10 @@ from enum import Enum
 from pathlib import Path
 
 import typer
-from rich.console import Console
-
+from clinbench.cli._console import make_console
 from clinbench.ehr.synth.knobs import Knobs
 
-console = Console(soft_wrap=True)
+console = make_console(soft_wrap=True)
 _DEFAULTS = Knobs()
 
 

@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
-console = Console()
+from clinbench.cli._console import make_console
+
+console = make_console()
 
 
 def register(app: typer.Typer) -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
-console = Console()
+from clinbench.cli._console import make_console
+
+console = make_console()
 
 
 def register(app: typer.Typer) -> None:

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from clinbench import untrusted
 from clinbench.dx.cases import Case
 from clinbench.dx.costs import VISIT_FEE, CostLedger, PriceTable
 from clinbench.dx.gatekeeper import Gatekeeper
@@ -85,7 +86,7 @@ def parse_turn(text: str) -> ParsedTurn:
     if not m:
         return turn
     try:
-        data = json.loads(m.group(0))
+        data = untrusted.loads(m.group(0))
     except json.JSONDecodeError:
         return turn
     if not isinstance(data, dict):

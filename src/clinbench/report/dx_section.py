@@ -23,6 +23,7 @@ from pathlib import Path
 
 from clinbench.dx import stats as dxstats
 from clinbench.dx.judge import cohen_kappa
+from clinbench.untrusted import markdown
 
 MAX_CASE_ROWS = 400
 
@@ -132,18 +133,23 @@ def render_html(store_dir: Path, report_dir: Path) -> str:
     return "\n".join(parts)
 
 
+def _md_row(cells: list[str]) -> str:
+    """One table row, each cell shown as text (diagnoses and labels are a model's bytes)."""
+    return "| " + " | ".join(markdown(c) for c in cells) + " |"
+
+
 def render_markdown(store_dir: Path) -> str:
     store_dir = Path(store_dir)
     runs = dxstats.dx_runs(store_dir)
     lines = ["## Sequential diagnosis", "", f"{len(runs)} runs in `{store_dir}`; accuracy = judge ≥ 4, 95% bootstrap CI.",
-             "", "| " + " | ".join(_AGENT_HEADER) + " |", "|" + "---|" * len(_AGENT_HEADER)]
-    lines += ["| " + " | ".join(r) + " |" for r in _agent_rows(runs)]
+             "", _md_row(_AGENT_HEADER), "|" + "---|" * len(_AGENT_HEADER)]
+    lines += [_md_row(r) for r in _agent_rows(runs)]
     agreement = judge_agreement(runs)
     if agreement:
         lines += ["", "| judge | judge | encounters | agree | kappa |", "|---|---|---|---|---|"]
-        lines += [f"| {a['judge_a']} | {a['judge_b']} | {a['pairs']} | {a['agreement']:.1%} | {a['kappa']:.2f} |"
+        lines += [_md_row([a["judge_a"], a["judge_b"], str(a["pairs"]), f"{a['agreement']:.1%}", f"{a['kappa']:.2f}"])
                   for a in agreement]
     header, rows = _case_rows(store_dir, runs, None)
-    lines += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(text.replace("|", "/") for text, _ in row) + " |" for row in rows]
+    lines += ["", _md_row(header), "|" + "---|" * len(header)]
+    lines += [_md_row([text for text, _ in row]) for row in rows]
     return "\n".join(lines) + "\n"

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from clinbench.report.data import ReportData, Section
 from clinbench.stats.formatting import ci_text, mean_ci_text, p_text, strict_text
+from clinbench.untrusted import markdown
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    """A table whose every cell is shown as text (causes and labels may hold an agent's bytes)."""
+    lines = ["| " + " | ".join(map(markdown, header)) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(map(markdown, r)) + " |" for r in rows]
     return "\n".join(lines)
 
 

@@ -14,6 +14,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from clinbench import untrusted
+
 _TEXT_KEYS = ("content", "text", "message", "output")
 _ROLE_KEYS = ("type", "role", "event", "kind")
 
@@ -48,7 +50,7 @@ def _event_html(event: dict[str, Any]) -> str:
             args = call.get("arguments")
             if isinstance(args, str):
                 try:
-                    args = json.loads(args)
+                    args = untrusted.loads(args)
                 except ValueError:
                     pass
             if isinstance(args, dict) and len(args) == 1:
@@ -81,7 +83,7 @@ def render_transcript(path: Path, *, max_chars: int = 60000) -> str:
                 break
             used += len(line)
             try:
-                event = json.loads(line)
+                event = untrusted.loads(line)
             except ValueError:
                 event = None
             if isinstance(event, dict):

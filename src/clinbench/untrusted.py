@@ -1,0 +1,87 @@
+"""Reading and showing what an agent or a model wrote: every such byte is untrusted.
+
+* ``loads``: JSON with its nesting depth and size bounded. A value nested deeper than
+  ``MAX_DEPTH`` (which would otherwise exhaust the interpreter's recursion, there or in the
+  next ``json.dumps``) or longer than the caller's limit is a ``json.JSONDecodeError`` like
+  any malformed JSON, so every reader treats it as the agent's bad output, never as a
+  harness failure.
+* ``printable``: text with its control characters (terminal escape sequences, carriage
+  returns, bidirectional overrides) shown as ``\\xNN`` escapes, for anything printed.
+* ``markdown``: one line of text for a Markdown document, its HTML and Markdown syntax
+  shown literally.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+MAX_DEPTH = 64  # tool-call arguments and CLI events nest a handful of levels; 64 leaves room
+MAX_CHARS = 16 << 20  # one JSON document (a line of a CLI's stdout, a reply body, tool-call arguments)
+
+
+class UntrustedJSONError(json.JSONDecodeError):
+    """JSON that is well-formed but too deep or too large to be read safely."""
+
+    def __init__(self, message: str, doc: str):
+        super().__init__(message, doc, 0)
+        self.reason = message
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH, max_chars: int = MAX_CHARS) -> Any:
+    """``json.loads`` for untrusted text; too deep or too long is an ``UntrustedJSONError``."""
+    if isinstance(text, (bytes, bytearray)):
+        text = text.decode("utf-8", errors="replace")
+    if len(text) > max_chars:
+        raise UntrustedJSONError(f"JSON of {len(text):,} characters is over the {max_chars:,} limit", text)
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise UntrustedJSONError(f"JSON nested deeper than {max_depth} levels", text) from None
+    if text.count("[") + text.count("{") > max_depth and _depth_over(value, max_depth):
+        raise UntrustedJSONError(f"JSON nested deeper than {max_depth} levels", text)
+    return value
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: Any) -> str:
+    """``text`` safe for a terminal: control characters (but newline and tab) as ``\\xNN``/``\\uNNNN``."""
+    return _CONTROL.sub(_escape, str(text))
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+_MARKDOWN = re.compile(r"([\\`*_\[\]|~!#])")
+
+
+def markdown(text: Any) -> str:
+    """One line of untrusted text for a Markdown paragraph or table cell: HTML escaped, Markdown
+    syntax (emphasis, links, images, code, table pipes) backslash-escaped, whitespace folded."""
+    flat = printable(" ".join(str(text).split()))
+    return _MARKDOWN.sub(r"\\\1", html.escape(flat, quote=False))

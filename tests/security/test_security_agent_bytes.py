@@ -1,0 +1,105 @@
+"""What an agent's or a model's bytes can do to the harness and to the operator: nothing but fail.
+
+Deeply nested JSON (on a CLI's stdout, in a model's tool-call arguments) is the agent's bad
+output, never a harness error that leaves the statistics; escape sequences never reach the
+operator's terminal; HTML never lands live in report.md; API keys never show in ``ps``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import time
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from clinbench.agents.base import RunContext, Workspace
+from clinbench.agents.claude_code import parse_claude_stream
+from clinbench.agents.codex import parse_codex_events
+from clinbench.agents.gemini_cli import parse_gemini_stream
+from clinbench.agents.llm_agent import LLMAgent
+from clinbench.agents.llm_clients import RetryPolicy
+from clinbench.agents.sandbox import BwrapSandbox, bwrap_available
+from clinbench.cli import app
+from clinbench.cli._console import make_console
+from clinbench.cli.run import print_causes
+from clinbench.report.build import write_report
+
+from tests.agents.agent_fixtures import make_workspace
+from tests.agents.scripted_server import ScriptedServer
+
+DEEP = '{"type": "x", "v": ' + "[" * 50_000 + "]" * 50_000 + "}"
+ESCAPES = ("\x1b]0;owned", "\x07", "\x1b[2J", "\x1b[31m")
+
+
+def test_a_deeply_nested_json_line_on_stdout_is_the_agents_bytes_not_a_harness_error(hostile):
+    row = hostile.rows["deep-json"]
+    assert row["status"] == "ok" and row["reward"] == 1.0, (row["status"], row["error"])
+    assert row["publishable"] is True, hostile.reasons["deep-json"]  # the audit read its transcript too
+    assert hostile.seen("deep-json")["attack"] == "deep-json"  # the lines after it were kept (the stamper lived)
+
+
+@pytest.mark.parametrize("parse, final", [
+    (parse_codex_events, '{"type": "item.completed", "item": {"type": "agent_message", "text": "done"}}'),
+    (parse_claude_stream, '{"type": "result", "subtype": "success", "result": "done", "usage": {}}'),
+    (parse_gemini_stream, '{"type": "message", "role": "assistant", "content": "done"}'),
+])
+def test_cli_event_parsers_skip_a_deeply_nested_line(parse, final):
+    parsed = parse("\n".join([DEEP, "[" * 100_000, final]))
+    assert parsed.final_message == "done"
+
+
+def test_deeply_nested_tool_call_arguments_go_back_to_the_model_as_its_error(tmp_path):
+    ws = make_workspace(tmp_path / "ws")
+    write = {"tool": "write_output", "arguments": {"sql": "SELECT stay_id FROM mimiciv_icu.icustays"}}
+    script = [{"tool": "run_sql", "raw_arguments": '{"sql": ' + "[" * 100_000 + "]" * 100_000 + "}"}, write, {"text": "Saved."}]
+    with ScriptedServer(script) as srv:
+        agent = LLMAgent("openai", "m", base_url=srv.base_url, api_key="k", retry=RetryPolicy(max_attempts=1))
+        ctx = RunContext(evidence_dir=tmp_path / "ev", task_id="t", timeout_seconds=30)
+        outcome = agent.run(Workspace.from_dir(ws), ctx)
+        results = [m["content"] for m in srv.requests[1]["messages"] if m["role"] == "tool"]
+    assert outcome.status == "ok", outcome.error
+    assert results == ["error: arguments of run_sql are not valid JSON: JSON nested deeper than 64 levels"]
+
+
+def test_escape_sequences_from_an_agents_stderr_do_not_reach_the_terminal(hostile):
+    row = hostile.rows["terminal-escape"]
+    assert row["status"] == "agent-failed" and "\x1b]0;owned" in row["error"]  # the evidence keeps the bytes
+    buf = io.StringIO()
+    print_causes(hostile.summary, make_console(file=buf, force_terminal=True, width=400))
+    printed = buf.getvalue()
+    assert "owned" in printed and "\\x1b]0;owned\\x07" in printed  # shown, as text
+    assert not any(e in printed for e in ESCAPES)
+    shown = CliRunner().invoke(app, ["explain", str(hostile.folder("terminal-escape"))])
+    assert shown.exit_code == 0, shown.output
+    assert "onerror" in shown.output and not any(e in shown.output for e in ESCAPES)
+
+
+def test_agent_html_in_report_md_is_shown_as_text(hostile, tmp_path):
+    md = tmp_path / "report.md"
+    write_report(hostile.out, markdown=md, draws=200, include_flagged=True, summary=True)
+    text = md.read_text()
+    assert "onerror" in text and "<img" not in text and "&lt;img src=x onerror=alert(1)&gt;" in text
+    assert "\x1b" not in text
+
+
+@pytest.mark.skipif(not bwrap_available(), reason="bubblewrap cannot create namespaces here")
+def test_api_keys_stay_off_bwraps_command_line(tmp_path):
+    secret = "sk-secret-" + os.urandom(6).hex()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    argv, env = BwrapSandbox().wrap(["/bin/sh", "-c", 'printf "%s" "$OPENAI_API_KEY"; sleep 1'], ws,
+                                    {"PATH": "/usr/bin:/bin", "HOME": "/home/agent", "OPENAI_API_KEY": secret})
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        time.sleep(0.3)
+        cmdline = open(f"/proc/{proc.pid}/cmdline", "rb").read().decode(errors="replace")
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert "bwrap" in cmdline and secret not in cmdline and secret not in json.dumps(argv)
+    assert out.decode() == secret, err.decode()  # the agent still gets its key
