@@ -7,6 +7,7 @@ from pathlib import Path
 import duckdb
 from clinbench.concepts.catalog import find_concept
 from clinbench.concepts.manifest import record_reference
+from clinbench.ehr.requirements import MIMIC_IV_FAMILIES
 from clinbench.ehr.schema import create_empty
 
 SOFA_COLUMNS = "subject_id,hadm_id,stay_id,sofa,respiration,coagulation,liver,cardiovascular,cns,renal"
@@ -19,6 +20,9 @@ def build_tiny_db(path: Path, *, manifest: bool = True) -> Path:
     con = duckdb.connect(str(path))
     create_empty(con, "mimic-iv")
     con.execute("INSERT INTO mimiciv_icu.icustays (subject_id, hadm_id, stay_id) VALUES (1, 10, 100), (2, 20, 200)")
+    # a database with an empty source of SOFA or MELD cannot score them (derive/scorable.py): one row each
+    for table in sorted((MIMIC_IV_FAMILIES["sofa"] | MIMIC_IV_FAMILIES["meld"]) - {"mimiciv_icu.icustays"}):
+        con.execute(f"INSERT INTO {table} DEFAULT VALUES")
     con.execute("CREATE SCHEMA mimiciv_derived")
     con.execute(f"CREATE TABLE mimiciv_derived.target_sofa_24h ({', '.join(c + ' INTEGER' for c in SOFA_COLUMNS.split(','))})")
     con.executemany(f"INSERT INTO mimiciv_derived.target_sofa_24h VALUES ({', '.join('?' * 10)})", SOFA_ROWS)

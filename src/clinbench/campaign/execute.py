@@ -73,6 +73,12 @@ def score_into_record(record: RunRecord, task_id: str, output_csv: Path | None, 
 
     result = score_output(task_id, output_csv, db, scored_columns=scored_columns)
     data = result.as_dict()
+    if result.reference_rows == 0:  # every answer would score 0: the database's fault, never the agent's
+        record.status = "harness-error"
+        record.error = f"the reference of {task_id} has no rows in this database: not scored"
+        record.reward = record.strict = record.key_f1 = record.ordered_value_nmae = None
+        record.column_scores = []
+        return {**data, "reward": None, "strict": None, "reason": record.error}
     record.reward = float(result.reward)
     record.strict = bool(result.strict)
     record.key_f1 = float(result.key_f1)

@@ -49,6 +49,7 @@ def demo_command(
     from clinbench.concepts.build import build_concepts
     from clinbench.concepts.summary import cohort_shares
     from clinbench.derive.catalogue import load_catalogue
+    from clinbench.derive.scorable import describe, unscorable_tasks
     from clinbench.ehr.synth import synth_mimic_iv
     from clinbench.report.build import SectionSpec, write_report
     from clinbench.report.provenance import record_command
@@ -84,6 +85,10 @@ def demo_command(
 
     campaign = out / "campaign"
     chosen = demo_tasks()
+    unscorable = unscorable_tasks(mimic, list(chosen))
+    if unscorable:  # an empty reference would score both agents 0 and read as a convention's effect
+        console.print(f"skipped, this database cannot score them: {describe(unscorable)}", highlight=False)
+        chosen = {t: v for t, v in chosen.items() if t not in unscorable}
     with _step("3. Derivation campaign: the reference agent against the variant agent"):
         print_table(console, [Col("task"), Col("variant the variant agent writes")], [[t, v] for t, v in chosen.items()])
         record_command(campaign, ["clinbench", "demo", "--out", str(out), "--patients", str(patients), "--seed",

@@ -63,6 +63,23 @@ def supported_pairs(task_ids: list[str], conditions: list[str]) -> tuple[set[tup
     return ok, unsupported
 
 
+def scorable_tasks(task_ids: list[str], db: Path) -> tuple[list[str], dict[str, str]]:
+    """The tasks ``db`` can score, and why each other one cannot; none at all is an error.
+
+    A task whose reference is empty would score 0 for every agent, the reference agent's
+    included, and pull a mean down as if the agents had failed it.
+    """
+    from clinbench.derive.scorable import describe, unscorable_tasks
+    from clinbench.errors import TaskError
+
+    unscorable = unscorable_tasks(db, task_ids)
+    kept = [t for t in task_ids if t not in unscorable]
+    if not kept:
+        raise TaskError(f"{db} cannot score {describe(unscorable)}: every answer would score 0, so nothing was run "
+                        f"(`clinbench data info {db}` says why; pick another task or database)")
+    return kept, unscorable
+
+
 def check_matrix(task_ids: list[str], conditions: list[str], schemas: list[str], db: Path) -> None:
     """Fail before any run is recorded on a condition or schema typo, or references not built in ``db``.
 
@@ -145,6 +162,9 @@ def run_command(
     task_ids = resolve_tasks(split_list(tasks), db)
     conditions = resolve_conditions(split_list(conditions))
     check_matrix(task_ids, conditions, split_list(schema), db)
+    from clinbench.derive.scorable import describe
+
+    task_ids, unscorable = scorable_tasks(task_ids, db)
     pairs, unsupported = supported_pairs(task_ids, conditions)
     if unsupported and not pairs:
         raise TaskError(f"no task offers the condition asked for: {', '.join(unsupported)} cannot run "
@@ -167,6 +187,9 @@ def run_command(
     console = make_console(stderr=True)
     from clinbench.report.provenance import record_command
 
+    if unscorable:
+        console.print(f"skipped {len(unscorable)} task(s) this database cannot score (every answer would score 0): "
+                      f"{describe(unscorable)}", highlight=False, soft_wrap=True)
     if unsupported:
         console.print(f"skipped {len(unsupported)} unsupported task × condition pair(s): {', '.join(unsupported)}",
                       highlight=False, soft_wrap=True)

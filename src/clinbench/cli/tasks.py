@@ -17,17 +17,23 @@ def register(app: typer.Typer) -> None:
     app.add_typer(tasks, name="tasks")
 
     @tasks.command("list")
-    def list_(as_json: bool = typer.Option(False, "--json", help="print the tasks as JSON")) -> None:
+    def list_(
+        as_json: bool = typer.Option(False, "--json", help="print the tasks as JSON"),
+        db: Path = typer.Option(None, "--db", help="Also say which tasks this database can score (built reference "
+                                                   "with rows, source tables not empty)."),
+    ) -> None:
         """List the 28 tasks with family, database, mode and thresholds."""
         from clinbench.derive.catalogue import load_catalogue
         from clinbench.report.terminal import Col, print_table
 
         catalogue = load_catalogue().values()
+        on_db = _on_database(db, [t.id for t in catalogue]) if db is not None else {}
         if as_json:
             print(json.dumps([{
                 "task": t.id, "family": t.family, "database": t.database, "mode": t.mode, "keys": list(t.keys),
                 "scored_columns": list(t.scored_columns), "coverage_threshold": t.coverage_threshold,
                 "match_threshold": t.accuracy_threshold, "operational_spec": bool(t.operational_spec),
+                **({"on_db": on_db[t.id]} if db is not None else {}),
             } for t in catalogue], indent=2))
             return
         cols = [Col("task"), Col("family"), Col("database"), Col("mode"), Col("keys", drop=1, wrap=True),
@@ -36,7 +42,16 @@ def register(app: typer.Typer) -> None:
         rows = [[t.id, t.family, t.database, t.mode, ", ".join(t.keys), str(len(t.scored_columns)),
                  f"{t.coverage_threshold:g}", f"{t.accuracy_threshold:g}", "yes" if t.operational_spec else ""]
                 for t in catalogue]
+        if db is not None:  # shown before the optional columns: it is what --db was asked for
+            cols[1] = Col("family", drop=6)  # the task id names it; room for the answer to --db
+            cols.insert(4, Col("scorable"))
+            for row, t in zip(rows, catalogue):
+                row.insert(4, on_db[t.id] if on_db[t.id] in ("yes", "no data") else "NO")
         print_table(console, cols, rows)
+        for t in catalogue:
+            if on_db.get(t.id) not in (None, "yes", "no data"):
+                console.print(f"{t.id}: not scorable on {db}: {on_db[t.id]}", highlight=False, soft_wrap=True,
+                              markup=False)
 
     @tasks.command("show")
     def show(task_id: str = typer.Argument(..., help="Task id, e.g. mimic-sofa-24h (see `clinbench tasks list`).")) -> None:
@@ -105,3 +120,25 @@ def register(app: typer.Typer) -> None:
             console.print(f"[red]{len(problems)} reference(s) stale or missing[/]")
             raise typer.Exit(1)
         console.print("[green]references verified: SQL, source tables and content match their manifests[/]")
+
+
+def _on_database(db: Path, task_ids: list[str]) -> dict[str, str]:
+    """Task id -> 'yes', 'no data' (another dataset), or why ``db`` cannot score it (not built, empty
+    reference or sources)."""
+    from clinbench.campaign.matrix import datasets_in
+    from clinbench.derive.catalogue import get_task
+    from clinbench.derive.scorable import unscorable_tasks
+
+    import duckdb
+
+    present = datasets_in(db)
+    with duckdb.connect(str(db), read_only=True) as con:
+        built = {f"{s}.{t}" for s, t in con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()}
+    unscorable = unscorable_tasks(db, [t for t in task_ids if get_task(t).database in present])
+    out = {}
+    for t in task_ids:
+        spec = get_task(t)
+        out[t] = ("no data" if spec.database not in present else
+                  f"reference not built (`clinbench concepts build {db}`)" if spec.target_table not in built else
+                  unscorable.get(t, "yes"))
+    return out
