@@ -59,11 +59,26 @@ def test_stats_accuracy_ci_plot_and_paired_test(campaign, tmp_path):
     assert by["oracle"].accuracy == 1.0 and by["oracle"].ci == (1.0, 1.0)
     ie = by["ed-instant"]
     assert ie.ci[0] <= ie.accuracy <= ie.ci[1]
-    test = dxstats.compare(runs, "oracle", "ed-instant")
+    test = dxstats.compare(runs, "ed-instant", "oracle")
     assert test.pairs == by["oracle"].runs
     assert test.p_value < 0.001  # oracle is right on every case, the vignette-only baseline on about half
     svg = dxstats.accuracy_cost_svg(list(by.values()), tmp_path / "plot.svg").read_text()
     assert svg.startswith("<svg") and "oracle: 100% [100%, 100%], $0 (Pareto front)" in svg
+
+
+def test_compare_base_new_has_delta_new_minus_base_in_dx_stats_as_in_stats(campaign):
+    """`--compare BASE:NEW` means the same in `dx stats` and `stats`: delta = NEW − BASE, NEW tested better."""
+    from clinbench.stats.analysis import analyse
+
+    runs = dxstats.dx_runs(campaign)
+    up = dxstats.compare(runs, "ed-instant", "oracle")
+    down = dxstats.compare(runs, "oracle", "ed-instant")
+    assert up.delta == pytest.approx(up.accuracy_b - up.accuracy_a) and up.delta > 0.2
+    assert up.p_value < 0.001 and down.p_value > 0.5 and down.delta == pytest.approx(-up.delta)
+    assert analyse(campaign, "agent:ed-instant:oracle", benchmark="dx").delta == pytest.approx(up.delta)
+    out = cli("stats", str(campaign), "--compare", "ed-instant:oracle")
+    assert out.returncode == 0, out.stderr
+    assert f"delta {up.delta * 100:+.1f} points" in " ".join(out.stdout.split())
 
 
 def test_scripted_agent_cost_lands_in_the_store(tmp_path, cases):
@@ -80,7 +95,7 @@ def cli(*args):
 
 
 def test_cli_stats_and_judge(campaign, tmp_path):
-    out = cli("stats", str(campaign), "--compare", "oracle:ed-instant", "--json")
+    out = cli("stats", str(campaign), "--compare", "ed-instant:oracle", "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert {a["agent"] for a in data["agents"]} == {"oracle", "ed-instant"}

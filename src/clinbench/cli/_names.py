@@ -17,6 +17,7 @@ OLD_SPELLINGS: dict[str, dict[str, str]] = {
     "concepts build": {"--schema": "--derived-schema"},
     "data fetch": {"--dest": "--out"},
     "tasks verify": {"--tasks": "--task"},
+    "dx run": {"--limit": "--max-cases"},  # --limit is a sandbox limit in `run`
 }
 GROUPS = ("concepts", "data", "dx", "tasks")
 

@@ -77,7 +77,7 @@ def register(app: typer.Typer) -> None:
 
     @dx.command("run")
     def run(
-        cases: str = typer.Option("demo", help="'demo' or a path to MIMIC-IV-Ext-SDBench dataset.json"),
+        cases: str = typer.Option("demo", help="'demo' or the path of a dataset.json of MIMIC-IV-Ext-SDBench"),
         split: Optional[str] = typer.Option(None, help="train, validation or test"),
         agents: str = typer.Option(..., "--agent", help="one or several (comma-separated): oracle | ed-workup | ed-instant | scripted:FILE | baseline | dxo"),
         mode: str = typer.Option("no-budget", help="dxo mode: no-budget | budgeted | question-only | instant | ensemble"),
@@ -104,13 +104,13 @@ def register(app: typer.Typer) -> None:
         judge_base_url: Optional[str] = typer.Option(None, help="judge endpoint"),
         judge_api_key_env: Optional[str] = typer.Option(None, help="environment variable holding the judge's API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY)"),
         judge_api_key: Optional[str] = typer.Option(None, hidden=True, help="the judge's API key itself (prefer --judge-api-key-env)"),
-        param: list[str] = typer.Option([], help="ROLE.KEY=VALUE: temperature, max_tokens, price_in/price_out (USD per 1M tokens)"),
-        allow_self_judge: bool = typer.Option(False, help="let the agent's own model judge it (marked in reports)"),
+        param: list[str] = typer.Option([], help="ROLE.KEY=VALUE: temperature, max_tokens, price_in or price_out (USD per 1M tokens)"),
+        allow_self_judge: bool = typer.Option(False, "--allow-self-judge", help="let the agent's own model judge it (marked in reports)"),
         cache: Optional[Path] = typer.Option(None, help="model-call cache folder (off by default)"),
         jobs: int = typer.Option(1, min=1, help="encounters run at once"),
-        retry_failed: bool = typer.Option(False, help="redo runs recorded with status error"),
+        retry_failed: bool = typer.Option(False, "--retry-failed", help="redo runs recorded with status error"),
         mimic_db: Optional[Path] = typer.Option(None, help="MIMIC-IV DuckDB: lab orders of cases with a hadm_id get the admission's real labevents"),
-        limit: Optional[int] = typer.Option(None, min=1, help="run only the first N cases"),
+        max_cases: Optional[int] = typer.Option(None, "--max-cases", min=1, help="run only the first N cases"),
     ) -> None:
         """Play encounters and record them in the campaign store."""
         from clinbench.campaign.progress import RichReporter
@@ -124,7 +124,7 @@ def register(app: typer.Typer) -> None:
             "gatekeeper": (gatekeeper_model, gatekeeper_provider, gatekeeper_base_url,
                            _key(gatekeeper_api_key, gatekeeper_api_key_env)),
             "judge": (judge_model, judge_provider, judge_base_url, _key(judge_api_key, judge_api_key_env))}, param)
-        selected = load_cases(cases, split=split)[:limit]
+        selected = load_cases(cases, split=split)[:max_cases]
         configs = [DxConfig(agent=a.strip(), gatekeeper=gatekeeper, judge=judge, trials=trials, max_turns=max_turns,
                             roles=roles, dxo=DxoSettings(mode, budget, panels), allow_self_judge=allow_self_judge,
                             cache_dir=cache, jobs=jobs, retry_failed=retry_failed, mimic_db=mimic_db)
@@ -163,7 +163,7 @@ def register(app: typer.Typer) -> None:
         judge_api_key_env: Optional[str] = typer.Option(None, help="environment variable holding the judge's API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY)"),
         judge_api_key: Optional[str] = typer.Option(None, hidden=True, help="the judge's API key itself (prefer --judge-api-key-env)"),
         param: list[str] = typer.Option([], help="judge.KEY=VALUE: temperature, max_tokens, price_in, price_out"),
-        allow_self_judge: bool = typer.Option(False, help="let an agent's own model judge it (marked)"),
+        allow_self_judge: bool = typer.Option(False, "--allow-self-judge", help="let an agent's own model judge it (marked)"),
         cache: Optional[Path] = typer.Option(None, help="model-call cache folder"),
     ) -> None:
         """Score stored encounters again with another judge (new rows; sealed evidence untouched)."""
@@ -179,7 +179,7 @@ def register(app: typer.Typer) -> None:
     @dx.command("stats")
     def stats(
         directory: Path = typer.Argument(..., help="campaign folder"),
-        compare: Optional[str] = typer.Option(None, help="A:B, one-sided paired permutation test (A better than B)"),
+        compare: Optional[str] = typer.Option(None, help="BASE:NEW agents, as in `clinbench stats`: delta = NEW − BASE, one-sided paired permutation test (NEW more accurate than BASE)"),
         plot: Optional[Path] = typer.Option(None, help="accuracy-cost SVG (default DIR/dx_accuracy_cost.svg)"),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
@@ -196,7 +196,7 @@ def register(app: typer.Typer) -> None:
             if not sep:
                 from clinbench.errors import ClinbenchError
 
-                raise ClinbenchError("--compare needs two agents as A:B")
+                raise ClinbenchError("--compare needs two agents as BASE:NEW")
             test = dxstats.compare(runs, a, b)
         if as_json:
             print(json.dumps({"agents": [asdict(s) for s in summaries], "plot": str(svg) if svg else None,
@@ -211,8 +211,9 @@ def register(app: typer.Typer) -> None:
                       "n/a" if s.mean_judge is None else f"{s.mean_judge:.2f}", str(s.errors))
         console.print(t)
         if test:
-            console.print(f"{test.agent_a} vs {test.agent_b}: {test.pairs} paired runs, accuracy "
-                          f"{test.accuracy_a:.1%} vs {test.accuracy_b:.1%}, one-sided p = {test.p_value:.4g}")
+            console.print(f"{test.agent_a} → {test.agent_b}: {test.pairs} paired runs, accuracy "
+                          f"{test.accuracy_a:.1%} → {test.accuracy_b:.1%}, delta {test.delta * 100:+.1f} points; "
+                          f"one-sided p ({test.agent_b} more accurate) = {test.p_value:.4g}")
         console.print(f"plot: {svg}" if svg else "no plot: no run was scored")
 
     @dx.command("judge")

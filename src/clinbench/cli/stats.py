@@ -117,9 +117,9 @@ def register(app: typer.Typer) -> None:
         source: Path = typer.Argument(..., help="campaign folder (with results.duckdb) or per-run CSV"),
         compare: str | None = typer.Option(
             None, "--compare",
-            help="compare two groups: A:B (conditions) or DIM:BASE:NEW, DIM one of condition, agent, model, schema "
-                 "(e.g. agent:codex/gpt-5.4-mini:claude/sonnet); delta = B − A. Default: no-skill:with-skill, or "
-                 "the only two conditions; otherwise a summary"),
+            help="compare two groups: BASE:NEW (conditions) or DIM:BASE:NEW, DIM one of condition, agent, model, "
+                 "schema (e.g. agent:codex/gpt-5.4-mini:claude/sonnet); delta = NEW − BASE, as in every command. "
+                 "Default: no-skill:with-skill, or the only two conditions; otherwise a summary"),
         summary: bool = typer.Option(False, "--summary", help="summarise the runs even when two conditions are present"),
         by: str | None = typer.Option(None, "--by", help="also compare per value of: model, schema, agent, condition"),
         as_json: bool = typer.Option(False, "--json", help="print the full result as JSON"),

@@ -39,9 +39,10 @@ def run_demo_dx(out_dir: str | Path, *, agents: tuple[str, ...] = DEMO_AGENTS,
             lines.append(f"offline baseline {name}: {round(s.accuracy * s.scored)}/{s.scored} correct")
     lines += [s.describe() for s in summaries]
     names = set(by)
-    for a, b in (("ed-workup", "ed-instant"), ("oracle", "ed-workup")):
+    for a, b in (("ed-instant", "ed-workup"), ("ed-workup", "oracle")):  # base, new
         if {a, b} <= names:
             t = dxstats.compare(runs, a, b)
-            lines.append(f"{a} vs {b}: one-sided paired permutation p = {t.p_value:.2g} ({t.pairs} pairs)")
+            lines.append(f"{a} → {b}: {t.delta * 100:+.1f} accuracy points, one-sided paired permutation "
+                         f"p = {t.p_value:.2g} ({t.pairs} pairs)")
     lines.append(f"accuracy-cost plot: {svg}")
     return lines

@@ -53,12 +53,15 @@ def fmt_usd(x: float | None) -> str:
 
 @dataclass
 class PairedTest:
+    """``--compare BASE:NEW`` as in `clinbench stats`: a is the base, b the new agent, delta = b − a."""
+
     agent_a: str
     agent_b: str
     pairs: int
     accuracy_a: float
     accuracy_b: float
-    p_value: float  # one-sided: a more accurate than b
+    p_value: float  # one-sided: b (new) more accurate than a (base)
+    delta: float = 0.0  # accuracy_b − accuracy_a over the paired runs
 
 
 def _key(r: dict) -> str:
@@ -103,6 +106,7 @@ def summarise(runs: list[dict], *, level: float = 0.95) -> list[AgentSummary]:
 
 
 def compare(runs: list[dict], agent_a: str, agent_b: str) -> PairedTest:
+    """Paired test of ``agent_b`` (new) against ``agent_a`` (base) on the (case, trial) pairs both scored."""
     agents = {_key(r) for r in runs}
     for a in (agent_a, agent_b):
         if a not in agents:
@@ -115,8 +119,9 @@ def compare(runs: list[dict], agent_a: str, agent_b: str) -> PairedTest:
         raise DataError(f"{agent_a} and {agent_b} share {len(pairs)} scored (case, trial) pairs; need at least 2")
     a = [p[0] for p in pairs]
     b = [p[1] for p in pairs]
-    p = paired_permutation_test(a, b, draws=DRAWS, seed=0, alternative="greater")
-    return PairedTest(agent_a, agent_b, len(pairs), sum(a) / len(a), sum(b) / len(b), float(p))
+    p = paired_permutation_test(b, a, draws=DRAWS, seed=0, alternative="greater")
+    mean_a, mean_b = sum(a) / len(a), sum(b) / len(b)
+    return PairedTest(agent_a, agent_b, len(pairs), mean_a, mean_b, float(p), mean_b - mean_a)
 
 
 def pareto(summaries: list[AgentSummary]) -> list[AgentSummary]:
