@@ -19,7 +19,7 @@ def test_ctrl_c_inside_a_duckdb_query_prints_interrupted_not_a_traceback():
     # DuckDB turns Ctrl-C during a scan of Python data into RuntimeError('Query interrupted')
     # (seen on `data synth` of 20,000 patients), not KeyboardInterrupt.
     script = ("import clinbench.cli as cli\n"
-              "def interrupted():\n    raise RuntimeError('Query interrupted')\n"
+              "def interrupted(**kwargs):\n    raise RuntimeError('Query interrupted')\n"
               "cli.app = interrupted\ncli.main()\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert out.returncode == 130
@@ -28,7 +28,7 @@ def test_ctrl_c_inside_a_duckdb_query_prints_interrupted_not_a_traceback():
 
 def test_other_runtime_errors_still_surface():
     script = ("import clinbench.cli as cli\n"
-              "def broken():\n    raise RuntimeError('something else')\n"
+              "def broken(**kwargs):\n    raise RuntimeError('something else')\n"
               "cli.app = broken\ncli.main()\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert out.returncode == 1

@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 import typer
-from typer.core import TyperGroup, TyperOption
+from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from clinbench.cli._coerce import install as _coerce_without_pydantic
 from clinbench.errors import ClinbenchError
@@ -58,6 +58,30 @@ _value_type = TyperOption.display_type_rich
 TyperOption.display_type_rich = _flag_type
 _coerce_without_pydantic()
 
+
+def _whole_names_first(format_help):
+    """``format_help`` with Typer's option and command tables never cutting a name (``--gatekeeper-mo…`` at
+    80 columns): every column but the last (the help text) keeps its width; the help text wraps instead."""
+    def format_with_whole_names(self, ctx, formatter) -> None:
+        from typer import rich_utils
+
+        if not getattr(rich_utils.Table, "whole_names", False):
+            class WholeNamesTable(rich_utils.Table):
+                whole_names = True
+
+                def add_row(self, *cells, **kwargs) -> None:
+                    super().add_row(*cells, **kwargs)
+                    for column in self.columns[:-1]:
+                        column.no_wrap = True
+
+            rich_utils.Table = WholeNamesTable
+        return format_help(self, ctx, formatter)
+    return format_with_whole_names
+
+
+TyperCommand.format_help = _whole_names_first(TyperCommand.format_help)
+TyperGroup.format_help = _whole_names_first(TyperGroup.format_help)
+
 _loaded: dict[str, Any] = {}  # command name -> its click command, built once per process
 
 
@@ -96,6 +120,13 @@ class _LazyGroup(TyperGroup):
 
         name, cmd, rest = super().resolve_command(ctx, args)
         return name, cmd, current_spellings(name, rest) if name else rest
+
+    def invoke(self, ctx):
+        # Typer turns a Ctrl-C no command handled into a silent exit 130; main() says it was interrupted
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise _Interrupted from None
 
     def format_help(self, ctx, formatter) -> None:
         self._listing = True
@@ -148,14 +179,40 @@ def _error(message: str) -> None:
     make_console(stderr=True).print(message, highlight=False, soft_wrap=True)
 
 
+class _Interrupted(Exception):
+    """Ctrl-C that reached the root group: no command said what it kept."""
+
+
+def _usage_error(exc) -> str:
+    """A Click usage error (unknown option, bad value) as one line, like every other error."""
+    from typer._click import exceptions as click  # Typer 0.29 vendors Click: its exceptions are these
+
+    message = " ".join(exc.format_message().split())
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, click.UsageError) and ctx is not None:
+        message += f" (see `{ctx.command_path} --help`)"
+    return message
+
+
 def main() -> None:
-    """Console-script entry: run the app, turning library errors into one-line messages."""
+    """Console-script entry: run the app, turning library and usage errors into one-line messages."""
+    from typer._click import exceptions as click
+
     try:
-        app()
+        code = app(prog_name="clinbench", standalone_mode=False)
     except ClinbenchError as exc:
         _error(f"[bold red]error:[/] {exc}")
         sys.exit(2)
-    except KeyboardInterrupt:
+    except click.ClickException as exc:
+        if exc.format_message().strip():  # a group run without a command has printed its help instead
+            from rich.markup import escape
+
+            _error(f"[bold red]error:[/] {escape(_usage_error(exc))}")
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        _error("aborted")
+        sys.exit(1)
+    except (KeyboardInterrupt, _Interrupted):
         _error("interrupted")
         sys.exit(130)
     except Exception as exc:
@@ -172,6 +229,7 @@ def main() -> None:
                    "that the path is a DuckDB database, and retry")
             sys.exit(2)
         raise
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def _is_duckdb_io_error(exc: BaseException) -> bool:
