@@ -32,7 +32,8 @@ from typing import Protocol
 from clinbench.dx.cases import Case
 from clinbench.dx.leakguard import LeakGuard
 from clinbench.dx.matching import best_match, is_modality_only, name_score
-from clinbench.dx.record import parse_record
+from clinbench.dx.record import ResultEntry, parse_record
+from clinbench.dx.testnames import concept_of_label, concept_of_order, concepts, panels_with
 from clinbench.dx.text import expand, fold, is_disease_word, sentences, stem, tokens
 
 REAL, SYNTHETIC, REFUSED = "REAL", "SYNTHETIC", "REFUSED"
@@ -262,6 +263,17 @@ class OfflineGatekeeper:
         self.section_vocab = [_section_vocab(sec) for sec, _ in self.units]
         self.vocabulary = set(self.bm25.idf).union(*self.section_vocab) if self.units else set()
         self.named = [r for r in self.record.results if r.name]
+        # laboratory entries by concept, first occurrence first (admission before discharge labs)
+        self.by_concept: dict[str, list[ResultEntry]] = {}
+        for r in self.record.results:
+            if r.kind == "labline":
+                key = f"lines:{r.fluid}"
+            elif r.name:
+                key = concept_of_label(r.name, r.fluid)
+            else:
+                continue
+            if key:
+                self.by_concept.setdefault(key, []).append(r)
 
     # questions
     def _question(self, q: str) -> Reply:
@@ -304,6 +316,64 @@ class OfflineGatekeeper:
         return Reply("No, nothing of that kind is reported.", SYNTHETIC)
 
     # tests
+    def _render(self, entries: list[ResultEntry]) -> str:
+        if all(e.kind == "analyte" for e in entries):
+            return " ".join(e.text for e in entries)
+        return "; ".join((e.text if e.kind in ("analyte", "labline") else f"{e.name}: {e.text}").rstrip(".")
+                         for e in entries)
+
+    def _from_table(self, order: str) -> Reply | None:
+        """A laboratory order answered with the record's own words for that test: its entry,
+        its analytes in a lab string, or, for an analyte the record reports only within a
+        panel ("Complete Blood Count: Normal"), that panel's entry; a panel gets every
+        component the record holds."""
+        concept = concept_of_order(order)
+        if concept is None:
+            return None
+        info = concepts()[concept]
+        first = lambda key: (self.by_concept.get(key) or [None])[0]
+        own = [e for e in self.by_concept.get(concept, []) if e.kind != "analyte"]
+        if own:
+            return Reply(f"{own[0].name}: {own[0].text}", REAL, matched=own[0].name)
+        if info.kind == "analyte":
+            hit = first(concept)
+            if hit is not None:
+                return Reply(f"{info.display}: {hit.text}.", REAL, matched=hit.name)
+            for name in info.names:  # "haemoglobin 7.4 g/dL" inside a recorded blood count
+                reply = self._analyte_in_line(name) if len(name) > 3 else None
+                if reply is not None:
+                    return reply
+            for panel in panels_with(concept):
+                stated = [e for e in self.by_concept.get(panel, []) if e.kind != "analyte"]
+                if stated:
+                    return Reply(f"{stated[0].name}: {stated[0].text}", REAL, matched=stated[0].name)
+            return None
+        found: list[ResultEntry] = []
+        for part in info.components:
+            hit = first(part) or next((e for p in panels_with(part) if p != concept
+                                       for e in self.by_concept.get(p, []) if e.kind != "analyte"), None)
+            if hit is not None and hit not in found:
+                found.append(hit)
+        if not info.components:  # urinalysis: every urine lab string
+            found = self.by_concept.get(f"lines:{info.fluid}", [])
+        if not found:
+            return None
+        return Reply(f"{info.display[0].upper() + info.display[1:]}: {self._render(found)}.", REAL, matched=concept)
+
+    def _analyte_in_line(self, name: str) -> Reply | None:
+        """One analyte inside a result line ("haemoglobin" inside the blood count)."""
+        want = set(tokens(name))
+        if not want:
+            return None
+        for r in self.record.results:
+            if r.kind in ("analyte", "labline"):
+                continue
+            # split at commas/semicolons and before each "Name-value" of hospital lab strings
+            for part in re.split(r",\s+|;\s+|\s+(?=[A-Za-z][A-Za-z0-9()]*-[\d<>])", r.text):
+                if want <= set(tokens(part)) and re.search(r"\d", part):
+                    return Reply(as_result(part), REAL, matched=r.name or "results")
+        return None
+
     def _test(self, order: str) -> Reply:
         order = order.strip().strip(".")
         ot = tokens(order)
@@ -313,6 +383,14 @@ class OfflineGatekeeper:
             return Reply(SITE_REFUSAL, REFUSED)
         if not names_a_test(order):
             return Reply(DISEASE_REFUSAL, REFUSED)
+        # 0. the record's own name for the test, then a laboratory test of the synonym
+        #    table in any of the record's names for it
+        own, _ = best_match(order, [(r.name, r) for r in self.named if r.kind != "analyte"], 97.0)
+        if own is not None:
+            return Reply(f"{own.name}: {own.text}", REAL, matched=own.name)
+        table = self._from_table(order)
+        if table is not None:
+            return table
         # 1. a named result line of the record, under the order's own name or any name
         #    the reference table gives the same test ("CSF analysis" = "Lumbar puncture"),
         #    so a differently worded order never gets a normal result the record contradicts
@@ -328,13 +406,10 @@ class OfflineGatekeeper:
                 if _billing_code(r.name) == code:
                     return Reply(f"{r.name}: {r.text}", REAL, matched=r.name)
         # 2. one analyte inside a result line ("haemoglobin" inside the blood count)
+        inside = self._analyte_in_line(order)
+        if inside is not None:
+            return inside
         want = set(ot)
-        for r in self.record.results:
-            # split at commas/semicolons and before each "Name-value" of hospital lab strings
-            for part in re.split(r",\s+|;\s+|\s+(?=[A-Za-z][A-Za-z0-9()]*-[\d<>])", r.text):
-                pt = set(tokens(part))
-                if want <= pt and re.search(r"\d", part):
-                    return Reply(as_result(part), REAL, matched=r.name or "results")
         # 3. a free-prose results sentence that names the test
         for r in self.record.results:
             if not r.name and want <= set(tokens(r.text)):

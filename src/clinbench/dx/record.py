@@ -15,12 +15,22 @@ Inside a results section, each ``Name: result`` line is one entry; a line that n
 on its own (``Complete blood count``, ``CT ABDOMEN AND PELVIS WITH CONTRAST``, ``Lipase:``)
 opens a nested block whose following lines, up to a blank line or the next such name, are
 that test's result (and each ``Name: value`` line inside it is an entry of its own too);
-free prose becomes one entry per sentence. Imaging impressions are cut at "Impression:"
-so only findings are served.
+free prose becomes one entry per sentence, and each ``Name: value`` inside it ("D-dimer:
+4.2 mg/L FEU, and Troponin I: 0.09 ng/mL") an entry of its own. MIMIC-IV-Note layouts are
+read too: hospital lab strings (``___ 04:50PM BLOOD WBC-11.2* Hgb-11.8* Plt Ct-245``: one
+``labline`` entry and one ``analyte`` entry per ``Name-value``, with the fluid), studies
+dated by a placeholder (``CXR ___: IMPRESSION: ...``, ``CT HEAD W/O CONTRAST ___ FINDINGS:
+...`` and its continuation lines) and microbiology lines (``___ BLOOD CULTURE ... NO
+GROWTH``). Imaging impressions are cut at "Impression:" so only findings are served; a
+report that has nothing but an impression is served its impression.
+
+Any heading on a line of its own, of four words or fewer, ending in a word for results
+("TEST RESULTS", "DISCHARGE LABS:", "Micro") opens a results section.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -71,7 +81,11 @@ def _normal_heading(text: str) -> str:
     return re.sub(r"\s+", " ", t).strip(" .-")
 
 
-def section_kind(heading: str) -> str | None:
+_RESULT_HEADING_WORDS = {"results", "labs", "laboratory", "imaging", "radiology", "microbiology", "micro",
+                         "studies", "investigations"}
+
+
+def section_kind(heading: str, *, alone: bool = True) -> str | None:
     """The kind of a known section heading ("Physical Exam (on admission)" -> exam), else None."""
     name = _normal_heading(heading)
     if name in _SECTION_KINDS:
@@ -79,17 +93,23 @@ def section_kind(heading: str) -> str | None:
     for key, kind in _SECTION_KINDS.items():  # "medications on admission to hospital"
         if " " in key and name.startswith(key + " ") and len(name.split()) <= len(key.split()) + 3:
             return kind
+    words = name.split()
+    if alone and 0 < len(words) <= 4 and words[-1] in _RESULT_HEADING_WORDS:  # "TEST RESULTS", "DISCHARGE LABS"
+        return "results"
     return None
 
 
 def _heading(line: str) -> tuple[str, str, str] | None:
-    """(name, kind, inline text) when the line opens a known section."""
+    """(name, kind, inline text) when the line opens a known section (an indented line
+    never does: "    Impression: ..." belongs to the report above it)."""
+    if line[:1].isspace() and line.strip():
+        return None
     bare = _DECORATION.sub("", line).strip()
     if not bare:
         return None
     m = _NAMED.match(bare)
     if m:
-        kind = section_kind(m.group(1))
+        kind = section_kind(m.group(1), alone=not m.group(2).strip().strip("*_").strip())
         if kind:
             return _normal_heading(m.group(1)), kind, m.group(2).strip().strip("*_").strip()
     stripped = bare.rstrip("*_ ").rstrip(":").strip()
@@ -124,9 +144,11 @@ class Section:
 
 @dataclass
 class ResultEntry:
-    name: str  # the test name as the record writes it ("" for prose sentences)
-    text: str  # findings only (impressions removed)
+    name: str  # the test name as the record writes it ("" for prose sentences and lab lines)
+    text: str  # findings only (impressions removed); an analyte's own "Name-value" token
     section: str
+    kind: str = "named"  # named | inline | analyte | labline | prose
+    fluid: str = ""  # lab strings: blood, urine, ...
 
 
 @dataclass
@@ -139,14 +161,21 @@ class Record:
 
 
 def strip_impression(text: str) -> str:
-    """Findings only: drop everything from the first Impression/Conclusion label on."""
+    """Findings only: drop everything from the first Impression/Conclusion label on (a
+    report with no findings before its impression keeps the impression's text)."""
     m = _IMPRESSION.search(text)
     if m:
-        text = text[: m.start()]
+        findings = _FINDINGS.sub("", text[: m.start()]).strip().rstrip(";,:")
+        if findings:
+            return findings
+        return _IMPRESSION.sub("", text[m.start():], count=1).strip().rstrip(";,")
     return _FINDINGS.sub("", text).strip().rstrip(";,")
 
 
+@functools.lru_cache(maxsize=64)
 def parse_record(full_text: str, case_summary: str = "") -> Record:
+    """The record of a case (cached: every gatekeeper of a case shares one parse; treat it
+    as read-only)."""
     rec = Record()
     body = full_text
     if case_summary and body.startswith(case_summary):
@@ -173,43 +202,169 @@ def parse_record(full_text: str, case_summary: str = "") -> Record:
     return rec
 
 
+# --- MIMIC-IV-Note layouts ---------------------------------------------------------------
+
+_WHEN = r"(?:___|\[\*\*[^\]]*\*\*\]|\d{1,4}[-/]\d{1,2}(?:[-/]\d{1,4})?)"
+_CLOCK = r"\d{1,2}:\d{2}\s*(?:[AaPp][Mm])?"
+_FLUIDS = ("BLOOD", "URINE", "CSF", "ASCITES", "PLEURAL", "JOINT FLUID", "STOOL", "OTHER BODY FLUID",
+           "CEREBROSPINAL FLUID", "SERUM", "PLASMA")
+_LAB_LEAD = re.compile(rf"^\s*(?:{_WHEN}\s+)?(?:{_CLOCK}\s+)?(?:({'|'.join(_FLUIDS)})\s+)?")
+_LAB_TOKEN = re.compile(r"(?<![\w(%*.-])([A-Za-z%][A-Za-z0-9()%#/]*(?: [A-Z][A-Za-z0-9()%#]*)?)-(?=[^\s-])([<>]?\S+)")
+_MICRO = re.compile(
+    rf"^\s*{_WHEN}\s+(?:{_CLOCK}\s+)?((?:[A-Z][A-Z/&,()]*\s+){{0,4}}(?:CULTURE|STAIN|ANTIGEN|SCREEN|PCR|TOXIN|"
+    r"SMEAR|SEROLOGY|ASSAY|VIRAL LOAD|TITER|ANTIBODY|ANTIBODIES))\b[\s:-]*(.*)$")
+_DATED_STUDY = re.compile(rf"^\s*([A-Z][A-Z0-9 /&().,+'-]{{1,60}}?)\s+{_WHEN}(?:\s+{_CLOCK})?\s*:?\s*(.*)$")
+
+
+def lab_string(line: str) -> tuple[str, list[tuple[str, str]]] | None:
+    """(fluid, [(name, "Name-value")]) of a hospital lab string, or None for any other line."""
+    lead = _LAB_LEAD.match(line)
+    fluid = (lead.group(1) or "") if lead else ""
+    rest = line[lead.end():] if lead else line
+    toks = [(m.group(1), m.group(0)) for m in _LAB_TOKEN.finditer(rest)]
+    if not toks or (len(toks) < 2 and not fluid):
+        return None
+    covered = sum(len(t) for _, t in toks)
+    leftover = re.sub(r"___|\s", "", rest)
+    if covered < 0.7 * len(leftover) or "CULTURE" in rest:
+        return None
+    return fluid.lower() or "blood", toks
+
+
+def _dated_study(line: str) -> tuple[str, str] | None:
+    """("CT HEAD W/O CONTRAST", "FINDINGS: ...") for a study dated by a placeholder."""
+    m = _DATED_STUDY.match(line)
+    if not m:
+        return None
+    name = m.group(1).strip()
+    letters = [c for c in name if c.isalpha()]
+    if not letters or sum(c.isupper() for c in letters) < 0.8 * len(letters):
+        return None
+    return name, m.group(2).strip()
+
+
+def _micro(line: str) -> tuple[str, str] | None:
+    m = _MICRO.match(line)
+    return (m.group(1).strip().rstrip(",-"), m.group(2).strip()) if m else None
+
+
+# --- Name: value inside prose ------------------------------------------------------------------
+
+_INLINE_NAME = re.compile(r"([A-Za-z][\w/()+-]*(?:[ \t]+[A-Za-z0-9][\w/()+-]*){0,4}):[ \t]+(?=\S)")
+_BREAK = frozenset(
+    "a an the and or of on at in to for from with by as is are was were be been showed shows revealed reveals "
+    "demonstrated found noted taken drawn done performed obtained sent measured had has have her his their "
+    "which that this these then also initial".split())
+_NOT_A_TEST = {"impression", "conclusion", "interpretation", "assessment", "findings", "technique", "comparison",
+               "indication", "diagnosis", "plan", "note", "notes", "history", "reason"}
+_SENTENCE_END = re.compile(r"\.(?=\s+[A-Z]|\s*$)")
+
+
+def inline_entries(paragraph: str, section: str) -> list[ResultEntry]:
+    """Each ``Name: value`` of running prose, the value running to the next such name or
+    the end of its sentence."""
+    text = " ".join(paragraph.split())
+    found: list[tuple[int, int, str]] = []  # (name start, value start, name)
+    for m in _INLINE_NAME.finditer(text):
+        words = m.group(1).split()
+        keep: list[str] = []
+        for w in reversed(words):
+            if w.lower() in _BREAK:
+                break
+            keep.insert(0, w)
+        if not keep or " ".join(keep).lower() in _NOT_A_TEST or keep[-1].lower() in _NOT_A_TEST:
+            continue
+        name = " ".join(keep)
+        found.append((m.end(1) - len(name), m.end(), name))
+    out = []
+    for i, (_, vstart, name) in enumerate(found):
+        stop = found[i + 1][0] if i + 1 < len(found) else len(text)
+        end = _SENTENCE_END.search(text, vstart, stop)
+        value = text[vstart:end.start() if end else stop]
+        value = re.sub(r"(?:[,;]?\s*\b(?:and|with|while)\b)?[\s,;]*$", "", value).strip()
+        if value:
+            out.append(ResultEntry(name, value, section, "inline"))
+    return out
+
+
+def _is_entry_line(bare: str) -> bool:
+    """A ``Name: value`` line whose name is short and not a sentence."""
+    m = _RESULT_LINE.match(bare)
+    if not m:
+        return False
+    name = m.group(1).strip()
+    return len(name.split()) <= 6 and ". " not in name and not name.lower().startswith(_REPORT_PARTS)
+
+
 def _line_entries(line: str, section: str) -> list[ResultEntry]:
     bare = _DECORATION.sub("", line).strip()
     lm = _RESULT_LINE.match(bare)
-    if lm and not lm.group(1).strip().lower().startswith(_REPORT_PARTS):
+    if lm and _is_entry_line(bare):
         return [ResultEntry(lm.group(1).strip().strip("*_").strip(), strip_impression(lm.group(2)), section)]
-    return [ResultEntry("", s, section) for s in sentences(strip_impression(bare))]
+    return [ResultEntry("", s, section, "prose") for s in sentences(strip_impression(bare))]
 
 
 def _results(sec: Section) -> list[ResultEntry]:
     out: list[ResultEntry] = []
     block_name: str | None = None
     block: list[str] = []
+    study: list[str] | None = None  # [name, text, continuation...] of a dated study or micro line
+    prose: list[str] = []
 
     def close() -> None:
-        nonlocal block_name, block
+        nonlocal block_name, block, study, prose
         if block_name is not None and block:
             text = " ".join(ln.strip() for ln in block)
             out.append(ResultEntry(block_name, strip_impression(text), sec.name))
         elif block_name is not None:  # a short line of prose, not a title after all
             out.extend(_line_entries(block_name, sec.name))
-        block_name, block = None, []
+        if study is not None:
+            out.append(ResultEntry(study[0], strip_impression(" ".join(study[1:]).strip()), sec.name))
+        if prose:
+            para = " ".join(prose)
+            out.extend(ResultEntry("", s, sec.name, "prose") for s in sentences(strip_impression(para)))
+            out.extend(inline_entries(para, sec.name))
+        block_name, block, study, prose = None, [], None, []
 
     for line in sec.text.splitlines():
         if not line.strip():
             close()
             continue
+        bare = _DECORATION.sub("", line).strip()
+        raw = line.strip()  # "___" placeholders are not bold markup
+        lab = lab_string(raw)
+        if lab is not None:
+            close()
+            fluid, toks = lab
+            out.append(ResultEntry("", " ".join(t for _, t in toks), sec.name, "labline", fluid))
+            out.extend(ResultEntry(name, tok, sec.name, "analyte", fluid) for name, tok in toks)
+            continue
+        started = _micro(raw) or _dated_study(raw)
+        if started is not None:
+            close()
+            study = [started[0], started[1]]
+            continue
+        if study is not None:
+            study.append(bare)
+            continue
+        indented = line[:1].isspace() or bool(re.match(r"^\s*[-*\u2022]\s", line))
+        if block_name is not None and not indented and _is_entry_line(bare):
+            close()  # "Complete Blood Count: Normal" after an indented block ends that block
         name = _test_name_line(line)
         if name is not None:
             close()
             block_name = name
             continue
         if block_name is not None:
-            block.append(_DECORATION.sub("", line).strip())
-            bare = _DECORATION.sub("", line).strip()
+            block.append(bare)
             if not bare.lower().startswith(_REPORT_PARTS):
                 out.extend(e for e in _line_entries(line, sec.name) if e.name)
             continue
-        out.extend(_line_entries(line, sec.name))
+        if _is_entry_line(bare):
+            if prose:
+                close()
+            out.extend(_line_entries(line, sec.name))
+            continue
+        prose.append(bare)
     close()
     return out

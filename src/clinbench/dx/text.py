@@ -45,7 +45,7 @@ ABBREVIATIONS: dict[str, str] = {
     "egd": "upper endoscopy", "ogd": "upper endoscopy", "esophagogastroduodenoscopy": "upper endoscopy",
     "oesophagogastroduodenoscopy": "upper endoscopy", "gastroscopy": "upper endoscopy",
     "mri": "mri", "magnetic resonance imaging": "mri", "computed tomography": "ct", "cat scan": "ct",
-    "usg": "ultrasound", "sonogram": "ultrasound", "ultrasonography": "ultrasound",
+    "usg": "ultrasound", "u/s": "ultrasound", "sonogram": "ultrasound", "ultrasonography": "ultrasound",
     "duplex": "duplex ultrasound", "doppler": "doppler ultrasound",
     "abg": "arterial blood gas", "vbg": "venous blood gas", "bnp": "brain natriuretic peptide",
     "nt probnp": "nt-probnp", "ntprobnp": "nt-probnp",

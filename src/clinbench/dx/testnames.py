@@ -1,0 +1,103 @@
+"""What a laboratory test is called: one concept for a clinician's order and a record's label.
+
+``data/test_synonyms.csv`` (curated for clinbench) lists each concept once with its kind
+(``analyte`` or ``panel``), fluid, every name it goes by (what clinicians order, MIMIC-IV
+lab-string abbreviations such as ``UreaN``, ``Plt Ct``, ``cTropnT``, and LOINC long common
+names), a panel's component concepts and LOINC codes where they help. An order and a
+record's label mean the same test when they resolve to the same concept: "BUN" and
+``UreaN-18``, "platelet count" and ``Plt Ct-245``, "troponin I" and a record's "Troponin".
+Assays a hospital reports in place of one another (troponin T or I, BNP or NT-proBNP) are
+one concept, so an order is answered with what the record measured.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+from clinbench.dx.matching import best_match
+from clinbench.dx.text import normal_form
+
+# Words that do not change which test is meant ("serum potassium", "lactate level").
+_NEUTRAL = re.compile(r"\b(serum|plasma|level|levels|stat|repeat|measurement|concentration|value)\b", re.I)
+FUZZY_THRESHOLD = 92.0
+
+
+@dataclass(frozen=True)
+class TestConcept:
+    concept: str
+    kind: str  # analyte | panel
+    fluid: str  # blood | urine
+    names: tuple[str, ...]
+    components: tuple[str, ...]
+    loinc: tuple[str, ...]
+
+    @property
+    def display(self) -> str:
+        if self.kind == "panel":
+            return self.names[0][0].upper() + self.names[0][1:]
+        same = [n for n in self.names if n.lower() == self.concept and n != n.lower()]  # "INR", "pH"
+        return same[0] if same else self.concept[0].upper() + self.concept[1:]
+
+
+@functools.lru_cache(maxsize=1)
+def concepts() -> dict[str, TestConcept]:
+    path = resources.files("clinbench.dx") / "data" / "test_synonyms.csv"
+    with path.open(encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    out = {}
+    for r in rows:
+        split = lambda v: tuple(x.strip() for x in v.split("|") if x.strip())
+        out[r["concept"]] = TestConcept(r["concept"], r["kind"], r["fluid"], split(r["names"]),
+                                        split(r["components"]), split(r["loinc"]))
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _exact() -> dict[tuple[str, str], str]:
+    """(normal form of a name, fluid) -> concept."""
+    out: dict[tuple[str, str], str] = {}
+    for c in concepts().values():
+        for n in c.names:
+            out.setdefault((normal_form(n), c.fluid), c.concept)
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _fuzzy_names() -> list[tuple[str, str]]:
+    # Abbreviations of three letters or fewer ("K", "Na", "PT") only ever match exactly.
+    return [(n, c.concept) for c in concepts().values() for n in c.names if len(n) > 3]
+
+
+@functools.lru_cache(maxsize=8192)
+def concept_of_label(label: str, fluid: str = "") -> str | None:
+    """The concept of a record's own label (exact names only: "Hgb", "INR(PT)"); a lab
+    string's fluid decides between blood and urine glucose."""
+    form = normal_form(label)
+    for f in ((fluid,) if fluid else ("blood", "urine")):
+        hit = _exact().get((form, f))
+        if hit:
+            return hit
+    return None
+
+
+@functools.lru_cache(maxsize=8192)
+def concept_of_order(order: str) -> str | None:
+    """The concept a clinician's order names, if it is a laboratory test of the table."""
+    text = _NEUTRAL.sub(" ", order)
+    form = normal_form(text)
+    if not form:
+        return None
+    for fluid in ("blood", "urine"):
+        hit = _exact().get((form, fluid))
+        if hit:
+            return hit
+    return best_match(text, _fuzzy_names(), FUZZY_THRESHOLD)[0]
+
+
+def panels_with(concept: str) -> list[str]:
+    """The panels that report ``concept`` (hemoglobin -> complete blood count, ...)."""
+    return [c.concept for c in concepts().values() if concept in c.components]
