@@ -6,7 +6,9 @@
 | 2 | only superficial features shared |
 | 1 | wrong organ system |
 
-A score of 4 or more counts as correct. One interface (``Judge.score(reference,
+A score of 4 or more counts as correct. A final diagnosis is one diagnosis: a hedged list
+("A or B or C", "A vs B", "A; B", a numbered differential) scores as its worst member, in
+both judges (``members`` splits it; one rule for both). One interface (``Judge.score(reference,
 candidate) -> Verdict``), two implementations:
 
 * ``OfflineJudge``, deterministic. Both texts are expanded (abbreviations and everyday
@@ -53,6 +55,34 @@ class Verdict:
 
 class Judge(Protocol):
     def score(self, reference: str, candidate: str) -> Verdict: ...
+
+
+_HEDGE = re.compile(r"\s*(?:\band/or\b|(?<!\bwith)\s+or\b(?!\s+without)|\bvs\.?(?=\s)|\bversus\b|[;\n]|"
+                    r"(?:^|\s)\(?\d[.)]\s|\?)\s*", re.I)
+_LIST_LEAD = re.compile(r"^\s*(?:differential(?: diagnosis)?|either|possible|possibly|likely|probable)\s*[:\-]?\s*", re.I)
+
+
+def members(candidate: str) -> list[str]:
+    """The diagnoses a final answer names: one for a diagnosis, several for a hedged list
+    ("A or B or C", "A vs. B", "A; B", "1. A 2. B", "A, B or C")."""
+    text = candidate.strip()
+    parts = [p.strip(" ,.") for p in _HEDGE.split(text) if p and p.strip(" ,.")]
+    if len(parts) <= 1:
+        return [text] if text else []
+    out: list[str] = []
+    for p in parts:  # "A, B or C": once it is a list, commas separate members too
+        out.extend(q.strip() for q in p.split(",") if q.strip())
+    return [_LIST_LEAD.sub("", m) or m for m in out]
+
+
+def worst_member(score_one, reference: str, candidate: str) -> Verdict:
+    """A hedged answer scores as the worst of its members."""
+    parts = members(candidate)
+    if len(parts) <= 1:
+        return score_one(reference, candidate)
+    verdicts = [score_one(reference, m) for m in parts]
+    worst = min(verdicts, key=lambda v: v.score)
+    return Verdict(worst.score, f"a list of {len(parts)} diagnoses scores as its worst member: {worst.reason}")
 
 
 # Mutually exclusive values of one attribute: two different members, one on each side, conflict.
@@ -132,6 +162,9 @@ class OfflineJudge:
         return False
 
     def score(self, reference: str, candidate: str) -> Verdict:
+        return worst_member(self._score_one, reference, candidate)
+
+    def _score_one(self, reference: str, candidate: str) -> Verdict:
         if not candidate.strip():
             return Verdict(1, "no diagnosis given")
         rw, cw = _words(reference), _words(candidate)
@@ -189,6 +222,9 @@ class LLMJudge:
         self.label = f"llm:{model.spec.label}"
 
     def score(self, reference: str, candidate: str) -> Verdict:
+        return worst_member(self._score_one, reference, candidate)
+
+    def _score_one(self, reference: str, candidate: str) -> Verdict:
         from clinbench.dx.models import ModelError
 
         data = self.llm.ask(JUDGE_SYSTEM, f"Reference diagnosis: {reference}\nCandidate diagnosis: {candidate}",
