@@ -191,7 +191,7 @@ def test_egress_proxy_tunnels_connect_to_the_allowed_host_only(tmp_path):
     with EgressProxy(f"https://127.0.0.1:{port}/v1", tmp_path / "p.sock", log):
         c = socket.socket(socket.AF_UNIX)
         c.connect(str(tmp_path / "p.sock"))
-        c.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode())
+        c.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
         assert c.recv(100).startswith(b"HTTP/1.1 200")
         c.sendall(b"tls bytes")
         got = b""

@@ -206,6 +206,45 @@ elif attack == "terminal-escape":
     sys.stderr.flush()
     sys.stdout.flush()
     os._exit(3)
+elif attack == "egress-flood":  # refused requests, each a log line: the log must stay within its limit
+    port = int(os.environ["OPENAI_BASE_URL"].rsplit(":", 1)[1].split("/")[0])
+    statuses = {}
+    for i in range(CFG["egress_flood_requests"]):
+        try:
+            c = socket.create_connection(("127.0.0.1", port), timeout=10)
+            c.sendall(f"GET http://127.0.0.1:{CFG['evil_port']}/{'x' * 100}{i} HTTP/1.1\r\nHost: a\r\n\r\n".encode())
+            code = c.recv(12)[9:12].decode()
+            c.close()
+        except OSError as exc:
+            code = type(exc).__name__
+        statuses[code] = statuses.get(code, 0) + 1
+    seen["statuses"] = statuses
+elif attack == "connection-flood":  # connections held open: each would hold harness threads
+    port = int(os.environ["OPENAI_BASE_URL"].rsplit(":", 1)[1].split("/")[0])
+    held, codes = [], {}
+    for _ in range(CFG["connection_flood"]):
+        c = socket.create_connection(("127.0.0.1", port), timeout=10)
+        c.sendall(b"POST /v1/responses HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\n")  # a body never sent
+        held.append(c)
+    time.sleep(1)
+    for c in held:
+        c.setblocking(False)
+        try:
+            code = c.recv(12)[9:12].decode() or "closed"
+        except BlockingIOError:
+            code = "held"
+        except OSError as exc:
+            code = type(exc).__name__
+        codes[code] = codes.get(code, 0) + 1
+    seen["codes"] = codes
+elif attack in ("inode-fill", "tmp-inode-fill"):  # empty files: no bytes, only inodes
+    report()
+    folder = "/tmp/many" if attack == "tmp-inode-fill" else "many"
+    os.makedirs(folder, exist_ok=True)
+    for i in range(CFG["inode_fill_files"]):
+        open(f"{folder}/{i}", "w").close()
+    seen["made"] = CFG["inode_fill_files"]
+    time.sleep(20)  # the watchdog ends the run before this
 elif attack == "hung-endpoint":
     report()
     url = os.environ["OPENAI_BASE_URL"].split("//", 1)[1].split("/")[0]

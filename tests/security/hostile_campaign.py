@@ -39,9 +39,10 @@ ATTACKS = [
     "over-cap", "user-folder", "rewrite-transcript", "fd-inheritance", "proc-probe", "cleanup-trap", "fork-bomb",
     "memory-hog", "disk-fill", "tmp-fill", "stdout-flood", "dns", "raw-sockets", "abstract-socket", "proxy-smuggling",
     "deep-json", "terminal-escape",
+    "egress-flood", "connection-flood", "inode-fill", "tmp-inode-fill",
 ]
 LIMITS = Limits(memory_bytes=128 * MiB, processes=64, file_size_bytes=8 * MiB, disk_bytes=16 * MiB,
-                tmp_bytes=8 * MiB, output_bytes=1 * MiB, log_bytes=64 * KiB)
+                tmp_bytes=8 * MiB, output_bytes=1 * MiB, log_bytes=64 * KiB, inodes=5000, connections=16)
 CORRECT = SOFA_COLUMNS + "\n" + "".join(",".join(map(str, r)) + "\n" for r in SOFA_ROWS)
 
 needs_bwrap = pytest.mark.skipif(not sb.bwrap_available(), reason="bubblewrap cannot create namespaces here (.ci/run installs it)")
@@ -181,6 +182,9 @@ def hostile(tmp_path_factory) -> Hostile:
             "abstract_name": listeners["abstract"].address[1:].decode() if isinstance(listeners["abstract"].address, bytes)
             else listeners["abstract"].address[1:],
             "evil_port": listeners["evil"].address[1],
+            "egress_flood_requests": 1500,  # ~200 bytes of log each: 4.5 times the 64 KiB log limit
+            "connection_flood": 24,  # the bridge inside holds two threads each: within the 64-process limit
+            "inode_fill_files": 60000,
         }
         program = write_hostile_agent(tools, cfg)
         options = AgentOptions(agent_command=f"{program} {{model}} {{workspace}}", sandbox="bwrap", sandbox_limits=LIMITS,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hostile_campaign import LIMITS
+
 
 def test_the_honest_control_run_scores_and_is_publishable(hostile):
     # the suite's attacks fail for their own reasons, not because every run fails
@@ -80,7 +82,8 @@ def test_every_sandboxed_run_records_how_it_was_confined(hostile):
     record = hostile.sandbox_record("honest")
     assert record["kind"] == "bwrap" and record["isolated"] is True
     assert record["limits"] == {"memory": 128 << 20, "processes": 64, "file-size": 8 << 20, "disk": 16 << 20,
-                                "tmp": 8 << 20, "output": 1 << 20, "log": 64 << 10}
+                                "tmp": 8 << 20, "output": 1 << 20, "log": 64 << 10,
+                                "inodes": LIMITS.inodes, "connections": LIMITS.connections}
     assert set(record["enforced_by"]) == set(record["limits"])
     manifest = json.loads((hostile.folder("honest") / "manifest.json").read_text())
     assert manifest["sandbox_limits"] == record["limits"] and "sandbox.json" in manifest["files"]

@@ -11,10 +11,17 @@ streamed answer that takes the model more than ``first_byte_seconds`` starts at 
 keep-alive events (Responses ``response.in_progress``, Messages ``ping``) until the answer is
 ready, so a CLI's stream-idle timeout does not drop a slow local model's reply.
 
+Chat-completions requests themselves (``POST /v1/chat/completions``, on any path or inside a
+tunnel) come here too and are passed through with the same limits and accounting, so no request
+of a ``--endpoint-api chat`` run reaches the endpoint around them. Every streamed answer,
+Gemini's and chat's included, gets keep-alives while a slow model works (Gemini: blank lines,
+which its SDK skips before a ``data:`` line; chat: SSE comments).
+
 The translator is also where the run's limits hold for a CLI: each upstream request gets the
 time left before the run's deadline, ``max_tokens`` no larger than the configured cap, and no
-request is made once the run's token budget is used up (the CLI gets an error naming the
-budget, and ``limit_hit`` says which limit ended the run). It counts tokens (cached input
+request is made once the run's token budget is used up, counting the tokens requests in flight
+may still use (the CLI gets an error naming the budget, and ``limit_hit`` says which limit
+ended the run). It counts tokens (cached input
 included), requests and model seconds from what the endpoint reported.
 """
 
@@ -25,7 +32,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -43,6 +50,7 @@ class Reply:
     content_type: str
     body: bytes
     chunks: Iterator[bytes] | None = None  # a stream sent as it comes (then ``body`` is empty)
+    upstream: dict[str, Any] = field(default_factory=dict)  # what egress.jsonl records of the upstream request
 
 
 def _id(prefix: str) -> str:
@@ -300,9 +308,43 @@ def sse(events: list[tuple[str, dict]]) -> bytes:
     return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
 
 
+# -- chat completions passed through (with the run's limits) -----------------------------
+def chat_chunks(turn: Turn, model: str, reply_id: str | None = None) -> list[bytes]:
+    """A streamed chat completion (``data:`` chunks, then ``[DONE]``) for a turn."""
+    cid, created = reply_id or _id("chatcmpl"), int(time.time())
+    delta: dict[str, Any] = {"role": "assistant", "content": turn.text}
+    if turn.tool_calls:
+        delta["tool_calls"] = [{"index": i, "id": c.id, "type": "function",
+                                "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+                               for i, c in enumerate(turn.tool_calls)]
+    u = turn.usage
+    usage = {"prompt_tokens": u.input_tokens, "completion_tokens": u.output_tokens, "total_tokens": u.total_tokens}
+    base = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model}
+    finish = turn.finish_reason or ("tool_calls" if turn.tool_calls else "stop")
+    events = [{**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+              {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": usage}]
+    return [f"data: {json.dumps(e)}\n\n".encode() for e in events] + [b"data: [DONE]\n\n"]
+
+
+def chat_error(status: int, message: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "upstream_error" if status >= 500 else "invalid_request_error",
+                      "code": status}}
+
+
 # -- the translator the egress proxy calls ------------------------------------------------
+@dataclass
+class _Call:
+    """One upstream request: the turn (or the failure), and what the egress log records of it."""
+
+    turn: Turn | None = None
+    failure: tuple[int, str] | None = None
+    raw: bytes = b""
+    record: dict[str, Any] | None = None
+
+
 class ChatTranslator:
-    """Answers Responses and Messages requests from a chat-completions endpoint, within the run's limits."""
+    """Answers Responses, Messages, Gemini and chat-completions requests from a chat-completions
+    endpoint, within the run's limits: every model request of a ``--endpoint-api chat`` run comes here."""
 
     first_byte_seconds = 2.0  # a streamed answer starts (with keep-alives) once the model takes longer
     keepalive_seconds = 10.0
@@ -318,15 +360,16 @@ class ChatTranslator:
         self.limit_hit: str | None = None  # 'token_budget' | 'timeout'
         self.last_error: str | None = None
         self.served_models: set[str] = set()  # the "model" field of the endpoint's replies
+        self._reserved = 0  # tokens requests in flight may still use (so parallel requests cannot all pass the budget)
         self._lock = threading.Lock()
-        self._http = httpx.Client()
+        self._http = httpx.Client(trust_env=False)
 
     def close(self) -> None:
         self._http.close()
 
     @staticmethod
     def api_of(method: str, path: str) -> str | None:
-        """'responses', 'messages', 'gemini' or 'count_tokens' for a request this translator serves, else None."""
+        """'responses', 'messages', 'gemini', 'chat' or 'count_tokens' for a request this translator serves, else None."""
         route = urlsplit(path).path.rstrip("/")
         if method.upper() != "POST":
             return None
@@ -338,6 +381,8 @@ class ChatTranslator:
             return "responses"
         if route.endswith("/messages"):
             return "messages"
+        if route.endswith("/chat/completions"):
+            return "chat"
         return None
 
     def handle(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Reply:
@@ -345,100 +390,152 @@ class ChatTranslator:
         api = self.api_of(method, path)
         try:
             return self._handle(api, headers, raw, path)
-        except Exception as exc:  # the CLI gets a one-line error and the run's record says what broke
+        except Exception as exc:  # noqa: BLE001 - the CLI gets a one-line error and the run's record says what broke
             message = f"clinbench translator error: {type(exc).__name__}: {one_line(exc, 200)}"
             with self._lock:
                 self.last_error = message
-            return self._error(api, 500, message)
+            reply = self._error(api, 500, message)
+            reply.upstream = {"translator_error": message}
+            return reply
 
     def _handle(self, api: str | None, headers: dict[str, str], raw: bytes, path: str = "") -> Reply:
         try:
             body = untrusted.loads(raw or b"{}")
             if not isinstance(body, dict):
                 raise ValueError("not an object")
-        except ValueError:
+        except (ValueError, RecursionError):
             return self._error(api, 400, "clinbench translator: request body is not a JSON object")
         if api == "count_tokens":  # an estimate: Claude Code uses it only to plan compaction
             return Reply(200, "application/json", json.dumps({"input_tokens": len(raw) // 4}).encode())
         custom: set[str] = set()
+        gemini_model, streamed = "", False
         if api == "gemini":
             gemini_model, streamed = api_gemini.parse_path(path)
             chat = api_gemini.to_chat_request(body, gemini_model)
         elif api == "responses":
             chat, custom = responses_to_chat(body)
-        else:
+        elif api == "messages":
             chat = messages_to_chat(body)
+        else:  # chat completions, passed through with the run's limits
+            chat = {k: v for k, v in body.items() if k not in ("stream", "stream_options", "n", "max_completion_tokens")}
+            asked = body.get("max_completion_tokens") or body.get("max_tokens")
+            chat["max_tokens"] = asked if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0 else None
+            streamed = bool(body.get("stream"))
         if self.max_tokens:
             chat["max_tokens"] = min(chat.get("max_tokens") or self.max_tokens, self.max_tokens)
+        elif chat.get("max_tokens") is None:
+            chat.pop("max_tokens", None)
+        reserve = len(raw) // 4 + int(chat.get("max_tokens") or 0)
         with self._lock:
             used = self.usage.total_tokens
-        if self.token_budget is not None and used >= self.token_budget:
-            self.limit_hit = "token_budget"
-            return self._error(api, 400, f"clinbench: the run's token budget of {self.token_budget} tokens is used up "
-                                         f"({used} tokens); no further model requests are made")
+            if self.token_budget is not None and used + self._reserved >= self.token_budget:
+                self.limit_hit = "token_budget"
+                busy = f", {self._reserved} more reserved by requests in flight" if self._reserved else ""
+                return self._error(api, 400, f"clinbench: the run's token budget of {self.token_budget} tokens is used up "
+                                             f"({used} tokens{busy}); no further model requests are made")
+            self._reserved += reserve
         key = headers.get("x-api-key") or headers.get("x-goog-api-key")
         auth = headers.get("authorization") or (f"Bearer {key}" if key else None)
-        model = str(body.get("model") or "model")
-        if body.get("stream") and api != "gemini":
-            return self._stream(api, chat, auth, model, custom)
-        turn, failure = self._call(chat, auth)
-        if failure is not None:
-            return self._error(api, *failure)
-        if api == "gemini":
-            reply = api_gemini.turn_to_gemini(turn, gemini_model)
-            if streamed:
-                return Reply(200, "text/event-stream", api_gemini.sse_body(reply))
-            return Reply(200, "application/json", json.dumps(reply).encode())
-        reply, _ = chat_to_responses(turn, model, custom) if api == "responses" else chat_to_messages(turn, model)
-        return Reply(200, "application/json", json.dumps(reply).encode())
+        model = str(body.get("model") or gemini_model or "model")
+        if api in ("responses", "messages") and body.get("stream") or api in ("gemini", "chat") and streamed:
+            return self._stream(api, chat, auth, model, custom, reserve, gemini_model)
+        call = self._call(chat, auth, reserve)
+        return self._answer(api, call, model, custom, gemini_model, streamed)
+
+    def _answer(self, api: str, call: _Call, model: str, custom: set[str], gemini_model: str, streamed: bool) -> Reply:
+        if call.failure is not None:
+            reply = self._error(api, *call.failure)
+        elif api == "gemini":
+            out = api_gemini.turn_to_gemini(call.turn, gemini_model)
+            reply = Reply(200, "text/event-stream", api_gemini.sse_body(out)) if streamed \
+                else Reply(200, "application/json", json.dumps(out).encode())
+        elif api == "chat":
+            reply = Reply(200, "text/event-stream", b"".join(chat_chunks(call.turn, model))) if streamed \
+                else Reply(200, "application/json", call.raw)
+        else:
+            out, _ = self._build(api, call.turn, model, custom)
+            reply = Reply(200, "application/json", json.dumps(out).encode())
+        reply.upstream = call.record or {}
+        return reply
 
     def _build(self, api: str, turn: Turn, model: str, custom: set[str], reply_id: str | None = None):
         return chat_to_responses(turn, model, custom, reply_id) if api == "responses" else chat_to_messages(turn, model, reply_id)
 
-    def _stream(self, api: str, chat: dict[str, Any], auth: str | None, model: str, custom: set[str]) -> Reply:
-        """An SSE answer. A quick upstream reply (or error) is sent whole, with its own status; a slow one
-        gets the stream started and a keep-alive event every ``keepalive_seconds`` while the model works,
-        so a CLI's stream-idle timeout does not fire on a slow local model."""
-        result: dict[str, Any] = {}
-        worker = threading.Thread(target=lambda: result.update(v=self._call(chat, auth)), name="translate", daemon=True)
+    def _stream(self, api: str, chat: dict[str, Any], auth: str | None, model: str, custom: set[str], reserve: int,
+                gemini_model: str) -> Reply:
+        """A streamed answer. A quick upstream reply (or error) is sent whole, with its own status; a slow one
+        gets the stream started and a keep-alive every ``keepalive_seconds`` while the model works, so a
+        CLI's stream-idle or header timeout does not fire on a slow local model (every translated API)."""
+        result: dict[str, _Call] = {}
+        worker = threading.Thread(target=lambda: result.update(v=self._call(chat, auth, reserve)), name="translate",
+                                  daemon=True)
         worker.start()
         worker.join(self.first_byte_seconds)
         if not worker.is_alive():
-            turn, failure = result["v"]
-            if failure is not None:
-                return self._error(api, *failure)
-            return Reply(200, "text/event-stream", sse(self._build(api, turn, model, custom)[1]))
-        reply_id = _id("resp" if api == "responses" else "msg")
-        placeholder = Turn("", [], Usage(0, 0, 0), None)
-        first = self._build(api, placeholder, model, custom, reply_id)[1][0]
-        ping = (("response.in_progress", {"type": "response.in_progress", "response": {**first[1]["response"]}})
-                if api == "responses" else ("ping", {"type": "ping"}))
+            call = result["v"]
+            if call.failure is not None or api in ("gemini", "chat"):
+                return self._answer(api, call, model, custom, gemini_model, True)
+            reply = Reply(200, "text/event-stream", sse(self._build(api, call.turn, model, custom)[1]))
+            reply.upstream = call.record or {}
+            return reply
+        reply = Reply(200, "text/event-stream", b"")
+        if api == "gemini":  # the Gemini SDK skips whitespace before a ``data:`` line; an SSE comment would stall it
+            first, ping = b"\n", b"\n"
+        elif api == "chat":
+            first, ping = b": keep-alive\n\n", b": keep-alive\n\n"
+        else:
+            reply_id = _id("resp" if api == "responses" else "msg")
+            placeholder = Turn("", [], Usage(0, 0, 0), None)
+            opening = self._build(api, placeholder, model, custom, reply_id)[1][0]
+            first = sse([opening])
+            ping = sse([("response.in_progress", {"type": "response.in_progress", "response": {**opening[1]["response"]}})
+                        if api == "responses" else ("ping", {"type": "ping"})])
 
         def chunks() -> Iterator[bytes]:
-            yield sse([first])
+            yield first
             while worker.is_alive():
                 worker.join(self.keepalive_seconds)
                 if worker.is_alive():
-                    yield sse([ping])
-            turn, failure = result["v"]
-            if failure is not None:
+                    yield ping
+            call = result["v"]
+            reply.upstream = call.record or {}
+            if call.failure is not None:
+                status, message = call.failure
                 if api == "responses":
-                    failed = {**first[1]["response"], "status": "failed", "error": {"code": "server_error", "message": failure[1]}}
+                    failed = {**opening[1]["response"], "status": "failed", "error": {"code": "server_error", "message": message}}
                     yield sse([("response.failed", {"type": "response.failed", "response": failed})])
+                elif api == "messages":
+                    yield sse([("error", messages_error(status, message))])
+                elif api == "gemini":  # the SDK reads a chunk that is a JSON error object as the API's error
+                    yield json.dumps(api_gemini.error_body(status, message)).encode()
                 else:
-                    yield sse([("error", messages_error(failure[0], failure[1]))])
+                    yield f"data: {json.dumps(chat_error(status, message))}\n\n".encode()
                 return
-            yield sse(self._build(api, turn, model, custom, reply_id)[1][1:])
+            if api == "gemini":
+                yield api_gemini.sse_body(api_gemini.turn_to_gemini(call.turn, gemini_model))
+            elif api == "chat":
+                yield from chat_chunks(call.turn, model)
+            else:
+                yield sse(self._build(api, call.turn, model, custom, reply_id)[1][1:])
 
-        return Reply(200, "text/event-stream", b"", chunks())
+        reply.chunks = chunks()
+        return reply
 
-    def _call(self, chat: dict[str, Any], auth: str | None) -> tuple[Turn | None, tuple[int, str] | None]:
+    def _call(self, chat: dict[str, Any], auth: str | None, reserve: int = 0) -> _Call:
+        try:
+            return self._call_once(chat, auth)
+        finally:
+            with self._lock:
+                self._reserved -= reserve
+
+    def _call_once(self, chat: dict[str, Any], auth: str | None) -> _Call:
         timeout = self.request_timeout
         if self.deadline is not None:
             timeout = min(timeout, self.deadline - time.monotonic())
             if timeout <= 0:
                 self.limit_hit = "timeout"
-                return None, (504, "clinbench: the run's time is up; no further model requests are made")
+                return _Call(failure=(504, "clinbench: the run's time is up; no further model requests are made"),
+                             record={"model_request": False})
         t0 = time.monotonic()
         try:
             resp = self._http.post(self.chat_url, json=chat, timeout=timeout,
@@ -446,31 +543,42 @@ class ChatTranslator:
         except httpx.TimeoutException:
             if self.deadline is not None and time.monotonic() >= self.deadline - 0.05:
                 self.limit_hit = "timeout"
-            return None, self._failed(504, f"chat endpoint did not answer within {timeout:.1f} s", t0)
+            return self._failed(504, f"chat endpoint did not answer within {timeout:.1f} s", t0,
+                                {"model_request": False, "upstream_error": f"no answer in time ({timeout:.1f} s)"})
         except httpx.HTTPError as exc:
-            return None, self._failed(502, f"chat endpoint unreachable: {one_line(exc, 160)}", t0)
+            from clinbench.agents.egress import upstream_reason
+
+            reason = upstream_reason(exc)
+            return self._failed(502, f"chat endpoint unreachable: {reason}", t0,
+                                {"model_request": False, "upstream_error": reason})
+        record: dict[str, Any] = {"model_request": True, "upstream_status": resp.status_code}
         if resp.status_code >= 400:
-            return None, self._failed(resp.status_code, f"chat endpoint answered HTTP {resp.status_code}: {error_body(resp)}", t0)
+            return self._failed(resp.status_code, f"chat endpoint answered HTTP {resp.status_code}: {error_body(resp)}", t0, record)
         try:
             turn = parse_chat_completion(json_reply(resp, "chat completion"))
-        except ModelReplyError as exc:
-            return None, self._failed(400, f"chat endpoint reply unusable: {exc}", t0)
+        except (ModelReplyError, RecursionError) as exc:
+            return self._failed(400, f"chat endpoint reply unusable: {one_line(exc, 300)}", t0, record)
         with self._lock:
             turn.usage.model_seconds = time.monotonic() - t0
             self.usage = self.usage.add(turn.usage)
             if turn.served_model:
                 self.served_models.add(turn.served_model)
-        return turn, None
+        record["tokens"] = turn.usage.total_tokens
+        return _Call(turn=turn, raw=resp.content, record=record)
 
-    def _failed(self, status: int, message: str, t0: float) -> tuple[int, str]:
+    def _failed(self, status: int, message: str, t0: float, record: dict[str, Any]) -> _Call:
+        """A failed request: its seconds count; it is a model request only if the endpoint answered it
+        (an unreachable endpoint's attempt is not)."""
         with self._lock:
-            self.usage = self.usage.add(Usage(0, 0, 1, model_seconds=time.monotonic() - t0))
+            self.usage = self.usage.add(Usage(0, 0, int(bool(record.get("model_request"))), model_seconds=time.monotonic() - t0))
             self.last_error = message
-        return status, message
+        return _Call(failure=(status, message), record=record)
 
     def _error(self, api: str | None, status: int, message: str) -> Reply:
         if api == "gemini":
             payload = api_gemini.error_body(status, message)
+        elif api == "chat":
+            payload = chat_error(status, message)
         else:
             payload = responses_error(status, message) if api == "responses" else messages_error(status, message)
         return Reply(status, "application/json", json.dumps(payload).encode())

@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from clinbench import untrusted
 from clinbench.agents import toolbox
@@ -154,12 +155,14 @@ class ExternalAgent(Agent):
                     translator = ChatTranslator(base_url, deadline=ctx.deadline, max_tokens=self.max_tokens,
                                                 token_budget=self.token_budget)
                 proxy = EgressProxy(base_url, private / "egress.sock", ctx.evidence_dir / EGRESS_LOG,
-                                    translator=translator, deadline=ctx.deadline).start()
+                                    translator=translator, deadline=ctx.deadline, limits=self.limits).start()
                 host, port, _ = endpoint_host_port(base_url)
                 egress = Egress(proxy.socket_path, port if _is_loopback(host) else PROXY_PORT_IN_SANDBOX)
+                if translator is not None:  # the CLI talks plain http to the bridge: every request reaches the translator
+                    base_url = f"http://127.0.0.1:{egress.port}{urlsplit(base_url).path}"
             launch = self.command(workspace, ctx, home, base_url, self.sandbox.workspace_path(workspace.root))
             env = {"PATH": BASE_PATH, "HOME": home, "LANG": "C.UTF-8", "TMPDIR": "/tmp", **launch.env}
-            if egress is not None and egress.port == PROXY_PORT_IN_SANDBOX:
+            if egress is not None and egress.port == PROXY_PORT_IN_SANDBOX and translator is None:
                 proxy_url = f"http://127.0.0.1:{PROXY_PORT_IN_SANDBOX}"
                 env.update({"HTTPS_PROXY": proxy_url, "HTTP_PROXY": proxy_url, "https_proxy": proxy_url, "http_proxy": proxy_url})
             ro = [*program_paths(self.executable), *self.mounts]
@@ -186,11 +189,14 @@ class ExternalAgent(Agent):
             if translator is not None:
                 translator.close()
             shutil.rmtree(private, ignore_errors=True)
+        if result.limit is None and proxy is not None and proxy.limit_hit is not None:
+            result.limit = proxy.limit_hit  # the agent ran into the proxy's own bounds (connections, egress log)
         limit_error = result.limit_message(self.limits)
         write_json_atomic(ctx.evidence_dir / SANDBOX_RECORD, {
             "kind": self.sandbox.kind, "isolated": self.sandbox.isolated, "mounts": self.sandbox.mounts(ro),
             "limits": self.limits.describe(), "enforced_by": result.enforcement, "limit_exceeded": result.limit,
             "timed_out": result.timed_out, "returncode": result.returncode, "bytes_dropped": result.dropped,
+            **({"egress_lines_dropped": proxy.log.dropped} if proxy is not None and proxy.log.dropped else {}),
         }, indent=1, sort_keys=True)
         stdout = stdout_path.read_text(encoding="utf-8", errors="replace")
         lines = self.transcript_lines(stdout)
@@ -209,6 +215,13 @@ class ExternalAgent(Agent):
             status, error = "error", f"{self.executable} exited with status {result.returncode}: {(parsed.error or tail[0])[:300]}"
         else:
             status, error = ("error" if parsed.error else "ok"), parsed.error
+        if proxy is not None and limit in (None, "timeout") and (status != "ok" or output_if_written(workspace) is None):
+            from clinbench.agents.attribution import endpoint_failure
+
+            cause = endpoint_failure(ctx.evidence_dir / EGRESS_LOG, self.base_url, chat=translator is not None,
+                                     model=self.model or ctx.model, api_key=self.api_key)
+            if cause is not None:  # the endpoint's failure, on the harness's own evidence: not the agent's
+                status, error, limit = "harness-error", f"{cause}; {error or 'the agent wrote no output'}", None
         usage = accounted_usage(parsed, translator, ctx.evidence_dir / EGRESS_LOG, result.elapsed)
         from clinbench.agents.provenance import current_version
 
@@ -220,23 +233,48 @@ class ExternalAgent(Agent):
                             agent_version=current_version(self.name), served_models=tuple(sorted(served)))
 
 
+def _busy_seconds(entries: list[dict]) -> float:
+    """Seconds during which at least one request was in flight (overlapping attempts count once)."""
+    spans = sorted((float(e["started"]), float(e["started"]) + float(e.get("seconds") or 0))
+                   for e in entries if isinstance(e.get("started"), (int, float)))
+    total, end = 0.0, None
+    for start, stop in spans:
+        if end is None or start > end:
+            total += stop - start
+            end = stop
+        elif stop > end:
+            total += stop - end
+            end = stop
+    return total
+
+
+def _model_request(entry: dict) -> bool:
+    """A POST the endpoint answered (not one the proxy answered itself because the endpoint failed)."""
+    if entry.get("method") != "POST" or entry.get("upstream_error"):
+        return False
+    if entry.get("translated"):
+        return bool(entry.get("model_request"))
+    return isinstance(entry.get("status"), int)
+
+
 def accounted_usage(parsed: Parsed, translator, egress_log: Path, elapsed: float) -> Usage:
     """The run's usage: tokens the endpoint reported (through the translator) or the CLI counted,
-    HTTP requests and model seconds as the egress proxy saw them, the CLI's own cost as ``reported_cost``."""
+    HTTP requests and model seconds as the egress proxy saw them, the CLI's own cost as ``reported_cost``.
+
+    ``requests`` counts the model requests the endpoint answered; attempts the proxy answered itself
+    (502: the endpoint unreachable) are in ``http_requests`` only. ``model_seconds`` is the time at
+    least one model request was in flight (overlapping retries count once), never more than the run's."""
+    from clinbench.agents.attribution import log_entries
+
     usage = translator.usage if translator is not None else parsed.usage
     usage = Usage(**vars(usage))
-    entries = []
-    if egress_log.is_file():
-        for line in egress_log.read_text(encoding="utf-8").splitlines():
-            try:
-                entries.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-    allowed = [e for e in entries if e.get("allowed")]
+    allowed = [e for e in log_entries(egress_log) if e.get("allowed") and not e.get("tunnel_opened")]
     usage.http_requests = len(allowed)
     if allowed:  # model requests as the proxy saw them (Claude Code's num_turns counts turns, not requests)
-        usage.requests = sum(1 for e in allowed if e.get("method") == "POST") or usage.requests
-        usage.model_seconds = sum(float(e.get("seconds") or 0) for e in allowed if e.get("method") != "HEAD")
+        answered = sum(1 for e in allowed if _model_request(e))
+        posted = any(e.get("method") == "POST" for e in allowed)
+        usage.requests = answered if translator is not None or posted else usage.requests
+        usage.model_seconds = min(elapsed, _busy_seconds([e for e in allowed if e.get("method") != "HEAD"]))
     usage.harness_seconds = max(0.0, elapsed - usage.model_seconds)
     usage.reported_cost = parsed.cost
     return usage

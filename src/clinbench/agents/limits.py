@@ -11,7 +11,11 @@ recorded with the run (``sandbox.json`` in its evidence). How each is enforced:
 * disk: a size-limited tmpfs for ``/tmp`` (and HOME under it), and a watchdog that ends the
   run when the workspace grows by more than ``disk`` bytes;
 * output: ``output.csv`` larger than ``output`` bytes is refused, not copied;
-* logs: the agent's stdout and stderr are kept up to ``log`` bytes each; the rest is counted, not kept.
+* logs: the agent's stdout and stderr are kept up to ``log`` bytes each; the rest is counted, not kept;
+  the egress proxy's ``egress.jsonl`` holds at most ``log`` bytes (past it every request is refused);
+* inodes: files and folders the run may add to the workspace and its ``/tmp`` together (the disk
+  watchdog counts them: empty files take no bytes, so ``disk`` alone does not bound them);
+* connections: egress connections open at once (each holds one harness thread; more are refused).
 
 Exceeding one is a failed run whose error names the limit.
 """
@@ -36,7 +40,8 @@ _UNITS = {"": 1, "b": 1, "k": KiB, "kb": KiB, "kib": KiB, "m": MiB, "mb": MiB, "
           "g": GiB, "gb": GiB, "gib": GiB, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
 # what each --limit key sets, and the field it sets
 KEYS = {"memory": "memory_bytes", "processes": "processes", "file-size": "file_size_bytes", "disk": "disk_bytes",
-        "tmp": "tmp_bytes", "output": "output_bytes", "log": "log_bytes"}
+        "tmp": "tmp_bytes", "output": "output_bytes", "log": "log_bytes", "inodes": "inodes", "connections": "connections"}
+COUNTS = ("processes", "inodes", "connections")  # limits that are numbers of things, not sizes
 
 
 @dataclass(frozen=True)
@@ -49,7 +54,9 @@ class Limits:
     disk_bytes: int = 16 * GiB  # growth of the workspace during the run
     tmp_bytes: int = 2 * GiB  # the sandbox's /tmp (HOME lives under it)
     output_bytes: int = 2 * GiB  # output.csv
-    log_bytes: int = 32 * MiB  # each of stdout, stderr
+    log_bytes: int = 32 * MiB  # each of stdout, stderr, egress.jsonl
+    inodes: int = 100_000  # files and folders added to the workspace and /tmp
+    connections: int = 32  # egress connections open at once
 
     def with_(self, **changes: int) -> Limits:
         return Limits(**{**asdict(self), **changes})
@@ -73,7 +80,7 @@ def parse_limits(items: list[str] | tuple[str, ...], base: Limits | None = None)
         key = key.strip().lower()
         if not sep or key not in KEYS:
             raise SandboxError(f"--limit {item!r}: write KEY=VALUE with KEY one of {', '.join(KEYS)}")
-        number = int(value) if key == "processes" and value.strip().isdigit() else parse_size(value)
+        number = int(value) if key in COUNTS and value.strip().isdigit() else parse_size(value)
         if number <= 0:
             raise SandboxError(f"--limit {item!r}: a limit must be positive")
         changes[KEYS[key]] = number
@@ -232,5 +239,7 @@ def enforcement(limits: Limits, cgroup: RunCgroup | None) -> dict[str, str]:
         "disk": "workspace watchdog",
         "tmp": "tmpfs size",
         "output": "harness refuses a larger output.csv",
-        "log": "harness keeps at most this much of stdout and of stderr",
+        "log": "harness keeps at most this much of stdout, of stderr and of egress.jsonl",
+        "inodes": "workspace watchdog (workspace walk + /tmp statvfs)",
+        "connections": "egress proxy",
     }

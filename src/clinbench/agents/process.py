@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clinbench.agents.limits import Limits, RunCgroup, enforcement, human, rlimits
+from clinbench.agents.limits import COUNTS, Limits, RunCgroup, enforcement, human, rlimits
 from clinbench.errors import SandboxError
 
 DRAIN_GRACE_SECONDS = 2.0  # after the agent exits, how long a descendant may keep its pipes open
@@ -38,7 +38,7 @@ class ProcessResult:
     returncode: int | None
     timed_out: bool
     elapsed: float
-    limit: str | None = None  # the limit that stopped the run ('memory', 'processes', 'disk', ...)
+    limit: str | None = None  # the limit that stopped the run ('memory', 'processes', 'disk', 'inodes', ...)
     dropped: dict[str, int] = field(default_factory=dict)  # bytes of stdout/stderr past the cap
     enforcement: dict[str, str] = field(default_factory=dict)
 
@@ -46,14 +46,20 @@ class ProcessResult:
         if self.limit is None:
             return None
         value = limits.describe()[self.limit]
-        shown = str(value) if self.limit == "processes" else human(value)
+        shown = str(value) if self.limit in COUNTS else human(value)
         return f"limit exceeded: {self.limit} ({shown}; raise it with --limit {self.limit}=...)"
 
 
 def disk_usage(root: Path) -> int:
     """Bytes allocated under ``root`` (sparse holes do not count, a hard-linked file counts once),
     symlinks not followed."""
-    total, stack, seen = 0, [str(root)], set()
+    return workspace_usage(root)[0]
+
+
+def workspace_usage(root: Path) -> tuple[int, int]:
+    """(bytes allocated, files and folders) under ``root``; a hard-linked file counts once,
+    symlinks are not followed."""
+    total, count, stack, seen = 0, 0, [str(root)], set()
     while stack:
         try:
             with os.scandir(stack.pop()) as entries:
@@ -62,6 +68,7 @@ def disk_usage(root: Path) -> int:
                         st = entry.stat(follow_symlinks=False)
                     except OSError:
                         continue
+                    count += 1
                     if (st.st_dev, st.st_ino) in seen:
                         continue
                     seen.add((st.st_dev, st.st_ino))
@@ -70,7 +77,28 @@ def disk_usage(root: Path) -> int:
                         stack.append(entry.path)
         except OSError:
             continue
-    return total
+    return total, count
+
+
+def sandbox_tmp_inodes(pid: int) -> int:
+    """Inodes in use on the sandbox's own /tmp (a tmpfs, seen through a sandboxed process's root), or 0.
+
+    ``statvfs`` reads the count at once, without walking the tree; empty files count, as they should."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return 0
+    host_tmp = os.stat("/tmp").st_dev
+    for child in children:
+        tmp = f"/proc/{child}/root/tmp"
+        try:
+            if os.stat(tmp).st_dev == host_tmp:
+                continue
+            st = os.statvfs(tmp)
+        except OSError:
+            continue
+        return max(0, st.f_files - st.f_ffree)
+    return 0
 
 
 def _preexec(values: dict[int, int], cgroup: RunCgroup | None) -> Callable[[], None]:
@@ -94,7 +122,7 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: Path, stdout_path:
     limits = limits or Limits()
     cgroup = RunCgroup.create(limits)
     start = time.monotonic()
-    baseline = disk_usage(workspace) if workspace is not None else 0
+    baseline, baseline_files = workspace_usage(workspace) if workspace is not None else (0, 0)
     try:
         proc = subprocess.Popen(argv, env=env, cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
@@ -126,8 +154,12 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: Path, stdout_path:
                     _stop(proc, on_stop)
                     continue
                 elif workspace is not None and now >= next_disk:
-                    if disk_usage(workspace) - baseline > limits.disk_bytes:
+                    used, files = workspace_usage(workspace)
+                    if used - baseline > limits.disk_bytes:
                         limit = "disk"
+                    elif files - baseline_files + sandbox_tmp_inodes(proc.pid) > limits.inodes:
+                        limit = "inodes"  # empty files take no bytes, but each is an inode of the harness's disk
+                    if limit:
                         _stop(proc, on_stop)
                         continue
                     # a huge tree is walked less often

@@ -85,6 +85,9 @@ def _cell(value: Any) -> Any:
     return value
 
 
+_COUNT_BATCH = 2048  # rows past the cap are counted this many at a time, never all held
+
+
 class WorkspaceTools:
     """The five tools, bound to one workspace."""
 
@@ -121,7 +124,9 @@ class WorkspaceTools:
         except duckdb.Error as exc:
             return f"error: {str(exc).splitlines()[0][:500]}"
 
-    def _query(self, sql: str) -> tuple[list[str], list[tuple]]:
+    def _query(self, sql: str, limit: int | None = None) -> tuple[list[str], list[tuple], int]:
+        """Column names, rows and the row count; with ``limit`` only that many rows are kept (the rest
+        are counted in batches and dropped, so a huge result cannot fill the harness's memory)."""
         if self._con is None:
             raise ToolError("this workspace has no database")
         if not isinstance(sql, str) or not sql.strip():
@@ -131,9 +136,16 @@ class WorkspaceTools:
         try:
             cur = self._con.execute(sql)
             if cur.description is None:
-                return [], []
+                return [], [], 0
             names = [d[0] for d in cur.description]
-            return names, cur.fetchall()
+            if limit is None:
+                rows = cur.fetchall()
+                return names, rows, len(rows)
+            rows = cur.fetchmany(limit)
+            total = len(rows)
+            while batch := cur.fetchmany(_COUNT_BATCH):
+                total += len(batch)
+            return names, rows, total
         except duckdb.InterruptException as exc:
             raise ToolError(f"query stopped after the {self.time_limit_seconds:g} s time limit; make it cheaper") from exc
         except duckdb.Error as exc:
@@ -143,7 +155,7 @@ class WorkspaceTools:
 
     # -- tools ---------------------------------------------------------------------
     def tool_list_tables(self) -> str:
-        _, rows = self._query(
+        _, rows, _ = self._query(
             "SELECT table_schema || '.' || table_name FROM information_schema.tables "
             "WHERE table_schema NOT IN ('information_schema', 'pg_catalog') ORDER BY 1"
         )
@@ -168,13 +180,12 @@ class WorkspaceTools:
         return [d[0] for d in cur.description], cur.fetchall()
 
     def tool_run_sql(self, sql: str) -> str:
-        names, rows = self._query(sql)
+        names, shown, total = self._query(sql, limit=self.max_rows)
         if not names:
             return "(statement ran; no result set)"
-        shown = rows[: self.max_rows]
         lines = [",".join(names)] + [",".join(str(_cell(v)) for v in r) for r in shown]
-        more = f"\n... {len(rows) - len(shown)} more rows not shown (row cap {self.max_rows})" if len(rows) > len(shown) else ""
-        return "\n".join(lines) + more + f"\n({len(rows)} rows)"
+        more = f"\n... {total - len(shown)} more rows not shown (row cap {self.max_rows})" if total > len(shown) else ""
+        return "\n".join(lines) + more + f"\n({total} rows)"
 
     def tool_read_skill(self, name: str | None = None) -> str:
         if not name:
@@ -185,7 +196,7 @@ class WorkspaceTools:
         return (skill / "SKILL.md").read_text(encoding="utf-8")
 
     def tool_write_output(self, sql: str) -> str:
-        names, rows = self._query(sql)
+        names, rows, _ = self._query(sql)
         if not names:
             raise ToolError("write_output needs a query that returns rows (a SELECT)")
         with atomic_path(self.output_csv) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:

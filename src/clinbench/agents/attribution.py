@@ -1,0 +1,95 @@
+"""Whose failure a sandboxed run was: the model endpoint's, or the agent's.
+
+A run that failed is the endpoint's (``harness-error``: left out of statistics, redone by
+``--retry-failed``) only on evidence no agent can forge or cause:
+
+1. the run's ``egress.jsonl`` (written by the harness's proxy, never by the agent) shows the
+   endpoint failing on the run's last model request: connection refused or reset, DNS, TLS, no
+   answer, or an HTTP 5xx/429 from the endpoint itself, with no model request answered after it;
+2. and after the run the harness checks the endpoint with a request of its own (no agent or
+   model bytes in it), which fails too.
+
+The proxy dials only the allow-listed endpoint, so an agent cannot make it fail by asking for
+another host; and an endpoint that answers the harness's own check was up: whatever the agent
+sent that the endpoint refused (a bogus body, a huge prompt) stays the agent's failure.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+
+CHECK_TIMEOUT_SECONDS = 5.0
+
+
+def log_entries(egress_log: Path) -> list[dict]:
+    entries = []
+    if egress_log.is_file():
+        for line in egress_log.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                entry = json.loads(line)
+            except (json.JSONDecodeError, RecursionError):
+                continue
+            if isinstance(entry, dict):
+                entries.append(entry)
+    return entries
+
+
+def _endpoint_status(entry: dict) -> int | None:
+    """The HTTP status the endpoint itself answered (not one the proxy or translator made up)."""
+    if entry.get("translated"):
+        status = entry.get("upstream_status")
+    elif entry.get("upstream_error") or entry.get("tunnel") == "tls":
+        return None
+    else:
+        status = entry.get("status")
+    return status if isinstance(status, int) else None
+
+
+def failed_on_endpoint(entries: list[dict]) -> str | None:
+    """The endpoint's failure the run's model requests ended on, or None."""
+    last = None
+    for entry in entries:
+        if not entry.get("allowed") or entry.get("method") not in ("POST", "CONNECT"):
+            continue
+        status = _endpoint_status(entry)
+        if entry.get("upstream_error"):
+            last = f"{entry.get('method')} {entry.get('target')}: {entry['upstream_error']}"
+        elif status is not None and (status >= 500 or status == 429):
+            last = f"{entry.get('method')} {entry.get('target')}: the endpoint answered HTTP {status}"
+        elif status is not None and status < 400:
+            last = None
+    return last
+
+
+def check_endpoint(base_url: str, *, chat: bool, model: str | None, api_key: str | None) -> str | None:
+    """Why the endpoint fails the harness's own request now, or None when it answers."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        with httpx.Client(timeout=CHECK_TIMEOUT_SECONDS, trust_env=False) as client:
+            if chat:
+                resp = client.post(base_url.rstrip("/") + "/chat/completions", headers=headers, json={
+                    "model": model or "model", "messages": [{"role": "user", "content": "Reply with the word ok."}],
+                    "max_tokens": 1})
+            else:
+                resp = client.get(base_url, headers=headers)
+    except httpx.HTTPError as exc:
+        from clinbench.agents.egress import upstream_reason
+
+        return upstream_reason(exc)
+    if resp.status_code >= 500 or resp.status_code == 429:
+        return f"HTTP {resp.status_code}"
+    return None
+
+
+def endpoint_failure(egress_log: Path, base_url: str, *, chat: bool, model: str | None, api_key: str | None) -> str | None:
+    """The reason to record a failed run as the endpoint's (harness-error), or None when it is the agent's."""
+    seen = failed_on_endpoint(log_entries(egress_log))
+    if seen is None:
+        return None
+    now = check_endpoint(base_url, chat=chat, model=model, api_key=api_key)
+    if now is None:
+        return None
+    return f"model endpoint failed: {seen}; the harness's own check after the run failed too ({now})"
