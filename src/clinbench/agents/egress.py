@@ -369,8 +369,8 @@ class EgressProxy:
                          f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
 
     def _refuse(self, conn, sock, entry: dict, reason: str, status: int = 403) -> None:
+        self._log(**entry, allowed=False, reason=reason)  # logged before the agent hears of it
         self._answer(conn, sock, status, reason)
-        self._log(**entry, allowed=False, reason=reason)
 
     # -- CONNECT -----------------------------------------------------------------------
     def _connect(self, conn: h11.Connection, sock: socket.socket, target: str, entry: dict, started: float) -> None:
