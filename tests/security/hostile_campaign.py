@@ -184,7 +184,7 @@ def hostile(tmp_path_factory) -> Hostile:
             "evil_port": listeners["evil"].address[1],
             "egress_flood_requests": 1500,  # ~200 bytes of log each: 4.5 times the 64 KiB log limit
             "connection_flood": 24,  # the bridge inside holds two threads each: within the 64-process limit
-            "inode_fill_files": 60000,
+            "inode_fill_files": 20000,  # 4 times the inode limit
         }
         program = write_hostile_agent(tools, cfg)
         options = AgentOptions(agent_command=f"{program} {{model}} {{workspace}}", sandbox="bwrap", sandbox_limits=LIMITS,

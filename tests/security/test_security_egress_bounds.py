@@ -233,7 +233,7 @@ def test_empty_files_are_stopped_by_the_inode_limit(hostile):
         row, record = hostile.rows[attack], hostile.sandbox_record(attack)
         assert row["status"] == "agent-failed" and record["limit_exceeded"] == "inodes", (attack, record)
         assert "limit exceeded: inodes (5000;" in hostile.score(attack)["run_error"]
-        assert "made" not in hostile.seen(attack)  # stopped before its 60,000 files
+        assert "made" not in hostile.seen(attack)  # stopped before its 20,000 files
 
 
 def test_run_sql_fetches_no_more_rows_than_it_shows(tmp_path):
