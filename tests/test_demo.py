@@ -86,6 +86,7 @@ def test_demo_shows_progress_and_resumes(demo):
     out, env, first = demo
     text = first.stdout.replace("\n", " ")
     assert "variant the variant agent writes" in text and "mimic-sofa-24h" in text
+    assert first.stdout.rstrip().splitlines()[-1] == f"  clinbench serve {out}"  # it ends with the viewer's command
     again = _cli("demo", "--out", str(out), "--patients", "40", env=env)
     assert again.returncode == 0, again.stderr[-2000:]
     assert f"0 runs finished, {2 * N_TASKS} already done" in again.stdout.replace("\n", " ")

@@ -35,6 +35,7 @@ from clinbench.write_errors import explain
 
 Runner = Callable[[RunSpec, CampaignConfig], RunResult]
 LOCK_FILE = ".campaign.lock"
+PLAN_FILE = ".campaign-plan.json"  # the run ids of the latest invocation
 
 
 class CampaignError(ClinbenchError):
@@ -192,6 +193,8 @@ def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1,
         unique = list(dict.fromkeys(specs))
         todo = [s for s in unique if s.run_id not in done]
         summary = CampaignSummary(planned=len(unique), skipped=len(unique) - len(todo))
+        # what this invocation means to run, so a viewer (`clinbench serve`) can show done / failed / left
+        evidence.write_json(out / PLAN_FILE, {"planned": [s.run_id for s in unique], "started_at": time.time()})
         with _interrupts() as state:
             pool = None
             try:

@@ -47,6 +47,8 @@ AREAS: dict[str, tuple[tuple[str, ...], str]] = {
     "data": (("data", "synth"), "EHR databases: load PhysioNet files, fetch the demos, inspect."),
     "dx": (("dx",), "Sequential diagnosis: encounters, gatekeeper, judge, costs."),
     "tasks": (("tasks",), "The derivation benchmark's task catalogue."),
+    "serve": (("serve",), "A local web app: every campaign's stats and runs, transcripts, scores explained; "
+                          "play diagnosis cases as a clinician."),
 }
 
 def _flag_type(self, ctx):

@@ -116,6 +116,8 @@ def demo_command(
             files = write_report(sections=sections, dx_store=dx_dir, html=out / "report.html", markdown=out / "report.md",
                                  title="clinbench demo")
         console.print(f"report: [bold]{files.html}[/]  (Markdown: {files.markdown})")
+    console.print("browse every run and play the diagnosis cases as a clinician:")
+    typer.echo(f"  clinbench serve {out}")  # plain, so a narrow terminal does not wrap the command
 
 
 def _run_dx(dx_dir: Path) -> None:

@@ -127,7 +127,8 @@ def _usage(models: dict[str, RoleModel]) -> Usage | None:
     return total
 
 
-def _play(case: Case, cfg: DxConfig, models: dict[str, RoleModel], prices: PriceTable) -> EncounterResult:
+def _play(case: Case, cfg: DxConfig, models: dict[str, RoleModel], prices: PriceTable,
+          agent=None) -> EncounterResult:
     def new_gatekeeper():
         gk = make_gatekeeper(cfg.gatekeeper, case, models.get("gatekeeper"))
         if cfg.mimic_db:
@@ -136,19 +137,22 @@ def _play(case: Case, cfg: DxConfig, models: dict[str, RoleModel], prices: Price
             gk = GroundedGatekeeper(case, gk, cfg.mimic_db)
         return gk
 
-    if cfg.agent == "dxo" and cfg.dxo.mode == "ensemble":
+    if agent is None and cfg.agent == "dxo" and cfg.dxo.mode == "ensemble":
         return run_ensemble(case, models["agent"], new_gatekeeper, prices, cfg.dxo.panels, max_turns=cfg.max_turns)
-    agent = make_agent(cfg.agent, case, model=models.get("agent"), dxo=cfg.dxo, prices=prices)
+    if agent is None:
+        agent = make_agent(cfg.agent, case, model=models.get("agent"), dxo=cfg.dxo, prices=prices)
     return run_encounter(case, agent, new_gatekeeper(), prices, max_turns=cfg.max_turns)
 
 
-def run_one(case: Case, cfg: DxConfig, trial: int, out_dir: Path, prices: PriceTable) -> RunRecord:
+def run_one(case: Case, cfg: DxConfig, trial: int, out_dir: Path, prices: PriceTable, *, agent=None) -> RunRecord:
+    """Play, judge and record one encounter; ``agent`` plays it instead of ``make_agent(cfg.agent)`` (a
+    clinician's turns, ``clinbench serve``), recorded under ``cfg.agent`` like any agent's."""
     run_id = run_id_for(case, cfg, trial)
     started = time.monotonic()
     models = _models(cfg)
     status, flag, result, verdict, crash = "ok", None, None, None, None
     try:
-        result = _play(case, cfg, models, prices)
+        result = _play(case, cfg, models, prices, agent)
         if result.error and result.error_role == "agent":
             status, flag = "agent-failed", result.error
         elif result.error:
