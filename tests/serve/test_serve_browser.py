@@ -48,6 +48,7 @@ def world(tmp_path_factory):
     mp.setenv("CLINBENCH_CACHE", str(root / "cache"))
     campaign = build_campaign(root)
     hostile = build_hostile(root, campaign)
+    before = _tree(campaign)
     sources, play = prepare([campaign, hostile], play_out=root / "clinicians")
     server = uvicorn.Server(uvicorn.Config(create_app(sources, token=TOKEN, play=play), host="127.0.0.1", port=0,
                                            log_level="warning"))
@@ -56,7 +57,7 @@ def world(tmp_path_factory):
     while not server.started:
         time.sleep(0.02)
     port = server.servers[0].sockets[0].getsockname()[1]
-    yield {"root": root, "campaign": campaign, "hostile": hostile, "play": play, "port": port,
+    yield {"root": root, "campaign": campaign, "before": before, "hostile": hostile, "play": play, "port": port,
            "base": f"http://127.0.0.1:{port}"}
     server.should_exit = True
     thread.join(5)
@@ -86,6 +87,10 @@ def page(browser, world):
     pg.goto(f"{world['base']}/?token={TOKEN}")
     yield pg
     context.close()
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def _shot(pg, name: str) -> None:
@@ -257,3 +262,8 @@ def test_a_clinician_plays_a_case_recorded_like_an_agent(page, world):
     assert (agents["human:dr-test"]["runs"], agents["human:dr-test"]["accuracy"]) == (1, 1.0)
     assert agents["human:dr-test"]["mean_cost"] == VISIT_FEE + test_cost
     assert page.seen["errors"] == [] and page.seen["dialogs"] == []
+
+
+def test_the_app_never_wrote_to_the_derivation_store(world):
+    """Run last in this module: every page above read the campaign folder; not one byte of it changed."""
+    assert _tree(world["campaign"]) == world["before"]

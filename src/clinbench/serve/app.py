@@ -124,7 +124,10 @@ def _env() -> jinja2.Environment:
 
 
 def create_app(sources: list[Source], *, token: str | None, play=None) -> Starlette:
-    """The app over ``sources``; ``play`` is the clinician mode (``serve.play.Play``) or None."""
+    """The app over ``sources``; ``play`` is the clinician mode (``serve.play.Play``) or None.
+
+    Handlers are plain functions, which Starlette runs in its thread pool (the event loop never
+    blocks on a store or a bootstrap); every store access holds ``sources.STORE_LOCK``."""
     templates = Jinja2Templates(env=_env())
 
     def page(request: Request, template: str, status: int = 200, **context: Any) -> Response:
@@ -141,7 +144,7 @@ def create_app(sources: list[Source], *, token: str | None, play=None) -> Starle
     def row_of(source: Source, run_id: str) -> dict[str, Any] | None:
         return next((r for r in campaigns.runs_of(source) if r["run_id"] == run_id), None)
 
-    async def index(request: Request) -> Response:
+    def index(request: Request) -> Response:
         cards = []
         for s in sources:
             try:
@@ -150,7 +153,7 @@ def create_app(sources: list[Source], *, token: str | None, play=None) -> Starle
                 cards.append((s, {}, None, str(exc)))
         return page(request, "index.html", cards=cards)
 
-    async def campaign(request: Request) -> Response:
+    def campaign(request: Request) -> Response:
         source = source_of(request)
         if source is None:
             return not_found(request, "no such campaign")
@@ -165,7 +168,7 @@ def create_app(sources: list[Source], *, token: str | None, play=None) -> Starle
                     query=query, runs=shown, total=len(runs), progress=campaigns.progress(source),
                     dx=campaigns.dx_summaries(source), filters=campaigns.FILTERS)
 
-    async def stats_json(request: Request) -> Response:
+    def stats_json(request: Request) -> Response:
         source = source_of(request)
         if source is None:
             return JSONResponse({"error": "no such campaign"}, 404)
@@ -173,20 +176,20 @@ def create_app(sources: list[Source], *, token: str | None, play=None) -> Starle
         return JSONResponse(stats.data if stats.data is not None else {"error": stats.error},
                             200 if stats.data is not None else 400)
 
-    async def figure(request: Request) -> Response:
+    def figure(request: Request) -> Response:
         source = source_of(request)
         stats = campaigns.derive_stats(source, request.query_params.get("compare") or None) if source else None
         if stats is None or not stats.figure:
             return PlainTextResponse("no figure", 404)
         return Response(stats.figure, media_type="image/svg+xml")
 
-    async def progress(request: Request) -> Response:
+    def progress(request: Request) -> Response:
         source = source_of(request)
         if source is None:
             return JSONResponse({"error": "no such campaign"}, 404)
         return JSONResponse(campaigns.progress(source))
 
-    async def run(request: Request) -> Response:
+    def run(request: Request) -> Response:
         source = source_of(request)
         if source is None:
             return not_found(request, "no such campaign")
@@ -223,7 +226,7 @@ def create_app(sources: list[Source], *, token: str | None, play=None) -> Starle
                     skills=evidence_view.skill_files(folder) if folder else [],
                     skill_use=evidence_view.skill_use_of(folder) if folder else None)
 
-    async def evidence_file(request: Request) -> Response:
+    def evidence_file(request: Request) -> Response:
         source = source_of(request)
         row = row_of(source, request.path_params["run_id"]) if source else None
         folder = inside(source.root, row.get("evidence_dir")) if row else None

@@ -9,32 +9,36 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from clinbench.campaign.store import Store
 from clinbench.errors import ClinbenchError
-from clinbench.serve.sources import Source
+from clinbench.serve.sources import STORE_LOCK, Source
 
 FILTERS = ("task", "family", "condition", "schema", "agent", "model", "status")
-_cache: dict[tuple, Any] = {}
-_lock = threading.Lock()
+_cache: dict[tuple, tuple[tuple, Any]] = {}  # (what, store folder, extra) -> (store file state, value)
 
 
 def _stamp(source: Source) -> tuple:
     st = source.store_path.stat()
-    return (str(source.root), st.st_mtime_ns, st.st_size)
+    return (st.st_mtime_ns, st.st_size)
+
+
+def _cached(key: tuple, source: Source, make) -> Any:
+    """``make()``, kept until the store file changes (one entry per key: a live campaign does not pile them up)."""
+    with STORE_LOCK:
+        stamp = _stamp(source)
+        hit = _cache.get(key)
+        if hit is None or hit[0] != stamp:
+            _cache[key] = (stamp, make())
+        return _cache[key][1]
 
 
 def runs_of(source: Source) -> list[dict[str, Any]]:
     """Every run of the store (with usage), cached while the store file is unchanged."""
-    key = ("runs", *_stamp(source))
-    with _lock:
-        if key not in _cache:
-            _cache[key] = Store.open(source.root).runs()
-        return _cache[key]
+    return _cached(("runs", str(source.root)), source, lambda: Store.open(source.root).runs())
 
 
 def benchmarks(source: Source) -> dict[str, int]:
@@ -53,23 +57,18 @@ class Stats:
 
 def derive_stats(source: Source, compare: str | None) -> Stats:
     """``clinbench stats DIR [--compare X] --json`` with its default draws and seed, and its figure."""
-    key = ("stats", *_stamp(source), compare)
-    with _lock:
-        if key in _cache:
-            return _cache[key]
-    from clinbench.report.data import make_figures, summary_figures
-    from clinbench.stats.analysis import analyse
+    def make() -> Stats:
+        from clinbench.report.data import make_figures, summary_figures
+        from clinbench.stats.analysis import analyse
 
-    try:
-        result = analyse(source.root, compare)
-    except ClinbenchError as exc:
-        stats = Stats(None, None, str(exc))
-    else:
+        try:
+            result = analyse(source.root, compare)
+        except ClinbenchError as exc:
+            return Stats(None, None, str(exc))
         figures = summary_figures(result) if result.kind == "summary" else make_figures(result)
-        stats = Stats(json.loads(json.dumps(result.to_dict(), default=str)), figures.get("forest"), None)
-    with _lock:
-        _cache[key] = stats
-    return stats
+        return Stats(json.loads(json.dumps(result.to_dict(), default=str)), figures.get("forest"), None)
+
+    return _cached(("stats", str(source.root), compare), source, make)
 
 
 def comparisons(runs: list[dict[str, Any]]) -> list[str]:

@@ -248,14 +248,18 @@ class Play:
         from clinbench.dx.costs import PriceTable
         from clinbench.dx.run import run_one
 
+        from clinbench.serve.sources import STORE_LOCK
+
         case = self.case(int(session["case_id"]))
         cfg = self._dx_config(session["player"])
-        store = Store.create(self.store_dir)
         agent_name = f"human:{session['player']}"
-        trial = 1 + sum(1 for r in store.runs(benchmark="dx") if r["agent"] == agent_name and r["task"] == str(case.case_id))
-        agent = _Clinician([*session["turns"], diagnosis], strict=False)
-        record = run_one(case, cfg, trial, self.store_dir, PriceTable.bundled(), agent=agent)
-        store.record(record)
+        with STORE_LOCK:
+            store = Store.create(self.store_dir)
+            trial = 1 + sum(1 for r in store.runs(benchmark="dx")
+                            if r["agent"] == agent_name and r["task"] == str(case.case_id))
+            agent = _Clinician([*session["turns"], diagnosis], strict=False)
+            record = run_one(case, cfg, trial, self.store_dir, PriceTable.bundled(), agent=agent)
+            store.record(record)
         session["turns"].append(diagnosis)
         session["run_id"] = record.run_id
         self._save(session)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, quote
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
@@ -24,7 +25,7 @@ async def _form(request: Request) -> dict[str, str]:
 def play_routes(play: Play, page, not_found, sources) -> list[Route]:
     store_index = next((s.index for s in sources if s.root == play.store_dir.resolve()), None)
 
-    async def choose(request: Request) -> Response:
+    def choose(request: Request) -> Response:
         split = request.query_params.get("split", "test")
         try:
             cases = play.cases(split or None)
@@ -37,7 +38,8 @@ def play_routes(play: Play, page, not_found, sources) -> list[Route]:
     async def start(request: Request) -> Response:
         form = await _form(request)
         try:
-            session = play.start(form.get("name", "").strip(), int(form.get("case_id") or -1), form.get("split"))
+            session = await run_in_threadpool(play.start, form.get("name", "").strip(), int(form.get("case_id") or -1),
+                                              form.get("split"))
         except (PlayError, ValueError) as exc:
             return page(request, "error.html", 400, message=str(exc) if isinstance(exc, PlayError) else "choose a case")
         return RedirectResponse(f"/play/{session['id']}", 303)
@@ -55,13 +57,13 @@ def play_routes(play: Play, page, not_found, sources) -> list[Route]:
             kind = form.get("kind", "")
             items = form.get("text", "").splitlines()
             try:
-                state = play.act(sid, kind, items)
+                state = await run_in_threadpool(play.act, sid, kind, items)
             except PlayError as exc:
-                return page(request, "play.html", 400, view=play.view(sid), error=str(exc))
+                return page(request, "play.html", 400, view=await run_in_threadpool(play.view, sid), error=str(exc))
             if state.get("run_id") and store_index is not None:
                 return RedirectResponse(f"/c/{store_index}/r/{quote(state['run_id'], safe='')}", 303)
             return RedirectResponse(f"/play/{sid}", 303)
-        return page(request, "play.html", view=play.view(sid), error=None)
+        return page(request, "play.html", view=await run_in_threadpool(play.view, sid), error=None)
 
     return [Route("/play", choose), Route("/play/start", start, methods=["POST"]),
             Route("/play/{sid}", session, methods=["GET", "POST"])]

@@ -10,12 +10,16 @@ folder: a run row whose ``evidence_dir`` says ``../..`` reaches nothing.
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from clinbench.campaign.store import STORE_FILE
 from clinbench.errors import ClinbenchError
 
+# One DuckDB file may not be open read-only and read-write at once in a process: the app's threads take
+# turns on every store (the clinicians' store is written while pages read it).
+STORE_LOCK = threading.RLock()
 _SKIP = {"runs", ".partial", ".work", ".git", "__pycache__", "node_modules"}
 
 
