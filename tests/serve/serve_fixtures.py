@@ -46,7 +46,8 @@ def build_hostile(root: Path, campaign: Path) -> Path:
     import shutil
 
     from clinbench.campaign import evidence
-    from clinbench.campaign.store import ColumnScore, RunRecord, Store
+    from clinbench.records import ColumnScore, RunRecord
+    from clinbench.records.store import Store
 
     script, img, href = PAYLOADS
     source = next((campaign / "runs").glob("mimic-sofa-24h.no-skill.native.variant*"))

@@ -110,7 +110,7 @@ def test_campaign_and_run_pages_show_what_stats_and_explain_print(page, world):
     assert page.evaluate("document.querySelector('img.figure').naturalWidth") > 0  # the report's forest plot
     _shot(page, "campaign")
 
-    from clinbench.campaign.store import Store
+    from clinbench.records.store import Store
 
     rewards = {r["run_id"]: r["reward"] for r in Store.open(campaign).runs()}
     shown = {tr.get_attribute("data-run"): tr.query_selector(".reward").inner_text()
@@ -129,7 +129,8 @@ def test_campaign_and_run_pages_show_what_stats_and_explain_print(page, world):
              for tr in page.query_selector_all("#columns tbody tr")}
     assert rates == {c["name"]: f"{c['match_rate']:.3f}" for c in why["columns"]}
     rows = [[td.inner_text() for td in tr.query_selector_all("td")] for tr in page.query_selector_all("#mismatches tbody tr")]
-    expected = [[*m["key"].values(), col, agent or "∅", ref or "∅", "0"]
+    score = json.loads((campaign / "runs" / run_id / "score.json").read_text())
+    expected = [[*m["key"].values(), col, agent or "∅", ref or "∅", f"{score['columns'][col]['tolerance']:g}"]
                 for m in why["mismatches"] for col, (ref, agent) in m["cells"].items()]
     assert rows == expected and len(rows) == 2  # liver of stay 100 (0 vs 2), sofa of stay 200 (∅ vs 3)
     assert page.inner_text("#verify") == "every file matches its sha256 in manifest.json"
@@ -190,7 +191,8 @@ def test_a_running_campaign_shows_progress_live(page, world):
     from playwright.sync_api import expect
 
     from clinbench.campaign.campaign import LOCK_FILE, PLAN_FILE
-    from clinbench.campaign.store import RunRecord, Store
+    from clinbench.records import RunRecord
+    from clinbench.records.store import Store
 
     hostile = world["hostile"]
     plan = ["mimic-sofa-24h.no-skill.native.hostile.t0", "live-1", "live-2"]

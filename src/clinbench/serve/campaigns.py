@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from clinbench.campaign.store import Store
+from clinbench.records.store import Store
 from clinbench.errors import ClinbenchError
 from clinbench.serve.sources import STORE_LOCK, Source
 
@@ -36,9 +38,27 @@ def _cached(key: tuple, source: Source, make) -> Any:
         return _cache[key][1]
 
 
+def readable(source: Source) -> Path:
+    """The folder to read ``source``'s store from: its own, or, for a store an older clinbench wrote
+    (which ``Store.open`` would upgrade in place), a private upgraded copy, so the app writes nothing there."""
+    def make() -> Path:
+        from clinbench.records import RUN_COLUMNS, STORE_FILE
+
+        with Store(source.store_path).connect(read_only=True) as con:
+            have = {r[0] for r in con.execute(
+                "SELECT column_name FROM duckdb_columns() WHERE table_name = 'runs'").fetchall()}
+        if not have or not set(RUN_COLUMNS) - have:
+            return source.root  # current (or not a store at all: Store.open says so in one line)
+        copy = Path(tempfile.mkdtemp(prefix="clinbench-serve-"))
+        shutil.copyfile(source.store_path, copy / STORE_FILE)
+        return copy
+
+    return _cached(("readable", str(source.root)), source, make)
+
+
 def runs_of(source: Source) -> list[dict[str, Any]]:
     """Every run of the store (with usage), cached while the store file is unchanged."""
-    return _cached(("runs", str(source.root)), source, lambda: Store.open(source.root).runs())
+    return _cached(("runs", str(source.root)), source, lambda: Store.open(readable(source)).runs())
 
 
 def benchmarks(source: Source) -> dict[str, int]:
@@ -62,7 +82,7 @@ def derive_stats(source: Source, compare: str | None) -> Stats:
         from clinbench.stats.analysis import analyse
 
         try:
-            result = analyse(source.root, compare)
+            result = analyse(readable(source), compare)
         except ClinbenchError as exc:
             return Stats(None, None, str(exc))
         figures = summary_figures(result) if result.kind == "summary" else make_figures(result)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clinbench import untrusted
 from clinbench.campaign import evidence
 from clinbench.serve.sources import inside
 
@@ -50,7 +51,7 @@ def read_json(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = untrusted.loads(path.read_text(encoding="utf-8", errors="replace"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -78,7 +79,7 @@ def _events(path: Path | None, limit: int | None) -> tuple[list[dict[str, Any]],
             if limit is not None and len(out) >= limit:
                 continue
             try:
-                event = json.loads(line)
+                event = untrusted.loads(line)
             except ValueError:
                 event = None
             out.append(event if isinstance(event, dict) else {"type": "text", "text": line})
@@ -104,7 +105,7 @@ def derive_steps(path: Path | None, *, limit: int | None = MAX_STEPS) -> tuple[l
             args = call.get("arguments")
             if isinstance(args, str):
                 try:
-                    args = json.loads(args)
+                    args = untrusted.loads(args)
                 except ValueError:
                     pass
             if isinstance(args, dict) and len(args) == 1:

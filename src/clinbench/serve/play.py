@@ -128,10 +128,15 @@ class Play:
         self.config = dict(gatekeeper=gatekeeper, judge=judge, roles=roles or {}, cache_dir=cache_dir)
         DxConfig(agent="human:check", **self.config).check()
         self._cases: dict[str, list] = {}
+        self._warming = False
 
-    def warm(self) -> threading.Thread:
-        """Build a gatekeeper once in the background, so the first case does not wait for its one-time loading
-        (the leak guard's ICD-10 tables take seconds)."""
+    def warm(self) -> None:
+        """Build a gatekeeper once in the background (first call only), so the first case does not wait for its
+        one-time loading (the leak guard's ICD-10 tables take seconds); called when the case list is shown."""
+        if self._warming:
+            return
+        self._warming = True
+
         def build() -> None:
             from clinbench.dx.gatekeeper import make_gatekeeper
 
@@ -139,9 +144,7 @@ class Play:
             if cases and self.config["gatekeeper"] == "offline":
                 make_gatekeeper("offline", cases[0])
 
-        thread = threading.Thread(target=build, name="play-warm", daemon=True)
-        thread.start()
-        return thread
+        threading.Thread(target=build, name="play-warm", daemon=True).start()
 
     # -- cases -------------------------------------------------------------------------
     def cases(self, split: str | None) -> list:
@@ -244,7 +247,7 @@ class Play:
             return session
 
     def _commit(self, session: dict[str, Any], diagnosis: str) -> dict[str, Any]:
-        from clinbench.campaign.store import Store
+        from clinbench.records.store import Store
         from clinbench.dx.costs import PriceTable
         from clinbench.dx.run import run_one
 

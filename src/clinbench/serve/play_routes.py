@@ -26,6 +26,7 @@ def play_routes(play: Play, page, not_found, sources) -> list[Route]:
     store_index = next((s.index for s in sources if s.root == play.store_dir.resolve()), None)
 
     def choose(request: Request) -> Response:
+        play.warm()
         split = request.query_params.get("split", "test")
         try:
             cases = play.cases(split or None)

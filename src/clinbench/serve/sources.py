@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from clinbench.campaign.store import STORE_FILE
+from clinbench.records import STORE_FILE
 from clinbench.errors import ClinbenchError
 
 # One DuckDB file may not be open read-only and read-write at once in a process: the app's threads take
