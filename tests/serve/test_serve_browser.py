@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import http.client
 import json
-import re
-import shutil
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -191,9 +191,6 @@ def test_a_running_campaign_shows_progress_live(page, world):
     from playwright.sync_api import expect
 
     from clinbench.campaign.campaign import LOCK_FILE, PLAN_FILE
-    from clinbench.records import RunRecord
-    from clinbench.records.store import Store
-
     hostile = world["hostile"]
     plan = ["mimic-sofa-24h.no-skill.native.hostile.t0", "live-1", "live-2"]
     (hostile / PLAN_FILE).write_text(json.dumps({"planned": plan}))
@@ -202,8 +199,13 @@ def test_a_running_campaign_shows_progress_live(page, world):
         page.goto(f"{world['base']}/c/1")
         assert page.inner_text("main > p .progress .state") == "running"
         assert page.inner_text("main > p .progress .left") == "2"
-        Store.open(hostile).record(RunRecord("live-1", "derive", "mimic-sofa-24h", status="ok", reward=1.0))
-        Store.open(hostile).record(RunRecord("live-2", "derive", "mimic-sofa-24h", status="agent-failed", reward=0.0))
+        # the campaign's process records two runs, as `clinbench run` does between the app's polls
+        subprocess.run([sys.executable, "-c", (
+            "import sys; from clinbench.records import RunRecord; from clinbench.records.store import Store\n"
+            "s = Store.open(sys.argv[1])\n"
+            "s.record(RunRecord('live-1', 'derive', 'mimic-sofa-24h', status='ok', reward=1.0))\n"
+            "s.record(RunRecord('live-2', 'derive', 'mimic-sofa-24h', status='agent-failed', reward=0.0))"),
+            str(hostile)], check=True, timeout=60)
         expect(page.locator("main > p .progress .left")).to_have_text("0", timeout=8000)  # polled, no reload
         assert page.inner_text("main > p .progress .done") == "2" and page.inner_text("main > p .progress .failed") == "1"
         fcntl.flock(fh, fcntl.LOCK_UN)
