@@ -245,6 +245,12 @@ elif attack in ("inode-fill", "tmp-inode-fill"):  # empty files: no bytes, only 
         open(f"{folder}/{i}", "w").close()
     seen["made"] = CFG["inode_fill_files"]
     time.sleep(20)  # the watchdog ends the run before this
+elif attack == "read-hidden":
+    for name, path in CFG["hidden"].items():
+        attempt(name, lambda p=path: sorted(os.listdir(p))[:20] if os.path.isdir(p) else len(open(p, "rb").read(64)))
+    copy = f"COPY (SELECT * FROM mimiciv_derived.{CFG['target']}) TO 'output.csv' (HEADER)"
+    attempt("copied", lambda: subprocess.run(["duckdb", CFG["source_db"], "-csv", "-c", copy], capture_output=True,
+                                             text=True, timeout=60).stderr[-300:])
 elif attack == "hung-endpoint":
     report()
     url = os.environ["OPENAI_BASE_URL"].split("//", 1)[1].split("/")[0]

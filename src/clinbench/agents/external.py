@@ -174,6 +174,9 @@ class ExternalAgent(Agent):
             env.update(box.env)
             ro = ro + box.ro_paths + [STAMP_SCRIPT]
             stamped = ["python3", str(STAMP_SCRIPT), *launch.argv]
+            # a preflight probe inside the same mounts: a hidden path it can read stops the campaign
+            self.sandbox.refuse_visible(workspace.root, env, ctx.hidden_paths, ro_paths=ro, hidden=ctx.hidden_paths,
+                                        limits=self.limits)
             argv, host_env = self.sandbox.wrap(toolbox.with_profile(stamped, box), workspace.root, env, ro_paths=ro,
                                                egress=egress, hidden=ctx.hidden_paths, limits=self.limits)
             if not self.sandbox.isolated:

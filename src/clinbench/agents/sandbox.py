@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import secrets
 import shutil
@@ -29,6 +30,10 @@ from pathlib import Path
 
 from clinbench.agents.limits import Limits
 from clinbench.errors import SandboxError
+
+
+class HiddenPathVisible(SandboxError):
+    """A preflight probe inside the sandbox read a path that must stay hidden: the campaign stops."""
 
 SANDBOX_HOME = "/tmp/home"
 SANDBOX_WORKSPACE = "/workspace"  # a fixed path inside, so no host path (or its parents) exists there
@@ -107,11 +112,73 @@ def _usr_merge_links() -> list[str]:
     return args
 
 
+def masked(hidden: list[Path], mounted: list[Path]) -> list[Path]:
+    """The hidden paths (resolved) that exist and sit under (or are) a mounted path: those a
+    sandbox must mask, wherever they live."""
+    found = []
+    for path in hidden:
+        path = Path(path).resolve()
+        if path.exists() and any(path.is_relative_to(m) for m in mounted) and path not in found:
+            found.append(path)
+    return found
+
+
+# Run inside the sandbox: which of the paths it is given can be read (a non-empty file or folder).
+PROBE = """import json, os, sys
+seen = []
+for p in sys.argv[1:]:
+    try:
+        if os.path.isdir(p):
+            if os.listdir(p):
+                seen.append(p)
+        elif os.path.exists(p):
+            with open(p, "rb") as fh:
+                if fh.read(1):
+                    seen.append(p)
+    except OSError:
+        pass
+print(json.dumps(seen))
+"""
+PROBE_TIMEOUT_SECONDS = 60
+
+
 class Sandbox:
     """Wraps an argv so that it runs isolated; ``kind`` is 'bwrap', 'docker' or 'none'."""
 
     kind = "none"
     isolated = False
+
+    def visible(self, workspace: Path, env: dict[str, str], paths: list[Path], *, ro_paths: list[Path] = (),
+                hidden: list[Path] = (), limits: Limits | None = None) -> list[str]:
+        """Which of ``paths`` a program inside this sandbox (set up as for a run with these
+        ``ro_paths`` and ``hidden``) can read: a preflight probe run inside, with ``python3``."""
+        paths = [str(Path(p).resolve()) for p in paths if Path(p).exists()]
+        if not paths or not self.isolated:
+            return paths
+        argv, host_env = self.wrap(["python3", "-c", PROBE, *paths], workspace, env, ro_paths=ro_paths,
+                                   hidden=hidden, limits=limits)
+        try:
+            proc = subprocess.run(argv, env=host_env, cwd=workspace, capture_output=True, text=True,
+                                  timeout=PROBE_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise SandboxError(f"the hidden-path probe could not run inside the {self.kind} sandbox ({exc}); "
+                               "nothing was run") from exc
+        finally:
+            self.stop()
+        try:
+            seen = json.loads(proc.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            tail = (proc.stderr.strip().splitlines() or [""])[-1][:200]
+            raise SandboxError(f"the hidden-path probe did not run inside the {self.kind} sandbox (exit "
+                               f"{proc.returncode}: {tail}); nothing was run") from None
+        return [p for p in seen if p in paths]
+
+    def refuse_visible(self, workspace: Path, env: dict[str, str], paths: list[Path], **kw) -> None:
+        """Raise ``HiddenPathVisible`` when a probe inside the sandbox can read one of ``paths``."""
+        if seen := self.visible(workspace, env, paths, **kw):
+            raise HiddenPathVisible(f"a hidden path is visible inside the {self.kind} sandbox: {', '.join(seen)} "
+                                    "(the source database, campaign folder and cache must never be); move it out of "
+                                    "the folders the sandbox shows, or report this as a bug; nothing was run")
 
     def wrap(self, argv: list[str], workspace: Path, env: dict[str, str], *, ro_paths: list[Path] = (),
              egress: Egress | None = None, hidden: list[Path] = (),
@@ -189,12 +256,10 @@ class BwrapSandbox(_Isolated):
         for p in shown:
             # a file is bound at the path the agent calls it by; its folder is not shown
             args += ["--ro-bind", str(Path(p).resolve()), p]
-        # a reference, store or cache that happens to sit under a mounted folder is masked
-        mounted = [Path(m) for m in shown]
-        for path in hidden:
-            path = Path(path).resolve()
-            if path.exists() and any(path.is_relative_to(m) for m in mounted):
-                args += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
+        # a reference, store or cache under any mounted folder (a system folder included) is masked
+        system = [Path(p) for p in SYSTEM_RO] + [Path("/etc", n) for n in ETC_RO]
+        for path in masked(hidden, [*system, *map(Path, shown)]):
+            args += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
         args += ["--bind", ws, SANDBOX_WORKSPACE]
         args += _read_only_binds(ws, "--ro-bind")  # the shared masked database stays read-only inside
         inner = list(argv)
@@ -249,8 +314,11 @@ class DockerSandbox(_Isolated):
         else:  # the image's own non-root user (uid DOCKER_UID) writes to the workspace
             _give_to(Path(ws), DOCKER_UID)
         args += _read_only_binds(ws, "-v")  # the shared masked database stays read-only inside
-        for p in self.mounts(ro_paths):
+        shown = self.mounts(ro_paths)
+        for p in shown:
             args += ["-v", f"{Path(p).resolve()}:{p}:ro"]
+        for path in masked(hidden, list(map(Path, shown))):  # the image's own /usr and /opt hold no host file
+            args += ["--mount", f"type=tmpfs,destination={path}"] if path.is_dir() else ["-v", f"/dev/null:{path}:ro"]
         inner = list(argv)
         if egress is not None:
             args += ["-v", f"{egress.socket_path}:{EGRESS_DIR}/egress.sock", "-v", f"{BRIDGE_SCRIPT}:{EGRESS_DIR}/bridge.py:ro"]

@@ -23,6 +23,7 @@ from typing import Any
 
 from clinbench.agents.base import RunContext, Workspace
 from clinbench.agents.factory import BUILTIN_AGENTS, AgentOptions, make_agent
+from clinbench.agents.sandbox import HiddenPathVisible
 from clinbench.campaign import evidence
 from clinbench.campaign.matrix import RunSpec
 from clinbench.records import ColumnScore, RunRecord
@@ -87,6 +88,16 @@ def score_into_record(record: RunRecord, task_id: str, output_csv: Path | None, 
     return data
 
 
+def hidden_paths(db: str | Path, campaign_dir: Path) -> list[Path]:
+    """What a sandboxed agent must never see, wherever it lives: the source database (and its
+    write-ahead log), the campaign folder (store, evidence, other runs) and the whole cache
+    (masked databases, raw layers, cached references)."""
+    from clinbench.derive.cache_files import cache_root
+
+    db = Path(db)
+    return [db, db.with_name(db.name + ".wal"), Path(campaign_dir), cache_root()]
+
+
 def execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
     """Run one cell of the matrix; never raises for agent or task failures (they become the run's status).
 
@@ -114,7 +125,7 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
     output_refused = None
     try:
         from clinbench.derive.catalogue import get_task
-        from clinbench.derive.workspace import cache_dir, prepare_workspace
+        from clinbench.derive.workspace import prepare_workspace
 
         record.family = get_task(spec.task).family
         prepare_workspace(spec.task, spec.condition, spec.schema, config.db, work)
@@ -132,7 +143,7 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
                          timeout_seconds=config.timeout_seconds, trial=spec.trial,
                          reference_db=Path(config.db) if spec.agent in BUILTIN_AGENTS else None,
                          campaign_dir=campaign_dir, options={"schema": spec.schema},
-                         hidden_paths=[Path(config.db), campaign_dir, cache_dir()])
+                         hidden_paths=hidden_paths(config.db, campaign_dir))
         t2 = time.monotonic()
         outcome = agent.run(ws, ctx)
         timings["agent"] = time.monotonic() - t2
@@ -152,7 +163,7 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
             record.status, error = "agent-failed", f"{error}; {output_refused}" if error else output_refused
         if getattr(agent, "external", False) and not outcome.isolated:
             record.publishable, record.flag_reason = False, "not isolated (--unsafe-no-isolation)"
-    except WriteError:
+    except (WriteError, HiddenPathVisible):
         raise
     except ClinbenchError as exc:  # workspace, sandbox, endpoint: not the agent's doing
         record.status, error = "harness-error", str(exc)

@@ -16,9 +16,13 @@ from pathlib import Path
 from clinbench.atomic import write_json_atomic
 
 
+def cache_root() -> Path:
+    """``$CLINBENCH_CACHE`` (default ``~/.cache/clinbench``): every cache of clinbench's lives under it."""
+    return Path(os.environ.get("CLINBENCH_CACHE") or Path.home() / ".cache" / "clinbench")
+
+
 def cache_dir() -> Path:
-    root = Path(os.environ.get("CLINBENCH_CACHE") or Path.home() / ".cache" / "clinbench")
-    return root / "workspaces"
+    return cache_root() / "workspaces"
 
 
 @contextlib.contextmanager
