@@ -174,8 +174,9 @@ class Sandbox:
         return [p for p in seen if p in paths]
 
     def refuse_visible(self, workspace: Path, env: dict[str, str], paths: list[Path], **kw) -> None:
-        """Raise ``HiddenPathVisible`` when a probe inside the sandbox can read one of ``paths``."""
-        if seen := self.visible(workspace, env, paths, **kw):
+        """Raise ``HiddenPathVisible`` when a probe inside the sandbox can read one of ``paths``
+        (an unisolated run sees everything: it is marked not isolated instead)."""
+        if self.isolated and (seen := self.visible(workspace, env, paths, **kw)):
             raise HiddenPathVisible(f"a hidden path is visible inside the {self.kind} sandbox: {', '.join(seen)} "
                                     "(the source database, campaign folder and cache must never be); move it out of "
                                     "the folders the sandbox shows, or report this as a bug; nothing was run")

@@ -4,8 +4,11 @@ A run's evidence is assembled in ``DIR/.partial/<run_id>-<nonce>/`` and moved in
 the process that records the run, right before it records it: a run killed in flight
 leaves only a partial folder (removed on the next start), never a half-written run folder.
 
-The manifest seals the evidence once, when the run ends. Only ``rescore`` writes into a
-sealed folder afterwards, and only after the folder verifies (``reseal_score``).
+The manifest seals the evidence once, when the run ends, and is itself sealed: publishing a
+run appends the sha256 of its manifest to the campaign's ``seals.jsonl``, a hash chain (each
+line holds the sha256 of the line before), so a manifest edited afterwards (a reward raised, a
+refusal cleared) no longer verifies. Only ``rescore`` writes into a sealed folder afterwards,
+and only after the folder verifies (``reseal_score``, which appends a new seal).
 
 An agent's ``output.csv`` is taken into evidence by ``take_output`` only if it is a regular
 file of the workspace (not a symlink, FIFO, folder or device, not hard-linked elsewhere)
@@ -14,6 +17,7 @@ under the size cap; anything else is refused with the reason, recorded with the 
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -31,6 +35,8 @@ WORK_DIR = ".work"
 MANIFEST = "manifest.json"
 SCORE = "score.json"
 OUTPUT = "output.csv"
+SEALS = "seals.jsonl"
+MANIFEST_CHANGED = f"{MANIFEST} (changed since it was sealed)"
 _COPY_BLOCK = 1 << 20
 
 
@@ -131,11 +137,74 @@ def _kind(mode: int) -> str:
     return "special file"
 
 
+def _last_line(path: Path) -> bytes:
+    with path.open("rb") as fh:
+        fh.seek(max(0, fh.seek(0, os.SEEK_END) - 4096))
+        lines = fh.read().splitlines()
+    return lines[-1] if lines else b""
+
+
+def seal_manifest(folder: Path, campaign_dir: Path, run_id: str) -> None:
+    """Append the sha256 of ``folder``'s manifest to the campaign's seal chain (under a lock)."""
+    path = Path(campaign_dir) / SEALS
+    digest = sha256_file(folder / MANIFEST)
+    with path.open("a+b") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            previous = _last_line(path) if path.stat().st_size else b""
+            line = json.dumps({"run_id": run_id, "manifest_sha256": digest,
+                               "prev": hashlib.sha256(previous).hexdigest() if previous else None}, sort_keys=True)
+            fh.write(line.encode() + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def read_seals(campaign_dir: Path) -> tuple[dict[str, str], str | None]:
+    """(run id -> sha256 of its latest sealed manifest, why the chain stops being trusted or None).
+    Lines from the first broken link on are not trusted. Remembered per file size and mtime."""
+    path = Path(campaign_dir) / SEALS
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return {}, f"manifest not sealed: the campaign has no {SEALS}"
+    key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+    if _SEALS_MEMO.get("key") != key:
+        sealed: dict[str, str] = {}
+        broken, previous = None, None
+        for number, raw in enumerate(path.read_bytes().splitlines(), 1):
+            try:
+                entry = json.loads(raw)
+                ok = entry["prev"] == (hashlib.sha256(previous).hexdigest() if previous is not None else None)
+            except (ValueError, KeyError, TypeError, RecursionError):
+                ok = False
+            if not ok:
+                broken = f"manifest not sealed: {SEALS} is broken at line {number}"
+                break
+            sealed[entry["run_id"]] = entry["manifest_sha256"]
+            previous = raw
+        _SEALS_MEMO.clear()
+        _SEALS_MEMO.update(key=key, value=(sealed, broken))
+    return _SEALS_MEMO["value"]
+
+
+_SEALS_MEMO: dict[str, Any] = {}
+
+
+def seal_problem(folder: Path) -> str | None:
+    """Why the manifest of the run folder ``DIR/runs/<run_id>`` is not the one sealed for it (None when it is)."""
+    sealed, broken = read_seals(folder.parent.parent)
+    if folder.name not in sealed:
+        return broken or f"manifest not sealed: {SEALS} has no seal for {folder.name}"
+    return None if sha256_file(folder / MANIFEST) == sealed[folder.name] else MANIFEST_CHANGED
+
+
 def verify_manifest(folder: Path) -> list[str]:
-    """Files whose bytes no longer match the manifest, and files added since it was written
-    (empty when the evidence is intact)."""
+    """Files whose bytes no longer match the manifest, files added since it was written, and the
+    manifest itself when it is not the one sealed for the run (empty when the evidence is intact)."""
     manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    bad = []
+    bad = [why] if (why := seal_problem(folder)) else []
     for name, entry in manifest["files"].items():
         path = folder / name
         if path.is_symlink() or not path.is_file() or sha256_file(path) != entry["sha256"]:
@@ -157,12 +226,14 @@ def reseal_score(folder: Path, score: Any, **meta: Any) -> None:
     manifest["files"][SCORE] = {"sha256": sha256_file(folder / SCORE), "bytes": (folder / SCORE).stat().st_size}
     manifest.update(meta)
     write_json(folder / MANIFEST, manifest)
+    seal_manifest(folder, folder.parent.parent, folder.name)
 
 
 def publish(partial: Path, campaign_dir: Path, run_id: str) -> Path:
     """Move a finished run's evidence into ``runs/<run_id>`` (replacing a stale copy)."""
     final = run_dir(campaign_dir, run_id)
     final.parent.mkdir(parents=True, exist_ok=True)
+    seal_manifest(partial, campaign_dir, run_id)  # sealed before it is in place: a run in place is sealed
     if final.exists():
         shutil.rmtree(final)
     os.rename(partial, final)

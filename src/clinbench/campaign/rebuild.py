@@ -1,9 +1,12 @@
 """Rebuild a campaign's results store from its evidence folders (``clinbench store rebuild DIR``).
 
 Every run folder ``runs/<run_id>/`` holds a ``manifest.json`` with the run's full record and
-the sha256 of every evidence file. A folder whose files no longer match its manifest, or whose
-manifest predates full records, is left out and named. The new store is written beside the
-old one and renamed over it at the end; the old file, if any, is kept as
+the sha256 of every evidence file, and the campaign's ``seals.jsonl`` holds the sha256 of each
+manifest. A folder whose files no longer match its manifest, whose manifest is not the one
+sealed for it, or whose manifest predates full records, is left out and named. The score is
+never taken from the manifest: a derive run's is recomputed from its sealed ``output.csv``
+against the database it ran on (``db``, else the one its manifest names). The new store is
+written beside the old one and renamed over it at the end; the old file, if any, is kept as
 ``results.duckdb.bak``. Audit verdicts are not evidence: run ``clinbench audit DIR`` again.
 """
 
@@ -30,7 +33,7 @@ class RebuildReport:
     backup: Path | None = None
 
 
-def rebuild_store(directory: str | Path) -> RebuildReport:
+def rebuild_store(directory: str | Path, db: str | Path | None = None) -> RebuildReport:
     from clinbench.campaign.campaign import campaign_lock
 
     out = Path(directory).resolve()
@@ -41,7 +44,9 @@ def rebuild_store(directory: str | Path) -> RebuildReport:
     records: list[RunRecord] = []
     for folder in sorted(p for p in runs_dir.iterdir() if p.is_dir()):
         record, why = _read(folder)
-        if record is None:
+        if record is not None and record.benchmark == "derive":
+            why = _rescore(record, folder, db)
+        if why:
             report.skipped[folder.name] = why
         else:
             records.append(record)
@@ -89,6 +94,26 @@ def _read(folder: Path) -> tuple[RunRecord | None, str]:
     if record.run_id != folder.name:
         return None, f"manifest names run {record.run_id}, not {folder.name}"
     return record, ""
+
+
+def _rescore(record: RunRecord, folder: Path, db: str | Path | None) -> str:
+    """Put the score of ``record`` recomputed from the run's sealed output into it; return why it
+    cannot be (empty when it was)."""
+    from clinbench.campaign.execute import score_into_record
+    from clinbench.errors import ClinbenchError
+
+    manifest = json.loads((folder / evidence.MANIFEST).read_text(encoding="utf-8"))
+    database = Path(db or manifest.get("db") or "")
+    if not database.is_file():
+        return f"its database {database} is not there to score its output against: pass --db"
+    output = folder / evidence.OUTPUT
+    try:
+        score_into_record(record, record.task, output if output.is_file() else None, database,
+                          manifest.get("scored_columns", "value"))
+    except ClinbenchError as exc:  # an output that does not score is the agent's failure, as in the run
+        record.reward, record.strict, record.key_f1, record.column_scores = 0.0, False, 0.0, []
+        record.status, record.error = "agent-failed", record.error or f"scoring failed: {exc}"
+    return ""
 
 
 def _target(task: str) -> str:

@@ -13,11 +13,14 @@ def register(app: typer.Typer) -> None:
     app.add_typer(store, name="store")
 
     @store.command("rebuild")
-    def rebuild(directory: Path = typer.Argument(..., help="Campaign folder (the --out of clinbench run).")) -> None:
-        """Rebuild results.duckdb from the runs' evidence folders, verifying each manifest."""
+    def rebuild(directory: Path = typer.Argument(..., help="Campaign folder (the --out of clinbench run)."),
+                db: Path | None = typer.Option(None, "--db", help="Database to re-score the outputs against "
+                                                                "(default: the one each run's manifest names).")) -> None:
+        """Rebuild results.duckdb from the runs' evidence folders: each manifest verified against its
+        seal, each derive score recomputed from the run's output."""
         from clinbench.campaign.rebuild import rebuild_store
 
-        report = rebuild_store(directory)
+        report = rebuild_store(directory, db)
         console = make_console(soft_wrap=True)
         console.print(f"rebuilt {report.path}: {report.runs} run(s) from their evidence", highlight=False)
         if report.backup is not None:
