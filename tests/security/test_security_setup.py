@@ -15,7 +15,7 @@ from clinbench.agents.factory import AgentOptions
 from clinbench.campaign.campaign import run_campaign
 from clinbench.campaign.execute import CampaignConfig
 from clinbench.campaign.matrix import RunSpec
-from clinbench.campaign.store import Store
+from clinbench.records.store import Store
 from clinbench.errors import SandboxError
 
 from campaign.campaign_fixtures import build_tiny_db

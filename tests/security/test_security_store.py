@@ -17,7 +17,7 @@ from clinbench.campaign.audit import audit_campaign
 from clinbench.campaign.campaign import run_campaign
 from clinbench.campaign.execute import CampaignConfig
 from clinbench.campaign.matrix import RunSpec
-from clinbench.campaign.store import Store
+from clinbench.records.store import Store
 
 from campaign.campaign_fixtures import build_tiny_db
 from hostile_campaign import LIMITS, TASK, needs_bwrap
