@@ -73,4 +73,7 @@ def build_hostile(root: Path, campaign: Path) -> Path:
         schema="native", agent=f"hostile{img}", model=f"{script}{href}", status="ok", reward=0.5,
         evidence_dir=f"runs/{run_id}", flag_reason=script, publishable=False,
         column_scores=[ColumnScore(script, 0.5, 0.5)]))
+    # a row whose evidence folder points outside the campaign (a tampered store)
+    Store.open(out).record(RunRecord(run_id="escape", benchmark="derive", task="mimic-sofa-24h", status="ok",
+                                     reward=1.0, evidence_dir="../../../../../../.."))
     return out

@@ -143,7 +143,7 @@ def test_campaign_and_run_pages_show_what_stats_and_explain_print(page, world):
 def test_hostile_strings_render_as_text_and_no_script_runs(page, world):
     script, img, href = PAYLOADS
     page.goto(f"{world['base']}/c/1")
-    page.click("#runs-table tbody a")
+    page.click("#runs-table tr[data-run='mimic-sofa-24h.no-skill.native.hostile.t0'] a")
     page.wait_for_load_state("load")
     text = page.inner_text("body")
     for payload in PAYLOADS:
@@ -183,6 +183,10 @@ def test_token_is_required_and_dot_dot_is_not_found(world):
         assert _raw_status(port, path, TOKEN) == 404, path
     assert _raw_status(port, f"{run}/file/output.csv", TOKEN) == 200
     assert _raw_status(port, f"{run}/file/not-sealed.txt", TOKEN) == 404  # only the manifest's files
+    # a store row whose evidence_dir climbs out of its campaign reaches nothing
+    assert _raw_status(port, "/c/1/r/escape", TOKEN) == 200
+    for name in ("etc/passwd", "etc%2Fpasswd", "manifest.json"):
+        assert _raw_status(port, f"/c/1/r/escape/file/{name}", TOKEN) == 404
 
 
 def test_a_running_campaign_shows_progress_live(page, world):
@@ -271,3 +275,34 @@ def test_a_clinician_plays_a_case_recorded_like_an_agent(page, world):
 def test_the_app_never_wrote_to_the_derivation_store(world):
     """Run last in this module: every page above read the campaign folder; not one byte of it changed."""
     assert _tree(world["campaign"]) == world["before"]
+
+
+def test_the_llm_gatekeeper_answers_a_clinician_and_replays_come_from_the_cache(world, tmp_path):
+    """Clinician mode with the LLM gatekeeper (a scripted OpenAI-compatible server on loopback, through
+    the real client). Each page replays the turns; the model-call cache answers the replays, so the
+    server hears each request once. (In this module: it shares the gatekeeper's one-time loading.)"""
+    from clinbench.dx.costs import VISIT_FEE, PriceTable
+    from clinbench.dx.models import RoleSpec
+    from clinbench.records.store import Store
+    from clinbench.serve.play import Play
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "dx"))
+    from model_server import ModelServer, tool
+
+    script = [tool("reply", reply="No fever, he says.", source="REAL"), tool("reply", reply="Lipase: 28 U/L.", source="REAL")]
+    with ModelServer(script) as srv:
+        play = Play(tmp_path / "clinicians", "demo", gatekeeper="llm", cache_dir=tmp_path / "model-cache",
+                    roles={"gatekeeper": RoleSpec("gatekeeper", "gk-model", base_url=srv.base_url, api_key="k")})
+        case = play.cases("test")[0]
+        sid = play.start("dr-llm", case.case_id, "test")["id"]
+        play.act(sid, "question", ["Any fever?"])
+        assert "A: No fever, he says." in play.view(sid).steps[0].reply
+        play.act(sid, "test", ["lipase"])
+        view = play.view(sid)
+        assert "Result: Lipase: 28 U/L." in view.steps[1].reply
+        assert view.cost == VISIT_FEE + PriceTable.bundled().price("lipase").price
+        play.view(sid)
+        play.act(sid, "diagnosis", [case.final_diagnosis])
+        assert len(srv.requests) == 2  # four replays and the recorded encounter asked nothing twice
+    (row,) = Store.open(tmp_path / "clinicians").runs()
+    assert (row["agent"], row["gatekeeper"], row["cost"]) == ("human:dr-llm", "llm:gk-model", view.cost)
