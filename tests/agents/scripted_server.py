@@ -24,6 +24,7 @@ Steps that behave like real servers misbehaving (chat completions):
 * ``{"html": "<html>..."}``: an HTML page with status 200 (a web UI at the wrong base URL).
 * ``{"message_null": true}``: ``choices[0].message`` is null.
 * ``{"hang": seconds}``: wait that long before answering the rest of the step (or "Done.").
+* ``{"kill": true}``: the server dies before answering (``kill``: the port refuses, open connections are cut).
 * ``{"unbounded": true}``: generation that stops only at the request's ``max_tokens``
   (``finish_reason: "length"``); without ``max_tokens`` it never ends (until the server stops).
 
@@ -46,7 +47,9 @@ an error step followed by the client's retry moves on to the next step.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 import time
 import uuid
@@ -125,6 +128,7 @@ class ScriptedServer:
         self.requests: list[dict[str, Any]] = []  # JSON bodies received, in order
         self.log: list[dict[str, Any]] = []  # method, path, headers, body of every request
         self._cursor = 0
+        self._connections: set[socket.socket] = set()  # open client connections (cut by ``kill``)
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer((host, port), self._handler_class())
         self._httpd.daemon_threads = True
@@ -160,6 +164,15 @@ class ScriptedServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
+    def kill(self) -> None:
+        """Die as a killed server process does: the port refuses and open connections are cut."""
+        self.stop()
+        with self._lock:
+            open_now = list(self._connections)
+        for conn in open_now:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+
     def __enter__(self) -> ScriptedServer:
         return self.start()
 
@@ -184,6 +197,17 @@ class ScriptedServer:
 
             def log_message(self, *args: object) -> None:  # keep test output quiet
                 pass
+
+            def setup(self) -> None:
+                super().setup()
+                with server._lock:
+                    server._connections.add(self.connection)
+
+            def finish(self) -> None:
+                with server._lock:
+                    server._connections.discard(self.connection)
+                with contextlib.suppress(OSError):
+                    super().finish()
 
             def do_HEAD(self) -> None:  # Claude Code's connectivity probe
                 server.log.append({"method": "HEAD", "path": self.path, "headers": dict(self.headers), "body": None})
@@ -233,6 +257,10 @@ class ScriptedServer:
                     step: dict[str, Any] = {"text": text}
                 else:
                     step = server._next_step()
+                if step.get("kill"):
+                    threading.Thread(target=server.kill, daemon=True).start()
+                    server._stopping.wait(5)
+                    return
                 if step.get("hang"):
                     server._stopping.wait(float(step["hang"]))
                     if not any(k in step for k in ("text", "tool", "tool_calls", "shell", "status")):

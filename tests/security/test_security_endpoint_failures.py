@@ -1,0 +1,91 @@
+"""Whose failure it was when a model request fails (#30 item 1, #28's rule): a dead endpoint is the
+harness's (harness-error, redone by --retry-failed), on the proxy's own evidence; nothing an
+agent sends can turn its failure into a harness error."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from clinbench.agents.factory import AgentOptions
+from clinbench.campaign.campaign import run_campaign
+from clinbench.campaign.execute import CampaignConfig
+from clinbench.campaign.matrix import RunSpec
+from clinbench.records.store import Store
+from tests.agents.scripted_server import ScriptedServer
+
+from campaign.campaign_fixtures import build_tiny_db
+from hostile_campaign import LIMITS, TASK, needs_bwrap
+
+# the agent: one chat request as told by its model name; exit 1 (the CLI's own error) when it fails
+PROGRAM = textwrap.dedent('''\
+    #!/usr/bin/python3
+    import json, os, sys, urllib.request
+    mode, base = sys.argv[1], os.environ["OPENAI_BASE_URL"]
+    url = "http://bogus.invalid/v1/chat/completions" if mode == "bogus-host" else base + "/chat/completions"
+    content = None if mode == "null-content" else "go"  # null content: the server answers 500 to these bytes
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": content}]}).encode()
+    proxy = {"http": base.rsplit("/v1", 1)[0]} if mode == "bogus-host" else {}
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler(proxy))
+    try:
+        opener.open(urllib.request.Request(url, body, {"Content-Type": "application/json"}), timeout=20).read()
+    except Exception as exc:
+        print("agent: request failed:", exc, file=sys.stderr)
+        sys.exit(1)
+    open(os.path.join(sys.argv[2], "output.csv"), "w").write("stay_id\\n1\\n")
+''')
+
+
+def _campaign(tmp_path, port: int, modes: list[str], *, retry: bool = False) -> dict[str, dict]:
+    program = tmp_path / "tools" / "agent.py"
+    program.parent.mkdir(exist_ok=True)
+    program.write_text(PROGRAM)
+    program.chmod(0o755)
+    options = AgentOptions(agent_command=f"{program} {{model}} {{workspace}}", sandbox="bwrap", sandbox_limits=LIMITS,
+                           base_url=f"http://127.0.0.1:{port}/v1")
+    db = tmp_path / "db.duckdb"
+    if not db.exists():
+        build_tiny_db(db)
+    out = tmp_path / "camp"
+    run_campaign([RunSpec(TASK, "no-skill", "native", "command", mode, 0) for mode in modes],
+                 CampaignConfig(db=str(db), out=str(out), options=options, timeout_seconds=30), retry_failed=retry, jobs=2)
+    return {row["model"]: row for row in Store.open(out).runs()}
+
+
+def _egress(tmp_path, row) -> list[dict]:
+    return [json.loads(line) for line in (tmp_path / "camp" / row["evidence_dir"] / "egress.jsonl").read_text().splitlines()]
+
+
+@needs_bwrap
+def test_a_dead_endpoint_is_a_harness_error_with_its_reason_and_retry_failed_redoes_it(tmp_path, monkeypatch):
+    # before: "agent exited 1 ... 502 Bad Gateway: connection refused" was agent-failed, reward 0, in every statistic
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    server = ScriptedServer([{"text": "ok"}]).start()
+    port = server.port
+    server.stop()  # the model server died
+    rows = _campaign(tmp_path, port, ["dead-endpoint"])
+    row = rows["dead-endpoint"]
+    assert row["status"] == "harness-error" and row["reward"] is None
+    assert "model endpoint failed: POST /v1/chat/completions: connection refused" in row["error"]
+    assert "the harness's own check after the run failed too (connection refused" in row["error"]
+    assert "exited with status 1: agent: request failed: HTTP Error 502" in row["error"]  # what the agent saw, kept
+    [entry] = _egress(tmp_path, row)
+    assert entry["status"] == 502 and entry["upstream_error"].startswith("connection refused")  # the evidence
+    with ScriptedServer([{"text": "ok"}], port=port):  # the server is back
+        rows = _campaign(tmp_path, port, ["dead-endpoint"], retry=True)
+    assert rows["dead-endpoint"]["status"] == "ok" and rows["dead-endpoint"]["reward"] is not None
+
+
+@needs_bwrap
+def test_what_an_agent_sends_never_becomes_a_harness_error(tmp_path, monkeypatch):
+    # the proxy dials only the endpoint (a bogus host is refused, not dialled); a request the endpoint answers
+    # 500 while it answers the harness's own check is the agent's doing
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    with ScriptedServer([{"text": "ok"}] * 4) as server:
+        rows = _campaign(tmp_path, server.port, ["bogus-host", "null-content"])
+    for mode in ("bogus-host", "null-content"):
+        assert rows[mode]["status"] == "agent-failed" and rows[mode]["reward"] == 0.0, (mode, rows[mode]["error"])
+        assert "model endpoint failed" not in rows[mode]["error"]
+    assert [e["reason"] for e in _egress(tmp_path, rows["bogus-host"])] == ["host not allow-listed"]
+    [entry] = _egress(tmp_path, rows["null-content"])
+    assert entry["status"] == 500 and "upstream_error" not in entry
