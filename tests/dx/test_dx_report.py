@@ -24,7 +24,10 @@ def store(tmp_path_factory, cases):
 
 def test_section_has_the_agent_table_plot_and_judge_agreement(store, tmp_path):
     page = dx_section.render_html(store, tmp_path)
-    assert page.startswith("<h2>Sequential diagnosis</h2>")
+    assert page.startswith("<h2>Sequential diagnosis on synthetic cases</h2>")  # the demo cases are synthetic
+    assert "The cases are synthetic" in page and "<td>1 (synthetic)</td>" in page
+    md = dx_section.render_markdown(store)
+    assert md.startswith("## Sequential diagnosis on synthetic cases") and "| 1 (synthetic) |" in md
     # oracle: 4/4; the guess: right only on case 1 (appendicitis), $330 each (one visit + CBC)
     assert re.search(r"<td>oracle</td><td>4</td><td>100.0%</td><td>100.0%–100.0%</td><td>\$0</td>", page)
     assert re.search(r"<td>scripted-guess</td><td>4</td><td>25.0%</td><td>[^<]+</td><td>\$330</td>", page)

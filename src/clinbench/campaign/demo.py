@@ -51,17 +51,31 @@ def demo_tasks(max_tasks: int = MAX_TASKS) -> dict[str, str]:
     return dict(list(chosen.items())[:max_tasks])
 
 
-def variant_notes(tasks: dict[str, str]) -> tuple[list[str], list[list[str]]]:
-    """A table for the report: each task, the variant its `variant` run writes and what that variant is."""
-    from clinbench.concepts.variants import list_variants
+def variant_notes(tasks: dict[str, str], db_path: str | Path | None = None) -> tuple[list[str], list[list[str]]]:
+    """A table for the report: each task, the variant its `variant` run writes and what that variant is;
+    with ``db_path``, also how many reference rows it moves there (a convention that moves none says so,
+    so its zero delta is not read as "the convention does not matter")."""
+    from clinbench.concepts.variants import list_variants, variant_diff
+
     from clinbench.derive.catalogue import get_task
 
     by_key = {(v.reference, v.label): v for v in list_variants()}
     rows = []
     for task_id, label in tasks.items():
         v = by_key.get((get_task(task_id).reference, label))
-        rows.append([task_id, label, v.definition if v is not None else ""])
-    return ["task", "variant the variant agent writes", "its definition"], rows
+        row = [task_id, label, v.definition if v is not None else ""]
+        if db_path is not None:
+            row.append(_rows_moved(variant_diff(db_path, v.name, examples=0)) if v is not None else "")
+        rows.append(row)
+    header = ["task", "variant the variant agent writes", "its definition"]
+    return (header + ["rows it moves on this database"] if db_path is not None else header), rows
+
+
+def _rows_moved(diff) -> str:
+    moved = diff.only_default + diff.only_variant + diff.changed
+    if not moved:
+        return "none: this convention changes nothing on this database"
+    return f"{moved:,} of {diff.default_rows:,}"
 
 
 def execute_demo_run(spec: RunSpec, config: CampaignConfig) -> RunResult:

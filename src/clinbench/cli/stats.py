@@ -17,7 +17,7 @@ def _f(x: float | None) -> str:
 
 def print_comparison(c, console: Console) -> None:
     from clinbench.report.terminal import Col, print_table
-    from clinbench.stats.formatting import ci_text, p_text, strict_text
+    from clinbench.stats.formatting import ci_text, p_text, signed, strict_text
 
     a, b = c.condition_a, c.condition_b
     level = f"{c.level:.0%}"
@@ -27,19 +27,19 @@ def print_comparison(c, console: Console) -> None:
     head = [
         [f"mean reward A ({a})", f"{c.mean_a:.3f}"],
         [f"mean reward B ({b})", f"{c.mean_b:.3f}"],
-        ["delta B − A", f"{c.delta:+.3f}"],
+        ["delta B − A", f"{signed(c.delta)}"],
         ["tasks improving", f"{c.improving}/{c.tasks}"],
         [f"{level} CI, task-cluster", ci_text(c.ci_task)],
         [f"{level} CI, family-cluster", ci_text(c.ci_family)],
         [f"family-balanced delta, {level} CI",
-         "—" if c.ci_family_balanced is None else f"{c.family_balanced_delta:+.3f} {ci_text(c.ci_family_balanced)}"],
+         "—" if c.ci_family_balanced is None else f"{signed(c.family_balanced_delta)} {ci_text(c.ci_family_balanced)}"],
         ["sign-flip p (two-sided)", p_text(c.sign_flip_p, digits=2)],
         ["strict passes A", strict_text(c.strict_a)],
         ["strict passes B", strict_text(c.strict_b)],
     ]
     for name, m in (("key F1", c.key_f1), ("ordered nMAE (lower is better)", c.ordered_value_nmae)):
         if m is not None:
-            head.append([name, f"{m.mean_a:.3f} → {m.mean_b:.3f}, delta {m.delta:+.3f} {ci_text(m.ci_task)} "
+            head.append([name, f"{m.mean_a:.3f} → {m.mean_b:.3f}, delta {signed(m.delta)} {ci_text(m.ci_task)} "
                                f"({m.n_tasks} tasks)"])
     print_table(console, [Col("figure"), Col("value", wrap=True)], head, title="Headline (task-balanced)")
     console.print(
@@ -55,20 +55,20 @@ def print_comparison(c, console: Console) -> None:
                               Col("B", numeric=True), Col("delta", numeric=True), Col("CI (task)", drop=1),
                               Col("improving", drop=2), Col("p", drop=3), Col("strict A", drop=4),
                               Col("strict B", drop=4)],
-                    [[g.value, str(g.tasks), f"{g.mean_a:.3f}", f"{g.mean_b:.3f}", f"{g.delta:+.3f}",
+                    [[g.value, str(g.tasks), f"{g.mean_a:.3f}", f"{g.mean_b:.3f}", f"{signed(g.delta)}",
                       ci_text(g.ci_task), f"{g.improving}/{g.tasks}", p_text(g.sign_flip_p, digits=2),
                       strict_text(g.strict_a), strict_text(g.strict_b)] for g in c.groups],
                     title=f"By {c.groups[0].by}")
     if c.per_family:
         print_table(console, [Col("family"), Col("tasks", numeric=True), Col("A", numeric=True), Col("B", numeric=True),
                               Col("delta", numeric=True), Col("improving", drop=1)],
-                    [[f.family, str(f.tasks), f"{f.mean_a:.3f}", f"{f.mean_b:.3f}", f"{f.delta:+.3f}",
+                    [[f.family, str(f.tasks), f"{f.mean_a:.3f}", f"{f.mean_b:.3f}", f"{signed(f.delta)}",
                       f"{f.improving}/{f.tasks}"] for f in c.per_family], title="By family")
     print_table(console, [Col("task"), Col("family", drop=3), Col("runs A+B", drop=2), Col("A", numeric=True),
                           Col("B", numeric=True), Col("delta", numeric=True), Col("CI", drop=1),
                           Col("strict A", drop=4), Col("strict B", drop=4)],
                 [[t.task, t.family, f"{t.runs_a}+{t.runs_b}", f"{t.mean_a:.3f}", f"{t.mean_b:.3f}",
-                  f"{t.delta:+.3f}", ci_text(t.ci), strict_text(t.strict_a), strict_text(t.strict_b)]
+                  f"{signed(t.delta)}", ci_text(t.ci), strict_text(t.strict_a), strict_text(t.strict_b)]
                  for t in c.per_task],
                 title="By task (CI: bootstrap over the task's runs)")
 

@@ -115,7 +115,7 @@ def column_diagnostics(runs: Runs, a: str = "", b: str = "", dimension: str = "c
 
 def summary_figures(s: Summary) -> dict[str, str]:
     """A forest-style plot of each task's mean reward with its CI over the runs."""
-    rows = [ForestRow(t.task, t.mean, t.ci.lo if t.ci else t.mean, t.ci.hi if t.ci else t.mean, t.family)
+    rows = [ForestRow(t.task, t.mean, t.ci.lo if t.ci else None, t.ci.hi if t.ci else None, t.family)
             for t in s.per_task]
     o = s.overall
     overall = ForestRow(f"mean over {s.tasks} tasks", o.mean, o.ci.lo if o.ci else o.mean, o.ci.hi if o.ci else o.mean)
@@ -126,7 +126,8 @@ def summary_figures(s: Summary) -> dict[str, str]:
 
 def make_figures(c: Comparison) -> dict[str, str]:
     level = f"{c.level:.0%}"
-    rows = [ForestRow(r.task, r.delta, r.ci.lo, r.ci.hi, r.family) for r in c.per_task]
+    rows = [ForestRow(r.task, r.delta, r.ci.lo if r.ci else None, r.ci.hi if r.ci else None, r.family)
+            for r in c.per_task]
     overall = ForestRow(f"mean over {c.tasks} tasks", c.delta, c.ci_task.lo, c.ci_task.hi)
     figures = {
         "forest": forest_plot(

@@ -72,16 +72,43 @@ def judge_agreement(runs: list[dict]) -> list[dict]:
     return out
 
 
+def _synthetic_cases(store_dir: Path, runs: list[dict]) -> set[str]:
+    """The cases whose runs' manifests say their data is synthetic (``dx run`` records it per run)."""
+    out = set()
+    for r in runs:
+        try:
+            manifest = json.loads((store_dir / (r["evidence_dir"] or "") / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        if isinstance(manifest, dict) and manifest.get("data") == "SYNTHETIC":
+            out.add(r["task"])
+    return out
+
+
+def _cases_label(store_dir: Path, runs: list[dict]) -> str:
+    """'synthetic cases', 'real cases' or 'cases (N synthetic)': said in the heading and the case table."""
+    synthetic = _synthetic_cases(store_dir, runs)
+    cases = {r["task"] for r in runs}
+    if cases and synthetic >= cases:
+        return "synthetic cases"
+    return f"cases ({len(synthetic)} of {len(cases)} synthetic)" if synthetic else "cases"
+
+
+_SYNTHETIC_NOTE = ("The cases are synthetic: written for clinbench, no patient's record; "
+                   "their scores show the harness works, not how an agent does on real encounters.")
+
+
 def _case_rows(store_dir: Path, runs: list[dict], report_dir: Path | None) -> tuple[list[str], list[list[tuple[str, str]]]]:
     agents = sorted({dxstats._key(r) for r in runs})
     by_case: dict[str, dict[str, dict]] = {}
     for r in runs:
         by_case.setdefault(r["task"], {})[dxstats._key(r)] = r
     rows = []
+    synthetic = _synthetic_cases(store_dir, runs)
     for task in sorted(by_case, key=lambda t: (len(t), t))[:MAX_CASE_ROWS]:
         cells = by_case[task]
         reference = next((_score(store_dir, r).get("reference", "") for r in cells.values()), "")
-        row = [(task, ""), (reference, "")]
+        row = [(f"{task} (synthetic)" if task in synthetic else task, ""), (reference, "")]
         for agent in agents:
             r = cells.get(agent)
             if r is None:
@@ -104,7 +131,10 @@ def render_html(store_dir: Path, report_dir: Path) -> str:
     runs = dxstats.dx_runs(store_dir)
     head = "".join(f"<th>{escape(h)}</th>" for h in _AGENT_HEADER)
     body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in _agent_rows(runs))
-    parts = [f'<h2>Sequential diagnosis</h2><p class="note">Store <code>{escape(str(store_dir))}</code>: '
+    label = _cases_label(store_dir, runs)
+    parts = [f"<h2>Sequential diagnosis on {escape(label)}</h2>"
+             + (f'<p class="note flag">{escape(_SYNTHETIC_NOTE)}</p>' if label == "synthetic cases" else "")
+             + f'<p class="note">Store <code>{escape(str(store_dir))}</code>: '
              f"{len(runs)} runs. Accuracy is the share of scored runs the judge gave 4 or more (agent failures count "
              "as wrong; harness errors are left out), with a 95% percentile-bootstrap CI; cost is $300 per physician "
              "visit plus each test's price.</p>",
@@ -141,8 +171,12 @@ def _md_row(cells: list[str]) -> str:
 def render_markdown(store_dir: Path) -> str:
     store_dir = Path(store_dir)
     runs = dxstats.dx_runs(store_dir)
-    lines = ["## Sequential diagnosis", "", f"{len(runs)} runs in `{store_dir}`; accuracy = judge ≥ 4, 95% bootstrap CI.",
-             "", _md_row(_AGENT_HEADER), "|" + "---|" * len(_AGENT_HEADER)]
+    label = _cases_label(store_dir, runs)
+    lines = [f"## Sequential diagnosis on {label}", ""]
+    if label == "synthetic cases":
+        lines += [f"**{_SYNTHETIC_NOTE}**", ""]
+    lines += [f"{len(runs)} runs in `{store_dir}`; accuracy = judge ≥ 4, 95% bootstrap CI.",
+              "", _md_row(_AGENT_HEADER), "|" + "---|" * len(_AGENT_HEADER)]
     lines += [_md_row(r) for r in _agent_rows(runs)]
     agreement = judge_agreement(runs)
     if agreement:

@@ -10,6 +10,8 @@ point below (``clinbench.report.dx_hook``), inside ``<section id="dx">``.
 
 from __future__ import annotations
 
+import re
+
 import json
 import os
 from html import escape
@@ -20,7 +22,7 @@ from clinbench.report.data import EVIDENCE_FILES, TRANSCRIPT_CANDIDATES, ReportD
 from clinbench.report.explain import RunWhy
 from clinbench.report.provenance import Provenance
 from clinbench.report.transcript import render_transcript
-from clinbench.stats.formatting import ci_text, mean_ci_text, p_text, strict_text
+from clinbench.stats.formatting import ci_text, mean_ci_text, p_text, signed, strict_text
 
 # Transcripts are inlined so the report reads offline; these caps keep a large campaign's
 # report openable (the full files stay linked).
@@ -65,8 +67,9 @@ section.report-section, section#dx { margin-top: 34px; padding-top: 6px; border-
 
 
 def _signed(x: float) -> str:
-    cls = "up" if x > 0 else ("down" if x < 0 else "")
-    return f'<span class="{cls}">{x:+.3f}</span>'
+    text = signed(x)
+    cls = "up" if text.startswith("+") else ("down" if text.startswith("-") else "")
+    return f'<span class="{cls}">{text}</span>'
 
 
 def _table(header: list[str], rows: list[list[str]], numeric_from: int = 1, cls: str = "") -> str:
@@ -196,20 +199,20 @@ def _comparison_body(sec: Section) -> list[str]:
     cards = "".join([
         _card(f"mean reward · {a}", _num(c.mean_a), f"{c.runs_a} runs, {c.tasks} tasks", "mean_a"),
         _card(f"mean reward · {b}", _num(c.mean_b), f"{c.runs_b} runs, {c.tasks} tasks", "mean_b"),
-        _card("delta (task-balanced)", f"{c.delta:+.3f}", f"{level} CI {ci_text(c.ci_task)} (task-cluster)", "delta", hero=True),
+        _card("delta (task-balanced)", f"{signed(c.delta)}", f"{level} CI {ci_text(c.ci_task)} (task-cluster)", "delta", hero=True),
         _card("tasks improving", f"{c.improving}/{c.tasks}", f"sign-flip p = {p_text(c.sign_flip_p)}", "improving"),
         _card(f"strict passes · {a}", strict_text(c.strict_a), "every strict check met", "strict_a"),
         _card(f"strict passes · {b}", strict_text(c.strict_b), "every strict check met", "strict_b"),
     ])
     rows = [
-        ["task-cluster bootstrap (resample task deltas)", f"{c.delta:+.3f}", ci_text(c.ci_task)],
-        ["family-cluster bootstrap (resample families, pool their tasks)", f"{c.delta:+.3f}", ci_text(c.ci_family)],
+        ["task-cluster bootstrap (resample task deltas)", f"{signed(c.delta)}", ci_text(c.ci_task)],
+        ["family-cluster bootstrap (resample families, pool their tasks)", f"{signed(c.delta)}", ci_text(c.ci_family)],
         ["family-balanced bootstrap (resample per-family mean deltas)",
-         "—" if c.ci_family_balanced is None else f"{c.family_balanced_delta:+.3f}", ci_text(c.ci_family_balanced)],
+         "—" if c.ci_family_balanced is None else f"{signed(c.family_balanced_delta)}", ci_text(c.ci_family_balanced)],
     ]
     for name, m in (("key F1 (task-cluster)", c.key_f1), ("ordered nMAE, lower is better (task-cluster)", c.ordered_value_nmae)):
         if m is not None:
-            rows.append([f"{name}: {m.mean_a:.3f} → {m.mean_b:.3f}, {m.n_tasks} tasks", f"{m.delta:+.3f}", ci_text(m.ci_task)])
+            rows.append([f"{name}: {m.mean_a:.3f} → {m.mean_b:.3f}, {m.n_tasks} tasks", f"{signed(m.delta)}", ci_text(m.ci_task)])
     body = [
         f'<div class="cards">{cards}</div>',
         "<h3>Intervals</h3>",
@@ -226,7 +229,8 @@ def _comparison_body(sec: Section) -> list[str]:
         "<h3>Per-task deltas</h3>",
         sec.figures["forest"],
         f'<p class="note">Each task row\'s interval is a percentile bootstrap over that task\'s runs ({c.task_draws:,} draws, '
-        "resampling each group's runs separately); the diamond is the headline mean with its task-cluster interval.</p>",
+        "resampling each group's runs separately; a task with a single run in either group has none); the diamond is "
+        "the headline mean with its task-cluster interval.</p>",
     ]
     if c.per_family:
         body += [
@@ -376,7 +380,9 @@ def render_html(data: ReportData, report_path: Path, *, title: str = "") -> str:
         title = data.sections[0].title if len(data.sections) == 1 else "clinbench report"
     body = [f"<h1>{escape(title)}</h1>", f'<div class="sub">generated {escape(data.generated_at)}</div>']
     if len(data.sections) + bool(data.dx_html) > 1:
-        items = [f'<li><a href="#{escape(s.key, quote=True)}">{escape(s.title)}</a></li>' for s in data.sections]
+        # the list numbers its items: a title's own "1. " is not repeated ("1. 1. How much…")
+        items = [f'<li><a href="#{escape(s.key, quote=True)}">{escape(re.sub(r"^[0-9]+[.)] +", "", s.title))}</a></li>'
+                 for s in data.sections]
         if data.dx_html:
             items.append('<li><a href="#dx">Sequential diagnosis</a></li>')
         body.append(f'<ol class="toc">{"".join(items)}</ol>')

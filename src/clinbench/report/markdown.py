@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from clinbench.report.data import ReportData, Section
-from clinbench.stats.formatting import ci_text, mean_ci_text, p_text, strict_text
+from clinbench.stats.formatting import ci_text, mean_ci_text, p_text, signed, strict_text
 from clinbench.untrusted import markdown
 
 
@@ -102,18 +102,18 @@ def _comparison_md(sec: Section) -> list[str]:
     if c.groups:
         out += ["", f"### By {c.groups[0].by}", "", _table(
             [c.groups[0].by, "tasks", a, b, "delta", f"{level} CI (task)", "improving", "p", f"strict {a}", f"strict {b}"],
-            [[g.value, str(g.tasks), f"{g.mean_a:.3f}", f"{g.mean_b:.3f}", f"{g.delta:+.3f}", ci_text(g.ci_task),
+            [[g.value, str(g.tasks), f"{g.mean_a:.3f}", f"{g.mean_b:.3f}", f"{signed(g.delta)}", ci_text(g.ci_task),
               f"{g.improving}/{g.tasks}", p_text(g.sign_flip_p), strict_text(g.strict_a), strict_text(g.strict_b)] for g in c.groups],
         )]
     if c.per_family:
         out += ["", "### By family", "", _table(
             ["family", "tasks", a, b, "delta", "improving"],
-            [[f.family, str(f.tasks), f"{f.mean_a:.3f}", f"{f.mean_b:.3f}", f"{f.delta:+.3f}", f"{f.improving}/{f.tasks}"]
+            [[f.family, str(f.tasks), f"{f.mean_a:.3f}", f"{f.mean_b:.3f}", f"{signed(f.delta)}", f"{f.improving}/{f.tasks}"]
              for f in c.per_family],
         )]
     out += ["", f"### By task ({level} CI: bootstrap over the task's runs, {c.task_draws:,} draws)", "", _table(
         ["task", "family", f"runs {a}", f"runs {b}", a, b, "delta", "CI", f"strict {a}", f"strict {b}"],
-        [[t.task, t.family, str(t.runs_a), str(t.runs_b), f"{t.mean_a:.3f}", f"{t.mean_b:.3f}", f"{t.delta:+.3f}",
+        [[t.task, t.family, str(t.runs_a), str(t.runs_b), f"{t.mean_a:.3f}", f"{t.mean_b:.3f}", f"{signed(t.delta)}",
           ci_text(t.ci), strict_text(t.strict_a), strict_text(t.strict_b)] for t in c.per_task],
     )]
     if sec.columns:
@@ -132,10 +132,10 @@ def _headline_rows(c) -> list[list[str]]:
     rows = [
         [f"mean reward, {a}", f"{c.mean_a:.3f}"],
         [f"mean reward, {b}", f"{c.mean_b:.3f}"],
-        ["delta", f"{c.delta:+.3f}"],
+        ["delta", f"{signed(c.delta)}"],
         [f"{level} CI, task-cluster bootstrap", ci_text(c.ci_task)],
         [f"{level} CI, family-cluster bootstrap", ci_text(c.ci_family)],
-        ["family-balanced delta", "—" if c.ci_family_balanced is None else f"{c.family_balanced_delta:+.3f}"],
+        ["family-balanced delta", "—" if c.ci_family_balanced is None else f"{signed(c.family_balanced_delta)}"],
         [f"{level} CI, family-balanced bootstrap", ci_text(c.ci_family_balanced)],
         ["tasks improving", f"{c.improving}/{c.tasks}"],
         ["sign-flip p (two-sided)", p_text(c.sign_flip_p)],
@@ -144,5 +144,5 @@ def _headline_rows(c) -> list[list[str]]:
     ]
     for name, m in (("key F1", c.key_f1), ("ordered nMAE (lower is better)", c.ordered_value_nmae)):
         if m is not None:
-            rows.append([f"{name}: {m.mean_a:.3f} → {m.mean_b:.3f} ({m.n_tasks} tasks)", f"{m.delta:+.3f} {ci_text(m.ci_task)}"])
+            rows.append([f"{name}: {m.mean_a:.3f} → {m.mean_b:.3f} ({m.n_tasks} tasks)", f"{signed(m.delta)} {ci_text(m.ci_task)}"])
     return rows

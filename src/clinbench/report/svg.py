@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
+from clinbench.stats.formatting import signed
+
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 COLOUR_A = "#8c96a6"  # the baseline condition: muted
 COLOUR_B = "#1f6fb2"  # the compared condition: the eye goes here
@@ -25,9 +27,15 @@ MUTED = "#5b6570"
 class ForestRow:
     label: str
     estimate: float
-    lo: float
-    hi: float
+    lo: float | None  # None: no interval (one run a side), the point alone is drawn
+    hi: float | None
     group: str = ""  # e.g. the task's family, shown in the tooltip
+
+    def text(self) -> str:
+        """'+0.015 [-0.010, +0.040]', both at three decimals; the estimate alone without an interval."""
+        if self.lo is None or self.hi is None:
+            return f"{signed(self.estimate)} (no interval: one run)"
+        return f"{signed(self.estimate)} [{signed(self.lo)}, {signed(self.hi)}]"
 
 
 def _fmt(x: float) -> str:
@@ -71,7 +79,8 @@ def forest_plot(rows: Sequence[ForestRow], overall: ForestRow | None, *, title: 
     label_w, right_pad, row_h, top, bottom = 260, 150, 22, 46, 44
     n = len(rows) + (1 if overall else 0)
     height = top + n * row_h + (8 if overall else 0) + bottom
-    values = [v for r in [*rows, *([overall] if overall else [])] for v in (r.lo, r.hi, r.estimate) if math.isfinite(v)]
+    values = [v for r in [*rows, *([overall] if overall else [])] for v in (r.lo, r.hi, r.estimate)
+              if v is not None and math.isfinite(v)]
     lo = min([0.0, *values])
     hi = max([0.0, *values])
     ticks = nice_ticks(lo, hi)
@@ -93,28 +102,30 @@ def forest_plot(rows: Sequence[ForestRow], overall: ForestRow | None, *, title: 
     for i, r in enumerate(rows):
         y = top + i * row_h + row_h / 2
         colour = COLOUR_UP if r.estimate > 0 else (COLOUR_DOWN if r.estimate < 0 else MUTED)
-        tip = f"{r.label}{' (' + r.group + ')' if r.group else ''}: {r.estimate:+.3f} [{r.lo:+.3f}, {r.hi:+.3f}]"
+        tip = f"{r.label}{' (' + r.group + ')' if r.group else ''}: {r.text()}"
         out.append(f'<g class="forest-row" data-task={quoteattr(r.label)} data-delta="{r.estimate:.6f}">')
         out.append(f"<title>{escape(tip)}</title>")
         if i % 2 == 0:
             out.append(f'<rect x="4" y="{y - row_h / 2:.1f}" width="{width - 8}" height="{row_h}" fill="#f6f7f9"/>')
         out.append(_text(x0 - 10, y + 4, r.label, anchor="end", size=12))
-        out.append(f'<line x1="{sx(r.lo):.1f}" x2="{sx(r.hi):.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{colour}" stroke-width="2"/>')
+        if r.lo is not None and r.hi is not None:
+            out.append(f'<line x1="{sx(r.lo):.1f}" x2="{sx(r.hi):.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{colour}" '
+                       'stroke-width="2"/>')
         out.append(f'<circle cx="{sx(r.estimate):.1f}" cy="{y:.1f}" r="4.5" fill="{colour}"/>')
-        out.append(_text(x1 + 8, y + 4, f"{r.estimate:+.3f} [{r.lo:+.2f}, {r.hi:+.2f}]", size=10.5, fill=MUTED))
+        out.append(_text(x1 + 8, y + 4, r.text(), size=10.5, fill=MUTED))
         out.append("</g>")
     if overall:
         y = top + len(rows) * row_h + 8 + row_h / 2
         out.append(f'<line x1="8" x2="{width - 8}" y1="{y - row_h / 2 - 4:.1f}" y2="{y - row_h / 2 - 4:.1f}" stroke="{GRID}"/>')
         out.append(f'<g class="forest-overall" data-delta="{overall.estimate:.6f}">')
-        out.append(f"<title>{escape(f'{overall.label}: {overall.estimate:+.3f} [{overall.lo:+.3f}, {overall.hi:+.3f}]')}</title>")
+        out.append(f"<title>{escape(f'{overall.label}: {overall.text()}')}</title>")
         out.append(_text(x0 - 10, y + 4, overall.label, anchor="end", size=12, weight="600"))
         cx, h = sx(overall.estimate), 7
         out.append(
             f'<polygon points="{sx(overall.lo):.1f},{y:.1f} {cx:.1f},{y - h:.1f} {sx(overall.hi):.1f},{y:.1f} {cx:.1f},{y + h:.1f}" '
             f'fill="{INK}"/>'
         )
-        out.append(_text(x1 + 8, y + 4, f"{overall.estimate:+.3f} [{overall.lo:+.2f}, {overall.hi:+.2f}]", size=10.5, weight="600"))
+        out.append(_text(x1 + 8, y + 4, overall.text(), size=10.5, weight="600"))
         out.append("</g>")
     out.append("</svg>")
     return "\n".join(out)
@@ -145,7 +156,7 @@ def paired_bars(labels: Sequence[str], a: Sequence[float], b: Sequence[float], *
     for i, (label, va, vb) in enumerate(zip(labels, a, b)):
         y = top + i * group_h
         out.append(f'<g class="bar-group" data-label={quoteattr(label)}>')
-        out.append(f"<title>{escape(f'{label}: {name_a} {va:.3f}, {name_b} {vb:.3f}, delta {vb - va:+.3f}')}</title>")
+        out.append(f"<title>{escape(f'{label}: {name_a} {va:.3f}, {name_b} {vb:.3f}, delta {signed(vb - va)}')}</title>")
         out.append(_text(x0 - 10, y + group_h / 2 + 4, label, anchor="end", size=12))
         for j, (v, colour) in enumerate(((va, COLOUR_A), (vb, COLOUR_B))):
             by = y + 3 + j * (bar_h + 2)

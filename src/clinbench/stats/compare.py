@@ -76,7 +76,7 @@ class TaskRow:
     mean_a: float
     mean_b: float
     delta: float
-    ci: Interval
+    ci: Interval | None  # None when either side has a single run: a bootstrap of one run is no interval
     strict_a: StrictCount | None
     strict_b: StrictCount | None
 
@@ -315,7 +315,8 @@ def compare(
                 mean_a=float(xa[i]),
                 mean_b=float(xb[i]),
                 delta=float(deltas[i]),
-                ci=_within_task_ci(runs.reward[ta], runs.reward[tb], draws=task_draws, seed=seed + i, level=level),
+                ci=(_within_task_ci(runs.reward[ta], runs.reward[tb], draws=task_draws, seed=seed + i, level=level)
+                    if ta.sum() > 1 and tb.sum() > 1 else None),
                 strict_a=_strict(runs, ta),
                 strict_b=_strict(runs, tb),
             )

@@ -5,8 +5,14 @@ from __future__ import annotations
 from clinbench.stats.compare import Interval, StrictCount
 
 
+def signed(x: float, digits: int = 3) -> str:
+    """A delta with its sign, ``digits`` decimals; one that rounds to zero is '0.000', never '-0.000'."""
+    text = f"{x:+.{digits}f}"
+    return text[1:] if float(text) == 0 else text
+
+
 def ci_text(ci: Interval | None) -> str:
-    return "—" if ci is None else f"[{ci.lo:+.3f}, {ci.hi:+.3f}]"
+    return "—" if ci is None else f"[{signed(ci.lo)}, {signed(ci.hi)}]"
 
 
 def strict_text(s: StrictCount | None) -> str:
