@@ -181,3 +181,24 @@ def test_a_dest_that_cannot_be_created_is_a_one_line_error(tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip() == (f"error: cannot create {blocker / 'mimic-iv-demo-2.2'} (Not a directory): "
                                    "choose another --out")
+
+
+def test_a_failed_fetch_leaves_no_empty_folder_behind(file_server, tmp_path, monkeypatch):
+    """An unreachable server or a listing with nothing on the server left `--out data/` holding an empty
+    demo folder (or the listing alone): now nothing is left, and the error is one line."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv(BASE_URL_ENV, f"http://127.0.0.1:{port}")
+    with pytest.raises(DataError) as err:
+        fetch_demo("mimic-iv-demo", tmp_path / "data")
+    assert "\n" not in str(err.value) and not (tmp_path / "data").exists()
+    root, url, _ = file_server
+    demo = root / "mimic-iv-demo" / "2.2"
+    demo.mkdir(parents=True)
+    (demo / "SHA256SUMS.txt").write_text("a" * 64 + "  hosp/patients.csv.gz\n")  # listed, not served
+    monkeypatch.setenv(BASE_URL_ENV, url)
+    (tmp_path / "kept").mkdir()
+    with pytest.raises(DataError, match="none of the 1 files listed"):
+        fetch_demo("mimic-iv-demo", tmp_path / "kept")
+    assert list((tmp_path / "kept").iterdir()) == []  # a folder the user made stays, empty as it was

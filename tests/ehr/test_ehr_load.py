@@ -310,3 +310,16 @@ def test_optional_modules_duplicates_and_folder_output(small_mimic, tmp_path):
     assert "mimiciv_ed.triage" in report.missing and "mimiciv_note.discharge" not in report.missing
     with pytest.raises(DataError, match="is a folder: give a file name"):
         load_mimic_iv(small_mimic, tmp_path, partial=True)
+
+
+def test_partial_load_of_folders_without_tables_writes_nothing(tmp_path):
+    """`data load --partial` on hosp/ and icu/ holding no table file wrote an empty database and exited 0."""
+    src = tmp_path / "mimic"
+    (src / "hosp").mkdir(parents=True)
+    (src / "icu").mkdir()
+    (src / "hosp" / "README.txt").write_text("not a table")
+    with pytest.raises(DataError, match=r"holds no table files \(.csv.gz, .csv or .parquet\) in hosp/, icu/, ed/ "
+                                        r"or note/: nothing was written") as err:
+        load_mimic_iv(src, tmp_path / "out.duckdb", partial=True)
+    assert "\n" not in str(err.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mimic"]

@@ -110,10 +110,34 @@ def fetch_demo(name: str, dest: str | Path, *, progress: FetchProgress | None = 
     if demo is None:
         raise DataError(f"unknown demo {name!r}: choose one of {', '.join(DEMOS)}")
     root = Path(dest) / demo.folder
+    created = [p for p in (root, *root.parents) if not p.exists()]  # removed again if the fetch gets nothing
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise DataError(f"cannot create {root} ({exc.strerror}): choose another --out") from exc
+    try:
+        return _fetch_into(demo, root, progress)
+    except BaseException:
+        _remove_if_nothing_kept(root, created)
+        raise
+
+
+def _remove_if_nothing_kept(root: Path, created: list[Path]) -> None:
+    """After a failed fetch: remove the folders it created when no download is kept in them (a partial
+    file is kept: the next fetch resumes it); a listing alone is not worth keeping."""
+    files = [p for p in root.rglob("*") if p.is_file()] if root.is_dir() else []
+    if any(p.name != CHECKSUMS or p.parent != root for p in files):
+        return
+    for p in files:
+        p.unlink(missing_ok=True)
+    for folder in created:  # deepest first
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
+def _fetch_into(demo: Demo, root: Path, progress: FetchProgress | None) -> FetchReport:
     url = demo_url(demo)
     report = FetchReport(demo=demo, path=root)
 

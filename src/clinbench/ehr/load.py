@@ -155,6 +155,10 @@ def load_dataset(
         raise DataError(f"{out} is a folder: give a file name such as {out / 'mimic.duckdb'}")
 
     sources, report.missing = _discover(dataset, src, warn)
+    if not sources:  # even --partial: a database with no table is of no use and looks like a load
+        where = "hosp/, icu/, ed/ or note/" if dataset == "mimic-iv" else "the folder"
+        raise DataError(f"{src} holds no table files (.csv.gz, .csv or .parquet) in {where}: nothing was written; "
+                        "give the folder that holds the PhysioNet files")
     report.extra = [s.table.qualified for s in sources if not s.declared]
     for s in sources:
         if not s.declared:
