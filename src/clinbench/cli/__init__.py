@@ -220,7 +220,9 @@ def main() -> None:
     except Exception as exc:
         # Ctrl-C while DuckDB runs a query surfaces as its own exception, not KeyboardInterrupt;
         # the writers clean up their temporary files, so only the traceback needs replacing.
-        if _is_duckdb_interrupt(exc):
+        from clinbench.cli._interrupt import is_interrupt
+
+        if is_interrupt(exc):
             _error("interrupted")
             sys.exit(130)
         # A database another program holds open, or a path that is not a DuckDB file, reaches
@@ -239,10 +241,3 @@ def _is_duckdb_io_error(exc: BaseException) -> bool:
 
     return isinstance(exc, duckdb.IOException)
 
-
-def _is_duckdb_interrupt(exc: BaseException) -> bool:
-    import duckdb
-
-    return isinstance(exc, duckdb.InterruptException) or (
-        isinstance(exc, RuntimeError) and str(exc) == "Query interrupted"
-    )

@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from clinbench.cli._console import make_console
+from clinbench.cli._interrupt import is_interrupt, stopped
 
 console = make_console()
 concepts_app = typer.Typer(no_args_is_help=True, help="Derived concepts (mimiciv_derived, eicu_derived) and task targets.")
@@ -39,12 +40,15 @@ def build(
         transient=False,
     ) as bar:
         task = bar.add_task("concepts", total=None)
+        kept: list[str] = []  # built or unchanged so far: what an interrupted build leaves in the database
 
         def report(name, index, total, result):
             bar.update(task, total=total, description=name)
             if result is None:
                 return
             bar.advance(task)
+            if result.status in ("built", "unchanged"):
+                kept.append(name)
             if result.status == "built":
                 bar.console.print(f"  [green]built[/]     {name}  {result.rows:,} rows  {result.seconds:.2f} s")
             elif result.status == "unchanged":
@@ -53,7 +57,16 @@ def build(
                 bar.console.print(f"  [yellow]skipped[/]   {name}  ({result.note})")
 
         started = time.perf_counter()
-        results = build_concepts(db, only=names, schema=schema, targets=not no_targets, progress=report, force=force)
+        try:
+            results = build_concepts(db, only=names, schema=schema, targets=not no_targets, progress=report,
+                                     force=force)
+        except BaseException as exc:
+            if not is_interrupt(exc):
+                raise
+            bar.stop()
+            stopped(console, f"{len(kept)} concept(s) built or unchanged are kept in {db} (each table is written "
+                             f"whole); rerun `clinbench concepts build {db}` to build the rest (what is unchanged "
+                             "is skipped)")
         elapsed = time.perf_counter() - started  # concepts build concurrently: not the sum of their seconds
         bar.update(task, description="done")
 

@@ -23,14 +23,38 @@ from clinbench.cli._console import make_console
 from clinbench.records import STORE_FILE
 
 console = make_console()
+MIMIC_DB = "mimic-iv-synthetic.duckdb"
 
 
 @contextmanager
-def _step(title: str) -> Iterator[None]:
+def _step(title: str, out: Path) -> Iterator[None]:
+    """One step of the demo; Ctrl-C in it says what the output folder keeps and how to resume."""
+    from clinbench.campaign.campaign import CampaignInterrupted
+    from clinbench.cli._interrupt import is_interrupt, stopped
+
     console.rule(f"[bold]{title}")
     start = time.perf_counter()
-    yield
+    try:
+        yield
+    except BaseException as exc:
+        if isinstance(exc, CampaignInterrupted) or is_interrupt(exc):
+            stopped(console, f"in step {title.split('.')[0]}; {_kept(out)}; rerun `clinbench demo --out {out}` to "
+                             "resume (it reuses the database and every finished run)")
+        raise
     console.print(f"[dim]{title}: {time.perf_counter() - start:.1f} s[/]")
+
+
+def _kept(out: Path) -> str:
+    """What an interrupted demo leaves in ``out`` that a rerun reuses."""
+    kept = []
+    if (out / MIMIC_DB).is_file():
+        kept.append(f"the database {out / MIMIC_DB}")
+    for folder, what in (("campaign", "derivation run(s)"), ("dx", "diagnosis encounter(s)")):
+        runs = out / folder / "runs"
+        n = sum(1 for p in runs.iterdir() if p.is_dir()) if runs.is_dir() else 0
+        if n:
+            kept.append(f"{n} finished {what} in {out / folder}")
+    return ("kept " + ", ".join(kept)) if kept else f"nothing finished is kept in {out} yet"
 
 
 def demo_command(
@@ -45,7 +69,7 @@ def demo_command(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from clinbench.campaign.demo import DEMO_COMPARE, demo_tasks, run_demo_campaign, variant_notes
-    from clinbench.campaign.progress import RichReporter
+    from clinbench.campaign.progress import PlainLines, RichReporter
     from clinbench.concepts.build import build_concepts
     from clinbench.concepts.summary import cohort_shares
     from clinbench.derive.catalogue import load_catalogue
@@ -56,9 +80,9 @@ def demo_command(
     from clinbench.report.terminal import Col, print_table
 
     out.mkdir(parents=True, exist_ok=True)
-    mimic = out / "mimic-iv-synthetic.duckdb"
+    mimic = out / MIMIC_DB
 
-    with _step(f"1. Synthetic MIMIC-IV ({patients} patients, seed {seed})"):
+    with _step(f"1. Synthetic MIMIC-IV ({patients} patients, seed {seed})", out):
         if fresh or not mimic.exists():
             with console.status("synthesising…"):
                 synth_mimic_iv(mimic, patients=patients, seed=seed, keep_raw_layer=True)
@@ -68,15 +92,20 @@ def demo_command(
 
     tasks = load_catalogue()
     targets = len({spec.reference for spec in tasks.values() if spec.database == "mimic-iv"})
-    with _step(f"2. Concepts and the task references ({targets} MIMIC-IV targets)"):
-        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=console, transient=True) as bar:
-            job = bar.add_task("concepts", total=None)
+    with _step(f"2. Concepts and the task references ({targets} MIMIC-IV targets)", out):
+        if not console.is_terminal:  # a log or a pipe: plain lines, not a bar drawn only at the end
+            plain = PlainLines(console, "concepts")
+            results = build_concepts(mimic, progress=lambda name, index, total, result: plain.update(
+                index + (result is not None), total, name, final=result is not None and index + 1 == total))
+        else:
+            with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                          TimeElapsedColumn(), console=console, transient=True) as bar:
+                job = bar.add_task("concepts", total=None)
 
-            def report(name, index, total, result):
-                bar.update(job, total=total, completed=index + (result is not None), description=name)
+                def report(name, index, total, result):
+                    bar.update(job, total=total, completed=index + (result is not None), description=name)
 
-            results = build_concepts(mimic, progress=report)
+                results = build_concepts(mimic, progress=report)
         counts = Counter(r.status for r in results)
         console.print(f"{mimic.name}: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())))
         print_table(console, [Col("definition"), Col("share of ICU stays", numeric=True)],
@@ -89,7 +118,7 @@ def demo_command(
     if unscorable:  # an empty reference would score both agents 0 and read as a convention's effect
         console.print(f"skipped, this database cannot score them: {describe(unscorable)}", highlight=False)
         chosen = {t: v for t, v in chosen.items() if t not in unscorable}
-    with _step("3. Derivation campaign: the reference agent against the variant agent"):
+    with _step("3. Derivation campaign: the reference agent against the variant agent", out):
         print_table(console, [Col("task"), Col("variant the variant agent writes")], [[t, v] for t, v in chosen.items()])
         record_command(campaign, ["clinbench", "demo", "--out", str(out), "--patients", str(patients), "--seed",
                                   str(seed), "--jobs", str(jobs)])
@@ -97,18 +126,19 @@ def demo_command(
         console.print(f"{summary.finished} runs finished, {summary.skipped} already done; store {campaign / STORE_FILE}")
 
     dx_dir = out / "dx"
-    with _step("4. Sequential diagnosis on the demo cases (offline baselines)"):
+    with _step("4. Sequential diagnosis on the demo cases (offline baselines)", out):
         _run_dx(dx_dir)
 
-    with _step("5. One report: convention effect, M4Bench reproduced, diagnosis"):
+    with _step("5. One report: convention effect, M4Bench reproduced, diagnosis", out):
         from clinbench.report.published import M4BENCH_RUNS, M4BENCH_INTRO
 
         sections = [
-            SectionSpec(campaign, DEMO_COMPARE, key="derive", notes=variant_notes(chosen),
+            SectionSpec(campaign, DEMO_COMPARE, key="derive", notes=variant_notes(chosen, mimic),
                         title="1. How much a clinical convention moves the score (reference vs variant agent)",
                         intro="Both built-in agents answer every task exactly; the variant agent follows a documented "
                               "alternative convention (a reference-validity variant) and is scored against the default "
-                              "reference. The delta is what that convention alone costs on this database."),
+                              "reference. The delta is what that convention alone costs on this synthetic database "
+                              "(generated by `data synth`, no patient's record)."),
             SectionSpec(M4BENCH_RUNS, "no-skill:with-skill", key="m4bench",
                         title="2. M4Bench v1: the published Codex campaign, reproduced", intro=M4BENCH_INTRO),
         ]
@@ -123,10 +153,21 @@ def demo_command(
 def _run_dx(dx_dir: Path) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from clinbench.campaign.progress import PlainLines
     from clinbench.dx.cases import demo_cases
     from clinbench.dx.demo import DEMO_AGENTS, run_demo_dx
 
     total = len(demo_cases()) * len(DEMO_AGENTS)
+    if not console.is_terminal:
+        plain, done = PlainLines(console, "encounters"), []
+
+        def tick(rec) -> None:
+            done.append(rec)
+            plain.update(len(done), total, rec.agent, final=len(done) == total)
+
+        for line in run_demo_dx(dx_dir, progress=tick):
+            console.print(line, highlight=False)
+        return
     with Progress(TextColumn("[bold]encounters"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.fields[agent]}"), console=console, transient=True) as bar:
         job = bar.add_task("dx", total=total, agent="")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -260,8 +261,25 @@ def _check_agents(agents: list[str], models: list[str], options: AgentOptions) -
             checked.add(sandbox.kind)
 
 
+def _before_any_run(command):
+    """``command`` with Ctrl-C before the first run (checking references and endpoints, binding the
+    data, starting workers) said as such; an interrupt once runs have started is ``CampaignInterrupted``."""
+    @functools.wraps(command)
+    def interruptible(*args, **kwargs):
+        from clinbench.cli._interrupt import is_interrupt, stopped
+
+        try:
+            return command(*args, **kwargs)
+        except BaseException as exc:
+            if is_interrupt(exc):
+                stopped(Console(stderr=True), "before any run started: no run was recorded; rerun the same "
+                                              "command to start the campaign")
+            raise
+    return interruptible
+
+
 def register(app: typer.Typer) -> None:
-    app.command("run")(run_command)
+    app.command("run")(_before_any_run(run_command))
 
 
 __all__ = ["register", "run_command", "MatrixError"]

@@ -1,0 +1,29 @@
+"""Ctrl-C in a long command: say what was kept and how to resume, exit 130, no traceback.
+
+Ctrl-C reaches a command as ``KeyboardInterrupt``, or, while DuckDB runs a query, as DuckDB's
+own exception (``RuntimeError('Query interrupted')`` from a scan of Python data): ``is_interrupt``
+is the one test of both. A command that catches one calls ``stopped`` with what it kept; one
+that does not still ends with "interrupted" and 130 (``clinbench.cli.main``).
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+import typer
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C, as Python or DuckDB raises it."""
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    import duckdb
+
+    return isinstance(exc, duckdb.InterruptException) or (isinstance(exc, RuntimeError)
+                                                          and str(exc) == "Query interrupted")
+
+
+def stopped(console, kept: str) -> NoReturn:
+    """Print 'interrupted: KEPT' on one line and exit 130."""
+    console.print(f"interrupted: {kept}", highlight=False, soft_wrap=True, markup=False)
+    raise typer.Exit(130)
