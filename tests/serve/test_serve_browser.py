@@ -269,6 +269,7 @@ def test_a_clinician_plays_a_case_recorded_like_an_agent(page, world):
     agents = {a["agent"]: a for a in json.loads(_cli("dx", "stats", str(play.store_dir), "--json"))["agents"]}
     assert (agents["human:dr-test"]["runs"], agents["human:dr-test"]["accuracy"]) == (1, 1.0)
     assert agents["human:dr-test"]["mean_cost"] == VISIT_FEE + test_cost
+    assert agents["human:dr-test"]["mean_tests"] == 3.0  # compared with the agents' tests ordered per case
     assert page.seen["errors"] == [] and page.seen["dialogs"] == []
 
 

@@ -203,11 +203,12 @@ def register(app: typer.Typer) -> None:
                               "comparison": asdict(test) if test else None}, indent=1))
             return
         t = Table(title=f"dx runs in {directory}")
-        for col in ("agent", "runs", "accuracy", "95% CI", "mean cost", "mean judge", "errors"):
+        for col in ("agent", "runs", "accuracy", "95% CI", "mean cost", "tests/case", "mean judge", "errors"):
             t.add_column(col)
         for s in summaries:
             t.add_row(s.agent, str(s.runs), dxstats.fmt_pct(s.accuracy),
                       f"[{s.ci[0]:.1%}, {s.ci[1]:.1%}]" if s.ci else "n/a", dxstats.fmt_usd(s.mean_cost),
+                      "n/a" if s.mean_tests is None else f"{s.mean_tests:.1f}",
                       "n/a" if s.mean_judge is None else f"{s.mean_judge:.2f}", str(s.errors))
         console.print(t)
         if test:

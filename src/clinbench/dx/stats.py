@@ -1,6 +1,7 @@
 """Figures of a diagnosis campaign: accuracy with a bootstrap CI, mean cost, a paired test, a plot.
 
-Accuracy is the share of runs the judge scored 4 or more (reward 1.0). Its interval is the
+Accuracy is the share of runs the judge scored 4 or more (reward 1.0); tests ordered per case are read
+from each run's ledger.json (agents and clinicians alike). Accuracy's interval is the
 project's percentile bootstrap (``clinbench.stats.bootstrap.percentile_ci``); two agents
 are compared with the paper's one-sided paired permutation test
 (``clinbench.stats.permutation.paired_permutation_test``, 10,000 resamples), pairing runs
@@ -10,6 +11,7 @@ by (case, trial). The accuracy-cost plot is a plain SVG written atomically.
 from __future__ import annotations
 
 import html
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +35,7 @@ class AgentSummary:
     mean_judge: float | None
     errors: int
     cost_ci: tuple[float, float] | None = None
+    mean_tests: float | None = None  # tests ordered per scored run (from each run's ledger.json)
 
     def describe(self) -> str:
         """One printable line: accuracy with CI, mean cost, judge mean, runs and errors."""
@@ -40,6 +43,8 @@ class AgentSummary:
             return f"{self.agent}: no scored run ({self.runs} runs, {self.errors} errors)"
         text = (f"{self.agent}: accuracy {self.accuracy:.1%} (95% CI {self.ci[0]:.1%}-{self.ci[1]:.1%}), "
                 f"mean cost ${self.mean_cost:,.0f}, mean judge score {self.mean_judge:.2f}, {self.runs} runs")
+        if self.mean_tests is not None:
+            text += f", {self.mean_tests:.1f} tests ordered per case"
         return text + (f", {self.errors} errors" if self.errors else "")
 
 
@@ -75,10 +80,21 @@ def _key(r: dict) -> str:
 
 
 def dx_runs(directory: str | Path) -> list[dict]:
+    """The store's dx runs, each with ``tests_ordered`` from its evidence's ledger.json (None without one)."""
     runs = Store.open(directory).runs(benchmark="dx")
     if not runs:
         raise DataError(f"no dx runs in {directory}: run 'clinbench dx run --out {directory}' first")
+    for r in runs:
+        r["tests_ordered"] = _tests_ordered(Path(directory) / (r["evidence_dir"] or "") / "ledger.json")
     return runs
+
+
+def _tests_ordered(ledger: Path) -> int | None:
+    try:
+        value = json.loads(ledger.read_text(encoding="utf-8")).get("tests_ordered")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def summarise(runs: list[dict], *, level: float = 0.95) -> list[AgentSummary]:
@@ -98,10 +114,12 @@ def summarise(runs: list[dict], *, level: float = 0.95) -> list[AgentSummary]:
             lo, hi = percentile_ci(costs, draws=DRAWS, seed=0, level=level)
             cost_ci = (float(lo), float(hi))
         judges = [r["judge_score"] for r in scored if r["judge_score"] is not None]
+        tests = [r["tests_ordered"] for r in scored if r.get("tests_ordered") is not None]
         out.append(AgentSummary(agent, len(rows), len(scored), acc, ci,
                                 sum(costs) / len(costs) if costs else None,
                                 sum(judges) / len(judges) if judges else None,
-                                sum(r["status"] != "ok" for r in rows), cost_ci))
+                                sum(r["status"] != "ok" for r in rows), cost_ci,
+                                sum(tests) / len(tests) if tests else None))
     return out
 
 

@@ -45,12 +45,13 @@ def _agent_rows(runs: list[dict]) -> list[list[str]]:
                      str(s.runs), dxstats.fmt_pct(s.accuracy),
                      f"{s.ci[0]:.1%}–{s.ci[1]:.1%}" if s.ci else "n/a", dxstats.fmt_usd(s.mean_cost),
                      f"${s.cost_ci[0]:,.0f}–${s.cost_ci[1]:,.0f}" if s.cost_ci else "n/a",
+                     "n/a" if s.mean_tests is None else f"{s.mean_tests:.1f}",
                      "n/a" if s.mean_judge is None else f"{s.mean_judge:.2f}", str(failed), str(harness)])
     return rows
 
 
 _AGENT_HEADER = ["agent (mode, settings)", "runs", "accuracy", "95% CI", "mean cost", "cost 95% CI",
-                 "mean judge", "agent failed", "harness errors"]
+                 "tests per case", "mean judge", "agent failed", "harness errors"]
 
 
 def judge_agreement(runs: list[dict]) -> list[dict]:

@@ -128,10 +128,12 @@ def filter_runs(runs: list[dict[str, Any]], query: dict[str, str]) -> list[dict[
 
 
 def dx_summaries(source: Source) -> list[Any]:
+    """What `clinbench dx stats` summarises (the same calls), per agent and clinician."""
     from clinbench.dx import stats as dxstats
 
-    runs = [r for r in runs_of(source) if r["benchmark"] == "dx"]
-    return dxstats.summarise(runs) if runs else []
+    if "dx" not in benchmarks(source):
+        return []
+    return _cached(("dx", str(source.root)), source, lambda: dxstats.summarise(dxstats.dx_runs(readable(source))))
 
 
 # -- a running campaign ----------------------------------------------------------------
