@@ -71,6 +71,9 @@ def test_dx_run_takes_max_cases_and_limit_means_a_sandbox_limit_only_in_run():
     run_help = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "200"}).output
     assert "Sandbox limit KEY=VALUE" in " ".join(run_help.replace("│", " ").split())
     assert current_spellings("dx", ["run", "--limit", "2"]) == ["run", "--max-cases", "2"]  # old scripts still work
+    # --prices is the model price table (TOML) in `run`; the tests' price CSV of `dx run` is --test-prices
+    assert "--test-prices" in dx_help and "--prices" not in dx_help.replace("--test-prices", "")
+    assert current_spellings("dx", ["run", "--prices", "p.csv"]) == ["run", "--test-prices", "p.csv"]
 
 
 def test_a_usage_error_is_one_line_like_every_other_error(tmp_path):

@@ -17,7 +17,8 @@ OLD_SPELLINGS: dict[str, dict[str, str]] = {
     "concepts build": {"--schema": "--derived-schema"},
     "data fetch": {"--dest": "--out"},
     "tasks verify": {"--tasks": "--task"},
-    "dx run": {"--limit": "--max-cases"},  # --limit is a sandbox limit in `run`
+    # in `run`, --limit is a sandbox limit and --prices the model price table (TOML)
+    "dx run": {"--limit": "--max-cases", "--prices": "--test-prices"},
 }
 GROUPS = ("concepts", "data", "dx", "tasks")
 

@@ -88,7 +88,7 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., help="campaign folder (results.duckdb + runs/)"),
         trials: int = typer.Option(1, min=1, help="encounters per case and agent"),
         max_turns: int = typer.Option(20, min=1, help="turns before a forced diagnosis"),
-        prices: Optional[Path] = typer.Option(None, help="your price CSV (code, description, price[, source])"),
+        prices: Optional[Path] = typer.Option(None, "--test-prices", help="your price CSV of tests (code, description, price[, source])"),
         agent_model: Optional[str] = typer.Option(None, help="model of the baseline/dxo agent"),
         agent_provider: str = typer.Option("openai", help="openai (any compatible server) | anthropic"),
         agent_base_url: Optional[str] = typer.Option(None, help="agent endpoint (default OPENAI_BASE_URL / ANTHROPIC_BASE_URL)"),

@@ -17,8 +17,9 @@ def register(app: typer.Typer) -> None:
         figures: Path | None = typer.Option(None, "--figures", help="folder for SVG figures (default: <report>-figures)"),
         compare: str | None = typer.Option(
             None, "--compare",
-            help="compare two groups: A:B (conditions) or DIM:BASE:NEW, DIM one of condition, agent, model, schema; "
-                 "delta = B − A (default: no-skill:with-skill, or the only two conditions; otherwise a summary)"),
+            help="compare two groups: BASE:NEW (conditions) or DIM:BASE:NEW, DIM one of condition, agent, model, "
+                 "schema; delta = NEW − BASE (default: no-skill:with-skill, or the only two conditions; otherwise a "
+                 "summary)"),
         summary: bool = typer.Option(False, "--summary", help="summarise the runs even when two conditions are present"),
         seed: int = typer.Option(0, "--seed", help="seed of every bootstrap and sign-flip draw"),
         draws: int = typer.Option(20000, "--draws", help="bootstrap draws"),
