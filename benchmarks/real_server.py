@@ -9,7 +9,7 @@ the limit hit and the reason. Without --base-url it says what to pass and exits 
 Usage:
   .venv/bin/python benchmarks/real_server.py --base-url http://127.0.0.1:8080/v1 --model qwen2.5-coder \\
       [--agents llm,codex,claude] [--endpoint-api chat] [--tasks mimic-sofa-24h] [--timeout 20] \\
-      [--max-tokens 2048] [--token-budget 400000] [--text-tool-calls] [--db mimic.duckdb] [--out DIR]
+      [--max-tokens 2048] [--token-budget 400000] [--no-text-tool-calls] [--db mimic.duckdb] [--out DIR]
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=20.0, help="minutes per run")
     parser.add_argument("--max-tokens", type=int, default=2048)
     parser.add_argument("--token-budget", type=int, default=None)
-    parser.add_argument("--text-tool-calls", action="store_true")
+    parser.add_argument("--text-tool-calls", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--db", type=Path, help="a database with the tasks' references built (default: a synthetic one)")
     parser.add_argument("--patients", type=int, default=50)
     parser.add_argument("--out", type=Path, help="campaign folder (default: a temporary one)")

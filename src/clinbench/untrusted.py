@@ -43,12 +43,13 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH, max_chars: int = MAX
         value = json.loads(text)
     except RecursionError:
         raise UntrustedJSONError(f"JSON nested deeper than {max_depth} levels", text) from None
-    if text.count("[") + text.count("{") > max_depth and _depth_over(value, max_depth):
+    if text.count("[") + text.count("{") > max_depth and too_deep(value, max_depth):
         raise UntrustedJSONError(f"JSON nested deeper than {max_depth} levels", text)
     return value
 
 
-def _depth_over(value: Any, limit: int) -> bool:
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether a parsed JSON value nests lists and objects deeper than ``limit``."""
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()

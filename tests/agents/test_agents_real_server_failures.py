@@ -7,11 +7,13 @@ import json
 import time
 
 import httpx
+import pytest
 
 from clinbench.agents.base import RunContext, Workspace
 from clinbench.agents.llm_agent import LLMAgent
 from clinbench.agents.llm_clients import RetryPolicy
 from tests.agents.scripted_server import ScriptedServer
+from tests.agents.text_call_shapes import SEVERAL_IN_A_ROW, SHAPES
 
 LIST = {"tool": "list_tables", "arguments": {}}
 WRITE = {"tool": "write_output", "arguments": {"sql": "SELECT stay_id FROM mimiciv_icu.icustays ORDER BY 1"}}
@@ -55,22 +57,59 @@ def test_a_persistent_server_error_keeps_the_servers_own_message(workspace, tmp_
     assert events[-1]["type"] == "end" and events[-1]["usage"]["http_requests"] == 4
 
 
-def test_a_tool_call_written_as_text_is_an_error_naming_it(workspace, tmp_path):
-    outcome, _, events = _run(workspace, tmp_path, [{"text_tool_call": "hermes", **LIST}])
+def test_with_text_tool_calls_off_a_call_written_as_text_is_an_error_naming_it(workspace, tmp_path):
+    outcome, _, events = _run(workspace, tmp_path, [{"text_tool_call": "hermes", **LIST}], text_tool_calls=False)
     assert outcome.status == "error" and outcome.output_csv is None
-    assert "wrote a tool call as text (hermes style, list_tables)" in outcome.error and "--text-tool-calls" in outcome.error
+    assert "wrote a tool call as text (hermes style, list_tables)" in outcome.error and "--no-text-tool-calls" in outcome.error
     assert outcome.usage.requests == 1 and outcome.usage.output_tokens == 10
 
 
-def test_text_tool_calls_are_used_when_asked_and_marked_in_the_transcript(workspace, tmp_path):
+def test_text_tool_calls_are_used_by_default_and_each_is_marked_in_the_transcript(workspace, tmp_path):
     script = [{"text_tool_call": "hermes", **LIST}, {"text_tool_call": "json", **WRITE}, {"text": "Saved."}]
-    outcome, srv, events = _run(workspace, tmp_path, script, text_tool_calls=True)
+    outcome, srv, events = _run(workspace, tmp_path, script)
     assert outcome.status == "ok" and outcome.output_csv.read_text().splitlines()[1:] == ["100", "200", "300"]
     turns = [e for e in events if e["type"] == "assistant"]
-    assert [t["parsed_from_text"] for t in turns] == ["hermes", "json", None]
+    assert [t["text_style"] for t in turns] == ["hermes", "json", None]
+    assert [[c.get("parsed_from_text") for c in t["tool_calls"]] for t in turns] == [[True], [True], []]
     assert events[0]["text_tool_calls"] is True
     # the model saw the first call's result
     assert next(m for m in srv.requests[1]["messages"] if m["role"] == "tool")["content"] == "mimiciv_icu.icustays"
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_each_reply_shape_seen_from_a_local_model_becomes_the_intended_call(workspace, tmp_path, shape):
+    text = SHAPES[shape]("read_skill", {"name": "demo-skill"})
+    outcome, srv, events = _run(workspace, tmp_path, [{"text": text}, WRITE, {"text": "Saved."}])
+    assert outcome.status == "ok", outcome.error
+    first = next(e for e in events if e["type"] == "assistant")
+    assert [(c["name"], c["arguments"], c["parsed_from_text"]) for c in first["tool_calls"]] == [
+        ("read_skill", {"name": "demo-skill"}, True)]
+    assert next(m for m in srv.requests[1]["messages"] if m["role"] == "tool")["content"].endswith("Use los.\n")
+
+
+def test_several_calls_written_in_a_row_are_each_made(workspace, tmp_path):
+    outcome, srv, events = _run(workspace, tmp_path, [{"text": SEVERAL_IN_A_ROW}, WRITE, {"text": "Saved."}])
+    assert outcome.status == "ok", outcome.error
+    results = [e for e in events if e["type"] == "tool_result"]
+    assert [r["name"] for r in results] == ["list_tables", "describe_table", "write_output"]
+    assert results[1]["content"].startswith("subject_id INTEGER")
+
+
+def test_the_bare_functions_line_of_llama_cpp_pythons_chatml_function_calling_is_a_call(workspace, tmp_path):
+    outcome, srv, events = _run(workspace, tmp_path, [{"text": "functions.list_tables:"}, WRITE, {"text": "Saved."}])
+    assert outcome.status == "ok" and [e["name"] for e in events if e["type"] == "tool_result"][0] == "list_tables"
+
+
+def test_an_empty_reply_gets_one_corrective_turn_and_the_run_goes_on(workspace, tmp_path):
+    outcome, srv, events = _run(workspace, tmp_path, [{"text": ""}, LIST, WRITE, {"text": "Saved."}])
+    assert outcome.status == "ok" and outcome.output_csv is not None
+    repair = next(e for e in events if e.get("repair"))
+    assert repair["type"] == "user" and repair["repair"].startswith("the model returned an empty reply")
+    assert repair["content"].startswith("Your last reply was empty. Reply with one tool call")
+    assert srv.requests[1]["messages"][-1] == {"role": "user", "content": repair["content"]}
+    # both attempts are in the transcript and in the usage
+    assert [e["text"] for e in events if e["type"] == "assistant"][0] == ""
+    assert (outcome.usage.requests, outcome.usage.http_requests) == (4, 4)
 
 
 def test_a_hanging_server_is_cut_at_the_runs_remaining_time(workspace, tmp_path):
@@ -126,9 +165,11 @@ def test_bad_tool_arguments_go_back_to_the_model_which_can_recover(workspace, tm
     assert outcome.status == "ok" and outcome.output_csv is not None and outcome.usage.requests == 5
 
 
-def test_an_empty_reply_and_a_text_only_answer_are_recorded_as_what_they_are(workspace, tmp_path):
-    empty, _, _ = _run(workspace, tmp_path, [{"text": ""}])
-    assert empty.status == "error" and empty.error == "the model returned an empty reply (no text, no tool call; finish_reason stop)"
+def test_an_empty_reply_and_a_text_only_answer_after_a_corrective_turn_are_recorded_as_what_they_are(workspace, tmp_path):
+    empty, _, _ = _run(workspace, tmp_path, [{"text": ""}, {"text": ""}])
+    assert empty.status == "error" and empty.error == ("the model returned an empty reply (no text, no tool call; "
+                                                       "finish_reason stop), again after a corrective message")
     chat, _, _ = _run(workspace, tmp_path / "b", [{"text": "The answer is 42."}])
-    assert chat.status == "error" and chat.error == "the model answered with text only and wrote no output.csv: 'The answer is 42.'"
-    assert chat.usage.requests == 1
+    assert chat.status == "error" and chat.error == ("the model answered with text only and wrote no output.csv: "
+                                                     "'The answer is 42.', again after a corrective message")
+    assert chat.usage.requests == 2

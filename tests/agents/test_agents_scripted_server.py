@@ -96,3 +96,16 @@ def test_by_default_plain_chat_calls_take_text_steps_in_order():
         second = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "q"}])
     assert json.loads(first.choices[0].message.content) == {"answer": "pneumonia"}
     assert second.choices[0].message.content == "second" and srv.steps_used == 3
+
+
+def test_a_call_written_as_text_reaches_the_openai_client_as_content_without_tool_calls():
+    # what a server without tool-call parsing returns: the shapes the text-call tests replay
+    from tests.agents.text_call_shapes import SHAPES
+
+    texts = [shape("run_sql", {"sql": "select 1"}) for shape in SHAPES.values()]
+    with ScriptedServer([{"text": t} for t in texts]) as srv:
+        client = openai.OpenAI(base_url=srv.base_url, api_key="dummy", max_retries=0)
+        for text in texts:
+            message = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}],
+                                                     tools=TOOLS).choices[0].message
+            assert message.content == text and not message.tool_calls

@@ -31,7 +31,7 @@ class AgentOptions:
     sandbox: str | None = None  # force 'bwrap' or 'docker'
     max_tokens: int | None = 4096  # output tokens asked for per model request (every agent)
     token_budget: int | None = None  # input + output tokens per run (every agent)
-    text_tool_calls: bool = False  # llm agent: use tool calls the model wrote as text
+    text_tool_calls: bool = True  # llm agent: use tool calls the model wrote as text (agents/text_tool_calls.py)
     endpoint_api: str = "native"  # codex/claude/gemini: 'chat' when the endpoint speaks only chat completions
     prices: str | None = None  # price table for the run's cost (default: agents/prices.toml)
     sandbox_limits: Limits = field(default_factory=Limits)  # memory, processes, disk... of a sandboxed run (--limit)

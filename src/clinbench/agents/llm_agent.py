@@ -10,9 +10,12 @@ outcome (``limit``) and its reason: the run's wall-clock deadline bounds every m
 retry wait and SQL query (the time left, never a fresh timeout); ``max_tokens`` is sent with
 every request; ``token_budget`` caps the run's input + output tokens; ``max_steps`` caps turns.
 
-How a run ends is recorded as what it is: a tool call written as text (used only with
-``text_tool_calls=True``, and then marked in the transcript), an empty reply, a reply cut at
-``max_tokens``, a text-only answer that wrote no output.csv, or a malformed reply. A bug in
+A tool call the model wrote as text, because the server did not parse it, is used (unless
+``text_tool_calls=False``) and marked ``parsed_from_text`` in the transcript
+(``agents/text_tool_calls.py``). An empty reply, or a text-only one before output.csv is
+written, gets one short corrective message (a ``user`` event with ``repair``: the reason) and the run goes on; a second
+in a row ends the run as what it is (empty reply, text-only answer), as does a reply cut at
+``max_tokens`` or a malformed reply. Every attempt is in the transcript and the usage. A bug in
 the harness is an ``error`` with a one-line reason and the traceback in ``harness_error.txt``;
 the usage counted so far is kept in every case.
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import time
 import traceback
+from dataclasses import dataclass
 from typing import Any
 
 from clinbench.agents.base import Agent, AgentOutcome, RunContext, TranscriptWriter, Workspace, output_if_written
@@ -35,6 +39,9 @@ SYSTEM_PROMPT = (
     "the tables, read any skill documents given, and answer the task by calling write_output "
     "with one SQL query whose result is the requested table. Reply with a short summary when done."
 )
+REPAIR_MESSAGE = ("Your last reply {problem}. Reply with one tool call (list_tables, describe_table, run_sql, "
+                  "read_skill or write_output), through the tool-call API or as one JSON object "
+                  '{{"name": TOOL, "arguments": {{...}}}}; once write_output has saved the answer, reply with a short summary.')
 TOOL_RESULT_CHARS = 20_000  # keep one huge result from filling the context
 DEFAULT_MAX_TOKENS = 4096
 HARNESS_ERROR_FILE = "harness_error.txt"
@@ -57,7 +64,7 @@ class LLMAgent(Agent):
                  sql_time_limit: float = 60.0, retry: RetryPolicy | None = None,
                  reasoning_effort: str | None = None, client: ModelClient | None = None,
                  max_tokens: int | None = DEFAULT_MAX_TOKENS, token_budget: int | None = None,
-                 text_tool_calls: bool = False):
+                 text_tool_calls: bool = True):
         self.provider = provider
         self.model = model
         self.base_url = base_url
@@ -130,6 +137,7 @@ class LLMAgent(Agent):
     def _loop(self, client: ModelClient, tools: WorkspaceTools, messages: list[Message], ctx: RunContext,
               log: TranscriptWriter, workspace: Workspace) -> str | None:
         names = [t.name for t in TOOL_SPECS]
+        repaired = False  # the previous turn was a corrective message
         for step in range(self.max_steps):
             if ctx.remaining() <= 0:
                 raise _Stop("timeout", f"run timed out after {ctx.timeout_seconds:g} s", "timeout")
@@ -145,17 +153,28 @@ class LLMAgent(Agent):
                               usage=vars(turn.usage), seconds=round(turn.seconds, 3))
                     raise _Stop("error", f"the model wrote a tool call as text ({style} style, {calls[0].name}) that the server did "
                                 "not parse into tool_calls: start the server with tool-call parsing (llama-server --jinja; "
-                                "vllm --enable-auto-tool-choice --tool-call-parser NAME) or pass --text-tool-calls")
+                                "vllm --enable-auto-tool-choice --tool-call-parser NAME) or drop --no-text-tool-calls")
                 if calls:
                     turn.tool_calls, from_text = calls, style
             log.event("assistant", step=step, text=turn.text, finish_reason=turn.finish_reason,
-                      tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments, **({"error": c.error} if c.error else {})}
-                                  for c in turn.tool_calls],
-                      parsed_from_text=from_text, usage=vars(turn.usage), seconds=round(turn.seconds, 3))
+                      tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments, **({"error": c.error} if c.error else {}),
+                                   **({"parsed_from_text": True} if c.from_text else {})} for c in turn.tool_calls],
+                      text_style=from_text, usage=vars(turn.usage), seconds=round(turn.seconds, 3))
             self._check_budget()
             messages.append(Message("assistant", "" if from_text else turn.text, turn.tool_calls))
             if not turn.tool_calls:
-                return self._final(turn, workspace)
+                problem = self._problem(turn, workspace)
+                if problem is None:
+                    return turn.text
+                if repaired or turn.finish_reason == "length":
+                    raise _Stop("error", problem.reason + (", again after a corrective message" if repaired else ""),
+                                problem.limit)
+                repair = REPAIR_MESSAGE.format(problem=problem.told)
+                log.event("user", content=repair, repair=problem.reason)
+                messages.append(Message("user", repair))
+                repaired = True
+                continue
+            repaired = False
             for call in turn.tool_calls:
                 if call.error:
                     result = f"error: {call.error}"
@@ -174,17 +193,26 @@ class LLMAgent(Agent):
             raise _Stop("error", f"token budget of {self.token_budget} tokens used up ({used} tokens in "
                         f"{self._usage.requests} requests)", "token_budget")
 
-    def _final(self, turn: Turn, workspace: Workspace) -> str:
-        """The run's last reply, or a ``_Stop`` saying why it is not a proper ending."""
+    def _problem(self, turn: Turn, workspace: Workspace) -> _Problem | None:
+        """Why a reply without a tool call is not a proper ending (None when it is one)."""
         text = turn.text.strip()
         if turn.finish_reason == "length":
-            raise _Stop("error", f"the model's reply was cut at max_tokens={self.max_tokens} "
-                        f"(finish_reason length) without a tool call", "max_tokens")
+            return _Problem(f"the model's reply was cut at max_tokens={self.max_tokens} (finish_reason length) "
+                            "without a tool call", "was cut at max_tokens", "max_tokens")
         if not text:
-            raise _Stop("error", f"the model returned an empty reply (no text, no tool call; finish_reason {turn.finish_reason})")
+            return _Problem(f"the model returned an empty reply (no text, no tool call; finish_reason {turn.finish_reason})",
+                            "was empty")
         if output_if_written(workspace) is None:
-            raise _Stop("error", f"the model answered with text only and wrote no output.csv: {one_line(text, 160)!r}")
-        return turn.text
+            return _Problem(f"the model answered with text only and wrote no output.csv: {one_line(text, 160)!r}",
+                            "had no tool call and output.csv is not written yet")
+        return None
+
+
+@dataclass
+class _Problem:
+    reason: str  # the run's error if it ends here
+    told: str  # what the corrective message tells the model
+    limit: str | None = None
 
 
 def _skill_note(workspace: Workspace) -> str:

@@ -47,6 +47,7 @@ class ToolCall:
     name: str
     arguments: dict[str, Any]
     error: str | None = None  # the call's arguments could not be read (sent back to the model)
+    from_text: str | None = None  # the model wrote the call as text, in this style (agents/text_tool_calls.py)
 
 
 @dataclass

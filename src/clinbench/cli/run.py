@@ -134,7 +134,7 @@ def run_command(
     max_steps: int = typer.Option(40, "--max-steps", help="llm agent step limit."),
     max_tokens: int = typer.Option(4096, "--max-tokens", min=1, help="Output tokens asked for per model request (llm; codex/claude/gemini with --endpoint-api chat)."),
     token_budget: int | None = typer.Option(None, "--token-budget", min=1, help="Input + output tokens per run; a run that uses them up stops as an error saying so."),
-    text_tool_calls: bool = typer.Option(False, "--text-tool-calls", help="llm agent: use tool calls a model wrote as text (hermes <tool_call> or JSON) when the server did not parse them."),
+    text_tool_calls: bool = typer.Option(True, "--text-tool-calls/--no-text-tool-calls", help="llm agent: use tool calls a model wrote as text (fenced or bare JSON, hermes <tool_call>, functions.NAME) when the server did not parse them; each is marked parsed_from_text in the transcript."),
     endpoint_api: str = typer.Option("native", "--endpoint-api", help="codex/claude/gemini: chat when --base-url speaks only chat completions (llama-server, vLLM, Ollama); native otherwise."),
     prices: Path | None = typer.Option(None, "--prices", help="Price table (TOML, USD per million tokens) for the runs' cost; default: the shipped agents/prices.toml."),
     replay_from: Path | None = typer.Option(None, "--replay-from", help="replay agent: an earlier campaign folder."),

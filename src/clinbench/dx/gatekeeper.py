@@ -520,16 +520,13 @@ class LLMGatekeeper:
                        + "\n\nCOMPLETE RECORD:\n" + case.full_text)
 
     def answer(self, kind: str, content: str) -> Reply:
-        from clinbench.dx.models import ModelError
-
         label = "QUESTION" if kind == "question" else "TEST ORDER"
         data = self.llm.ask(self.system, f"{label}: {content}", tool="reply", schema={
             "type": "object", "required": ["reply", "source"],
             "properties": {"reply": {"type": "string"},
-                           "source": {"type": "string", "enum": [REAL, SYNTHETIC, REFUSED]}}})
+                           "source": {"type": "string", "enum": [REAL, SYNTHETIC, REFUSED]}}},
+            check=lambda d: None if str(d.get("reply") or "").strip() else "has no reply text")
         text = str(data.get("reply") or "").strip()
-        if not text:
-            raise ModelError("gatekeeper", f"reply has no text: {data!r:.80}")
         source = str(data.get("source", SYNTHETIC)).upper()
         if source not in (REAL, SYNTHETIC, REFUSED):
             source = SYNTHETIC

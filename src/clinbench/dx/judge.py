@@ -225,19 +225,29 @@ class LLMJudge:
         return worst_member(self._score_one, reference, candidate)
 
     def _score_one(self, reference: str, candidate: str) -> Verdict:
-        from clinbench.dx.models import ModelError
-
         data = self.llm.ask(JUDGE_SYSTEM, f"Reference diagnosis: {reference}\nCandidate diagnosis: {candidate}",
                             tool="grade", schema={"type": "object", "required": ["score", "reason"],
                                                   "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5},
-                                                                 "reason": {"type": "string"}}})
-        try:
-            score = int(data.get("score"))
-        except (TypeError, ValueError) as exc:
-            raise ModelError("judge", f"no integer score in {data!r:.80}") from exc
-        if not 1 <= score <= 5:
-            raise ModelError("judge", f"score {score} outside 1-5")
-        return Verdict(score, str(data.get("reason", "")).strip())
+                                                                 "reason": {"type": "string"}}},
+                            check=_grade_problem)
+        return Verdict(_grade(data), str(data.get("reason", "")).strip())
+
+
+def _grade(data: dict) -> int | None:
+    """The integer score 1-5 of a grade (5, 5.0 or "5"), or None."""
+    score = data.get("score")
+    if isinstance(score, str) and score.strip().isdigit():
+        score = int(score)
+    elif isinstance(score, float) and score.is_integer():
+        score = int(score)
+    return score if isinstance(score, int) and not isinstance(score, bool) and 1 <= score <= 5 else None
+
+
+def _grade_problem(data: dict) -> str | None:
+    """What is wrong with a grade (None when it has an integer score 1-5)."""
+    if _grade(data) is None:
+        return f"has no integer score from 1 to 5 (score: {data.get('score')!r})"
+    return None
 
 
 @functools.lru_cache(maxsize=1)

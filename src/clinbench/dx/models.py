@@ -9,9 +9,14 @@ benchmark:
 * **errors**: whatever a call raises (an endpoint that keeps failing, a body that is not
   JSON, no choices, ``message: null``) becomes one ``ModelError`` naming the role, so an
   encounter can record it and the campaign go on;
-* **usage** per role (tokens, requests, cache hits) and its cost when prices are given;
-* **structured answers** (``ask``): a function call whose arguments are the answer, or
-  one JSON object in plain text from servers without function calling;
+* **usage** per role (tokens, model requests, HTTP requests and seconds waiting for the
+  model, failed requests included; cache hits) and its cost when prices are given;
+* **tool calls written as text** (``agents/text_tool_calls.py``, the llm agent's parser):
+  when a server did not parse a call, the call in the reply text is used, marked ``from_text``;
+* **structured answers** (``answer``, ``ask``): a function call whose arguments are the
+  answer, or one JSON object in the text; a reply that is neither, or that the caller's
+  ``check`` rejects, gets one corrective message before it is this role's error. Each rejected
+  reply is kept (``rejected``, cut at ``REPLY_CHARS``) and reported in roles.json;
 * **a cache** (``ModelCache``, off unless given a folder): replies keyed on the sha256 of
   (provider, model, system prompt, messages, tools, parameters), so a rerun or a re-judge
   with the same inputs is reproducible and makes no request.
@@ -22,16 +27,21 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from clinbench.agents.llm_clients import Message, ModelClient, RetryPolicy, ToolCall, ToolSpec, Turn, make_client
+from clinbench.agents.text_tool_calls import find_text_tool_calls, first_object
 from clinbench.atomic import write_text_atomic
 from clinbench.records import Usage
 from clinbench.errors import ClinbenchError
 
 ROLES = ("agent", "gatekeeper", "judge")
+REPLY_CHARS = 4000  # a rejected reply is kept this long (in the error, the transcript and roles.json)
+REPAIR_MESSAGE = ("Your last reply {problem}. Reply with one call of the function `{tool}` whose arguments hold "
+                  "every required field, through the tool-call API or as one JSON object "
+                  '{{"name": "{tool}", "arguments": {{...}}}}, and nothing else.')
 PROVIDERS = ("openai", "anthropic")
 
 
@@ -105,18 +115,18 @@ class ModelCache:
                                       "usage": asdict(turn.usage)}))
 
 
-_OBJECT = re.compile(r"\{.*\}", re.S)
+def clip(text: str, limit: int = REPLY_CHARS) -> str:
+    """A reply kept for evidence: whole up to ``limit`` characters."""
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit:,} more characters)"
 
 
-def parse_json_object(text: str) -> dict | None:
-    m = _OBJECT.search(text or "")
-    if not m:
-        return None
-    try:
-        data = json.loads(m.group(0))
-    except json.JSONDecodeError:
-        return None
-    return data if isinstance(data, dict) else None
+def structured_answer(turn: Turn, tool: str) -> dict | None:
+    """The arguments of the reply's ``tool`` call (through the API or written as text), else the
+    first JSON object in its text (a server without function calling), else None."""
+    for call in turn.tool_calls:
+        if call.name == tool and call.error is None:
+            return call.arguments
+    return first_object(turn.text)
 
 
 @dataclass
@@ -127,6 +137,8 @@ class RoleModel:
     usage: Usage = field(default_factory=Usage)
     cache_hits: int = 0
     errors: int = 0
+    repairs: int = 0  # corrective messages sent
+    rejected: list[dict] = field(default_factory=list)  # replies that were not a usable answer
 
     def __post_init__(self) -> None:
         if self.client is None:
@@ -147,30 +159,54 @@ class RoleModel:
             if hit is not None:
                 self.cache_hits += 1
                 return hit
+                return _with_text_calls(hit, tools)
+        requests, seconds = self.client.http_requests, self.client.model_seconds
         try:
             turn = self.client.complete(system, messages, tools)
         except Exception as exc:  # noqa: BLE001 - any failure of one call is this role's recorded error
             self.errors += 1
+            self._count_http(requests, seconds)
             detail = str(exc).strip() or type(exc).__name__
             if not isinstance(exc, ClinbenchError):
                 detail = f"malformed reply ({type(exc).__name__}: {detail[:160]})"
             raise ModelError(self.spec.role, detail) from exc
         self.usage = self.usage.add(turn.usage)
+        self._count_http(requests, seconds)
         if self.cache:
             self.cache.put(key, turn)
-        return turn
+        return _with_text_calls(turn, tools)
 
-    def ask(self, system: str, user: str, *, tool: str, schema: dict) -> dict:
-        """One structured answer (function-call arguments, or a JSON object in the text)."""
-        turn = self.complete(system, [Message("user", user)], [ToolSpec(tool, "Submit your answer.", schema)])
-        for call in turn.tool_calls:
-            if call.name == tool and call.error is None:
-                return call.arguments
-        data = parse_json_object(turn.text)
-        if data is None:
-            self.errors += 1
-            raise ModelError(self.spec.role, f"reply is neither a {tool} call nor a JSON object: {turn.text[:80]!r}")
-        return data
+    def _count_http(self, requests: int, seconds: float) -> None:
+        """The client's HTTP requests and seconds since (``requests``, ``seconds``), retries included."""
+        self.usage.http_requests += self.client.http_requests - requests
+        self.usage.model_seconds += self.client.model_seconds - seconds
+
+    def answer(self, system: str, messages: list[Message], tool: ToolSpec, *,
+               check: Callable[[dict], str | None] | None = None) -> dict:
+        """One structured answer (``structured_answer``); ``check`` returns what is wrong with one, or
+        None. A reply without a usable answer gets one corrective message, then is a ``ModelError``."""
+        conversation = list(messages)
+        for attempt in (1, 2):
+            turn = self.complete(system, conversation, [tool])
+            data = structured_answer(turn, tool.name)
+            problem = f"is neither a {tool.name} call nor a JSON object" if data is None else (check(data) if check else None)
+            if problem is None:
+                return data
+            self.rejected.append({"tool": tool.name, "attempt": attempt, "problem": problem, "reply": clip(turn.text),
+                                  "tool_calls": [asdict(c) for c in turn.tool_calls]})
+            if attempt == 1:
+                self.repairs += 1
+                # the reply goes back as text, so that any provider can replay it
+                said = turn.text.strip() or json.dumps([{"name": c.name, "arguments": c.arguments} for c in turn.tool_calls])
+                conversation += [Message("assistant", said if said != "[]" else "(empty reply)"),
+                                 Message("user", REPAIR_MESSAGE.format(problem=problem, tool=tool.name))]
+        self.errors += 1
+        raise ModelError(self.spec.role, f"reply {problem}, again after a corrective message: {clip(turn.text)!r}")
+
+    def ask(self, system: str, user: str, *, tool: str, schema: dict,
+            check: Callable[[dict], str | None] | None = None) -> dict:
+        """One structured answer to one user message (see ``answer``)."""
+        return self.answer(system, [Message("user", user)], ToolSpec(tool, "Submit your answer.", schema), check=check)
 
     def cost(self) -> float | None:
         if self.spec.price_in is None and self.spec.price_out is None:
@@ -181,7 +217,18 @@ class RoleModel:
     def report(self) -> dict:
         return {**self.spec.public(), "input_tokens": self.usage.input_tokens,
                 "output_tokens": self.usage.output_tokens, "requests": self.usage.requests,
-                "cache_hits": self.cache_hits, "errors": self.errors, "model_cost_usd": self.cost()}
+                "http_requests": self.usage.http_requests, "model_seconds": round(self.usage.model_seconds, 3),
+                "cache_hits": self.cache_hits, "errors": self.errors, "repairs": self.repairs,
+                "rejected": self.rejected, "model_cost_usd": self.cost()}
+
+
+def _with_text_calls(turn: Turn, tools: list[ToolSpec]) -> Turn:
+    """``turn`` with the calls its text holds when the server parsed none (marked ``from_text``)."""
+    if tools and not turn.tool_calls:
+        calls, _ = find_text_tool_calls(turn.text, [t.name for t in tools])
+        if calls:
+            return replace(turn, tool_calls=calls)
+    return turn
 
 
 def check_self_judge(agent: RoleSpec | None, judge: RoleSpec | None, allow: bool) -> bool:

@@ -31,6 +31,7 @@ budget in budgeted mode). Modes (``DxoSettings.mode``):
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from clinbench.agents.llm_clients import Message, ToolSpec
@@ -116,6 +117,13 @@ AGGREGATE_TOOL = ToolSpec("aggregate", "The aggregated final diagnosis.", {
     "properties": {"diagnosis": {"type": "string"}, "rationale": {"type": "string"}}})
 
 
+def _panel_problem(data: dict) -> str | None:
+    consensus = data.get("consensus")
+    if not isinstance(consensus, dict) or not str(consensus.get("action", "")).strip():
+        return "has no consensus section with an action (ask, test or diagnose)"
+    return None
+
+
 def _strings(value) -> list[str]:
     if isinstance(value, str):
         return [value] if value.strip() else []
@@ -188,19 +196,12 @@ class DxOrchestrator:
             parts.append(self.note)
             self.note = ""
         self.messages.append(Message("user", "\n\n".join(parts)))
-        reply = self.llm.complete(PANEL_SYSTEM, self.messages, [PANEL_TOOL])
-        call = next((c for c in reply.tool_calls if c.name == "panel" and c.error is None), None)
-        if call is None:
-            from clinbench.dx.models import parse_json_object
-
-            data = parse_json_object(reply.text)
-            if data is None or "consensus" not in data:
-                raise ModelError("agent", f"the panel gave no panel call or JSON: {reply.text[:80]!r}")
-        else:
-            data = call.arguments
+        rejected = len(self.llm.rejected)
+        try:
+            data = self.llm.answer(PANEL_SYSTEM, self.messages, PANEL_TOOL, check=_panel_problem)
+        finally:  # a reply the panel had to correct, or that failed, stays in the transcript
+            self.events.extend({"event": "rejected_reply", "role": "agent", **r} for r in self.llm.rejected[rejected:])
         # The conversation keeps the panel's own words as text, so any provider can replay it.
-        import json
-
         self.messages.append(Message("assistant", json.dumps(data, ensure_ascii=False)))
         return self._act(data)
 
