@@ -119,6 +119,7 @@ def _env() -> jinja2.Environment:
     env.filters["num"] = _fmt
     env.filters["usd"] = lambda x: "—" if x is None else f"${x:,.0f}"
     env.filters["q"] = lambda s: quote(str(s), safe="")
+    env.filters["source"] = lambda s: evidence_view.SOURCE_NAMES.get(str(s), str(s).lower())
     env.globals["urlencode"] = urlencode
     return env
 
