@@ -66,6 +66,15 @@ def test_deeply_nested_tool_call_arguments_go_back_to_the_model_as_its_error(tmp
     assert results == ["error: arguments of run_sql are not valid JSON: JSON nested deeper than 64 levels"]
 
 
+def test_a_deeply_nested_reply_body_is_the_models_bad_reply_not_a_harness_error(tmp_path):
+    ws = make_workspace(tmp_path / "ws")
+    with ScriptedServer([{"html": '{"choices": ' + "[" * 100_000 + "]" * 100_000 + "}"}]) as srv:
+        agent = LLMAgent("openai", "m", base_url=srv.base_url, api_key="k", retry=RetryPolicy(max_attempts=1))
+        outcome = agent.run(Workspace.from_dir(ws), RunContext(evidence_dir=tmp_path / "ev", task_id="t", timeout_seconds=30))
+    assert outcome.status == "error" and "that cannot be read: JSON nested deeper than 64 levels" in outcome.error
+    assert not (tmp_path / "ev" / "harness_error.txt").exists()
+
+
 def test_escape_sequences_from_an_agents_stderr_do_not_reach_the_terminal(hostile):
     row = hostile.rows["terminal-escape"]
     assert row["status"] == "agent-failed" and "\x1b]0;owned" in row["error"]  # the evidence keeps the bytes

@@ -114,9 +114,7 @@ def error_body(resp: httpx.Response) -> str:
     """The server's own words about an error: ``error.message`` of a JSON body, else the body text."""
     try:
         data = untrusted.loads(resp.text)
-    except untrusted.UntrustedJSONError as exc:
-        raise ModelReplyError(f"endpoint answered HTTP {resp.status_code} with a {what} that cannot be read: {exc}") from None
-    except ValueError:
+    except ValueError:  # not JSON, or too deep to read
         return one_line(resp.text) or "(empty body)"
     if isinstance(data, dict):
         err = data.get("error", data)
@@ -147,7 +145,9 @@ def json_reply(resp: httpx.Response, what: str) -> dict[str, Any]:
     """The JSON object of a 2xx reply; an HTML page or other non-JSON body is a ``ModelReplyError``."""
     kind = resp.headers.get("content-type", "").split(";")[0].strip() or "no content type"
     try:
-        data = resp.json()
+        data = untrusted.loads(resp.text)
+    except untrusted.UntrustedJSONError as exc:
+        raise ModelReplyError(f"endpoint answered HTTP {resp.status_code} with a {what} that cannot be read: {exc}") from None
     except ValueError:
         raise ModelReplyError(
             f"endpoint answered HTTP {resp.status_code} with a {kind} body that is not a {what} "
