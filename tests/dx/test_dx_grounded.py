@@ -5,6 +5,8 @@ The database is written here by hand, so every expected value is checked by eye:
 skipped, the 08:30 one served, the 12:00 one not (first after arrival wins).
 """
 
+import re
+
 import duckdb
 import pytest
 
@@ -81,3 +83,17 @@ def test_a_campaign_with_mimic_db_is_marked_grounded(tmp_path, case_by_id, db):
     assert rec.gatekeeper == "offline+grounded" and rec.cost == 15.0  # one sodium, $15
     transcript = (tmp_path / "c" / rec.evidence_dir / "transcript.jsonl").read_text()
     assert "131 mEq/L (reference 133-145)" in transcript
+
+
+def test_a_blocked_lab_reply_has_the_shape_of_an_ordinary_one(case_by_id, db):
+    # Issue 28 item 7: a lab reply the leak guard blocked fell back to the offline table
+    # ("Sodium: 140 mmol/L.", no reference range), so its shape told the agent it had named
+    # the diagnosis. A case whose diagnosis is named by the label itself (contrived: the
+    # synonym "sodium") must get a result in range, with the database's unit and range.
+    named = grounded(case_by_id[24], db, hadm_id=2001, synonyms=["sodium"])
+    reply = named.answer("test", "serum sodium")
+    assert reply.blocked and reply.source == "SYNTHETIC"
+    value = re.fullmatch(r"Sodium: ([\d.]+) mEq/L \(reference 133-145\)\.", reply.text)
+    assert value and 133 <= float(value.group(1)) <= 145, reply.text
+    plain = grounded(case_by_id[1], db, hadm_id=2001).answer("test", "serum sodium").text
+    assert re.sub(r"[\d.]+ mEq", "# mEq", plain).replace(" abnormal", "") == re.sub(r"[\d.]+ mEq", "# mEq", reply.text)

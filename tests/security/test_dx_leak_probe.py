@@ -112,3 +112,30 @@ def test_adaptive_agent_scores_no_more_than_a_blind_one_through_the_encounter_lo
             correct[adaptive] += judge.score(case.final_diagnosis, result.diagnosis).correct
     assert correct[True] <= correct[False], f"adaptive {correct[True]}/32 vs blind {correct[False]}/32"
     assert correct[True] <= CHANCE_MARGIN
+
+
+MALFORMED = ("{} assay", "{}", "{} test", "{} panel", "{} level")
+
+
+def test_no_malformed_order_reply_depends_on_the_answer_for_any_name_or_synonym(cases):
+    """Issue 24: for every demo case, its diagnosis and each synonym, ordered as a malformed
+    test ("<name> assay", the bare name, "<name> test", "<name> panel", "<name> level"),
+    the reply in the case whose answer it is must read as in other cases (the name and
+    numbers blanked). Before: "COPD ... assay" alone among the 32 names got a synthetic
+    result instead of the condition refusal; "pulmonary embolism", "DVT", "aortic
+    dissection", "renal colic", "meningitis", "ectopic pregnancy test" and "alcoholic liver
+    disease panel" were served the case's own results (13 of 1,870 orders differed)."""
+    gks = {c.case_id: OfflineGatekeeper(c) for c in cases}
+    differ, orders = [], 0
+    for i, case in enumerate(cases):
+        others = [cases[(i + 5) % len(cases)], cases[(i + 17) % len(cases)]]
+        for name in [case.final_diagnosis, *case.synonyms]:
+            for template in MALFORMED:
+                order = template.format(name)
+                own = shape(gks[case.case_id].answer("test", order).text, name)
+                elsewhere = {shape(gks[o.case_id].answer("test", order).text, name) for o in others}
+                orders += 1
+                if elsewhere != {own}:
+                    differ.append((case.case_id, order, own, elsewhere))
+    assert orders >= 900
+    assert not differ, differ[:3]

@@ -179,23 +179,54 @@ def _billing_code(name: str) -> str | None:
     return priced.code
 
 
+# Words that make an order name a condition besides the judge's disease words ("Graves
+# disease", "COPD exacerbation", "hyperthyroidism").
+_CONDITION_WORDS = {"disease", "disorder", "exacerbation", "deficiency", "insufficiency", "syndrome", "sepsis",
+                    "shock", "arrest", "attack", "torsion", "rupture", "ruptured", "perforation", "ectopic"}
+_ORDER_FILLER = {stem(w) for w in ("test", "testing", "assay", "level", "levels", "screen", "workup", "study")}
+# Words that make an order ask for a test rather than name a condition.
+_TEST_NOUNS = _ORDER_FILLER | {stem(w) for w in (
+    "toxin pcr antigen antibody antibodies culture panel smear serology count scan ultrasound radiograph ct mri "
+    "duplex doppler biopsy echocardiogram angiogram angiography titer stain profile gas swab urinalysis").split()}
+
+
+def _condition_word(word: str) -> bool:
+    return is_disease_word(word) or word in _CONDITION_WORDS or (word.endswith("ism") and len(word) > 6)
+
+
+@functools.lru_cache(maxsize=1)
+def _test_names() -> tuple[frozenset[str], ...]:
+    """The token sets of every test name the bundled tables know (prices, normal results,
+    laboratory synonyms)."""
+    from clinbench.dx.costs import PriceTable
+
+    names = [n for n, _ in PriceTable.bundled()._names] + [n for n, _ in _normal_names()]
+    names += [n for c in concepts().values() for n in c.names]
+    return tuple(dict.fromkeys(frozenset(tokens(n)) for n in names if tokens(n)))
+
+
 @functools.lru_cache(maxsize=4096)
 def names_a_test(order: str) -> bool:
-    """False for an order that names a condition ("appendicitis assay", "C. difficile colitis
-    test"): a disease word that is not part of the test the reference tables match it to.
-    Decided from the order and the bundled tables only, never from the case, so the answer
-    is the same in every case and says nothing about the diagnosis."""
+    """False for an order that names a condition ("appendicitis assay", "pulmonary embolism",
+    "ectopic pregnancy test", "meningitis panel"): it has a condition word and is not, word
+    for word, a test the bundled tables name (one extra word of the table's name allowed
+    when the order has a test word and the extra word names no condition: "pregnancy test"
+    is the "urine pregnancy test", "C. difficile toxin" the toxin PCR, a bare "DVT" no test).
+    Decided from the order and the bundled tables only, never from the case, so the reply is
+    the same in every case and says nothing about the diagnosis."""
     words = re.findall(r"[a-z]+", expand(order))
-    disease = {w for w in words if is_disease_word(w)}
-    if not disease:
+    condition = {stem(w) for w in words if _condition_word(w)}
+    if not condition:
         return True
-    from clinbench.dx.costs import MATCH_THRESHOLD, PriceTable
-
-    table = PriceTable.bundled()
-    priced, _ = best_match(order, table._names, MATCH_THRESHOLD)
-    normal = find_normal(order)
-    names = [*(priced.names() if priced is not None else ()), *(normal.names() if normal is not None else ())]
-    return any(disease <= set(re.findall(r"[a-z]+", expand(n))) for n in names)
+    toks = set(tokens(order))
+    have = toks - _ORDER_FILLER
+    if not have:
+        return True
+    extra = 1 if toks & _TEST_NOUNS else 0  # a bare "DVT" is a condition, "DVT study" a test
+    # the one extra word may not name a condition itself ("meningitis panel" is not the
+    # "meningitis encephalitis panel")
+    return any(have <= name and condition <= name and len(name - have) <= extra
+               and not any(_condition_word(w) for w in name - have) for name in _test_names())
 
 
 def find_normal(order: str, threshold: float = 88.0) -> NormalResult | None:

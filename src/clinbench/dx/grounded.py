@@ -15,13 +15,15 @@ and pass the same leak guard.
 from __future__ import annotations
 
 import functools
+import hashlib
+import random
 import re
 from pathlib import Path
 
 import duckdb
 
 from clinbench.dx.cases import Case
-from clinbench.dx.gatekeeper import REAL, Gatekeeper, Reply, guard_reply
+from clinbench.dx.gatekeeper import REAL, SYNTHETIC, Gatekeeper, Reply, guard_reply
 from clinbench.dx.leakguard import LeakGuard
 from clinbench.dx.matching import best_match
 from clinbench.errors import DataError
@@ -107,26 +109,56 @@ class GroundedGatekeeper:
         if not rows:
             return None
         order_of = {lab: i for i, lab in enumerate(labels)}
-        single = len(labels) == 1
-        if single:
+        rows = sorted(rows, key=lambda r: order_of[r[0]])
+        if len(labels) == 1:
             name = labels[0]
-        parts = []
-        for label, value, num, uom, lo, hi, flag in sorted(rows, key=lambda r: order_of[r[0]]):
-            text = f"{'' if single else label + ' '}{_fmt(num) if num is not None else value}{' ' + uom if uom else ''}"
-            if lo is not None and hi is not None:
-                text += f" (reference {_fmt(lo)}-{_fmt(hi)})"
-            if flag:
-                text += f" {flag}"
-            parts.append(text)
-        return Reply(f"{name}: {', '.join(parts)}.", REAL, matched="labevents")
+        return Reply(_render(name, rows, len(labels) == 1), REAL, matched="labevents")
+
+    def ordinary(self, order: str) -> Reply | None:
+        """A result in range for every analyte of the order, in the shape of a real one
+        (units and reference range; drawn inside the range, seeded by case and order)."""
+        if self.hadm_id is None or self.arrival is None:
+            return None
+        name, labels = self._labels(order)
+        rows = self._query(
+            f"""SELECT d.label, any_value(l.valueuom), min(l.ref_range_lower), max(l.ref_range_upper)
+                FROM {HOSP}.labevents l JOIN {HOSP}.d_labitems d USING (itemid)
+                WHERE d.label IN ({", ".join("?" * len(labels))}) GROUP BY d.label""", labels) if labels else []
+        if not rows:
+            return None
+        rng = random.Random(hashlib.sha256(f"{self.case.case_id}|{order}".encode()).hexdigest())
+        order_of = {lab: i for i, lab in enumerate(labels)}
+        drawn = []
+        for label, uom, lo, hi in sorted(rows, key=lambda r: order_of[r[0]]):
+            value = "negative" if lo is None or hi is None else float(f"{rng.uniform(lo, hi):.3g}")
+            drawn.append((label, value, value if isinstance(value, float) else None, uom, lo, hi, None))
+        return Reply(_render(labels[0] if len(labels) == 1 else name, drawn, len(labels) == 1), SYNTHETIC,
+                     matched="labevents")
 
     def answer(self, kind: str, content: str) -> Reply:
         if kind == "test":
             reply = self.lab_result(content)
             if reply is not None:
-                fallback = getattr(self.inner, "offline", self.inner)
-                return guard_reply(self.guard, kind, content, reply, fallback)
+                guarded = guard_reply(self.guard, kind, content, reply, getattr(self.inner, "offline", self.inner))
+                if guarded.blocked:
+                    # a blocked lab reply reads like any other lab reply: units and reference range
+                    same = self.ordinary(content)
+                    if same is not None and not self.guard.clean(same.text, allow=content).blocked:
+                        return Reply(same.text, SYNTHETIC, True, same.matched)
+                return guarded
         return self.inner.answer(kind, content)
+
+
+def _render(name: str, rows, single: bool) -> str:
+    parts = []
+    for label, value, num, uom, lo, hi, flag in rows:
+        text = f"{'' if single else label + ' '}{_fmt(num) if num is not None else value}{' ' + uom if uom else ''}"
+        if lo is not None and hi is not None:
+            text += f" (reference {_fmt(lo)}-{_fmt(hi)})"
+        if flag:
+            text += f" {flag}"
+        parts.append(text)
+    return f"{name}: {', '.join(parts)}."
 
 
 @functools.lru_cache(maxsize=8)
