@@ -62,6 +62,10 @@ def register(app: typer.Typer) -> None:
                             "judge": (judge_model, judge_provider, judge_base_url, None)}, [])
         sources, play = prepare(folders or [Path(".")], cases=cases, play_out=play_out, gatekeeper=gatekeeper,
                                 judge=judge, roles=roles)
+        if (gatekeeper == "llm" or judge == "llm") and any(not c.synthetic for c in play.cases(None)):
+            typer.echo("note: these are credentialed MIMIC cases: PhysioNet's guidance on using MIMIC with language "
+                       "models asks for a local model or a provider that does not retain or train on the data "
+                       "(the gatekeeper and judge see the whole note).", err=True)
         token = None if no_token else secrets.token_urlsafe(24)
         config = uvicorn.Config(create_app(sources, token=token, play=play), host=host, port=port,
                                 log_level="warning", access_log=False)

@@ -26,7 +26,7 @@ import jinja2
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
@@ -236,8 +236,7 @@ def create_app(sources: list[Source], *, token: str | None, play=None) -> Starle
         path = inside(folder, name) if folder and isinstance(sealed, dict) and name in sealed else None
         if path is None or not path.is_file():
             return PlainTextResponse("not found", 404)
-        return PlainTextResponse(evidence_view.read_text(path) or "",
-                                 headers={"content-disposition": "inline"})
+        return FileResponse(path, media_type="text/plain; charset=utf-8", content_disposition_type="inline")
 
     routes = [
         Route("/", index),
