@@ -307,3 +307,27 @@ def test_the_llm_gatekeeper_answers_a_clinician_and_replays_come_from_the_cache(
         assert len(srv.requests) == 2  # four replays and the recorded encounter asked nothing twice
     (row,) = Store.open(tmp_path / "clinicians").runs()
     assert (row["agent"], row["gatekeeper"], row["cost"]) == ("human:dr-llm", "llm:gk-model", view.cost)
+
+
+def test_a_paused_case_resumes_after_a_restart_and_only_with_its_case_set(world, tmp_path):
+    """(In this module: it shares the gatekeeper's one-time loading.)"""
+    from clinbench.dx.cases import demo_cases
+    from clinbench.serve.play import Play, PlayError
+
+    store = tmp_path / "clinicians"
+    first = Play(store, "demo")
+    case = first.cases("test")[0]
+    sid = first.start("dr-pause", case.case_id, "test")["id"]
+    first.act(sid, "question", ["Any fever?"])
+    before = first.view(sid)
+    again = Play(store, "demo")  # a new app over the same store
+    after = again.view(sid)
+    assert [(s.action, s.reply, s.cost_after) for s in after.steps] == [(s.action, s.reply, s.cost_after) for s in before.steps]
+    assert [s["id"] for s in again.sessions()] == [sid]
+
+    dataset = tmp_path / "dataset.json"
+    dataset.write_text(json.dumps([c.record() for c in demo_cases()[:2]]))
+    other = Play(store, str(dataset))
+    assert other.sessions() == []
+    with pytest.raises(PlayError, match="restart `clinbench serve` with --cases demo"):
+        other.view(sid)

@@ -169,9 +169,13 @@ class Play:
 
     def load(self, sid: str) -> dict[str, Any]:
         try:
-            return json.loads(self._path(sid).read_text(encoding="utf-8"))
+            session = json.loads(self._path(sid).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise PlayError("no such session") from exc
+        if session.get("cases") != self.cases_source:  # its case ids mean other cases here
+            raise PlayError(f"this session plays a case of --cases {session.get('cases')}; "
+                            f"restart `clinbench serve` with --cases {session.get('cases')} to resume it")
+        return session
 
     def _save(self, session: dict[str, Any]) -> None:
         (self.store_dir / SESSIONS).mkdir(parents=True, exist_ok=True)
@@ -183,9 +187,11 @@ class Play:
         out = []
         for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
             try:
-                out.append(json.loads(path.read_text(encoding="utf-8")))
+                session = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 continue
+            if isinstance(session, dict) and session.get("cases") == self.cases_source:
+                out.append(session)
         return sorted(out, key=lambda s: -s.get("updated", 0))
 
     def start(self, player: str, case_id: int, split: str | None) -> dict[str, Any]:

@@ -49,8 +49,8 @@ def play_routes(play: Play, page, not_found, sources) -> list[Route]:
         sid = request.path_params["sid"]
         try:
             state = play.load(sid)
-        except PlayError:
-            return not_found(request, "no such session")
+        except PlayError as exc:
+            return not_found(request, str(exc))
         if state.get("run_id") and store_index is not None:
             return RedirectResponse(f"/c/{store_index}/r/{quote(state['run_id'], safe='')}", 303)
         if request.method == "POST":
@@ -64,7 +64,11 @@ def play_routes(play: Play, page, not_found, sources) -> list[Route]:
             if state.get("run_id") and store_index is not None:
                 return RedirectResponse(f"/c/{store_index}/r/{quote(state['run_id'], safe='')}", 303)
             return RedirectResponse(f"/play/{sid}", 303)
-        return page(request, "play.html", view=await run_in_threadpool(play.view, sid), error=None)
+        try:
+            view = await run_in_threadpool(play.view, sid)
+        except PlayError as exc:  # the case is no longer among --cases
+            return not_found(request, str(exc))
+        return page(request, "play.html", view=view, error=None)
 
     return [Route("/play", choose), Route("/play/start", start, methods=["POST"]),
             Route("/play/{sid}", session, methods=["GET", "POST"])]
