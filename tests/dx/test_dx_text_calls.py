@@ -14,7 +14,7 @@ from clinbench.dx.models import RoleSpec
 from clinbench.dx.run import DxConfig, run_campaign
 
 from tests.agents.scripted_server import ScriptedServer
-from tests.agents.text_call_shapes import SHAPES, bare, fenced
+from tests.agents.text_call_shapes import SHAPES, bare, fenced, hermes
 
 QUESTION = "Where did the pain start?"
 
@@ -77,3 +77,14 @@ def test_a_panel_that_fails_twice_is_the_agents_failure_with_its_reply_kept_and_
     assert rec.usage.requests == 2 and rec.usage.http_requests == len(a.requests) == 2
     assert 0 < rec.usage.model_seconds < rec.elapsed_seconds
     assert roles["agent"]["http_requests"] == 2 and roles["agent"]["model_seconds"] > 0
+
+
+def test_the_baseline_agents_actions_written_as_text_are_its_tool_calls(tmp_path, case_by_id):
+    script = [{"text": fenced("ask", {"questions": [QUESTION]})},
+              {"text": hermes("diagnose", {"diagnosis": "Acute appendicitis"})}]
+    with ScriptedServer(script) as a:
+        cfg = DxConfig(agent="baseline", roles={"agent": RoleSpec("agent", "m", base_url=a.base_url, api_key="k")})
+        (rec,) = run_campaign([case_by_id[1]], cfg, tmp_path)
+    events = [json.loads(line) for line in (Path(tmp_path) / rec.evidence_dir / "transcript.jsonl").read_text().splitlines()]
+    assert [e["content"] for e in events if e["event"] == "question"] == [QUESTION]
+    assert rec.status == "ok" and rec.judge_score == 5
