@@ -80,7 +80,7 @@ def test_ctrl_c_in_the_demo_names_the_step_what_is_kept_and_how_to_resume(tmp_pa
     res = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "d")])
     assert res.exit_code == 130, res.output
     assert (f"interrupted: in step 1; nothing finished is kept in {tmp_path / 'd'} yet; rerun `clinbench demo --out "
-            f"{tmp_path / 'd'}` to resume") in " ".join(res.output.split())
+            f"{tmp_path / 'd'}` with the same options to resume") in " ".join(res.output.split())
 
 
 def test_progress_on_output_that_is_not_a_terminal_is_plain_lines_at_most_every_few_seconds():
@@ -105,3 +105,14 @@ def test_progress_on_output_that_is_not_a_terminal_is_plain_lines_at_most_every_
     reporter.stop()
     assert log.getvalue().splitlines() == ["runs: 0/4, 0 s, started", "runs: 3/4, 6 s, no-skill: 1.000",
                                            "runs: 4/4, 7 s, no-skill: 1.000"]
+
+
+def test_demo_db_that_holds_no_mimic_iv_is_refused_in_one_line(tmp_path):
+    from clinbench.errors import DataError
+
+    db = tmp_path / "eicu.duckdb"
+    with duckdb.connect(str(db)) as con:
+        create_empty(con, "eicu")
+    res = CliRunner().invoke(app, ["demo", "--db", str(db), "--out", str(tmp_path / "d")])
+    assert isinstance(res.exception, DataError) and "holds no MIMIC-IV tables" in str(res.exception)
+    assert not (tmp_path / "d").exists()

@@ -38,10 +38,19 @@ def _step(title: str, out: Path) -> Iterator[None]:
         yield
     except BaseException as exc:
         if isinstance(exc, CampaignInterrupted) or is_interrupt(exc):
-            stopped(console, f"in step {title.split('.')[0]}; {_kept(out)}; rerun `clinbench demo --out {out}` to "
-                             "resume (it reuses the database and every finished run)")
+            stopped(console, f"in step {title.split('.')[0]}; {_kept(out)}; rerun `clinbench demo --out {out}` with "
+                             "the same options to resume (it reuses the database and every finished run)")
         raise
     console.print(f"[dim]{title}: {time.perf_counter() - start:.1f} s[/]")
+
+
+def _check_mimic_iv(db: Path) -> None:
+    from clinbench.campaign.matrix import datasets_in
+    from clinbench.errors import DataError
+
+    if "mimic-iv" not in datasets_in(db):
+        raise DataError(f"{db} holds no MIMIC-IV tables (mimiciv_hosp, mimiciv_icu): load one with "
+                        "`clinbench data load mimic-iv DIR --out DB`, or leave out --db to synthesise one")
 
 
 def _kept(out: Path) -> str:
@@ -63,9 +72,12 @@ def demo_command(
     seed: int = typer.Option(0, "--seed", help="Seed of the synthetic data."),
     jobs: int = typer.Option(2, "--jobs", min=1, help="Runs in parallel."),
     fresh: bool = typer.Option(False, "--fresh", help="Regenerate the database even when present."),
+    db: Path | None = typer.Option(None, "--db", help="Run on this MIMIC-IV database instead of a synthetic one "
+                                                      "(e.g. the MIMIC-IV demo from `clinbench data load`); its "
+                                                      "concepts and task references are built into it."),
 ) -> None:
-    """Synthesise MIMIC-IV, build the concepts and task references, compare the reference and variant agents,
-    reproduce M4Bench's campaign, diagnose the demo cases, write one report."""
+    """Synthesise MIMIC-IV (or take --db), build the concepts and task references, compare the reference and
+    variant agents, reproduce M4Bench's campaign, diagnose the synthetic demo cases, write one report."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from clinbench.campaign.demo import DEMO_COMPARE, demo_tasks, run_demo_campaign, variant_notes
@@ -79,11 +91,17 @@ def demo_command(
     from clinbench.report.provenance import record_command
     from clinbench.report.terminal import Col, print_table
 
+    if db is not None:
+        _check_mimic_iv(db)
     out.mkdir(parents=True, exist_ok=True)
-    mimic = out / MIMIC_DB
+    mimic = out / MIMIC_DB if db is None else db
+    kind = "synthetic database" if db is None else "database"
 
-    with _step(f"1. Synthetic MIMIC-IV ({patients} patients, seed {seed})", out):
-        if fresh or not mimic.exists():
+    with _step(f"1. Synthetic MIMIC-IV ({patients} patients, seed {seed})" if db is None else
+               f"1. MIMIC-IV database {db}", out):
+        if db is not None:
+            console.print(f"using {db} (nothing is synthesised)")
+        elif fresh or not mimic.exists():
             with console.status("synthesising…"):
                 synth_mimic_iv(mimic, patients=patients, seed=seed, keep_raw_layer=True)
             console.print(f"wrote {mimic}")
@@ -110,7 +128,7 @@ def demo_command(
         console.print(f"{mimic.name}: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())))
         print_table(console, [Col("definition"), Col("share of ICU stays", numeric=True)],
                     [[label, f"{share:.1%}"] for label, share in cohort_shares(mimic).items()],
-                    title="Synthetic MIMIC-IV cohort")
+                    title=f"{'Synthetic MIMIC-IV' if db is None else 'MIMIC-IV'} cohort")
 
     campaign = out / "campaign"
     chosen = demo_tasks()
@@ -121,7 +139,7 @@ def demo_command(
     with _step("3. Derivation campaign: the reference agent against the variant agent", out):
         print_table(console, [Col("task"), Col("variant the variant agent writes")], [[t, v] for t, v in chosen.items()])
         record_command(campaign, ["clinbench", "demo", "--out", str(out), "--patients", str(patients), "--seed",
-                                  str(seed), "--jobs", str(jobs)])
+                                  str(seed), "--jobs", str(jobs), *(["--db", str(db)] if db is not None else [])])
         summary = run_demo_campaign(mimic, campaign, tasks=list(chosen), jobs=jobs, reporter=RichReporter(console))
         console.print(f"{summary.finished} runs finished, {summary.skipped} already done; store {campaign / STORE_FILE}")
 
@@ -137,8 +155,8 @@ def demo_command(
                         title="1. How much a clinical convention moves the score (reference vs variant agent)",
                         intro="Both built-in agents answer every task exactly; the variant agent follows a documented "
                               "alternative convention (a reference-validity variant) and is scored against the default "
-                              "reference. The delta is what that convention alone costs on this synthetic database "
-                              "(generated by `data synth`, no patient's record)."),
+                              f"reference. The delta is what that convention alone costs on this {kind}"
+                              + (" (generated by `data synth`, no patient's record)." if db is None else ".")),
             SectionSpec(M4BENCH_RUNS, "no-skill:with-skill", key="m4bench",
                         title="2. M4Bench v1: the published Codex campaign, reproduced", intro=M4BENCH_INTRO),
         ]
