@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from clinbench.campaign.campaign import run_campaign
 from clinbench.campaign.execute import CampaignConfig
 from clinbench.campaign.matrix import expand
-from clinbench.campaign.store import Store
+from clinbench.records.store import Store
 from clinbench.cli import app
 from clinbench.derive.scorable import unscorable_tasks
 from clinbench.errors import TaskError
@@ -76,3 +76,17 @@ def test_tasks_list_db_marks_the_tasks_the_database_cannot_score(tiny_db):
     assert lines["eicu-gcs"][-2:] == ["no", "data"]
     assert f"mimic-meld-24h: not scorable on {tiny_db}: reference mimiciv_derived.target_meld_24h has no rows" in \
         " ".join(res.output.split())
+
+
+def test_score_and_export_tasks_do_not_score_against_an_empty_reference(tiny_db, tmp_path):
+    _empty(tiny_db, "mimiciv_derived.target_meld_24h")
+    output = tmp_path / "output.csv"
+    output.write_text("subject_id,hadm_id,stay_id,meld\n1,10,100,12.0\n")
+    res = CliRunner().invoke(app, ["score", "mimic-meld-24h", str(output), "--db", str(tiny_db)])
+    assert isinstance(res.exception, TaskError)
+    assert "cannot score mimic-meld-24h: reference mimiciv_derived.target_meld_24h has no rows" in str(res.exception)
+    res = CliRunner().invoke(app, ["export-tasks", str(tmp_path / "h"), "--db", str(tiny_db),
+                                   "--task", "mimic-sofa-24h,mimic-meld-24h"])
+    assert res.exit_code == 0, res.output
+    assert "skipped 1 task(s) this database cannot score: mimic-meld-24h" in " ".join(res.output.split())
+    assert sorted(p.name for p in (tmp_path / "h").iterdir()) == ["mimic-sofa-24h"]

@@ -21,7 +21,8 @@ def register(app: typer.Typer) -> None:
         """Write Harbor task folders (instruction, task.toml, environment/, tests/ running clinbench's scorer)."""
         from clinbench.campaign.matrix import split_list
         from clinbench.cli._console import make_console
-        from clinbench.cli.run import check_matrix, resolve_tasks
+        from clinbench.cli.run import check_matrix, resolve_tasks, scorable_tasks
+        from clinbench.derive.scorable import describe
         from clinbench.derive.harbor import export_harbor
         from clinbench.errors import DataError
 
@@ -31,7 +32,11 @@ def register(app: typer.Typer) -> None:
             raise DataError(f"database {db} not found; pass --db the database the references were built in")
         task_ids = resolve_tasks(split_list(tasks), db)
         check_matrix(task_ids, [condition], [schema], db)
+        task_ids, unscorable = scorable_tasks(task_ids, db)  # a folder whose tests score every answer 0
         console = make_console(stderr=True)
+        if unscorable:
+            console.print(f"skipped {len(unscorable)} task(s) this database cannot score: {describe(unscorable)}",
+                          highlight=False, soft_wrap=True)
         written = export_harbor(task_ids, db, out, condition=condition, schema=schema, timeout_sec=timeout * 60,
                                 progress=lambda t: console.print(f"  wrote {t}", highlight=False))
         print(f"{len(written)} Harbor task folder(s) in {out}; run one with `harbor run -p {written[0]}`")
