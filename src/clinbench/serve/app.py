@@ -253,4 +253,8 @@ def create_app(sources: list[Source], *, token: str | None, play=None) -> Starle
         from clinbench.serve.play_routes import play_routes
 
         routes[1:1] = play_routes(play, page, not_found, sources)
-    return Starlette(routes=routes, middleware=[Middleware(Guard, token=token)])
+    def failed(request: Request, exc: Exception) -> Response:  # a damaged store or evidence: its one line
+        return page(request, "error.html", 500, message=str(exc))
+
+    return Starlette(routes=routes, middleware=[Middleware(Guard, token=token)],
+                     exception_handlers={ClinbenchError: failed})
