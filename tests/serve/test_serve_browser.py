@@ -264,6 +264,18 @@ def test_a_clinician_plays_a_case_recorded_like_an_agent(page, world):
     assert page.inner_text("#judge-score").startswith("5")
     assert page.inner_text("#total-cost") == f"${VISIT_FEE + test_cost:,.0f}"
     assert page.inner_text("#tests-ordered") == "3"
+    # each reply is marked as the gatekeeper marked it in the evidence, and the running cost ends at the total
+    from clinbench.records.store import Store
+
+    (row,) = [r for r in Store.open(play.store_dir).runs() if r["agent"] == "human:dr-test"]
+    events = [json.loads(x) for x in (play.store_dir / row["evidence_dir"] / "transcript.jsonl").read_text().splitlines()]
+    marks = {"REAL": "record", "SYNTHETIC": "synthesized", "REFUSED": "refused"}
+    shown = [(tr.query_selector("td:nth-child(2)").inner_text(), tr.query_selector("td:nth-child(5)").inner_text())
+             for tr in page.query_selector_all("#turns tr.ev-question, #turns tr.ev-test")]
+    assert shown == [(e["event"], marks[e["source"]]) for e in events if e["event"] in ("question", "test")]
+    assert len(shown) == 5
+    assert page.query_selector_all("#turns tbody tr")[-1].query_selector("td:last-child").inner_text() == \
+        f"${VISIT_FEE + test_cost:,.0f}"
     _shot(page, "encounter")
 
     agents = {a["agent"]: a for a in json.loads(_cli("dx", "stats", str(play.store_dir), "--json"))["agents"]}
