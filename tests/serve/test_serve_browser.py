@@ -26,6 +26,7 @@ TOKEN = "test-token-0123456789"
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium "
                                                                "(.ci/run installs it with apt)")
+pytest.importorskip("playwright", reason="needs the test extra: pip install -c constraints.txt -e '.[test]'")
 
 
 def _cli(*args: str) -> str:
