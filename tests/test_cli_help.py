@@ -56,6 +56,9 @@ def test_every_option_name_of_every_command_is_whole_in_its_help_at_80_columns()
             for opt in (*param.opts, *param.secondary_opts):
                 if opt.startswith("-") and opt not in words:
                     cut.append(f"clinbench {' '.join(path)} {opt}")
+            help_words = (getattr(param, "help", None) or "").split()
+            if help_words and help_words[0].strip(".,:;()") not in " ".join(words):  # its help is shown too
+                cut.append(f"clinbench {' '.join(path)} {param.name}: no help text shown")
     assert cut == []
 
 

@@ -63,7 +63,9 @@ _coerce_without_pydantic()
 
 def _whole_names_first(format_help):
     """``format_help`` with Typer's option and command tables never cutting a name (``--gatekeeper-mo…`` at
-    80 columns): every column but the last (the help text) keeps its width; the help text wraps instead."""
+    80 columns): the name columns keep their width; the type column (the one before the help text) and
+    the help text wrap instead. A table's last two columns are the type and the help text; a commands
+    table's two are the name and the help, so its name column may wrap at spaces only (a name has none)."""
     def format_with_whole_names(self, ctx, formatter) -> None:
         from typer import rich_utils
 
@@ -72,8 +74,14 @@ def _whole_names_first(format_help):
                 whole_names = True
 
                 def add_row(self, *cells, **kwargs) -> None:
+                    if len(cells) >= 6:  # an option row: [required,] long, short, --no-long, --no-short, type, help
+                        cells = list(cells)
+                        long, negative = len(cells) - 6, len(cells) - 4
+                        if str(cells[negative]):  # '--no-x' under '--x', not in a column of its own
+                            cells[long] = rich_utils.Text.assemble(cells[long], "\n", cells[negative])
+                            cells[negative] = ""
                     super().add_row(*cells, **kwargs)
-                    for column in self.columns[:-1]:
+                    for column in self.columns[:-2]:
                         column.no_wrap = True
 
             rich_utils.Table = WholeNamesTable

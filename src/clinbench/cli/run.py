@@ -272,7 +272,7 @@ def _before_any_run(command):
             return command(*args, **kwargs)
         except BaseException as exc:
             if is_interrupt(exc):
-                stopped(Console(stderr=True), "before any run started: no run was recorded; rerun the same "
+                stopped(make_console(stderr=True), "before any run started: no run was recorded; rerun the same "
                                               "command to start the campaign")
             raise
     return interruptible
