@@ -168,14 +168,14 @@ def test_demo_dx_prints_the_offline_baselines_accuracy_and_a_plot(campaign):
     assert "oracle: accuracy 100.0%" in text and (campaign / "dx_accuracy_cost.svg").is_file()
 
 
-def test_cli_judge_calibrate_on_a_pairs_file(tmp_path):
+def test_cli_judge_check_on_a_pairs_file(tmp_path):
     pairs = tmp_path / "cal.csv"
     pairs.write_text("reference,candidate,expected\n"
                      "Acute appendicitis,Appendicitis,4\n"
                      "Acute appendicitis,Acute suppurative appendicitis,5\n"
                      "Acute appendicitis,Migraine,1\n"
                      "Left lower lobe pneumonia,Right lower lobe pneumonia,3\n")
-    out = cli("judge-calibrate", "--pairs", str(pairs), "--json")
+    out = cli("judge-check", "--pairs", str(pairs), "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["pairs"] == 4 and data["kappa_correct"] == 1.0

@@ -1,4 +1,4 @@
-"""`clinbench dx`: the sequential-diagnosis benchmark (run, rejudge, stats, judge, judge-calibrate, cases)."""
+"""`clinbench dx`: the sequential-diagnosis benchmark (run, rejudge, stats, judge, judge-check, cases)."""
 
 from __future__ import annotations
 
@@ -253,10 +253,9 @@ def register(app: typer.Typer) -> None:
             console.print(f"[bold]{r['score']}[/] {'correct' if r['correct'] else 'not correct'}: "
                           f"{r['candidate']!r} vs {r['reference']!r} ({r['reason']})", highlight=False)
 
-    @dx.command("judge-calibrate")
-    def judge_calibrate(
+    def judge_check(
         judge: str = typer.Option("offline", help="offline | llm"),
-        pairs: Optional[Path] = typer.Option(None, help="CSV reference,candidate,expected (default: bundled set)"),
+        pairs: Optional[Path] = typer.Option(None, help="CSV reference,candidate,expected (default: the three bundled sets)"),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
         show: int = typer.Option(0, help="print up to N pairs where judge and expectation disagree on correctness"),
         judge_model: Optional[str] = typer.Option(None, help="model for --judge llm"),
@@ -265,23 +264,36 @@ def register(app: typer.Typer) -> None:
         judge_api_key_env: Optional[str] = typer.Option(None, help="environment variable holding the judge's API key (default OPENAI_API_KEY)"),
         judge_api_key: Optional[str] = typer.Option(None, hidden=True, help="the judge's API key itself (prefer --judge-api-key-env)"),
     ) -> None:
-        """Agreement of a judge with the calibration set: exact agreement, Cohen's kappa on >= 4."""
-        from clinbench.dx.judge import calibrate, calibration_pairs, make_judge
+        """Agreement of a judge with labelled pairs: Cohen's kappa on correct (score >= 4), exact agreement.
 
-        items = calibration_pairs(pairs)
+        Without --pairs: the held-out check set (61 pairs), the specificity set (40 pairs on
+        ICD-10-CM hypernyms and siblings) and the calibration set (261 pairs)."""
+        from clinbench.dx.judge import LABELLED_SETS, calibrate, calibration_pairs, make_judge
+
+        sets = {str(pairs): calibration_pairs(pairs)} if pairs is not None else {
+            name: calibration_pairs(path) for name, path in LABELLED_SETS.items()}
         j = make_judge(judge, _judge_model(judge_model, judge_provider, judge_base_url,
                                              _key(judge_api_key, judge_api_key_env)))
-        with console.status(f"judging {len(items)} pairs"):
-            cal = calibrate(j, items)
+        results = {}
+        for name, items in sets.items():
+            with console.status(f"judging {len(items)} pairs of {name}"):
+                results[name] = calibrate(j, items)
         if as_json:
-            print(json.dumps({"pairs": cal.pairs, "exact_agreement": cal.exact_agreement,
-                              "within_one": cal.within_one, "kappa_correct": cal.kappa_correct,
-                              "confusion": cal.confusion}, indent=1))
+            out = {name: {"pairs": cal.pairs, "exact_agreement": cal.exact_agreement, "within_one": cal.within_one,
+                          "kappa_correct": cal.kappa_correct, "confusion": cal.confusion}
+                   for name, cal in results.items()}
+            print(json.dumps(out[str(pairs)] if pairs is not None else out, indent=1))
             return
-        console.print(f"{cal.pairs} pairs: exact agreement {cal.exact_agreement:.1%}, within one point "
-                      f"{cal.within_one:.1%}, Cohen's kappa (correct = score >= 4) {cal.kappa_correct:.3f}")
-        for p, v in cal.disagreements[:show]:
-            console.print(f"  expected {p.expected}, judged {v.score}: {p.candidate!r} vs {p.reference!r}", highlight=False)
+        for name, cal in results.items():
+            console.print(f"{name}: {cal.pairs} pairs, Cohen's kappa (correct = score >= 4) {cal.kappa_correct:.3f}, "
+                          f"exact agreement {cal.exact_agreement:.1%}, within one point {cal.within_one:.1%}",
+                          highlight=False)
+            for p, v in cal.disagreements[:show]:
+                console.print(f"  expected {p.expected}, judged {v.score}: {p.candidate!r} vs {p.reference!r}",
+                              highlight=False)
+
+    dx.command("judge-check")(judge_check)
+    dx.command("judge-calibrate", hidden=True)(judge_check)  # the former name
 
     @dx.command("cases")
     def cases_cmd(

@@ -37,6 +37,7 @@ from typing import Protocol
 
 import numpy as np
 
+from clinbench.dx.specificity import diagnosis_text, relation
 from clinbench.dx.text import QUALIFIERS, STOPWORDS, expand, is_disease_word, stem
 from clinbench.errors import ClinbenchError, DataError
 
@@ -100,6 +101,7 @@ _EXCLUSIVE = [
     {"gastric", "duodenal", "esophageal"},
     {"ischemic", "hemorrhagic", "hemorrhage"},
     {"mobitz", "complete", "third", "first"},
+    {"acute", "chronic"},
 ]
 _EXCLUSIVE_STEMS = [{stem(w) for w in group} for group in _EXCLUSIVE]
 _NEGATORS = {"non", "not", "without", "no"}
@@ -110,7 +112,7 @@ _QUAL_STEMS = {stem(q) for q in QUALIFIERS} - {"type"}
 
 def _words(text: str, keep_qualifiers: bool = False) -> list[str]:
     """Expanded words with 'type a'/'type 1' joined, stop words (and qualifiers) dropped."""
-    t = expand(text)
+    t = expand(diagnosis_text(text))
     t = re.sub(r"\btype\s+([a-z0-9])\b", r"type\1", t)
     t = re.sub(r"\bnon[\s-]+", "non ", t)
     words = _WORD.findall(t)
@@ -167,6 +169,13 @@ class OfflineJudge:
     def _score_one(self, reference: str, candidate: str) -> Verdict:
         if not candidate.strip():
             return Verdict(1, "no diagnosis given")
+        verdict = self._by_words(reference, candidate)
+        rel = relation(reference, candidate)
+        if rel in _CAPS and {stem(w) for w in _words(candidate)} <= {stem(w) for w in _words(reference)}:
+            rel = None  # "Colitis" for ischaemic colitis: a plain hypernym by its words, coded elsewhere
+        return _specificity(verdict, rel)
+
+    def _by_words(self, reference: str, candidate: str) -> Verdict:
         rw, cw = _words(reference), _words(candidate)
         rs, cs = {stem(w) for w in rw}, {stem(w) for w in cw}
         clash = conflict(_words(reference, keep_qualifiers=True), _words(candidate, keep_qualifiers=True))
@@ -200,6 +209,24 @@ class OfflineJudge:
         if cos >= 0.2:
             return Verdict(2, f"largely different diagnosis (cosine {cos:.2f})")
         return Verdict(1, f"unrelated diagnosis (cosine {cos:.2f})")
+
+
+# The ICD-10-CM relation of the two diagnoses decides specificity (one rule: dx/specificity.py);
+# the word rule above stands where a text cannot be coded.
+_CAPS = {"sibling": 3, "block": 3, "chapter": 3, "unrelated": 2}
+
+
+def _specificity(verdict: Verdict, rel: str | None) -> Verdict:
+    if rel is None:
+        return verdict
+    if rel in ("same", "narrower"):
+        return verdict if verdict.score == 5 else Verdict(5, f"ICD-10-CM: {rel} code ({verdict.reason})")
+    if rel == "broader":
+        return verdict if verdict.score == 4 else Verdict(4, f"ICD-10-CM: less specific, a parent code ({verdict.reason})")
+    cap = _CAPS[rel]
+    if verdict.score <= cap:
+        return verdict
+    return Verdict(cap, f"ICD-10-CM: {rel} of the reference, not the same disease ({verdict.reason})")
 
 
 JUDGE_SYSTEM = """You grade a diagnosis against the reference (ground-truth) diagnosis of a case.
@@ -273,6 +300,14 @@ class CalibrationPair:
     candidate: str
     expected: int
     kind: str = ""
+
+
+_DATA = resources.files("clinbench.dx") / "data"
+# Labelled (reference, candidate, expected score) sets written for clinbench: the held-out
+# check set (not used while the judge's rules were written), the ICD-10-CM specificity
+# pairs, and the calibration set the rules were developed on.
+LABELLED_SETS = {"check": _DATA / "judge_check.csv", "specificity": _DATA / "judge_specificity.csv",
+                 "calibration": _DATA / "judge_calibration.csv"}
 
 
 def calibration_pairs(path: str | Path | None = None) -> list[CalibrationPair]:
