@@ -53,3 +53,17 @@ def test_report_benchmark_dx_on_a_dx_store_alone(store, tmp_path):
     assert out.returncode == 0, out.stderr
     html = (tmp_path / "r.html").read_text()
     assert "Sequential diagnosis" in html and "scripted-guess" in html and "nan" not in html.lower().split("<svg")[0]
+
+
+def test_dx_cases_labels_the_demo_cases_synthetic():
+    """The bundled cases are written for clinbench: `dx cases` says so in its title, each row and its JSON."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from clinbench.cli import app
+
+    text = CliRunner().invoke(app, ["dx", "cases"], env={"COLUMNS": "200"}).output
+    assert "32 cases (synthetic: written for clinbench, no patient's record)" in text and "1 (synthetic)" in text
+    rows = json.loads(CliRunner().invoke(app, ["dx", "cases", "--json"]).output)
+    assert len(rows) == 32 and all(r["synthetic"] is True for r in rows)

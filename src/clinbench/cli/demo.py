@@ -144,7 +144,7 @@ def demo_command(
         console.print(f"{summary.finished} runs finished, {summary.skipped} already done; store {campaign / STORE_FILE}")
 
     dx_dir = out / "dx"
-    with _step("4. Sequential diagnosis on the demo cases (offline baselines)", out):
+    with _step("4. Sequential diagnosis on the synthetic demo cases (offline baselines)", out):
         _run_dx(dx_dir)
 
     with _step("5. One report: convention effect, M4Bench reproduced, diagnosis", out):

@@ -304,13 +304,18 @@ def register(app: typer.Typer) -> None:
         """List cases (id, split, number of tests, vignette)."""
         from clinbench.dx.cases import load_cases
 
+        chosen = load_cases(cases, split=split)
         if as_json:
             print(json.dumps([{"case": str(c.case_id), "splits": list(c.case_sets), "tests": len(c.tests),
-                               "vignette": c.case_summary} for c in load_cases(cases, split=split)], indent=1))
+                               "vignette": c.case_summary, "synthetic": c.synthetic} for c in chosen], indent=1))
             return
-        t = Table()
+        synthetic = sum(c.synthetic for c in chosen)
+        t = Table(title=f"{len(chosen)} cases" + (" (synthetic: written for clinbench, no patient's record)"
+                                                  if synthetic == len(chosen) and chosen else
+                                                  f" ({synthetic} synthetic)" if synthetic else ""))
         for col in ("case", "split", "tests", "vignette"):
             t.add_column(col)
-        for c in load_cases(cases, split=split):
-            t.add_row(str(c.case_id), ",".join(c.case_sets), str(len(c.tests)), c.case_summary[:90])
+        for c in chosen:
+            t.add_row(str(c.case_id) + (" (synthetic)" if c.synthetic else ""), ",".join(c.case_sets),
+                      str(len(c.tests)), c.case_summary[:90])
         console.print(t)
