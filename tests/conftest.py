@@ -31,3 +31,30 @@ def mimic_demo_dir() -> Path:
 @pytest.fixture(scope="session")
 def eicu_demo_dir() -> Path:
     return _need(EICU_DEMO)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def every_stored_run_spends_no_more_model_seconds_than_it_lasted(tmp_path_factory):
+    """Over every results store the test session wrote: a run's model seconds and harness seconds are
+    each within its wall-clock seconds (overlapping retries once counted 768.5 model-seconds in a
+    300.5 s run). Checked when the session ends; a violation is an error naming the run."""
+    yield
+    import duckdb
+
+    over = []
+    for store in Path(tmp_path_factory.getbasetemp()).rglob("results.duckdb"):
+        try:
+            con = duckdb.connect(str(store), read_only=True)
+        except duckdb.Error:
+            continue
+        try:
+            rows = con.execute("SELECT r.run_id, r.elapsed_seconds, u.model_seconds, u.harness_seconds FROM runs r "
+                               "JOIN usage u USING (run_id) WHERE r.elapsed_seconds IS NOT NULL").fetchall()
+        except duckdb.Error:
+            rows = []
+        finally:
+            con.close()
+        for run_id, wall, model, harness in rows:
+            if (model or 0) > wall + 0.5 or (harness or 0) > wall + 0.5:
+                over.append(f"{store.parent.name}/{run_id}: {model} model s + {harness} harness s in {wall:.1f} s")
+    assert not over, "usage seconds past the run's wall-clock time:\n" + "\n".join(over[:20])
