@@ -76,6 +76,7 @@ def test_a_panel_that_fails_twice_is_the_agents_failure_with_its_reply_kept_and_
     # the run's usage counts the real HTTP requests and the time spent waiting for them
     assert rec.usage.requests == 2 and rec.usage.http_requests == len(a.requests) == 2
     assert 0 < rec.usage.model_seconds < rec.elapsed_seconds
+    assert rec.usage.harness_seconds == pytest.approx(rec.elapsed_seconds - rec.usage.model_seconds, abs=0.01)
     assert roles["agent"]["http_requests"] == 2 and roles["agent"]["model_seconds"] > 0
 
 

@@ -118,12 +118,14 @@ def _models(cfg: DxConfig) -> dict[str, RoleModel]:
     return {role: RoleModel(spec, cache=cache) for role, spec in cfg.roles.items() if used.get(role)}
 
 
-def _usage(models: dict[str, RoleModel]) -> Usage | None:
+def _usage(models: dict[str, RoleModel], elapsed: float) -> Usage | None:
+    """The roles' usage summed; harness seconds are the run's other time (encounter loop, judging, evidence)."""
     if not models:
         return None
     total = Usage()
     for m in models.values():
         total = total.add(m.usage)
+    total.harness_seconds = max(0.0, elapsed - total.model_seconds)
     return total
 
 
@@ -191,8 +193,8 @@ def run_one(case: Case, cfg: DxConfig, trial: int, out_dir: Path, prices: PriceT
         strict=(False if status == "agent-failed" else None) if verdict is None else verdict.score == 5,
         judge_score=None if verdict is None else verdict.score,
         cost=None if result is None else result.cost, error=flag,
-        isolated=False, elapsed_seconds=time.monotonic() - started,
-        evidence_dir=str(final.relative_to(out_dir)), finished_at=datetime.now(), usage=_usage(models),
+        isolated=False, elapsed_seconds=(elapsed := time.monotonic() - started),
+        evidence_dir=str(final.relative_to(out_dir)), finished_at=datetime.now(), usage=_usage(models, elapsed),
     )
 
 
