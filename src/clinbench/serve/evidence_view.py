@@ -86,13 +86,68 @@ def _events(path: Path | None, limit: int | None) -> tuple[list[dict[str, Any]],
     return out, total
 
 
+def _text(value: Any) -> Text:
+    from clinbench.report.transcript import _as_text
+
+    return Text.of(_as_text(value))
+
+
+def _cli_step(event: dict[str, Any]) -> Step | None:
+    """A step of a coding-agent CLI's own JSON events (Codex, Claude Code, Gemini CLI, the command agent),
+    or None for any other event (shown generically)."""
+    kind = event.get("type")
+    if kind == "item.completed" and isinstance(event.get("item"), dict):  # Codex
+        item = event["item"]
+        if item.get("type") == "command_execution":
+            step = Step("command", calls=[("shell", _text(item.get("command", "")))])
+            step.texts.append((f"output (exit {item.get('exit_code')})", _text(item.get("aggregated_output") or "")))
+            return step
+        if item.get("type") in ("agent_message", "reasoning"):
+            return Step(str(item["type"]), texts=[("text", _text(item.get("text") or ""))])
+        return None
+    if kind == "item.started" and isinstance(event.get("item"), dict) \
+            and event["item"].get("type") == "command_execution":
+        return Step("command started", calls=[("shell", _text(event["item"].get("command", "")))])
+    message = event.get("message")
+    if kind in ("assistant", "user") and isinstance(message, dict) and isinstance(message.get("content"), list):
+        step = Step(kind)  # Claude Code: text, tool_use and tool_result blocks
+        for block in message["content"]:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text":
+                step.texts.append(("text", _text(block.get("text") or "")))
+            elif block.get("type") == "tool_use":
+                args = block.get("input")
+                if isinstance(args, dict) and len(args) == 1:
+                    args = next(iter(args.values()))
+                step.calls.append((str(block.get("name", "tool")), _text(args)))
+            elif block.get("type") == "tool_result":
+                step.texts.append(("tool result", _text(block.get("content") or "")))
+        return step
+    if kind == "tool_use" and "parameters" in event:  # Gemini CLI
+        args = event.get("parameters")
+        if isinstance(args, dict) and len(args) == 1:
+            args = next(iter(args.values()))
+        return Step("tool_use", calls=[(str(event.get("tool_name", "tool")), _text(args))])
+    if kind == "tool_result" and "output" in event:
+        return Step("tool_result", texts=[(f"output ({event.get('status', '')})", _text(event.get("output") or ""))])
+    if kind == "stdout" and "line" in event:  # the command agent
+        return Step("stdout", texts=[("line", _text(event.get("line") or ""))])
+    return None
+
+
 def derive_steps(path: Path | None, *, limit: int | None = MAX_STEPS) -> tuple[list[Step], int]:
-    """A derivation transcript as steps: who spoke, what it said, the tools it called with their input."""
+    """A derivation transcript as steps: who spoke, what it said, the tools it called with their input
+    (clinbench's own agents, the coding-agent CLIs' JSON events, anything else as its fields)."""
     from clinbench.report.transcript import _ROLE_KEYS, _TEXT_KEYS, _as_text, _role
 
     events, total = _events(path, limit)
     steps = []
     for event in events:
+        known = _cli_step(event)
+        if known is not None:
+            steps.append(known)
+            continue
         step = Step(_role(event))
         used = set(_ROLE_KEYS) | {"tool_calls"}
         for key in _TEXT_KEYS:
