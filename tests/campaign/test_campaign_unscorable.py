@@ -74,8 +74,11 @@ def test_tasks_list_db_marks_the_tasks_the_database_cannot_score(tiny_db):
     lines = {line.split()[0]: line.split() for line in res.output.splitlines() if line.startswith(("mimic-", "eicu-"))}
     assert lines["mimic-sofa-24h"][-1] == "yes" and lines["mimic-meld-24h"][-1] == "NO"
     assert lines["eicu-gcs"][-2:] == ["no", "data"]
-    assert f"mimic-meld-24h: not scorable on {tiny_db}: reference mimiciv_derived.target_meld_24h has no rows" in \
-        " ".join(res.output.split())
+    text = " ".join(res.output.split())  # one line, the tasks that share a reason together
+    assert text.startswith("task ") and text.count(f"not scorable on {tiny_db}: ") == 1
+    assert "mimic-meld-24h, mimic-meld-24h-raw: reference mimiciv_derived.target_meld_24h has no rows" in text
+    assert "not scorable on {}: mimic-apsiii-24h, mimic-apsiii-24h-raw, mimic-charlson-raw, ".format(tiny_db) in text
+    assert f"mimic-ventilation-raw: reference not built (`clinbench concepts build {tiny_db}`)" in text
 
 
 def test_score_and_export_tasks_do_not_score_against_an_empty_reference(tiny_db, tmp_path):

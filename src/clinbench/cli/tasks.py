@@ -48,10 +48,12 @@ def register(app: typer.Typer) -> None:
             for row, t in zip(rows, catalogue):
                 row.insert(4, on_db[t.id] if on_db[t.id] in ("yes", "no data") else "NO")
         print_table(console, cols, rows)
-        for t in catalogue:
-            if on_db.get(t.id) not in (None, "yes", "no data"):
-                console.print(f"{t.id}: not scorable on {db}: {on_db[t.id]}", highlight=False, soft_wrap=True,
-                              markup=False)
+        from clinbench.derive.scorable import describe
+
+        not_scorable = {t: why for t, why in on_db.items() if why not in ("yes", "no data")}
+        if not_scorable:  # tasks sharing a reason on one line (a database without concepts: one line)
+            console.print(f"not scorable on {db}: {describe(not_scorable)}", highlight=False, soft_wrap=True,
+                          markup=False)
 
     @tasks.command("show")
     def show(task_id: str = typer.Argument(..., help="Task id, e.g. mimic-sofa-24h (see `clinbench tasks list`).")) -> None:
