@@ -49,8 +49,8 @@ def test_each_reply_shape_seen_from_a_local_model_is_the_intended_call_of_every_
     question = next(e for e in events if e["event"] == "question")
     assert (question["content"], question["reply"]) == (QUESTION, "It started around the navel.")
     assert next(e for e in events if e["event"] == "diagnosis")["content"] == "Acute appendicitis"
-    assert {r: (roles[r]["requests"], roles[r]["errors"], roles[r]["repairs"]) for r in roles} == {
-        "agent": (2, 0, 0), "gatekeeper": (1, 0, 0), "judge": (1, 0, 0)}
+    assert {r: (roles[r]["requests"], roles[r]["parsed_from_text"], roles[r]["errors"], roles[r]["repairs"])
+            for r in roles} == {"agent": (2, 2, 0, 0), "gatekeeper": (1, 1, 0, 0), "judge": (1, 1, 0, 0)}
 
 
 def test_an_empty_judge_reply_gets_one_corrective_turn_and_both_attempts_are_counted(tmp_path, case_by_id):

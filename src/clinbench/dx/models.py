@@ -16,7 +16,8 @@ benchmark:
 * **structured answers** (``answer``, ``ask``): a function call whose arguments are the
   answer, or one JSON object in the text; a reply that is neither, or that the caller's
   ``check`` rejects, gets one corrective message before it is this role's error. Each rejected
-  reply is kept (``rejected``, cut at ``REPLY_CHARS``) and reported in roles.json;
+  reply is kept (``rejected``, cut at ``REPLY_CHARS``) and reported in roles.json, with the count
+  of calls read from text (``parsed_from_text``);
 * **a cache** (``ModelCache``, off unless given a folder): replies keyed on the sha256 of
   (provider, model, system prompt, messages, tools, parameters), so a rerun or a re-judge
   with the same inputs is reproducible and makes no request.
@@ -138,6 +139,7 @@ class RoleModel:
     cache_hits: int = 0
     errors: int = 0
     repairs: int = 0  # corrective messages sent
+    text_calls: int = 0  # tool calls read from a reply's text (parsed_from_text)
     rejected: list[dict] = field(default_factory=list)  # replies that were not a usable answer
 
     def __post_init__(self) -> None:
@@ -159,7 +161,7 @@ class RoleModel:
             if hit is not None:
                 self.cache_hits += 1
                 return hit
-                return _with_text_calls(hit, tools)
+                return self._read_text_calls(hit, tools)
         requests, seconds = self.client.http_requests, self.client.model_seconds
         try:
             turn = self.client.complete(system, messages, tools)
@@ -174,7 +176,12 @@ class RoleModel:
         self._count_http(requests, seconds)
         if self.cache:
             self.cache.put(key, turn)
-        return _with_text_calls(turn, tools)
+        return self._read_text_calls(turn, tools)
+
+    def _read_text_calls(self, turn: Turn, tools: list[ToolSpec]) -> Turn:
+        turn = _with_text_calls(turn, tools)
+        self.text_calls += sum(1 for c in turn.tool_calls if c.from_text)
+        return turn
 
     def _count_http(self, requests: int, seconds: float) -> None:
         """The client's HTTP requests and seconds since (``requests``, ``seconds``), retries included."""
@@ -219,6 +226,7 @@ class RoleModel:
                 "output_tokens": self.usage.output_tokens, "requests": self.usage.requests,
                 "http_requests": self.usage.http_requests, "model_seconds": round(self.usage.model_seconds, 3),
                 "cache_hits": self.cache_hits, "errors": self.errors, "repairs": self.repairs,
+                "parsed_from_text": self.text_calls,
                 "rejected": self.rejected, "model_cost_usd": self.cost()}
 
 
