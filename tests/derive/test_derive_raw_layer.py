@@ -231,7 +231,7 @@ def test_concurrent_first_uses_write_each_layer_once(source_db, tmp_path):
     """Standard and raw tasks prepared at once on a new source: one raw layer, one shared layer, and
     every raw task's database is that raw layer."""
     script = ("import sys\nfrom clinbench.derive.workspace import prepare_workspace\n"
-              "prepare_workspace(sys.argv[3], 'no-skill', 'native', sys.argv[1], sys.argv[2])\n")
+              "prepare_workspace(sys.argv[3], 'no-skill', 'native', sys.argv[1], sys.argv[2], shared=True)\n")
     tasks = ["mimic-sofa-24h", "mimic-kdigo-48h", "mimic-sofa-24h-raw", "mimic-meld-24h-raw"]
     procs = [subprocess.Popen([sys.executable, "-c", script, str(source_db), str(tmp_path / task), task])
              for task in tasks]

@@ -70,8 +70,8 @@ def test_rows_copied_unchanged(source_db, tmp_path):
 
 
 def test_runs_share_the_read_only_cached_database_without_a_copy(source_db, tmp_path):
-    a = prepare_workspace("mimic-meld-24h", "no-skill", "native", source_db, tmp_path / "a")
-    b = prepare_workspace("mimic-meld-24h", "no-skill", "native", source_db, tmp_path / "b")
+    a = prepare_workspace("mimic-meld-24h", "no-skill", "native", source_db, tmp_path / "a", shared=True)
+    b = prepare_workspace("mimic-meld-24h", "no-skill", "native", source_db, tmp_path / "b", shared=True)
     [db] = cached("mimic-iv.standard.native.*.duckdb")
     assert (a / "database.duckdb").stat().st_ino == (b / "database.duckdb").stat().st_ino == db.stat().st_ino
     assert stat.S_IMODE(db.stat().st_mode) == 0o444
@@ -101,7 +101,7 @@ def test_a_workspace_on_another_filesystem_gets_a_read_only_copy(source_db, tmp_
         link(src, dst)
 
     monkeypatch.setattr(workspace.os, "link", cross_device)
-    ws = prepare_workspace("mimic-meld-24h-raw", "no-skill", "native", source_db, tmp_path / "ws")
+    ws = prepare_workspace("mimic-meld-24h-raw", "no-skill", "native", source_db, tmp_path / "ws", shared=True)
     [cached] = cache_dir().glob("mimic-iv.raw.native.*.duckdb")
     db = ws / "database.duckdb"
     assert db.stat().st_ino != cached.stat().st_ino and db.read_bytes() == cached.read_bytes()
@@ -109,7 +109,7 @@ def test_a_workspace_on_another_filesystem_gets_a_read_only_copy(source_db, tmp_
 
 
 def test_a_cached_database_written_by_an_unsandboxed_process_is_rebuilt(source_db, tmp_path):
-    first = prepare_workspace("mimic-meld-24h-raw", "no-skill", "native", source_db, tmp_path / "a")
+    first = prepare_workspace("mimic-meld-24h-raw", "no-skill", "native", source_db, tmp_path / "a", shared=True)
     db = first / "database.duckdb"
     os.chmod(db, 0o644)  # root outside a sandbox can do this to the shared inode
     con = duckdb.connect(str(db))
@@ -124,7 +124,7 @@ def test_a_cached_database_written_by_an_unsandboxed_process_is_rebuilt(source_d
 
 def test_concurrent_processes_build_the_cached_database_once(source_db, tmp_path):
     script = ("import sys\nfrom clinbench.derive.workspace import prepare_workspace\n"
-              "prepare_workspace('mimic-sofa-24h-raw', 'no-skill', 'native', sys.argv[1], sys.argv[2])\n")
+              "prepare_workspace('mimic-sofa-24h-raw', 'no-skill', 'native', sys.argv[1], sys.argv[2], shared=True)\n")
     procs = [subprocess.Popen([sys.executable, "-c", script, str(source_db), str(tmp_path / f"w{i}")])
              for i in range(3)]
     assert [p.wait() for p in procs] == [0, 0, 0]
@@ -155,7 +155,7 @@ print(json.dumps(seen))
 
 @pytest.mark.skipif(not sandbox.bwrap_available(), reason="bubblewrap cannot create namespaces here (.ci/run installs it)")
 def test_inside_bwrap_a_run_cannot_change_the_shared_database_but_can_keep_its_own_tables(source_db, tmp_path):
-    ws = prepare_workspace("mimic-meld-24h-raw", "no-skill", "native", source_db, tmp_path / "ws")
+    ws = prepare_workspace("mimic-meld-24h-raw", "no-skill", "native", source_db, tmp_path / "ws", shared=True)
     [cached] = cache_dir().glob("mimic-iv.raw.native.*.duckdb")
     before = cached.read_bytes()
     prefixes = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
@@ -259,3 +259,11 @@ def test_tasks_with_the_same_table_set_share_one_cached_database(source_db, tmp_
     assert len(cached("mimic-iv.standard.native.*.duckdb")) == 2
     plan = variant_mapping("mimic-meld-24h-raw", "obfuscated", source_db)
     assert plan.reconstruct["mimiciv_icu.chartevents"].startswith('SELECT "c_')
+
+
+def test_a_workspace_gets_a_read_only_copy_of_its_own_unless_shared(source_db, tmp_path):
+    ws = prepare_workspace("mimic-meld-24h-raw", "no-skill", "native", source_db, tmp_path / "ws")
+    [cached] = cache_dir().glob("mimic-iv.raw.native.*.duckdb")
+    db = ws / "database.duckdb"
+    assert db.stat().st_ino != cached.stat().st_ino and db.read_bytes() == cached.read_bytes()
+    assert stat.S_IMODE(db.stat().st_mode) == 0o444

@@ -3,15 +3,22 @@ unsandboxed use of the shared workspace database can change, and what runs on th
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
+import subprocess
+import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from clinbench.agents import sandbox as sb
 from clinbench.agents.factory import AgentOptions
+from clinbench.campaign.audit import audit_campaign
 from clinbench.campaign.campaign import run_campaign
 from clinbench.campaign.execute import CampaignConfig
 from clinbench.campaign.matrix import RunSpec
@@ -76,3 +83,89 @@ def test_the_preflight_probe_refuses_a_sandbox_that_shows_a_hidden_file(tmp_path
     assert box.visible(ws, env, [secret, shown], hidden=[secret, shown]) == []
     with pytest.raises(SandboxError, match=r"hidden path is visible inside the bwrap sandbox: \S+/reference.duckdb .*nothing was run"):
         box.refuse_visible(ws, env, [secret], hidden=[])
+
+
+# item 9: the shared cached workspace database and what writes to it from outside the sandbox
+LIST_TABLES = ("/bin/sh -c 'sleep {sleep}; duckdb database.duckdb -csv -noheader "
+               "-c \"SELECT table_name FROM duckdb_tables() ORDER BY 1\"'")
+
+
+def _cached_databases(cache: Path) -> list[Path]:
+    return sorted(p for p in (cache / "workspaces").glob("*.duckdb") if ".shared." not in p.name)
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _write_when_running(out: Path, target, started: list) -> threading.Thread:
+    """Once the run's workspace exists, plant a table in the database ``target()`` names (from outside)."""
+    def plant():
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not list((out / ".work").glob("*/database.duckdb")):
+            time.sleep(0.05)
+        con = duckdb.connect(str(target()))
+        con.execute("CREATE TABLE mimiciv_icu.planted AS SELECT 1 AS x")
+        con.close()
+        started.append(True)
+
+    thread = threading.Thread(target=plant)
+    thread.start()
+    return thread
+
+
+def _run(out: Path, db: Path, command: str, **options) -> dict:
+    options = AgentOptions(agent_command=command, sandbox_limits=LIMITS, **options)
+    run_campaign([RunSpec(TASK, "no-skill", "native", "command", "-", 0)],
+                 CampaignConfig(db=str(db), out=str(out), options=options, timeout_seconds=60))
+    audit_campaign(out)
+    return Store.open(out).runs()[0]
+
+
+@needs_bwrap
+def test_a_workspace_folder_opened_read_write_does_not_change_what_a_running_sandboxed_run_sees(tmp_path, monkeypatch):
+    # before: `clinbench workspace` gave a hard link to the shared cached database; a write through
+    # it (root ignores the 0444 mode) showed up in a sandboxed run already running
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    db = build_tiny_db(tmp_path / "source.duckdb")
+    res = subprocess.run([sys.executable, "-m", "clinbench", "workspace", TASK, "--db", str(db), "--out",
+                          str(tmp_path / "mine")], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    (cached,) = _cached_databases(tmp_path / "cache")
+    sealed = _sha(cached)
+    out, done = tmp_path / "camp", []
+    writer = _write_when_running(out, lambda: tmp_path / "mine" / "database.duckdb", done)
+    row = _run(out, db, LIST_TABLES.format(sleep=3), sandbox="bwrap")
+    writer.join()
+    assert done and "planted" not in (out / row["evidence_dir"] / "agent_stdout.txt").read_text()
+    assert _sha(cached) == sealed and row["publishable"] is True, row["flag_reason"]
+
+
+@needs_bwrap
+def test_a_run_that_saw_the_shared_database_change_is_flagged(tmp_path, monkeypatch):
+    # before: a write to the cached file itself during a run went unnoticed: the run stayed publishable
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    db = build_tiny_db(tmp_path / "source.duckdb")
+    out, done = tmp_path / "camp", []
+    writer = _write_when_running(out, lambda: _cached_databases(tmp_path / "cache")[0], done)
+    row = _run(out, db, LIST_TABLES.format(sleep=3), sandbox="bwrap")
+    writer.join()
+    assert done and "planted" in (out / row["evidence_dir"] / "agent_stdout.txt").read_text()
+    assert row["publishable"] is False
+    assert "the shared workspace database changed during the run" in row["flag_reason"]
+
+
+def test_an_unsandboxed_run_writes_only_its_own_copy_of_the_workspace_database(tmp_path, monkeypatch):
+    # before: an --unsafe-no-isolation run wrote through its hard link into the shared cached file
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    db = build_tiny_db(tmp_path / "source.duckdb")
+    plant = (f"{sys.executable} -c \"import duckdb; duckdb.connect('database.duckdb').execute("
+             "'CREATE TABLE mimiciv_icu.planted AS SELECT 1')\"")
+    monkeypatch.setattr(sb, "bwrap_available", lambda: False)
+    monkeypatch.setattr(sb, "docker_available", lambda: False)
+    out = tmp_path / "camp"
+    _run(out, db, plant, unsafe_no_isolation=True)
+    (cached,) = _cached_databases(tmp_path / "cache")
+    con = duckdb.connect(str(cached), read_only=True)
+    assert "planted" not in {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    con.close()

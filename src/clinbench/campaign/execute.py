@@ -123,21 +123,27 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
     outcome = None
     error = None
     output_refused = None
+    database_check = None
     try:
         from clinbench.derive.catalogue import get_task
-        from clinbench.derive.workspace import prepare_workspace
+        from clinbench.derive.workspace import build_workspace
 
         record.family = get_task(spec.task).family
-        prepare_workspace(spec.task, spec.condition, spec.schema, config.db, work)
+        agent = make_agent(spec.agent, config.options, spec.model)
+        timings["agent_setup"] = time.monotonic() - t0
+        t1 = time.monotonic()
+        # only a sandbox (which binds it read-only) or the harness's own read-only tools share the
+        # cached database; an unsandboxed agent program writes to a copy of its own
+        unsandboxed = getattr(agent, "external", False) and not agent.sandbox.isolated
+        _, prepared = build_workspace(spec.task, spec.condition, spec.schema, config.db, work, shared=not unsandboxed)
+        from clinbench.derive.cache_files import sealed_sha256
+
+        sealed = sealed_sha256(prepared.path)  # it matched these bytes when the workspace was made
         ws = Workspace.from_dir(work)
         shutil.copyfile(ws.prompt_file, partial / "prompt.md")
         if (work / "skills").is_dir():
             shutil.copytree(work / "skills", partial / "skills")
-        timings["workspace"] = time.monotonic() - t0
-
-        t1 = time.monotonic()
-        agent = make_agent(spec.agent, config.options, spec.model)
-        timings["agent_setup"] = time.monotonic() - t1
+        timings["workspace"] = time.monotonic() - t1
         ctx = RunContext(evidence_dir=partial, task_id=spec.task, condition=spec.condition,
                          model=None if spec.model in ("", "-") else spec.model,
                          timeout_seconds=config.timeout_seconds, trial=spec.trial,
@@ -163,6 +169,10 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
             record.status, error = "agent-failed", f"{error}; {output_refused}" if error else output_refused
         if getattr(agent, "external", False) and not outcome.isolated:
             record.publishable, record.flag_reason = False, "not isolated (--unsafe-no-isolation)"
+        elif not unsandboxed:
+            database_check = _database_check(sealed, ws.root / "database.duckdb")
+            if changed := database_changed(database_check):
+                record.publishable, record.flag_reason = False, changed
     except (WriteError, HiddenPathVisible):
         raise
     except ClinbenchError as exc:  # workspace, sandbox, endpoint: not the agent's doing
@@ -179,7 +189,23 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
         shutil.rmtree(work, ignore_errors=True)
     record.error = error
     return _finish(spec, config, record, partial, error, timings, t0, outcome.limit if outcome is not None else None,
-                   output_refused)
+                   output_refused, database_check)
+
+
+def _database_check(sealed: str | None, seen: Path) -> dict[str, str | None]:
+    """The sha256 the shared cached database was sealed with and the one the run's workspace
+    database has after the run (a hard link to it, or a read-only copy)."""
+    from clinbench.derive.cache_files import sha256_file
+
+    return {"sealed": sealed, "after": sha256_file(seen) if seen.is_file() else None}
+
+
+def database_changed(check: dict | None) -> str | None:
+    """Why a run saw another database than the sealed one (None when it did not, or was not checked)."""
+    if not check or check.get("after") == check.get("sealed"):
+        return None
+    return (f"the shared workspace database changed during the run (sha256 {str(check.get('after'))[:12]}…, "
+            f"sealed as {str(check.get('sealed'))[:12]}…): something outside the sandbox wrote to it")
 
 
 def lost_run(spec: RunSpec, config: CampaignConfig, cause: str) -> RunResult:
@@ -207,7 +233,8 @@ def _write_traceback(partial: Path) -> None:
 
 
 def _finish(spec: RunSpec, config: CampaignConfig, record: RunRecord, partial: Path, error: str | None,
-            timings: dict[str, float], t0: float, limit_hit: str | None, output_refused: str | None = None) -> RunResult:
+            timings: dict[str, float], t0: float, limit_hit: str | None, output_refused: str | None = None,
+            database_check: dict | None = None) -> RunResult:
     """Score the output, write score.json and the manifest, and return the finished record."""
     t3 = time.monotonic()
     output = partial / "output.csv"
@@ -244,6 +271,7 @@ def _finish(spec: RunSpec, config: CampaignConfig, record: RunRecord, partial: P
         "limit_hit": limit_hit,
         "timings": {k: round(v, 3) for k, v in timings.items()},
         "output_refused": output_refused,
+        "database_sha256": database_check,
         "scored_columns": config.scored_columns,
         "usage": vars(record.usage) if record.usage else None,
         "finished_at": record.finished_at.isoformat(),

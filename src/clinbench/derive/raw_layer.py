@@ -120,7 +120,7 @@ def keep(con: duckdb.DuckDBPyConnection, dataset: str) -> Path | None:
             if not cache_files.intact(path):
                 with atomic_path(path) as tmp:
                     shutil.copyfile(source, tmp)
-                cache_files.seal(path)
+                cache_files.seal(path, checksum=False)
                 prune(dataset)
         return path
     except (OSError, duckdb.Error, WriteError):  # e.g. a full or read-only cache: the load goes on without

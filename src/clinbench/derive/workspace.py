@@ -19,13 +19,16 @@ Native tasks build in layers, each a file that never held a table the task may n
 
 Tables are written by a few cursors at once, each committing its group in one transaction.
 
-No run copies it. The cached file is read-only (mode 0444) and each workspace holds a hard
-link to it (O(1) at any database size), or a read-only copy when the workspace is on another
-filesystem than the cache. Sandboxes bind read-only files of a workspace read-only
-(``read_only_files``), so no run can change what another run sees; the prompt tells the agent
-to open the database read-only and where to put tables of its own. Each use checks the
-cached file's size, mtime and mode against those it was built with and rebuilds it if an
-unsandboxed process wrote to it.
+A sandboxed run does not copy it. The cached file is read-only (mode 0444) and a sandboxed
+run's workspace holds a hard link to it (O(1) at any database size), or a read-only copy when
+the workspace is on another filesystem than the cache. Sandboxes bind read-only files of a
+workspace read-only (``read_only_files``), so no run can change what another run sees; the
+prompt tells the agent to open the database read-only and where to put tables of its own.
+Every other use (``clinbench workspace``, an ``--unsafe-no-isolation`` run, exports) gets a
+copy of its own (``shared=False``, the default): a write through it never reaches the cache.
+Each use checks the cached file's stamp and sha256 against those it was sealed with and
+rebuilds it if anything wrote to it; the campaign checks the sha256 again after each run
+and flags a run that saw it change.
 
 Source fingerprint: sha256 of the file's size and mtime (nanoseconds) plus a catalogue
 fingerprint (every table's schema, name, estimated row count and column names/types),
@@ -52,7 +55,7 @@ import duckdb
 
 from clinbench.atomic import atomic_path, write_json_atomic
 from clinbench.derive import conditions, raw_layer
-from clinbench.derive.cache_files import cache_dir, intact, lock, seal
+from clinbench.derive.cache_files import cache_dir, intact, lock, seal, verified
 from clinbench.derive.catalogue import TaskSpec, get_task, load_catalogue
 from clinbench.derive.schema_variants import Relation, VariantPlan, plan_variant, rewrite_sql
 from clinbench.errors import DataError
@@ -81,8 +84,18 @@ class PreparedDatabase:
 
 
 def prepare_workspace(task_id: str, condition: str, schema_variant: str, db_path: str | Path,
-                      out_dir: str | Path, *, output_path: str = "output.csv") -> Path:
-    """Make ``out_dir`` with ``database.duckdb``, ``prompt.md`` and ``skills/``; return ``out_dir``."""
+                      out_dir: str | Path, *, output_path: str = "output.csv", shared: bool = False) -> Path:
+    """Make ``out_dir`` with ``database.duckdb``, ``prompt.md`` and ``skills/``; return ``out_dir``.
+
+    ``shared``: the database is a hard link to the cached file, for a run that only a sandbox
+    (which binds it read-only) ever opens; otherwise it is a read-only copy of its own."""
+    return build_workspace(task_id, condition, schema_variant, db_path, out_dir, output_path=output_path,
+                           shared=shared)[0]
+
+
+def build_workspace(task_id: str, condition: str, schema_variant: str, db_path: str | Path, out_dir: str | Path,
+                    *, output_path: str = "output.csv", shared: bool = False) -> tuple[Path, PreparedDatabase]:
+    """``prepare_workspace``, also returning the cached database it was made from."""
     spec = get_task(task_id)
     conditions.check_condition(spec, condition)
     out = Path(out_dir)
@@ -94,10 +107,13 @@ def prepare_workspace(task_id: str, condition: str, schema_variant: str, db_path
     prompt = conditions.prompt_text(spec, condition, output_path, skills, [READ_ONLY_NOTE, *prepared.plan.notes])
 
     out.mkdir(parents=True, exist_ok=True)
-    _share(prepared.path, out / DATABASE_FILE)
+    if shared:
+        _share(prepared.path, out / DATABASE_FILE)
+    else:
+        _copy(prepared.path, out / DATABASE_FILE)
     conditions.write_skills(skills, out)
     (out / "prompt.md").write_text(prompt, encoding="utf-8")
-    return out
+    return out, prepared
 
 
 def variant_mapping(task_id: str, schema_variant: str, db_path: str | Path) -> VariantPlan:
@@ -189,7 +205,7 @@ def prepare_database(spec: TaskSpec, schema_variant: str, db_path: str | Path) -
     target = root / f"{spec.database}.{spec.mode}.{schema_variant}.{key}.duckdb"
     mapping = target.with_suffix(".mapping.json")
     with lock(root / f"{key}.lock"):
-        if mapping.is_file() and intact(target):
+        if mapping.is_file() and verified(target):
             return PreparedDatabase(target, mapping, _load_plan(mapping))
         salt = _salt(root)
         if schema_variant == "native":
@@ -230,7 +246,7 @@ def _build_native(spec: TaskSpec, relations: list[Relation], fingerprint: str, d
             last = todo.pop()                                         # write that, then link to it
             _build([r for r in relations if r.qualified in last[1]], "native", db_path, last[0], salt, base,
                    layers=todo)
-            seal(last[0])
+            seal(last[0], checksum=False)
             base, todo = last, [*todo, last]
             plan = _build(relations, "native", db_path, target, salt, base)
         else:
@@ -275,9 +291,13 @@ def _share(cached: Path, dst: Path) -> None:
     try:
         os.link(cached, dst)
     except OSError:
-        with atomic_path(dst) as tmp:
-            shutil.copyfile(cached, tmp)
-            os.chmod(tmp, 0o444)
+        _copy(cached, dst)
+
+
+def _copy(cached: Path, dst: Path) -> None:
+    with atomic_path(dst) as tmp:
+        shutil.copyfile(cached, tmp)
+        os.chmod(tmp, 0o444)
 
 
 def _build(relations: list[Relation], variant: str, db_path: Path, target: Path, salt: str,
@@ -320,7 +340,7 @@ def _build(relations: list[Relation], variant: str, db_path: Path, target: Path,
                         with atomic_path(path) as layer_tmp:
                             shutil.copyfile(tmp, layer_tmp)
                             _wal(path).unlink(missing_ok=True)  # DuckDB would replay a stale log onto it
-                        seal(path)
+                        seal(path, checksum=False)
             finally:
                 con.close()
         finally:
