@@ -10,6 +10,7 @@ A run is flagged when
   refused request;
 * its evidence no longer matches its manifest (a file changed, removed or added);
 * its output.csv was refused (a symlink, FIFO, folder, hard link or over the size cap);
+* the shared workspace database it read no longer had the sha256 it was sealed with after the run;
 * the harness kept only part of its stdout or stderr (past the log cap), so the transcript
   this audit reads is incomplete;
 * it is an external agent that ran without isolation;
@@ -30,6 +31,7 @@ from pathlib import Path
 from clinbench import untrusted
 from clinbench.agents.factory import BUILTIN_AGENTS
 from clinbench.campaign import evidence, skill_use
+from clinbench.campaign.execute import database_changed
 from clinbench.records.store import Store
 
 EXTERNAL_AGENTS = ("codex", "claude", "gemini", "command")
@@ -72,31 +74,35 @@ def agent_authored_text(transcript: Path) -> str:
             continue
         if not isinstance(event, dict):
             continue
-        kind = event.get("type")
-        if kind == "assistant":  # llm agent and Claude Code
-            if "message" in event:
-                for block in (event["message"] or {}).get("content") or []:
-                    if block.get("type") == "text":
-                        parts.append(block.get("text", ""))
-                    elif block.get("type") == "tool_use":
-                        parts.append(json.dumps(block.get("input"), ensure_ascii=False))
-            else:
-                parts.append(event.get("text") or "")
-                parts.extend(json.dumps(c.get("arguments"), ensure_ascii=False) for c in event.get("tool_calls") or [])
-        elif kind in ("item.started", "item.completed"):  # Codex
-            item = event.get("item") or {}
-            if item.get("type") == "command_execution":
-                parts.append(item.get("command", ""))
-            elif item.get("type") == "agent_message":
-                parts.append(item.get("text", ""))
-        elif kind == "tool_use":  # Gemini CLI
-            parts.append(json.dumps(event.get("parameters"), ensure_ascii=False))
-        elif kind == "message" and event.get("role") == "assistant":  # Gemini CLI
-            parts.append(str(event.get("content") or ""))
-        elif kind == "stdout":  # command agent
-            parts.append(event.get("line", ""))
+        try:
+            kind = event.get("type")
+            if kind == "assistant":  # llm agent and Claude Code
+                if "message" in event:
+                    for block in (event["message"] or {}).get("content") or []:
+                        if block.get("type") == "text":
+                            parts.append(block.get("text", ""))
+                        elif block.get("type") == "tool_use":
+                            parts.append(json.dumps(block.get("input"), ensure_ascii=False))
+                else:
+                    parts.append(event.get("text") or "")
+                    parts.extend(json.dumps(c.get("arguments"), ensure_ascii=False) for c in event.get("tool_calls") or [])
+            elif kind in ("item.started", "item.completed"):  # Codex
+                item = event.get("item") or {}
+                if item.get("type") == "command_execution":
+                    parts.append(item.get("command", ""))
+                elif item.get("type") == "agent_message":
+                    parts.append(item.get("text", ""))
+            elif kind == "tool_use":  # Gemini CLI
+                parts.append(json.dumps(event.get("parameters"), ensure_ascii=False))
+            elif kind == "message" and event.get("role") == "assistant":  # Gemini CLI
+                parts.append(str(event.get("content") or ""))
+            elif kind == "stdout":  # command agent
+                parts.append(event.get("line", ""))
+        except (AttributeError, TypeError):  # an event of an unexpected shape is read as text
+            parts.append(line)
     # JSON-escaped text (\" and \\n) is read as the agent meant it
-    return "\n".join(parts).replace('\\"', '"').replace("\\n", "\n")
+    text = "\n".join(p if isinstance(p, str) else json.dumps(p, ensure_ascii=False, default=str) for p in parts)
+    return text.replace('\\"', '"').replace("\\n", "\n")
 
 
 def hidden_names() -> list[str]:
@@ -136,6 +142,55 @@ def _dropped_log_bytes(folder: Path) -> int:
         return 0
 
 
+def _audit_run(run: dict, folder: Path, out: Path, hidden: dict, known_skills, mine: list[str],
+               uses: dict[str, skill_use.SkillUse]) -> tuple[str, str] | None:
+    """Add the reasons to flag one run to ``mine``; return (task, sha256 of its output.csv) when its
+    output counts towards the byte-identical check."""
+    if not (folder / evidence.MANIFEST).is_file():
+        mine.append("evidence folder or manifest missing")
+        return None
+    manifest = json.loads((folder / evidence.MANIFEST).read_text(encoding="utf-8"))
+    if bad := evidence.verify_manifest(folder):
+        mine.append(f"evidence changed since the run: {', '.join(bad)}")
+    # an unisolated run saw its workspace at its host path: read that as /workspace
+    own_workspace = re.compile(re.escape(str(out)) + r"/\.work/[^/\s'\"]+")
+    text = own_workspace.sub("/workspace", agent_authored_text(folder / "transcript.jsonl"))
+    lowered = text.lower()
+    markers = [m for m in (manifest.get("db"), Path(manifest.get("db") or "x").name, str(out)) if m]
+    mentioned = [m for m in markers if m.lower() in lowered and m != "database.duckdb"]
+    mentioned += [m for m in EVALUATOR_MARKERS if m in lowered]
+    mentioned += [n for n, pattern in hidden.items() if pattern.search(lowered)]
+    mentioned += [m.group(0).split(".", 1)[1] for m in _HIDDEN_QUALIFIED.finditer(lowered)]
+    if mentioned:
+        mine.append(f"transcript mentions {', '.join(sorted(set(mentioned)))}")
+    if run.get("benchmark", "derive") == "derive":
+        uses[run["run_id"]] = skill_use.skill_use(folder, text, known_skills)
+        if why := skill_use.flag_reason(run["condition"], uses[run["run_id"]]):
+            mine.append(why)
+    if writes := outside_writes(text):
+        mine.append(f"writes outside the workspace: {', '.join(writes[:5])}")
+    elif _sandbox_refused_a_write(folder):
+        mine.append("writes outside the workspace: the sandbox refused a write (read-only file system)")
+    egress_log = folder / "egress.jsonl"
+    if egress_log.is_file():
+        refused = [json.loads(line)["target"] for line in egress_log.read_text().splitlines()
+                   if line.strip() and not json.loads(line).get("allowed", True)]
+        if refused:
+            mine.append(f"refused egress to {', '.join(sorted(set(refused))[:5])}")
+    if manifest.get("output_refused"):
+        mine.append(manifest["output_refused"])
+    if changed := database_changed(manifest.get("database_sha256")):
+        mine.append(changed)
+    if dropped := _dropped_log_bytes(folder):
+        mine.append(f"transcript incomplete: {dropped} bytes of agent output past the log cap were not kept")
+    if run["agent"] in EXTERNAL_AGENTS and not run["isolated"]:
+        mine.append("not isolated (--unsafe-no-isolation)")
+    output = folder / "output.csv"
+    if run["agent"] not in BUILTIN_AGENTS and output.is_file() and output.stat().st_size > 0:
+        return run["task"], evidence.sha256_file(output)
+    return None
+
+
 def audit_campaign(out: str | Path) -> list[Verdict]:
     """Flag runs of the campaign in ``out`` and store each verdict; return every verdict."""
     out = Path(out).resolve()
@@ -149,47 +204,13 @@ def audit_campaign(out: str | Path) -> list[Verdict]:
     for run in runs:
         rid = run["run_id"]
         folder = out / (run["evidence_dir"] or f"{evidence.RUNS_DIR}/{rid}")
-        mine = reasons[rid]
-        if not (folder / evidence.MANIFEST).is_file():
-            mine.append("evidence folder or manifest missing")
+        try:  # each run on its own: one the audit cannot read is flagged, the others are still audited
+            output_key = _audit_run(run, folder, out, hidden, known_skills, reasons[rid], uses)
+        except Exception as exc:  # anything in a run's evidence (agent bytes included) that breaks a check
+            reasons[rid].append(f"audit failed: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
             continue
-        manifest = json.loads((folder / evidence.MANIFEST).read_text(encoding="utf-8"))
-        if bad := evidence.verify_manifest(folder):
-            mine.append(f"evidence changed since the run: {', '.join(bad)}")
-        # an unisolated run saw its workspace at its host path: read that as /workspace
-        own_workspace = re.compile(re.escape(str(out)) + r"/\.work/[^/\s'\"]+")
-        text = own_workspace.sub("/workspace", agent_authored_text(folder / "transcript.jsonl"))
-        lowered = text.lower()
-        markers = [m for m in (manifest.get("db"), Path(manifest.get("db") or "x").name, str(out)) if m]
-        mentioned = [m for m in markers if m.lower() in lowered and m != "database.duckdb"]
-        mentioned += [m for m in EVALUATOR_MARKERS if m in lowered]
-        mentioned += [n for n, pattern in hidden.items() if pattern.search(lowered)]
-        mentioned += [m.group(0).split(".", 1)[1] for m in _HIDDEN_QUALIFIED.finditer(lowered)]
-        if mentioned:
-            mine.append(f"transcript mentions {', '.join(sorted(set(mentioned)))}")
-        if run.get("benchmark", "derive") == "derive":
-            uses[rid] = skill_use.skill_use(folder, text, known_skills)
-            if why := skill_use.flag_reason(run["condition"], uses[rid]):
-                mine.append(why)
-        if writes := outside_writes(text):
-            mine.append(f"writes outside the workspace: {', '.join(writes[:5])}")
-        elif _sandbox_refused_a_write(folder):
-            mine.append("writes outside the workspace: the sandbox refused a write (read-only file system)")
-        egress_log = folder / "egress.jsonl"
-        if egress_log.is_file():
-            refused = [json.loads(line)["target"] for line in egress_log.read_text().splitlines()
-                       if line.strip() and not json.loads(line).get("allowed", True)]
-            if refused:
-                mine.append(f"refused egress to {', '.join(sorted(set(refused))[:5])}")
-        if manifest.get("output_refused"):
-            mine.append(manifest["output_refused"])
-        if dropped := _dropped_log_bytes(folder):
-            mine.append(f"transcript incomplete: {dropped} bytes of agent output past the log cap were not kept")
-        if run["agent"] in EXTERNAL_AGENTS and not run["isolated"]:
-            mine.append("not isolated (--unsafe-no-isolation)")
-        output = folder / "output.csv"
-        if run["agent"] not in BUILTIN_AGENTS and output.is_file() and output.stat().st_size > 0:
-            by_output[(run["task"], evidence.sha256_file(output))].append(rid)
+        if output_key is not None:
+            by_output[output_key].append(rid)
     for ids in by_output.values():
         if len(ids) > 1:
             for rid in ids:
