@@ -14,10 +14,11 @@ import pytest
 
 from clinbench.agents.factory import AgentOptions
 from clinbench.campaign.audit import audit_campaign
-from clinbench.campaign.campaign import run_campaign
+from clinbench.campaign.campaign import CampaignError, Reporter, run_campaign
 from clinbench.campaign.execute import CampaignConfig
 from clinbench.campaign.matrix import RunSpec
-from clinbench.records.store import Store
+from clinbench.records import store as records_store
+from clinbench.records.store import Store, StoreError
 
 from campaign.campaign_fixtures import build_tiny_db
 from hostile_campaign import LIMITS, TASK, needs_bwrap
@@ -120,3 +121,108 @@ def test_rebuild_recomputes_each_score_from_the_sealed_output_even_when_the_seal
     rewards = {r["agent"]: (r["reward"], r["status"]) for r in Store.open(out).runs()}
     # the scores come from output.csv (header only; none at all for the refused run), not the manifest
     assert rewards == {"reference": (1.0, "ok"), "empty": (0.0, "ok"), "command": (0.0, "agent-failed")}
+
+
+# item 14: a reader holding results.duckdb while a campaign records
+HOLD = "import duckdb, sys, time\ncon = duckdb.connect(sys.argv[1], read_only=True)\nprint('held', flush=True)\ntime.sleep(float(sys.argv[2]))\n"
+
+
+def hold_store(path: Path, seconds: float) -> subprocess.Popen:
+    """Another process with the store open (a duckdb shell, a notebook): returns once it holds it."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(path), str(seconds)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+class Holding(Reporter):
+    """Once the first run is recorded, another process holds the store for 3 s."""
+
+    def __init__(self, path: Path):
+        self.path, self.holder, self.messages = path, None, []
+
+    def finished(self, record) -> None:
+        if self.holder is None:
+            self.holder = hold_store(self.path, 3)
+
+    def waiting(self, message: str) -> None:
+        self.messages.append(message)
+
+
+def test_a_reader_holding_the_store_past_the_wait_limit_loses_no_run(tmp_path, monkeypatch):
+    # before (with the limit at 1 s here, 30 s by default): the campaign stopped with rc 2 and
+    # "corrupt ... store rebuild", killing the runs in flight; the finished run was never recorded
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(records_store, "LOCK_WAIT_SECONDS", 1.0)
+    db = build_tiny_db(tmp_path / "source.duckdb")
+    out = tmp_path / "camp"
+    specs = [RunSpec(TASK, "no-skill", "native", agent, "-", 0) for agent in ("reference", "empty")]
+    specs.append(RunSpec("mimic-meld-24h", "no-skill", "native", "reference", "-", 0))
+    reporter = Holding(out / "results.duckdb")
+    summary = run_campaign(specs, CampaignConfig(db=str(db), out=str(out)), reporter=reporter)
+    reporter.holder.wait()
+    assert summary.finished == 3 and Store.open(out).count() == 3
+    assert any("locked by another process" in m and f"PID {reporter.holder.pid}" in m for m in reporter.messages), reporter.messages
+
+
+@needs_bwrap
+def test_a_command_that_cannot_wait_longer_says_the_store_is_locked_not_corrupt(small, monkeypatch):
+    out, _ = small
+    monkeypatch.setattr(records_store, "LOCK_WAIT_SECONDS", 0.5)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD.replace("read_only=True", "read_only=False"),
+                               str(out / "results.duckdb"), "3"], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    with pytest.raises(StoreError) as caught:
+        Store.open(out).runs()
+    holder.wait()
+    message = str(caught.value)
+    assert "locked by another process" in message and f"PID {holder.pid}" in message
+    assert "rebuild" not in message and "corrupt" not in message
+
+
+# item 13: evidence without a store
+@needs_bwrap
+def test_a_deleted_store_is_not_silently_replaced_by_redoing_every_run(campaign):
+    # before: `run` redid all the runs and replaced their intact sealed evidence
+    out, db = campaign
+    sealed = {p.name: (p / "manifest.json").read_bytes() for p in (out / "runs").iterdir()}
+    (out / "results.duckdb").unlink()
+    with pytest.raises(CampaignError, match=r"holds the evidence of 3 runs but no results store .*"
+                                            r"`clinbench store rebuild .*`.*nothing was run"):
+        run_campaign(SPECS, CampaignConfig(db=str(db), out=str(out),
+                                           options=AgentOptions(agent_command=HARDLINK, sandbox="bwrap")))
+    assert {p.name: (p / "manifest.json").read_bytes() for p in (out / "runs").iterdir()} == sealed
+    assert not (out / "results.duckdb").exists()
+
+
+# item 11: one run the audit cannot read does not stop it auditing the others
+PRINTER = """#!/bin/sh
+echo '{"type": "assistant", "message": "not an object"}'
+echo '{"type": "assistant", "message": {"content": [1, "two", null]}}'
+echo '{"type": "item.completed", "item": ["x"]}'
+python3 -c "print('[' * 20000 + ']' * 20000)"
+"""
+
+
+@needs_bwrap
+def test_the_audit_flags_every_run_it_cannot_audit_and_still_audits_the_others(campaign, tmp_path, monkeypatch):
+    # before: one transcript line of an unexpected shape (or one unreadable manifest) raised out of
+    # `audit`, so a tampered run in the same campaign stayed unflagged
+    out, db = campaign
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    printer = tmp_path / "tools" / "printer.sh"
+    printer.parent.mkdir()
+    printer.write_text(PRINTER)
+    printer.chmod(0o755)
+    run_campaign([RunSpec(TASK, "no-skill", "native", "command", "printer", 0)],
+                 CampaignConfig(db=str(db), out=str(out), options=AgentOptions(agent_command=str(printer), sandbox="bwrap",
+                                                                            sandbox_limits=LIMITS)))
+    tampered = run_folder(out, "empty")
+    (tampered / "output.csv").write_text((run_folder(out, "reference") / "output.csv").read_text())
+    unreadable = run_folder(out, "command.hardlink")
+    (unreadable / "manifest.json").write_text("{")
+    verdicts = {v.run_id: v.reasons for v in audit_campaign(out)}
+    assert "evidence changed since the run: output.csv" in verdicts[tampered.name]
+    assert any(r.startswith("audit failed: ") for r in verdicts[unreadable.name]), verdicts[unreadable.name]
+    assert verdicts[run_folder(out, "printer").name] == [] and verdicts[run_folder(out, "reference").name] == []
+    stored = {r["run_id"]: r["publishable"] for r in Store.open(out).runs()}
+    assert stored[tampered.name] is False and stored[unreadable.name] is False

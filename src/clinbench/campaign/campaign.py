@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
+import math
 import os
 import signal
 import threading
@@ -27,7 +28,7 @@ from pathlib import Path
 from clinbench.campaign import evidence
 from clinbench.campaign.execute import CampaignConfig, RunResult, StorageFailure, execute_run, lost_run
 from clinbench.campaign.matrix import RunSpec
-from clinbench.records import RunRecord
+from clinbench.records import STORE_FILE, RunRecord
 from clinbench.records.store import Store
 from clinbench.errors import ClinbenchError
 from clinbench.versions import record_versions
@@ -75,6 +76,9 @@ class Reporter:
 
     def finished(self, record: RunRecord) -> None:
         """Called after each run is recorded."""
+
+    def waiting(self, message: str) -> None:
+        """Called while a finished run waits to be recorded (another process holds the store)."""
 
     def stop(self) -> None:
         """Called once at the end."""
@@ -174,6 +178,7 @@ def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1,
         raise CampaignError(f"unknown executor {executor!r}: use 'local' or 'ray'")
     reporter = reporter or Reporter()
     with campaign_lock(out):
+        _refuse_evidence_without_store(out)
         store = Store.create(out)
         record_versions(out)  # versions.json: clinbench, DuckDB and SDK versions this campaign ran with
         evidence.clear_leftovers(out)
@@ -207,7 +212,7 @@ def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1,
                 reporter.start(len(todo), summary.skipped)
                 for result in results:
                     state[0] = True
-                    _record(store, out, result)
+                    _record(store, out, result, reporter)
                     state[0] = False
                     summary.add(result.record)
                     reporter.finished(result.record)
@@ -224,6 +229,18 @@ def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1,
     return summary
 
 
+def _refuse_evidence_without_store(out: Path) -> None:
+    """Runs' evidence without a results store (deleted, or moved away): rerunning would redo every run
+    and replace its sealed evidence, so the store must be rebuilt from it first."""
+    if (out / STORE_FILE).exists():
+        return
+    sealed = sum(1 for _ in (out / evidence.RUNS_DIR).glob(f"*/{evidence.MANIFEST}"))
+    if sealed:
+        raise CampaignError(f"{out} holds the evidence of {sealed} run{'s' if sealed > 1 else ''} but no results store "
+                            f"({STORE_FILE}): rebuild it with `clinbench store rebuild {out}`, then rerun; "
+                            "nothing was run")
+
+
 def _bind(store: Store, specs: list[RunSpec], db: str) -> dict[str, str]:
     """Check the campaign's data binding and extend it to new tasks; return task -> data digest."""
     from clinbench.campaign import binding
@@ -237,12 +254,15 @@ def _bind(store: Store, specs: list[RunSpec], db: str) -> dict[str, str]:
     return {task: current[table] for task, table in tables.items() if table in current}
 
 
-def _record(store: Store, out: Path, result: RunResult) -> None:
+def _record(store: Store, out: Path, result: RunResult, reporter: Reporter) -> None:
+    """Publish a finished run's evidence and record it; while another process holds the store
+    (a reader), wait as long as it does: the runs in flight go on, and no finished run is lost."""
     try:
         evidence.publish(Path(result.partial_dir), out, result.record.run_id)
     except OSError as exc:
         raise StorageFailure(explain(exc, out) or f"cannot publish the evidence of {result.record.run_id}: {exc}") from exc
-    store.record(result.record)
+    store.record(result.record, wait_seconds=math.inf,
+                 on_wait=lambda message: reporter.waiting(f"{result.record.run_id} finished; {message}"))
 
 
 def _run_local(todo: list[RunSpec], config: CampaignConfig, jobs: int,

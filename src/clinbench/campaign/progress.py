@@ -86,6 +86,9 @@ class RichReporter(Reporter):
             means += f"  [red]{n} {status}"
         self.progress.update(self._task, advance=1, means=means)
 
+    def waiting(self, message: str) -> None:
+        self.console.print(message, highlight=False, soft_wrap=True, markup=False)
+
     def stop(self) -> None:
         if self._task is not None:
             self.progress.stop()

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,14 @@ class StoreError(ClinbenchError):
 
 
 _TABLES = {"runs": RUN_COLUMNS, "column_scores": COLUMN_SCORE_COLUMNS, "usage": USAGE_COLUMNS}
+class StoreLocked(StoreError):
+    """Another process held the store longer than the caller could wait."""
+
+
 CORRUPT_HINT = "rebuild it from the runs' evidence with `clinbench store rebuild {dir}`"
+LOCK_WAIT_SECONDS = 30.0  # how long a command waits for a store another process holds (a campaign: forever)
+LOCK_NOTICE_SECONDS = 30.0  # how often a waiting caller is told why
+_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (\S+) \(PID (\d+)\)")
 
 
 _RUNS_WITH_USAGE = f"SELECT r.*, {', '.join(f'u.{c}' for c in USAGE_FIELDS)} FROM runs r "
@@ -116,16 +124,29 @@ class Store:
         return store
 
     @contextmanager
-    def connect(self, *, read_only: bool = False, wait_seconds: float = 30.0) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A connection; any storage failure (full disk, read-only, corrupt file) is a one-line StoreError."""
-        deadline = time.monotonic() + wait_seconds
+    def connect(self, *, read_only: bool = False, wait_seconds: float | None = None,
+                on_wait: Callable[[str], None] | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection; any storage failure (full disk, read-only, corrupt file) is a one-line StoreError.
+
+        While another process holds the file, wait up to ``wait_seconds`` (``LOCK_WAIT_SECONDS`` by
+        default; ``math.inf``: until it lets go), telling ``on_wait`` why every ``LOCK_NOTICE_SECONDS``;
+        then ``StoreLocked``."""
+        start = time.monotonic()
+        limit = LOCK_WAIT_SECONDS if wait_seconds is None else wait_seconds
+        told = None
         while True:
             try:
                 con = duckdb.connect(str(self.path), read_only=read_only)
                 break
-            except duckdb.IOException as exc:  # another process holds the write lock
-                if "lock" not in str(exc).lower() or time.monotonic() > deadline:
+            except duckdb.IOException as exc:  # another process holds the file
+                if "lock" not in str(exc).lower():
                     raise self._error(exc) from exc
+                waited = time.monotonic() - start
+                if waited > limit:
+                    raise StoreLocked(self._locked(exc)) from exc
+                if on_wait is not None and (told is None or waited - told >= LOCK_NOTICE_SECONDS):
+                    told = waited
+                    on_wait(f"{self._locked(exc)}; waiting ({waited:.0f} s so far)")
                 time.sleep(0.05)
             except (duckdb.Error, OSError) as exc:
                 raise self._error(exc) from exc
@@ -137,6 +158,12 @@ class Store:
             with suppress(duckdb.Error, OSError):
                 con.close()
 
+    def _locked(self, exc: BaseException) -> str:
+        holder = _LOCK_HOLDER.search(str(exc))
+        who = f" ({holder.group(1)}, PID {holder.group(2)})" if holder else ""
+        return (f"the results store {self.path} is locked by another process{who}: a duckdb shell, notebook or "
+                "other command with it open; close that, or wait for it")
+
     def _error(self, exc: BaseException) -> StoreError:
         hint = CORRUPT_HINT.format(dir=self.path.parent)
         message = explain(exc, self.path, corrupt_hint=hint)
@@ -145,11 +172,12 @@ class Store:
         return StoreError(message)
 
     # -- writing ---------------------------------------------------------------------
-    def record(self, run: RunRecord) -> None:
-        """Record one finished run with its column scores and usage, replacing any earlier copy."""
-        self.record_many([run])
+    def record(self, run: RunRecord, **wait: Any) -> None:
+        """Record one finished run with its column scores and usage, replacing any earlier copy
+        (``wait``: ``wait_seconds`` and ``on_wait`` of ``connect``)."""
+        self.record_many([run], **wait)
 
-    def record_many(self, runs: Iterable[RunRecord]) -> None:
+    def record_many(self, runs: Iterable[RunRecord], **wait: Any) -> None:
         runs = list(runs)
         for run in runs:
             if run.benchmark not in BENCHMARKS:
@@ -162,7 +190,7 @@ class Store:
         if not runs:
             return
         marks = ", ".join("?" for _ in RUN_COLUMNS)
-        with self.connect() as con:
+        with self.connect(**wait) as con:
             con.execute("BEGIN TRANSACTION")
             try:
                 for run in runs:
