@@ -14,6 +14,7 @@ Registered through the ``inspect_ai`` entry point in pyproject.toml; needs
 from __future__ import annotations
 
 import atexit
+import base64
 import shutil
 import tempfile
 from pathlib import Path
@@ -25,7 +26,10 @@ from inspect_ai.solver import TaskState, basic_agent
 from inspect_ai.tool import bash
 from inspect_ai.util import sandbox as sandbox_env
 
+from clinbench.agents.limits import Limits
 from clinbench.errors import DataError
+
+DEFAULT_OUTPUT_BYTES = Limits().output_bytes  # as `clinbench run --limit output` (2g)
 
 OUTPUT = "output.csv"
 
@@ -44,21 +48,45 @@ def _samples(task_ids: list[str], db: Path, condition: str, schema: str) -> list
     return samples
 
 
+CHUNK_BYTES = 6 << 20  # read through exec in pieces: base64 of one stays under Inspect's 10 MiB exec output limit
+
+
+async def _copy_out(box, size: int, dest: Path) -> None:
+    """Copy the sandbox's ``output.csv`` (``size`` bytes) to ``dest`` in pieces: ``read_file``
+    refuses any file over 100 MiB, and an honest full-MIMIC answer is about 0.5 GB."""
+    with dest.open("wb") as fh:
+        for offset in range(0, size, CHUNK_BYTES):
+            part = await box.exec(["sh", "-c", f"dd if={OUTPUT} bs={CHUNK_BYTES} skip={offset // CHUNK_BYTES} count=1 "
+                                               "2>/dev/null | base64 -w0"])
+            if not part.success:
+                raise OSError(f"reading {OUTPUT} at byte {offset} failed: {part.stderr.strip()[:200]}")
+            fh.write(base64.b64decode(part.stdout))
+
+
 @scorer(metrics=[mean()])
-def clinbench_scorer(db: str):
-    """clinbench's scorer on the sandbox's ``output.csv``; a missing or non-regular file scores 0."""
+def clinbench_scorer(db: str, output_cap: int = DEFAULT_OUTPUT_BYTES):
+    """clinbench's scorer on the sandbox's ``output.csv``; a missing or non-regular file, one over
+    ``output_cap`` bytes, or one that cannot be read scores 0 for that sample alone."""
     from clinbench.derive.score import score_output
 
     async def score(state: TaskState, target: Target) -> Score:
         task_id = state.metadata["task_id"]
-        check = await sandbox_env().exec(["sh", "-c", f"test -f {OUTPUT} && test ! -L {OUTPUT}"])
+        box = sandbox_env()
+        check = await box.exec(["sh", "-c", f"test -f {OUTPUT} && test ! -L {OUTPUT} && wc -c < {OUTPUT}"])
         if not check.success:
             return Score(value=0.0, explanation=f"no regular {OUTPUT} was written (missing, symlink, FIFO or folder)")
-        data = await sandbox_env().read_file(OUTPUT, text=False)
+        size = int(check.stdout.strip() or 0)
+        if size > output_cap:
+            return Score(value=0.0, explanation=f"{OUTPUT} refused: {size} bytes, over the {output_cap}-byte output cap "
+                                                "(-T output_cap=...)")
         with tempfile.TemporaryDirectory(prefix="clinbench-inspect-score-") as tmp:
             path = Path(tmp) / OUTPUT
-            path.write_bytes(data)
-            result = score_output(task_id, path, db)
+            try:
+                await _copy_out(box, size, path)
+                result = score_output(task_id, path, db)
+            except Exception as exc:  # this sample's output alone: never the whole eval
+                return Score(value=0.0, explanation=f"{OUTPUT} could not be scored: {type(exc).__name__}: "
+                                                    f"{' '.join(str(exc).split())[:300]}")
         return Score(value=result.reward, answer=f"strict={'pass' if result.strict else 'fail'}",
                      explanation=result.reason or f"key F1 {result.key_f1:.4f}",
                      metadata={"strict": result.strict, "columns": result.column_match_rates})
@@ -68,8 +96,11 @@ def clinbench_scorer(db: str):
 
 @task
 def derive(task: str = "all", db: str = "", condition: str = "no-skill", schema: str = "native",
-           sandbox: str = "local", message_limit: int = 60) -> Task:
-    """clinbench derivation tasks; ``task`` is a task id, a comma-separated list or 'all'."""
+           sandbox: str = "local", message_limit: int = 60, output_cap: str = "2g") -> Task:
+    """clinbench derivation tasks; ``task`` is a task id, a comma-separated list or 'all';
+    ``output_cap``: the largest output.csv scored (a size like ``--limit output``)."""
+    from clinbench.agents.limits import parse_limits
+
     from clinbench.campaign.matrix import split_list
     from clinbench.cli.run import check_matrix, resolve_tasks
 
@@ -83,6 +114,6 @@ def derive(task: str = "all", db: str = "", condition: str = "no-skill", schema:
     return Task(
         dataset=_samples(task_ids, path, condition, schema),
         solver=basic_agent(tools=[bash(timeout=600)], message_limit=message_limit),
-        scorer=clinbench_scorer(str(path.resolve())),
+        scorer=clinbench_scorer(str(path.resolve()), parse_limits([f"output={output_cap}"]).output_bytes),
         sandbox=sandbox,
     )

@@ -1,0 +1,57 @@
+"""Exported formats (issue 28, items 15 and 16): what the Harbor verifier and the Inspect scorer read."""
+
+from __future__ import annotations
+
+import pytest
+
+from clinbench.derive.reference import export_reference
+
+from campaign.campaign_fixtures import build_tiny_db
+from hostile_campaign import TASK
+
+inspect_ai = pytest.importorskip("inspect_ai", reason="Inspect AI is not installed: pip install 'clinbench[inspect]'")
+
+
+@pytest.fixture
+def inspect_run(tmp_path, monkeypatch):
+    """Run the Inspect task on the tiny database with Inspect's mock model issuing ``command``."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ModelOutput, get_model
+    import inspect_ai.model._model as model_module
+
+    from clinbench.inspect_tasks import derive
+
+    # the mock model counts tokens with tiktoken, which downloads its encoding: count characters
+    monkeypatch.setattr(model_module, "count_text_tokens", lambda text: max(1, len(text) // 4))
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    db = build_tiny_db(tmp_path / "source.duckdb")
+    ref = tmp_path / "ref.csv"
+    export_reference(TASK, db, ref)
+
+    def run(command: str, **task_args):
+        outputs = [ModelOutput.for_tool_call("mockllm/model", "bash", {"command": command.format(ref=ref)}),
+                   ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "done"})]
+        [log] = inspect_eval(derive(task=TASK, db=str(db), **task_args), display="none", log_dir=str(tmp_path / "logs"),
+                             model=get_model("mockllm/model", custom_outputs=outputs))
+        return log
+
+    return run
+
+
+def test_an_inspect_output_over_100_mib_fails_only_its_sample(inspect_run):
+    # before: Inspect's read_file refused the 150 MiB file and the whole eval ended in error
+    log = inspect_run("cp {ref} output.csv && truncate -s 150M output.csv", output_cap="120m")
+    assert log.status == "success", log.error
+    [sample] = log.samples
+    score = sample.scores["clinbench_scorer"]
+    assert score.value == 0.0 and "157286400 bytes, over the 125829120-byte output cap" in score.explanation
+
+
+def test_an_inspect_output_is_read_in_pieces_byte_for_byte(inspect_run, monkeypatch):
+    # the path a 0.5 GB answer takes (pieces under Inspect's exec limit), shown with 64-byte pieces
+    from clinbench import inspect_tasks
+
+    monkeypatch.setattr(inspect_tasks, "CHUNK_BYTES", 64)
+    log = inspect_run("cp {ref} output.csv")
+    assert log.status == "success", log.error
+    assert log.samples[0].scores["clinbench_scorer"].value == 1.0
