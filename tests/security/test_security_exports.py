@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+
 import pytest
 
 from clinbench.derive.reference import export_reference
@@ -9,12 +17,11 @@ from clinbench.derive.reference import export_reference
 from campaign.campaign_fixtures import build_tiny_db
 from hostile_campaign import TASK
 
-inspect_ai = pytest.importorskip("inspect_ai", reason="Inspect AI is not installed: pip install 'clinbench[inspect]'")
-
 
 @pytest.fixture
 def inspect_run(tmp_path, monkeypatch):
     """Run the Inspect task on the tiny database with Inspect's mock model issuing ``command``."""
+    pytest.importorskip("inspect_ai", reason="Inspect AI is not installed: pip install 'clinbench[inspect]'")
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import ModelOutput, get_model
     import inspect_ai.model._model as model_module
@@ -55,3 +62,41 @@ def test_an_inspect_output_is_read_in_pieces_byte_for_byte(inspect_run, monkeypa
     log = inspect_run("cp {ref} output.csv")
     assert log.status == "success", log.error
     assert log.samples[0].scores["clinbench_scorer"].value == 1.0
+
+
+# item 15: Harbor
+@pytest.fixture
+def harbor_task(tmp_path, monkeypatch):
+    from clinbench.derive.harbor import export_harbor_task
+
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    db = build_tiny_db(tmp_path / "source.duckdb")
+    return export_harbor_task(TASK, db, tmp_path / "harbor")
+
+
+def test_the_harbor_reference_is_scored_in_a_container_of_its_own(harbor_task):
+    # before: the verifier shared the agent's container, and a process the agent left running read
+    # tests/reference.duckdb as soon as Harbor uploaded it (reward 1.0)
+    toml = tomllib.loads((harbor_task / "task.toml").read_text())
+    assert toml["verifier"]["environment_mode"] == "separate" and toml["artifacts"] == ["/app/output.csv"]
+    dockerfile = (harbor_task / "tests" / "Dockerfile").read_text()
+    assert "COPY . /tests" in dockerfile and "reference" not in (harbor_task / "environment" / "Dockerfile").read_text()
+    agent_side = b"".join(p.read_bytes() for p in (harbor_task / "environment").rglob("*") if p.is_file())
+    assert b"target_sofa_24h" not in agent_side
+
+
+def test_the_harbor_verifier_refuses_a_huge_sparse_output_at_once(harbor_task, tmp_path):
+    # before: a 20 GiB sparse output.csv was read and scored: still running after 120 s, no reward
+    app, tests, logs = tmp_path / "app", tmp_path / "uploaded-tests", tmp_path / "logs"
+    app.mkdir()
+    shutil.copytree(harbor_task / "tests", tests)
+    with open(app / "output.csv", "wb") as fh:
+        fh.truncate(20 << 30)
+    env = {**os.environ, "APP_DIR": str(app), "TESTS_DIR": str(tests), "LOGS_DIR": str(logs), "PYTHON": sys.executable}
+    env.pop("PYTHONPATH", None)
+    start = time.monotonic()
+    proc = subprocess.run(["bash", str(tests / "test.sh")], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert time.monotonic() - start < 30
+    reward = json.loads((logs / "reward.json").read_text())
+    assert reward["reward"] == 0.0 and f"{20 << 30} bytes, over the {2 << 30}-byte output cap" in reward["reason"]

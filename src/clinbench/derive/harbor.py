@@ -9,12 +9,16 @@ One folder per task, runnable by ``harbor run -p FOLDER``:
   copy) plus any skill files of the condition;
 - ``tests/``: ``test.sh`` and ``verify.py``, which run clinbench's own scorer over the hidden
   reference (``reference.duckdb``: the target table only) and write Harbor's
-  ``/logs/verifier/reward.txt`` and ``reward.json``. Harbor uploads ``tests/`` only after the
-  agent finishes, so neither the reference nor clinbench's concept SQL is in the agent's image;
+  ``/logs/verifier/reward.txt`` and ``reward.json``, and a ``Dockerfile`` for the verifier's own
+  image. ``task.toml`` asks for a separate verifier (``[verifier] environment_mode =
+  "separate"``, ``artifacts = ["/app/output.csv"]``): Harbor copies the output out of the agent's
+  container and scores it in a fresh one, so the reference never enters a container where a
+  process the agent left running could read it;
 - ``solution/``: the reference rows and ``solve.sh`` for Harbor's oracle agent.
 
 The verifier refuses an ``output.csv`` that is not a regular file (a symlink could point at
-the uploaded tests).
+the uploaded tests) or is over the output cap (2 GiB, as ``clinbench run --limit output``),
+from its size alone: a sparse 20 GiB file is refused at once, never read.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from pathlib import Path
 import duckdb
 
 import clinbench
+from clinbench.agents.limits import Limits
 from clinbench.atomic import atomic_dir
 from clinbench.derive.catalogue import get_task
 from clinbench.derive.reference import export_reference
@@ -75,6 +80,10 @@ except FileNotFoundError:
 if not stat.S_ISREG(st.st_mode):
     write(0.0, {"reason": "output.csv is not a regular file (symlink, FIFO or folder): not scored"})
     sys.exit(0)
+cap = json.load(open(os.path.join(tests, "task.json")))["output_cap_bytes"]
+if st.st_size > cap:
+    write(0.0, {"reason": f"output.csv refused: {st.st_size} bytes, over the {cap}-byte output cap: not read"})
+    sys.exit(0)
 from clinbench.derive.score import score_output  # noqa: E402
 
 result = score_output(task_id, output, os.path.join(tests, "reference.duckdb"), cache=False)  # scored once
@@ -107,9 +116,20 @@ def _dockerfile(has_skills: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _verifier_dockerfile() -> str:
+    return "\n".join([
+        "# The verifier's own image (Harbor's separate verifier): clinbench's scorer and the hidden",
+        "# reference, never in the agent's container.",
+        "FROM python:3.11-slim",
+        f"RUN pip install --no-cache-dir {_pins()}",
+        "COPY . /tests",
+    ]) + "\n"
+
+
 def _task_toml(task_id: str, condition: str, schema: str, timeout_sec: float, family: str, database: str) -> str:
     return (
-        'version = "1.0"\n\n'
+        'version = "1.0"\n'
+        f'artifacts = ["{APP_OUTPUT}"]  # copied out of the agent\'s container for the separate verifier\n\n'
         "[metadata]\n"
         'author_name = "clinbench"\n'
         'category = "clinical-data-derivation"\n'
@@ -119,7 +139,8 @@ def _task_toml(task_id: str, condition: str, schema: str, timeout_sec: float, fa
         f'clinbench_schema = "{schema}"\n'
         f'clinbench_version = "{clinbench.__version__}"\n\n'
         "[verifier]\n"
-        "timeout_sec = 600.0\n\n"
+        "timeout_sec = 600.0\n"
+        'environment_mode = "separate"  # a fresh container: no process of the agent\'s sees the reference\n\n'
         "[agent]\n"
         f"timeout_sec = {float(timeout_sec)}\n\n"
         "[environment]\n"
@@ -173,7 +194,9 @@ def export_harbor_task(task_id: str, db_path: str | Path, out_root: str | Path, 
         tests = tmp / "tests"
         tests.mkdir()
         rows = _write_reference_db(spec, db_path, tests / "reference.duckdb")
-        (tests / "task.json").write_text(json.dumps({"task_id": task_id, "reference_rows": rows}), encoding="utf-8")
+        (tests / "task.json").write_text(json.dumps({"task_id": task_id, "reference_rows": rows,
+                                                     "output_cap_bytes": Limits().output_bytes}), encoding="utf-8")
+        (tests / "Dockerfile").write_text(_verifier_dockerfile(), encoding="utf-8")
         (tests / "verify.py").write_text(_VERIFY_PY, encoding="utf-8")
         (tests / "test.sh").write_text(_TEST_SH, encoding="utf-8")
         (tests / "test.sh").chmod(0o755)
