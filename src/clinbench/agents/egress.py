@@ -28,7 +28,8 @@ endpoint or nobody. Every connection ends at the run's deadline (``deadline``, a
 ``time.monotonic()`` value) and ``stop`` cuts connections still open.
 
 The harness's own resources stay bounded whatever the agent does: at most ``connections``
-connections at once (one thread each; more are answered 503), at most ``log`` bytes of
+connections at once (one thread each, and one more while a translated answer is streamed
+with keep-alives; more connections are answered 503), at most ``log`` bytes of
 ``egress.jsonl`` (past it every request is refused, so none passes unlogged), request heads of
 64 KiB and bodies of 64 MiB. ``limit_hit`` names the limit an agent ran into, as ``--limit``
 spells it.

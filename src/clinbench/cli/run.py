@@ -144,7 +144,7 @@ def run_command(
     sandbox: str | None = typer.Option(None, "--sandbox", help="Force a sandbox for external agents: bwrap or docker (default: the strongest available)."),
     allow_mixed: bool = typer.Option(False, "--allow-mixed", help="Add runs to a campaign whose runs of an agent were made by another version of it."),
     unsafe_no_isolation: bool = typer.Option(False, "--unsafe-no-isolation", help="Run external agents without a sandbox (runs marked not isolated and not publishable)."),
-    limit: list[str] = typer.Option([], "--limit", help="Sandbox limit KEY=VALUE (repeatable): memory, processes, file-size, disk, tmp, output, log; e.g. memory=4g."),
+    limit: list[str] = typer.Option([], "--limit", help="Sandbox limit KEY=VALUE (repeatable): memory, processes, file-size, disk, tmp, output, log, inodes, connections; e.g. memory=4g."),
     agent_mount: list[Path] = typer.Option([], "--agent-mount", help="A host file or folder an external agent may read (read-only; repeatable)."),
 ) -> None:
     """Run a campaign; rerunning the same command resumes it."""
