@@ -57,13 +57,14 @@ def _egress(tmp_path, row) -> list[dict]:
 
 
 @needs_bwrap
-def test_a_dead_endpoint_is_a_harness_error_with_its_reason_and_retry_failed_redoes_it(tmp_path, monkeypatch):
+def test_a_dead_endpoint_is_a_harness_error_and_nothing_an_agent_sends_is(tmp_path, monkeypatch):
     # before: "agent exited 1 ... 502 Bad Gateway: connection refused" was agent-failed, reward 0, in every statistic
     monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
     server = ScriptedServer([{"text": "ok"}]).start()
     port = server.port
     server.stop()  # the model server died
-    rows = _campaign(tmp_path, port, ["dead-endpoint"])
+    # beside it, an agent asking for another host: refused by the proxy, never dialled, whatever the endpoint's state
+    rows = _campaign(tmp_path, port, ["dead-endpoint", "bogus-host"])
     row = rows["dead-endpoint"]
     assert row["status"] == "harness-error" and row["reward"] is None
     assert "model endpoint failed: POST /v1/chat/completions: connection refused" in row["error"]
@@ -71,21 +72,15 @@ def test_a_dead_endpoint_is_a_harness_error_with_its_reason_and_retry_failed_red
     assert "exited with status 1: agent: request failed: HTTP Error 502" in row["error"]  # what the agent saw, kept
     [entry] = _egress(tmp_path, row)
     assert entry["status"] == 502 and entry["upstream_error"].startswith("connection refused")  # the evidence
-    with ScriptedServer([{"text": "ok"}], port=port):  # the server is back
-        rows = _campaign(tmp_path, port, ["dead-endpoint"], retry=True)
+    assert rows["bogus-host"]["status"] == "agent-failed" and rows["bogus-host"]["reward"] == 0.0
+    assert [e["reason"] for e in _egress(tmp_path, rows["bogus-host"])] == ["host not allow-listed"]
+    # the server is back: --retry-failed redoes the endpoint's failure; a body the live endpoint answers 500
+    # (null content, as llama-cpp-python does) is the agent's doing
+    with ScriptedServer([{"text": "ok"}] * 4, port=port):
+        rows = _campaign(tmp_path, port, ["dead-endpoint", "bogus-host", "null-content"], retry=True)
     assert rows["dead-endpoint"]["status"] == "ok" and rows["dead-endpoint"]["reward"] is not None
-
-
-@needs_bwrap
-def test_what_an_agent_sends_never_becomes_a_harness_error(tmp_path, monkeypatch):
-    # the proxy dials only the endpoint (a bogus host is refused, not dialled); a request the endpoint answers
-    # 500 while it answers the harness's own check is the agent's doing
-    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
-    with ScriptedServer([{"text": "ok"}] * 4) as server:
-        rows = _campaign(tmp_path, server.port, ["bogus-host", "null-content"])
     for mode in ("bogus-host", "null-content"):
         assert rows[mode]["status"] == "agent-failed" and rows[mode]["reward"] == 0.0, (mode, rows[mode]["error"])
         assert "model endpoint failed" not in rows[mode]["error"]
-    assert [e["reason"] for e in _egress(tmp_path, rows["bogus-host"])] == ["host not allow-listed"]
     [entry] = _egress(tmp_path, rows["null-content"])
     assert entry["status"] == 500 and "upstream_error" not in entry
