@@ -131,18 +131,22 @@ class Play:
         self._warming = False
 
     def warm(self) -> None:
-        """Build a gatekeeper once in the background (first call only), so the first case does not wait for its
-        one-time loading (the leak guard's ICD-10 tables take seconds); called when the case list is shown."""
+        """Build a gatekeeper and judge once in the background (first call only), so the first case does not wait
+        for their one-time loading (the leak guard's ICD-10 tables, the judge's embedding model: seconds each);
+        called when the case list is shown."""
         if self._warming:
             return
         self._warming = True
 
         def build() -> None:
             from clinbench.dx.gatekeeper import make_gatekeeper
+            from clinbench.dx.judge import make_judge
 
             cases = self.cases(None)
             if cases and self.config["gatekeeper"] == "offline":
                 make_gatekeeper("offline", cases[0])
+            if self.config["judge"] == "offline":  # its embedding model loads on first use
+                make_judge("offline").score("community-acquired pneumonia", "pneumonia")
 
         threading.Thread(target=build, name="play-warm", daemon=True).start()
 
