@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Optional
@@ -107,7 +108,8 @@ def register(app: typer.Typer) -> None:
         param: list[str] = typer.Option([], help="ROLE.KEY=VALUE: temperature, max_tokens, price_in or price_out (USD per 1M tokens)"),
         allow_self_judge: bool = typer.Option(False, "--allow-self-judge", help="let the agent's own model judge it (marked in reports)"),
         cache: Optional[Path] = typer.Option(None, help="model-call cache folder (off by default)"),
-        jobs: int = typer.Option(1, min=1, help="encounters run at once"),
+        jobs: int = typer.Option(os.cpu_count() or 1, min=1, help="encounters run at once (default: the machine's cores)",
+                                 show_default=False),
         retry_failed: bool = typer.Option(False, "--retry-failed", help="redo runs recorded with status error"),
         mimic_db: Optional[Path] = typer.Option(None, help="MIMIC-IV DuckDB: lab orders of cases with a hadm_id get the admission's real labevents"),
         max_cases: Optional[int] = typer.Option(None, "--max-cases", min=1, help="run only the first N cases"),

@@ -33,7 +33,8 @@ _WORDING = [(r"\bembolism and thrombosis\b", "thrombosis"), (r"\bbleeding\b|\bbl
 _TEMPORAL = {stem(w) for w in ("acute", "chronic", "subacute", "initial", "encounter", "recurrent", "unspecified")}
 _GENERIC = {stem(w) for w in ("site", "part", "parts", "type", "nos", "elsewhere", "classified", "specified",
                                "wall")}
-MIN_COVER = 0.6  # share of the text's words the chosen term must account for
+MIN_COVER = 0.6
+COMMON = 3000  # a word naming more ICD-10-CM names than this does not select candidates  # share of the text's words the chosen term must account for
 
 
 # Diagnosis abbreviations and lay names the judge reads (too ambiguous for the shared
@@ -74,7 +75,7 @@ def _icd():
 
 
 @functools.lru_cache(maxsize=1)
-def _index() -> tuple[list[tuple[str, frozenset[str]]], dict[str, list[int]]]:
+def _index() -> tuple[list[list[str]], dict[str, list[int]]]:
     """Every (code, words of one of its names) and a word -> entries index; the words are
     cached in $CLINBENCH_CACHE (tokenising 110,000 names takes ~3 s)."""
     from clinbench.atomic import atomic_path
@@ -98,12 +99,11 @@ def _index() -> tuple[list[tuple[str, frozenset[str]]], dict[str, list[int]]]:
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(path) as tmp:
             tmp.write_text(json.dumps(rows), encoding="utf-8")
-    entries = [(code, frozenset(ws.split())) for code, ws in rows]
     index: dict[str, list[int]] = {}
-    for i, (_, ws) in enumerate(entries):
-        for w in ws:
+    for i, (_, ws) in enumerate(rows):
+        for w in ws.split():
             index.setdefault(w, []).append(i)
-    return entries, index
+    return rows, index
 
 
 @functools.lru_cache(maxsize=4096)
@@ -113,10 +113,13 @@ def code_of(text: str) -> str | None:
     if not want:
         return None
     entries, index = _index()
-    seen = {i for w in want for i in index.get(w, ())}
+    # entries reached through the text's rarer words ("left", "acute" name tens of thousands)
+    posted = sorted((len(index.get(w, ())), w) for w in want - _TEMPORAL)
+    rare = [w for n, w in posted if 0 < n <= COMMON] or [w for n, w in posted[:1] if n]
+    seen = {i for w in rare for i in index[w]}
     best, best_key = None, None
     for i in seen:
-        code, have = entries[i]
+        code, have = entries[i][0], frozenset(entries[i][1].split())
         extra = have - want - _TEMPORAL
         if extra - _GENERIC:
             continue  # the name says something the text does not
