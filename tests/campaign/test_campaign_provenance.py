@@ -19,15 +19,17 @@ from clinbench.records.store import Store
 from clinbench.cli import app
 
 
-def test_program_version_is_what_the_program_prints(tmp_path, monkeypatch):
-    fake = tmp_path / "bin" / "fakecli"
+def test_program_version_is_the_first_line_the_program_prints(tmp_path, monkeypatch):
+    from clinbench.agents.codex import CodexAgent
+    from clinbench.agents.sandbox import NoSandbox
+
+    fake = tmp_path / "bin" / "codex"
     fake.parent.mkdir()
-    fake.write_text("#!/bin/sh\necho 'fakecli 1.2.3 (build 7)'\necho more\n")
+    fake.write_text("#!/bin/sh\necho 'codex-cli 1.2.3 (build 7)'\necho more\n")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
-    provenance.program_version.cache_clear()
-    assert provenance.program_version("fakecli") == "fakecli 1.2.3 (build 7)"
-    assert provenance.program_version("no-such-program-here") is None
+    assert CodexAgent(sandbox=NoSandbox()).version() == "codex-cli 1.2.3 (build 7)"
+    assert provenance.version_line("", "", 1) is None and provenance.version_line("\n  \n", "", 0) is None
 
 
 def test_claude_model_slot_overrides_show_as_served_models():
@@ -81,7 +83,7 @@ def test_a_campaign_refuses_runs_of_another_agent_version(tiny_db, tmp_path, mon
     out = tmp_path / "camp"
     script = [{"text": "nothing"}] * 4
     _campaign(tiny_db, out, script, [RunSpec("mimic-sofa-24h", "no-skill", "native", "llm", "m", 0)])
-    monkeypatch.setattr(provenance, "current_version", lambda agent: "clinbench llm agent 9.9")
+    monkeypatch.setattr(provenance, "current_version", lambda agent, options=None: "clinbench llm agent 9.9")
     later = [RunSpec("mimic-sofa-24h", "no-skill", "native", "llm", "m", 1)]
     with pytest.raises(CampaignError, match=r"its llm runs were made by clinbench llm agent .+, this machine runs "
                                             r"clinbench llm agent 9.9; pass --out a new folder, or --allow-mixed"):

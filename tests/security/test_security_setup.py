@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -169,3 +171,41 @@ def test_an_unsandboxed_run_writes_only_its_own_copy_of_the_workspace_database(t
     con = duckdb.connect(str(cached), read_only=True)
     assert "planted" not in {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     con.close()
+
+
+# item 10: the agent CLI's --version
+PROBED_CLI = """#!/bin/sh
+env > "{trace}/env-$$.txt" 2>/dev/null  # on the host this leaves a file with the harness's environment
+echo "codex-cli 9.9.9 canary=${{CLINBENCH_SECURITY_CANARY:-none}} home=$HOME"
+"""
+
+
+@needs_bwrap
+def test_the_cli_version_probe_runs_in_the_sandbox_not_on_the_host(tmp_path, monkeypatch):
+    # before: `codex --version` ran on the host with the harness's whole environment (the canary,
+    # every API key) and could write anywhere the harness can
+    from clinbench.agents.provenance import current_version
+
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    cli = tmp_path / "bin" / "codex"
+    cli.parent.mkdir()
+    cli.write_text(PROBED_CLI.format(trace=trace))
+    cli.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{cli.parent}:{os.environ['PATH']}")
+    monkeypatch.setenv("CLINBENCH_SECURITY_CANARY", "canary-in-the-harness")
+    assert current_version("codex", AgentOptions(sandbox="bwrap")) == f"codex-cli 9.9.9 canary=none home={sb.SANDBOX_HOME}"
+    assert list(trace.iterdir()) == []
+
+
+REAL_BIN = Path(os.environ.get("CLINBENCH_REAL_CLIS") or "/nonexistent") / "node_modules" / ".bin"
+
+
+@needs_bwrap
+@pytest.mark.skipif(not (REAL_BIN / "codex").exists(), reason="real CLIs not installed (CLINBENCH_REAL_CLIS=DIR)")
+def test_the_real_clis_report_their_version_from_inside_the_sandbox(monkeypatch):
+    from clinbench.agents.provenance import current_version
+
+    monkeypatch.setenv("PATH", f"{REAL_BIN}:{os.environ['PATH']}")
+    assert re.fullmatch(r"codex-cli \d+\.\d+\.\d+", current_version("codex", AgentOptions(sandbox="bwrap")) or "")
+    assert re.match(r"\d+\.\d+\.\d+ \(Claude Code\)", current_version("claude", AgentOptions(sandbox="bwrap")) or "")

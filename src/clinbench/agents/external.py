@@ -16,6 +16,7 @@ import ipaddress
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ SANDBOX_RECORD = "sandbox.json"
 SYSTEM_PREFIXES = ("/usr/", "/etc/", "/opt/", "/bin/", "/lib/", "/lib64/", "/sbin/")
 PROXY_PORT_IN_SANDBOX = 18080  # where HTTPS_PROXY points inside, for non-loopback endpoints
 BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
+_VERSIONS: dict[tuple[str, str, int], str | None] = {}  # (sandbox kind, program file, mtime) -> its --version
 
 
 @dataclass
@@ -126,6 +128,41 @@ class ExternalAgent(Agent):
             if not mount.exists():
                 raise AgentError(f"--agent-mount {mount}: no such file or folder")
 
+    def version(self, workspace: Path | None = None, env: dict[str, str] | None = None, ro: list[Path] | None = None,
+                *, hidden: list[Path] = ()) -> str | None:
+        """``PROGRAM --version``'s first line (``codex-cli 0.171.0``), asked inside this agent's sandbox with
+        the run's environment and mounts (a bare environment before any run), never on the host with the
+        harness's environment. Only the known CLIs are asked: a command agent's program reports none.
+        Remembered per sandbox kind and program file."""
+        from clinbench.agents.provenance import _PROGRAMS, version_line
+
+        found = shutil.which(self.executable)
+        if self.name not in _PROGRAMS or found is None:
+            return None
+        real = Path(found).resolve()
+        key = (self.sandbox.kind, str(real), real.stat().st_mtime_ns)
+        if key not in _VERSIONS:
+            with tempfile.TemporaryDirectory(prefix="cb-ver-") as scratch:
+                root = Path(workspace or scratch)
+                if env is None:
+                    bin_dir = Path(found).absolute().parent
+                    path = BASE_PATH if str(bin_dir).startswith(SYSTEM_PREFIXES) else f"{bin_dir}:{BASE_PATH}"
+                    env = {"PATH": path, "HOME": self.sandbox.home_for(Path(scratch)), "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
+                ro = [*program_paths(self.executable), *self.mounts] if ro is None else ro
+                argv, host_env = self.sandbox.wrap([self.executable, "--version"], root, env, ro_paths=ro, hidden=hidden,
+                                                   limits=self.limits)
+                if not self.sandbox.isolated:
+                    host_env = {**env, "PATH": f"{env['PATH']}:{os.environ.get('PATH', '')}"}
+                try:
+                    proc = subprocess.run(argv, env=host_env, cwd=root, capture_output=True, text=True, timeout=60,
+                                          stdin=subprocess.DEVNULL)
+                    _VERSIONS[key] = version_line(proc.stdout, proc.stderr, proc.returncode)
+                except (OSError, subprocess.SubprocessError):
+                    _VERSIONS[key] = None
+                finally:
+                    self.sandbox.stop()
+        return _VERSIONS[key]
+
     @abc.abstractmethod
     def command(self, workspace: Workspace, ctx: RunContext, home: str, base_url: str | None, root: str) -> Launch:
         """The argv and environment to run inside the sandbox, where the workspace is at ``root``."""
@@ -177,6 +214,7 @@ class ExternalAgent(Agent):
             # a preflight probe inside the same mounts: a hidden path it can read stops the campaign
             self.sandbox.refuse_visible(workspace.root, env, ctx.hidden_paths, ro_paths=ro, hidden=ctx.hidden_paths,
                                         limits=self.limits)
+            agent_version = self.version(workspace.root, env, ro, hidden=ctx.hidden_paths)
             argv, host_env = self.sandbox.wrap(toolbox.with_profile(stamped, box), workspace.root, env, ro_paths=ro,
                                                egress=egress, hidden=ctx.hidden_paths, limits=self.limits)
             if not self.sandbox.isolated:
@@ -226,14 +264,11 @@ class ExternalAgent(Agent):
             if cause is not None:  # the endpoint's failure, on the harness's own evidence: not the agent's
                 status, error, limit = "harness-error", f"{cause}; {error or 'the agent wrote no output'}", None
         usage = accounted_usage(parsed, translator, ctx.evidence_dir / EGRESS_LOG, result.elapsed)
-        from clinbench.agents.provenance import current_version
-
-        # only the known CLIs are asked --version on the host: a command agent's program runs nowhere but the sandbox
         served = set(parsed.served_models) | (translator.served_models if translator is not None else set())
         return AgentOutcome(status=status, output_csv=output_if_written(workspace), transcript=ctx.transcript,
                             usage=usage, isolated=self.sandbox.isolated, cost=None, error=error,
                             final_message=parsed.final_message, limit=limit,
-                            agent_version=current_version(self.name), served_models=tuple(sorted(served)))
+                            agent_version=agent_version, served_models=tuple(sorted(served)))
 
 
 def _busy_seconds(entries: list[dict]) -> float:

@@ -8,26 +8,14 @@ program version and every run of a requested model was answered by one served mo
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections import defaultdict
 from collections.abc import Iterable
-from functools import lru_cache
 
 
-@lru_cache(maxsize=None)
-def program_version(executable: str) -> str | None:
-    """``EXECUTABLE --version``'s first line (e.g. ``codex-cli 0.171.0``), or None if it says nothing."""
-    path = shutil.which(executable)
-    if path is None:
-        return None
-    try:
-        proc = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60,
-                              stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    lines = [line.strip() for line in (proc.stdout or proc.stderr).splitlines() if line.strip()]
-    return lines[0][:120] if proc.returncode == 0 and lines else None
+def version_line(stdout: str, stderr: str, returncode: int) -> str | None:
+    """The first line a ``--version`` printed (e.g. ``codex-cli 0.171.0``), or None if it failed or said nothing."""
+    lines = [line.strip() for line in (stdout or stderr).splitlines() if line.strip()]
+    return lines[0][:120] if returncode == 0 and lines else None
 
 
 def mixed(runs: Iterable[dict]) -> list[str]:
@@ -46,19 +34,28 @@ def mixed(runs: Iterable[dict]) -> list[str]:
     return problems
 
 
-_PROGRAMS = {"codex": "codex", "claude": "claude", "gemini": "gemini"}  # agent -> the program it runs
+_PROGRAMS = ("codex", "claude", "gemini")  # agents whose program reports its own version
 
 
-def current_version(agent: str) -> str | None:
-    """The version an agent would run as now (None for agents with no program of their own)."""
+def current_version(agent: str, options=None) -> str | None:
+    """The version an agent would run as now (None for agents with no program of their own). A CLI
+    is asked inside the sandbox its runs get (``options``), never on the host with its environment."""
     if agent == "llm":
         from clinbench import __version__
 
         return f"clinbench llm agent {__version__}"
-    return program_version(_PROGRAMS[agent]) if agent in _PROGRAMS else None
+    if agent not in _PROGRAMS:
+        return None
+    from clinbench.agents.factory import AgentOptions, make_agent
+    from clinbench.errors import ClinbenchError
+
+    try:
+        return make_agent(agent, options or AgentOptions()).version()
+    except ClinbenchError:
+        return None
 
 
-def version_changes(recorded: Iterable[dict], agents: Iterable[str]) -> list[str]:
+def version_changes(recorded: Iterable[dict], agents: Iterable[str], options=None) -> list[str]:
     """For each agent about to run: a line when the campaign's runs of it were made by another version."""
     before: dict[str, set[str]] = defaultdict(set)
     for r in recorded:
@@ -66,7 +63,9 @@ def version_changes(recorded: Iterable[dict], agents: Iterable[str]) -> list[str
             before[r["agent"]].add(r["agent_version"])
     problems = []
     for agent in sorted(set(agents)):
-        now = current_version(agent)
+        if not before.get(agent):
+            continue  # nothing to compare with: no program is run
+        now = current_version(agent, options)
         if now and before.get(agent) and now not in before[agent]:
             problems.append(f"its {agent} runs were made by {' and '.join(sorted(before[agent]))}, this machine runs {now}")
     return problems

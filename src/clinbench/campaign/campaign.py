@@ -188,7 +188,7 @@ def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1,
         if not allow_mixed:  # one agent version per campaign, so its comparisons stay clean
             from clinbench.agents.provenance import version_changes
 
-            changed = version_changes(store.runs(), {s.agent for s in specs})
+            changed = version_changes(store.runs(), {s.agent for s in specs}, config.options)
             if changed:
                 raise CampaignError(f"{out} {changed[0]}; pass --out a new folder, or --allow-mixed to add runs "
                                     "of this version (comparisons that pool both then need --allow-mixed too)")
