@@ -223,9 +223,12 @@ elif attack == "connection-flood":  # connections held open: each would hold har
     port = int(os.environ["OPENAI_BASE_URL"].rsplit(":", 1)[1].split("/")[0])
     held, codes = [], {}
     for _ in range(CFG["connection_flood"]):
-        c = socket.create_connection(("127.0.0.1", port), timeout=10)
-        c.sendall(b"POST /v1/responses HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\n")  # a body never sent
-        held.append(c)
+        try:
+            c = socket.create_connection(("127.0.0.1", port), timeout=10)
+            c.sendall(b"POST /v1/responses HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\n")  # a body never sent
+            held.append(c)
+        except OSError as exc:
+            codes[type(exc).__name__] = codes.get(type(exc).__name__, 0) + 1
     time.sleep(1)
     for c in held:
         c.setblocking(False)

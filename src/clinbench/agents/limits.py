@@ -240,6 +240,6 @@ def enforcement(limits: Limits, cgroup: RunCgroup | None) -> dict[str, str]:
         "tmp": "tmpfs size",
         "output": "harness refuses a larger output.csv",
         "log": "harness keeps at most this much of stdout, of stderr and of egress.jsonl",
-        "inodes": "workspace watchdog (workspace walk + /tmp statvfs)",
+        "inodes": "workspace watchdog (workspace walk; bwrap: + the sandbox's /tmp by statvfs)",
         "connections": "egress proxy",
     }
