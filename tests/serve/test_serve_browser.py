@@ -212,10 +212,10 @@ def test_a_running_campaign_shows_progress_live(page, world):
             "s.record(RunRecord('live-1', 'derive', 'mimic-sofa-24h', status='ok', reward=1.0))\n"
             "s.record(RunRecord('live-2', 'derive', 'mimic-sofa-24h', status='agent-failed', reward=0.0))"),
             str(hostile)], check=True, timeout=60)
-        expect(page.locator("main > p .progress .left")).to_have_text("0", timeout=8000)  # polled, no reload
+        expect(page.locator("main > p .progress .left")).to_have_text("0", timeout=20_000)  # polled, no reload
         assert page.inner_text("main > p .progress .done") == "2" and page.inner_text("main > p .progress .failed") == "1"
         fcntl.flock(fh, fcntl.LOCK_UN)
-    expect(page.locator("main > p .progress .state")).to_have_text("idle", timeout=8000)
+    expect(page.locator("main > p .progress .state")).to_have_text("idle", timeout=20_000)
     assert page.seen["errors"] == []
 
 
