@@ -12,7 +12,7 @@ import pytest
 
 from clinbench.dx.gatekeeper import REAL, OfflineGatekeeper
 from clinbench.dx.grounded import GroundedGatekeeper
-from clinbench.dx.run import DxConfig, run_campaign
+from clinbench.dx.run import DxConfig, run_dx
 
 ITEMS = [(51301, "White Blood Cells", "Blood"), (51222, "Hemoglobin", "Blood"), (51265, "Platelet Count", "Blood"),
          (50983, "Sodium", "Blood"), (50912, "Creatinine", "Blood"), (51498, "Specific Gravity", "Urine")]
@@ -79,7 +79,7 @@ def test_a_campaign_with_mimic_db_is_marked_grounded(tmp_path, case_by_id, db):
     script = tmp_path / "s.txt"
     script.write_text("<test>sodium</test>\n<diagnosis>Appendicitis</diagnosis>\n")
     case = case_by_id[1].model_copy(update={"hadm_id": 2001})
-    (rec,) = run_campaign([case], DxConfig(agent=f"scripted:{script}", mimic_db=db), tmp_path / "c")
+    (rec,) = run_dx([case], DxConfig(agent=f"scripted:{script}", mimic_db=db), tmp_path / "c")
     assert rec.gatekeeper == "offline+grounded" and rec.cost == 15.0  # one sodium, $15
     transcript = (tmp_path / "c" / rec.evidence_dir / "transcript.jsonl").read_text()
     assert "131 mEq/L (reference 133-145)" in transcript

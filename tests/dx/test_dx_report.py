@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from clinbench.dx.run import DxConfig, rejudge, run_campaign
+from clinbench.dx.rejudge import rejudge
+from clinbench.dx.run import DxConfig, run_dx
 from clinbench.report import dx_section
 
 
@@ -16,8 +17,8 @@ def store(tmp_path_factory, cases):
     out = tmp_path_factory.mktemp("dx-report")
     script = out / "guess.txt"
     script.write_text("<question>Any fever?</question>\n<test>CBC</test>\n<diagnosis>Appendicitis</diagnosis>\n")
-    run_campaign(cases[:4], DxConfig(agent="oracle"), out)
-    run_campaign(cases[:4], DxConfig(agent=f"scripted:{script}"), out)
+    run_dx(cases[:4], DxConfig(agent="oracle"), out)
+    run_dx(cases[:4], DxConfig(agent=f"scripted:{script}"), out)
     rejudge(out, "offline")  # the same encounters scored again: judge agreement becomes measurable
     return out
 

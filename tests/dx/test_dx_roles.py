@@ -13,7 +13,8 @@ import pytest
 from clinbench.records.store import Store
 from clinbench.dx.models import RoleSpec
 from clinbench.dx.orchestrator import DxoSettings
-from clinbench.dx.run import DxConfig, rejudge, run_campaign
+from clinbench.dx.rejudge import rejudge
+from clinbench.dx.run import DxConfig, run_dx
 from clinbench.errors import ClinbenchError
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -40,7 +41,7 @@ def test_each_role_talks_to_its_own_endpoint_and_usage_is_kept_per_role(tmp_path
     with ModelServer(agent) as a, ModelServer(gk) as g, ModelServer(judge) as j:
         cfg = DxConfig(agent="baseline", gatekeeper="llm", judge="llm",
                        roles={"agent": spec("agent", a), "gatekeeper": spec("gatekeeper", g), "judge": spec("judge", j)})
-        (rec,) = run_campaign([case_by_id[1]], cfg, tmp_path)
+        (rec,) = run_dx([case_by_id[1]], cfg, tmp_path)
     assert [r["model"] for r in a.requests] == ["agent-model", "agent-model"]
     assert [r["model"] for r in g.requests] == ["gatekeeper-model"]
     assert [r["model"] for r in j.requests] == ["judge-model"]
@@ -55,7 +56,7 @@ def test_each_role_talks_to_its_own_endpoint_and_usage_is_kept_per_role(tmp_path
 def test_model_prices_give_each_role_its_cost(tmp_path, case_by_id):
     with ModelServer([tool("diagnose", diagnosis="Appendicitis")]) as a:
         s = RoleSpec("agent", "m", base_url=a.base_url, api_key="k", price_in=2.0, price_out=10.0)
-        (rec,) = run_campaign([case_by_id[1]], DxConfig(agent="baseline", roles={"agent": s}), tmp_path)
+        (rec,) = run_dx([case_by_id[1]], DxConfig(agent="baseline", roles={"agent": s}), tmp_path)
     # 100 input tokens at $2/M + 20 output tokens at $10/M = $0.0004
     assert score(tmp_path, rec)["roles"]["agent"]["model_cost_usd"] == pytest.approx(0.0004)
 
@@ -64,9 +65,9 @@ def test_a_judge_that_is_the_agents_model_is_refused_unless_allowed(tmp_path, ca
     with ModelServer([tool("diagnose", diagnosis="Appendicitis"), tool("grade", score=5, reason="x")]) as s:
         roles = {"agent": spec("agent", s, "same-model"), "judge": spec("judge", s, "Same-Model")}
         with pytest.raises(ClinbenchError, match="agent's own model"):
-            run_campaign([case_by_id[1]], DxConfig(agent="baseline", judge="llm", roles=roles), tmp_path / "a")
+            run_dx([case_by_id[1]], DxConfig(agent="baseline", judge="llm", roles=roles), tmp_path / "a")
         assert not (tmp_path / "a").exists()
-        (rec,) = run_campaign([case_by_id[1]], DxConfig(agent="baseline", judge="llm", roles=roles,
+        (rec,) = run_dx([case_by_id[1]], DxConfig(agent="baseline", judge="llm", roles=roles,
                                                         allow_self_judge=True), tmp_path / "b")
     assert rec.judge == "llm:Same-Model+self-judge" and score(tmp_path / "b", rec)["self_judge"] is True
 
@@ -76,7 +77,7 @@ def test_a_malformed_agent_reply_is_a_recorded_error_and_the_campaign_goes_on(tm
     script = [tool("ask", questions=["Where did the pain start?"]), bad, tool("diagnose", diagnosis="Acute appendicitis")]
     with ModelServer(script) as s:
         cfg = DxConfig(agent="baseline", roles={"agent": RoleSpec("agent", "m", base_url=s.base_url, api_key="k")})
-        first, second = run_campaign(cases[:2], cfg, tmp_path)
+        first, second = run_dx(cases[:2], cfg, tmp_path)
     assert first.status == "agent-failed" and "agent model" in first.error and first.reward == 0.0
     assert first.cost == 300.0  # the visit before the failure is kept in the ledger
     ev = events(tmp_path, first)
@@ -89,7 +90,7 @@ def test_a_gatekeeper_failure_is_never_charged(tmp_path, case_by_id):
     with ModelServer(agent) as a, ModelServer([tool("reply", reply="Lipase: 28 U/L.", source="REAL"), NULL_MESSAGE]) as g:
         cfg = DxConfig(agent="baseline", gatekeeper="llm",
                        roles={"agent": spec("agent", a), "gatekeeper": spec("gatekeeper", g)})
-        (rec,) = run_campaign([case_by_id[1]], cfg, tmp_path)
+        (rec,) = run_dx([case_by_id[1]], cfg, tmp_path)
     assert rec.status == "harness-error" and rec.error.startswith("harness error: gatekeeper model")
     assert rec.cost == 25.0  # the lipase only; the CT the gatekeeper failed on costs nothing
     ledger = json.loads((tmp_path / rec.evidence_dir / "ledger.json").read_text())
@@ -100,7 +101,7 @@ def test_unreadable_gatekeeper_reply_is_an_error_not_a_charged_refusal(tmp_path,
     with ModelServer([tool("order", tests=["lipase"])]) as a, ModelServer([text("I cannot help with that")]) as g:
         cfg = DxConfig(agent="baseline", gatekeeper="llm",
                        roles={"agent": spec("agent", a), "gatekeeper": spec("gatekeeper", g)})
-        (rec,) = run_campaign([case_by_id[1]], cfg, tmp_path)
+        (rec,) = run_dx([case_by_id[1]], cfg, tmp_path)
     assert rec.status == "harness-error" and rec.cost == 0.0 and "neither a reply call" in rec.error
 
 
@@ -117,9 +118,9 @@ def no_nan(text: str) -> bool:
 def test_judge_failure_keeps_the_encounter_and_rejudge_scores_it(tmp_path, case_by_id):
     script = tmp_path / "s.txt"
     script.write_text("<test>CBC</test>\n<diagnosis>Appendicitis</diagnosis>\n")
-    with ModelServer([NOT_JSON, tool("grade", score=4, reason="qualifier missing")]) as j:
+    with ModelServer([text("ok"), NOT_JSON, tool("grade", score=4, reason="qualifier missing")]) as j:  # preflight first
         out = cli("run", "--agent", f"scripted:{script}", "--judge", "llm", "--judge-model", "j1",
-                  "--judge-base-url", j.base_url, "--judge-api-key", "k", "--limit", "2", "--out", str(tmp_path / "c"))
+                  "--judge-base-url", j.base_url, "--judge-api-key", "k", "--max-cases", "2", "--out", str(tmp_path / "c"))
     assert out.returncode == 0, out.stderr
     assert no_nan(out.stdout) and "accuracy 100.0% of 1 scored" in out.stdout
     rows = Store.open(tmp_path / "c").runs()
@@ -135,9 +136,9 @@ def test_judge_failure_keeps_the_encounter_and_rejudge_scores_it(tmp_path, case_
 def test_an_all_error_campaign_prints_no_nan(tmp_path):
     script = tmp_path / "s.txt"
     script.write_text("<diagnosis>Appendicitis</diagnosis>\n")
-    with ModelServer([NOT_JSON] * 3) as j:  # the judge fails on every case: nothing is scored
+    with ModelServer([text("ok")] + [NOT_JSON] * 3) as j:  # past the preflight, the judge fails on every case
         out = cli("run", "--agent", f"scripted:{script}", "--judge", "llm", "--judge-model", "j",
-                  "--judge-base-url", j.base_url, "--judge-api-key", "k", "--limit", "3", "--out", str(tmp_path / "c"))
+                  "--judge-base-url", j.base_url, "--judge-api-key", "k", "--max-cases", "3", "--out", str(tmp_path / "c"))
         stats = cli("stats", str(tmp_path / "c"))
     assert out.returncode == 0 and stats.returncode == 0, out.stderr + stats.stderr
     assert no_nan(out.stdout + stats.stdout) and "no run was scored (3 harness-error" in out.stdout
@@ -151,7 +152,7 @@ def test_rejudge_reproduces_stored_scores_with_the_same_judge_and_changes_with_a
     with ModelServer(grades) as j:
         cfg = DxConfig(agent=f"scripted:{script}", judge="llm", roles={"judge": spec("judge", j, "j1")},
                        cache_dir=tmp_path / "cache")
-        stored = run_campaign(cases[:2], cfg, tmp_path / "c")
+        stored = run_dx(cases[:2], cfg, tmp_path / "c")
         same = rejudge(tmp_path / "c", "llm", spec("judge", j, "j1"), cache_dir=tmp_path / "cache")
         requests_after_same = len(j.requests)
     assert [r.judge_score for r in stored] == [4, 2]
@@ -168,8 +169,8 @@ def test_cache_makes_a_rerun_free_and_identical(tmp_path, case_by_id):
     steps = [tool("ask", questions=["Any fever?"]), tool("diagnose", diagnosis="Acute appendicitis")]
     with ModelServer(list(steps)) as a:
         cfg = DxConfig(agent="baseline", roles={"agent": spec("agent", a)}, cache_dir=tmp_path / "cache")
-        (first,) = run_campaign([case_by_id[1]], cfg, tmp_path / "c1")
-        (second,) = run_campaign([case_by_id[1]], cfg, tmp_path / "c2")
+        (first,) = run_dx([case_by_id[1]], cfg, tmp_path / "c1")
+        (second,) = run_dx([case_by_id[1]], cfg, tmp_path / "c2")
     assert len(a.requests) == 2  # the second campaign made no request
     assert events(tmp_path / "c1", first) == events(tmp_path / "c2", second)
     assert score(tmp_path / "c2", second)["roles"]["agent"]["cache_hits"] == 2
@@ -194,7 +195,7 @@ def test_dxo_records_every_role_and_the_differential_each_turn(tmp_path, case_by
               panel("test", tests=["CBC", "CT abdomen and pelvis with contrast"]),
               panel("diagnose", diagnosis="Acute appendicitis", differential=(("Acute appendicitis", 0.95),))]
     with ModelServer(script) as a:
-        (rec,) = run_campaign([case_by_id[1]], DxConfig(agent="dxo", roles={"agent": spec("agent", a)}), tmp_path)
+        (rec,) = run_dx([case_by_id[1]], DxConfig(agent="dxo", roles={"agent": spec("agent", a)}), tmp_path)
     assert rec.agent == "dxo-no-budget" and rec.judge_score == 5 and rec.cost == 300.0 + 30.0 + 800.0
     panels = [e for e in events(tmp_path, rec) if e["event"] == "panel"]
     assert [p["turn"] for p in panels] == [1, 2, 3]
@@ -217,7 +218,7 @@ def test_budgeted_dxo_stops_ordering_at_the_budget(tmp_path, case_by_id):
               panel("test", tests=["CT abdomen and pelvis with contrast"])]
     with ModelServer(script) as a:
         cfg = DxConfig(agent="dxo", roles={"agent": spec("agent", a)}, dxo=DxoSettings("budgeted", 400.0))
-        (rec,) = run_campaign([case_by_id[1]], cfg, tmp_path)
+        (rec,) = run_dx([case_by_id[1]], cfg, tmp_path)
     assert rec.agent == "dxo-budgeted-400" and rec.cost == 330.0 and rec.cost <= 400.0
     ev = events(tmp_path, rec)
     assert [e["content"] for e in ev if e["event"] == "test"] == ["CBC"]
@@ -231,11 +232,11 @@ def test_budgeted_dxo_stops_ordering_at_the_budget(tmp_path, case_by_id):
 def test_question_only_and_instant_modes(tmp_path, case_by_id):
     with ModelServer([panel("test", tests=["CBC"]), panel("diagnose", diagnosis="Appendicitis")]) as a:
         cfg = DxConfig(agent="dxo", roles={"agent": spec("agent", a)}, dxo=DxoSettings("question-only"))
-        (rec,) = run_campaign([case_by_id[1]], cfg, tmp_path / "q")
+        (rec,) = run_dx([case_by_id[1]], cfg, tmp_path / "q")
     assert rec.cost == 0.0 and "not available in question-only" in a.requests[1]["messages"][-1]["content"]
     with ModelServer([panel("ask", questions=["Any fever?"])]) as a:
         cfg = DxConfig(agent="dxo", roles={"agent": spec("agent", a)}, dxo=DxoSettings("instant"))
-        (rec,) = run_campaign([case_by_id[1]], cfg, tmp_path / "i")
+        (rec,) = run_dx([case_by_id[1]], cfg, tmp_path / "i")
     assert rec.agent == "dxo-instant" and rec.cost == 0.0 and rec.judge_score == 5 and len(a.requests) == 1
 
 
@@ -246,7 +247,7 @@ def test_ensemble_aggregates_n_panels_and_counts_each_distinct_test_once(tmp_pat
     aggregate = tool("aggregate", diagnosis="Acute appendicitis", rationale="two of three panels")
     with ModelServer(one + two + three + [aggregate]) as a:
         cfg = DxConfig(agent="dxo", roles={"agent": spec("agent", a)}, dxo=DxoSettings("ensemble", panels=3))
-        (rec,) = run_campaign([case_by_id[1]], cfg, tmp_path)
+        (rec,) = run_dx([case_by_id[1]], cfg, tmp_path)
     assert rec.agent == "dxo-ensemble-3" and rec.judge_score == 5
     ev = events(tmp_path, rec)
     assert {e.get("panel") for e in ev if e["event"] == "panel"} == {1, 2, 3}
@@ -261,24 +262,24 @@ def test_ensemble_aggregates_n_panels_and_counts_each_distinct_test_once(tmp_pat
 
 def test_jobs_run_encounters_in_parallel_and_a_rerun_resumes(tmp_path, cases):
     with ModelServer([tool("diagnose", diagnosis="Acute appendicitis")] * 4) as a:
-        cfg = DxConfig(agent="baseline", roles={"agent": spec("agent", a)}, jobs=2)
-        first = run_campaign(cases[:4], cfg, tmp_path)
-        again = run_campaign(cases[:4], cfg, tmp_path)
+        cfg = DxConfig(agent="baseline", roles={"agent": spec("agent", a)})
+        first = run_dx(cases[:4], cfg, tmp_path, jobs=2)
+        again = run_dx(cases[:4], cfg, tmp_path, jobs=2)
     assert sorted(r.task for r in first) == ["1", "2", "3", "4"] and again == []
     assert len(a.requests) == 4 and len(Store.open(tmp_path).runs()) == 4
 
 
 def test_parameters_are_sent_only_when_set(tmp_path):
-    steps = [tool("diagnose", diagnosis="Appendicitis")] * 2
+    steps = [text("ok"), tool("diagnose", diagnosis="Appendicitis")] * 2  # each run's preflight, then its case
     with ModelServer(list(steps)) as a:
         out = cli("run", "--agent", "baseline", "--agent-model", "m", "--agent-base-url", a.base_url,
                   "--agent-api-key", "k", "--param", "agent.temperature=0.2", "--param", "agent.max_tokens=256",
-                  "--limit", "1", "--out", str(tmp_path / "c"))
+                  "--max-cases", "1", "--out", str(tmp_path / "c"))
         bare = cli("run", "--agent", "baseline", "--agent-model", "m2", "--agent-base-url", a.base_url,
-                   "--agent-api-key", "k", "--limit", "1", "--out", str(tmp_path / "d"))
+                   "--agent-api-key", "k", "--max-cases", "1", "--out", str(tmp_path / "d"))
     assert out.returncode == 0 and bare.returncode == 0, out.stderr + bare.stderr
-    assert a.requests[0]["temperature"] == 0.2 and a.requests[0]["max_tokens"] == 256
-    assert "temperature" not in a.requests[1] and "max_tokens" not in a.requests[1]
+    assert a.requests[1]["temperature"] == 0.2 and a.requests[1]["max_tokens"] == 256
+    assert "temperature" not in a.requests[3] and "max_tokens" not in a.requests[3]
     bad = cli("run", "--agent", "oracle", "--param", "agent.temp=1", "--out", str(tmp_path / "e"))
     assert bad.returncode == 2 and "use ROLE.KEY=VALUE" in bad.stderr and not (tmp_path / "e").exists()
 
@@ -290,7 +291,7 @@ def test_a_role_can_use_the_anthropic_provider(tmp_path, case_by_id):
     script.write_text("<diagnosis>Appendicitis</diagnosis>\n")
     with ScriptedServer([{"tool": "grade", "arguments": {"score": 4, "reason": "acute missing"}}]) as srv:
         judge = RoleSpec("judge", "claude-judge", provider="anthropic", base_url=srv.url, api_key="k")
-        (rec,) = run_campaign([case_by_id[1]], DxConfig(agent=f"scripted:{script}", judge="llm",
+        (rec,) = run_dx([case_by_id[1]], DxConfig(agent=f"scripted:{script}", judge="llm",
                                                         roles={"judge": judge}), tmp_path / "c")
         path = srv.log[-1]["path"]
     assert path.endswith("/v1/messages") and rec.judge_score == 4 and rec.judge == "llm:anthropic:claude-judge"

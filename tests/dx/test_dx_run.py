@@ -13,14 +13,14 @@ from clinbench.records.store import Store
 from clinbench.dx import stats as dxstats
 from clinbench.dx.gatekeeper import LLMGatekeeper
 from clinbench.dx.models import RoleModel, RoleSpec
-from clinbench.dx.run import DxConfig, run_campaign
+from clinbench.dx.run import DxConfig, run_dx
 
 
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory, cases):
     out = tmp_path_factory.mktemp("dx-campaign")
-    run_campaign(cases, DxConfig(agent="oracle"), out)
-    run_campaign(cases, DxConfig(agent="ed-instant"), out)
+    run_dx(cases, DxConfig(agent="oracle"), out)
+    run_dx(cases, DxConfig(agent="ed-instant"), out)
     return out
 
 
@@ -50,7 +50,7 @@ def test_evidence_is_complete_and_hashed(campaign):
 
 
 def test_rerun_skips_finished_runs(campaign, cases):
-    assert run_campaign(cases, DxConfig(agent="oracle"), campaign) == []
+    assert run_dx(cases, DxConfig(agent="oracle"), campaign) == []
 
 
 def test_stats_accuracy_ci_plot_and_paired_test(campaign, tmp_path):
@@ -86,7 +86,7 @@ def test_scripted_agent_cost_lands_in_the_store(tmp_path, cases):
     script.write_text("<question>Where did the pain start?</question>\n<test>CBC</test>\n"
                       "<diagnosis>Appendicitis</diagnosis>\n")
     case1 = [c for c in cases if c.case_id == 1]
-    (rec,) = run_campaign(case1, DxConfig(agent=f"scripted:{script}"), tmp_path / "out")
+    (rec,) = run_dx(case1, DxConfig(agent=f"scripted:{script}"), tmp_path / "out")
     assert rec.agent == "scripted-appendix" and rec.cost == 330.0 and rec.judge_score >= 4 and rec.reward == 1.0
 
 
@@ -147,7 +147,7 @@ def test_baseline_agent_talks_to_the_endpoint_and_is_forced_to_diagnose(tmp_path
     with ScriptedServer([]) as server:
         cfg = DxConfig(agent="baseline", max_turns=2,
                        roles={"agent": RoleSpec("agent", "dx-model", base_url=server.base_url, api_key="k")})
-        (rec,) = run_campaign(case1, cfg, tmp_path)
+        (rec,) = run_dx(case1, cfg, tmp_path)
         first = server.requests[0]
     assert rec.status == "ok" and rec.judge_score == 1 and rec.reward == 0.0 and rec.cost == 0.0
     assert len(server.requests) == 3  # two turns and the forced one
@@ -202,15 +202,16 @@ def test_real_dataset_layout_runs_end_to_end(tmp_path, cases):
 def test_cli_run_with_llm_judge_and_gatekeeper_over_loopback(tmp_path, cases):
     script = tmp_path / "s.txt"
     script.write_text("<test>lipase</test>\n<diagnosis>Appendicitis</diagnosis>\n")
-    steps = [{"tool": "reply", "arguments": {"reply": "Lipase 30 U/L.", "source": "SYNTHETIC"}},
+    steps = [{"text": "ok"}, {"text": "ok"},  # the preflight of each role
+             {"tool": "reply", "arguments": {"reply": "Lipase 30 U/L.", "source": "SYNTHETIC"}},
              {"tool": "grade", "arguments": {"score": 4, "reason": "acute qualifier missing"}}]
     with ScriptedServer(steps) as server:
         out = cli("run", "--agent", f"scripted:{script}", "--gatekeeper", "llm", "--judge", "llm",
                   "--gatekeeper-model", "g", "--gatekeeper-base-url", server.base_url, "--gatekeeper-api-key", "k",
                   "--judge-model", "j", "--judge-base-url", server.base_url, "--judge-api-key", "k",
-                  "--limit", "1", "--out", str(tmp_path / "c"))
+                  "--max-cases", "1", "--out", str(tmp_path / "c"))
         assert out.returncode == 0, out.stderr
-        assert [r["model"] for r in server.requests] == ["g", "j"]
+        assert [r["model"] for r in server.requests] == ["g", "j", "g", "j"]
     (run,) = Store.open(tmp_path / "c").runs()
     assert run["judge_score"] == 4 and run["reward"] == 1.0 and run["cost"] == 25.0  # lipase 83690
     assert run["gatekeeper"] == "llm:g" and run["judge"] == "llm:j" and run["condition"] == run["schema"] == "" and run["requests"] == 2

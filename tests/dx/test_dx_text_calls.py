@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from clinbench.dx.models import RoleSpec
-from clinbench.dx.run import DxConfig, run_campaign
+from clinbench.dx.run import DxConfig, run_dx
 
 from tests.agents.scripted_server import ScriptedServer
 from tests.agents.text_call_shapes import SHAPES, bare, fenced, hermes
@@ -31,7 +31,7 @@ def _run(tmp_path, case, agent_script, gatekeeper_script, judge_script):
         roles = {role: RoleSpec(role, f"{role}-model", base_url=srv.base_url, api_key="k")
                  for role, srv in (("agent", a), ("gatekeeper", g), ("judge", j))}
         cfg = DxConfig(agent="dxo", gatekeeper="llm", judge="llm", roles=roles)
-        (rec,) = run_campaign([case], cfg, tmp_path)
+        (rec,) = run_dx([case], cfg, tmp_path)
     folder = Path(tmp_path) / rec.evidence_dir
     events = [json.loads(line) for line in (folder / "transcript.jsonl").read_text().splitlines()]
     return rec, events, json.loads((folder / "roles.json").read_text()), (a, g, j)

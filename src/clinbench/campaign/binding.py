@@ -46,6 +46,18 @@ def fingerprints(db: str | Path, tables: list[str]) -> dict[str, str]:
     return out
 
 
+def bind_tasks(store: Store, tasks: list[str], db: str) -> dict[str, str]:
+    """Check the campaign's data binding and extend it to new tasks; return task -> data digest."""
+    from clinbench.derive.catalogue import get_task
+
+    tables = {task: get_task(task).target_table for task in tasks}
+    if not tables:
+        return {}
+    current = check(store, db, sorted(set(tables.values())))
+    store.bind(current, str(Path(db).resolve()))
+    return {task: current[table] for task, table in tables.items() if table in current}
+
+
 def check(store: Store, db: str | Path, tables: list[str], *, command: str = "run") -> dict[str, str]:
     """The fingerprints of ``tables`` in ``db``; raise BindingError when one differs from the store's binding."""
     db = str(Path(db).resolve())

@@ -1,5 +1,11 @@
 """Run a campaign: the matrix minus the runs already recorded, in parallel, recorded as they finish.
 
+One engine for both benchmarks: a derivation campaign runs ``execute.execute_run`` on
+``matrix.RunSpec``s, a diagnosis campaign ``dx.run.execute_encounter`` on ``dx.run.DxSpec``s.
+A spec needs a ``run_id`` and an ``agent``; a config an ``out`` folder, ``bound(store, specs)``
+(the config bound to the campaign's data) and ``lost(spec, cause)`` (the record of a run whose
+worker died).
+
 Only this process writes the store and publishes evidence, one finished run at a time
 (``evidence.publish`` then ``Store.record``): a campaign killed at any moment loses only
 the runs in flight, and a rerun of the same command skips every recorded run. A lock
@@ -21,12 +27,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 
 from clinbench.campaign import evidence
-from clinbench.campaign.execute import CampaignConfig, RunResult, StorageFailure, execute_run, lost_run
+from clinbench.campaign.execute import CampaignConfig, RunResult, StorageFailure, execute_run
 from clinbench.campaign.matrix import RunSpec
 from clinbench.records import STORE_FILE, RunRecord
 from clinbench.records.store import Store
@@ -51,9 +57,11 @@ class CampaignSummary:
     by_status: dict[str, int] = field(default_factory=dict)
     timings: list[dict[str, float]] = field(default_factory=list)
     causes: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (status, cause) -> run ids
+    records: list[RunRecord] = field(default_factory=list, repr=False)  # the runs recorded, in order
 
     def add(self, record: RunRecord) -> None:
         self.finished += 1
+        self.records.append(record)
         self.by_status[record.status] = self.by_status.get(record.status, 0) + 1
         if record.status != "ok":
             cause = " ".join((record.error or "no cause recorded").split())[:300]
@@ -182,7 +190,7 @@ def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1,
         store = Store.create(out)
         record_versions(out)  # versions.json: clinbench, DuckDB and SDK versions this campaign ran with
         evidence.clear_leftovers(out)
-        config = replace(config, data_digests=_bind(store, specs, config.db))
+        config = config.bound(store, specs)
         if started is not None:
             started()
         if not allow_mixed:  # one agent version per campaign, so its comparisons stay clean
@@ -239,19 +247,6 @@ def _refuse_evidence_without_store(out: Path) -> None:
         raise CampaignError(f"{out} holds the evidence of {sealed} run{'s' if sealed > 1 else ''} but no results store "
                             f"({STORE_FILE}): rebuild it with `clinbench store rebuild {out}`, then rerun; "
                             "nothing was run")
-
-
-def _bind(store: Store, specs: list[RunSpec], db: str) -> dict[str, str]:
-    """Check the campaign's data binding and extend it to new tasks; return task -> data digest."""
-    from clinbench.campaign import binding
-    from clinbench.derive.catalogue import get_task
-
-    tables = {s.task: get_task(s.task).target_table for s in specs}
-    if not tables:
-        return {}
-    current = binding.check(store, db, sorted(set(tables.values())))
-    store.bind(current, str(Path(db).resolve()))
-    return {task: current[table] for task, table in tables.items() if table in current}
 
 
 def _record(store: Store, out: Path, result: RunResult, reporter: Reporter) -> None:
@@ -333,7 +328,7 @@ def _run_ray(todo: list[RunSpec], config: CampaignConfig, jobs: int, address: st
                 try:
                     result = ray.get(ref)
                 except lost as exc:
-                    result = lost_run(spec_of[ref], config, f"Ray worker lost twice ({type(exc).__name__}): "
+                    result = config.lost(spec_of[ref], f"Ray worker lost twice ({type(exc).__name__}): "
                                                             f"{' '.join(str(exc).split())[:200]}")
                 yield result
     finally:

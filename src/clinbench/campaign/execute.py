@@ -16,7 +16,7 @@ from __future__ import annotations
 import shutil
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from clinbench.agents.base import RunContext, Workspace
 from clinbench.agents.factory import BUILTIN_AGENTS, AgentOptions, make_agent
 from clinbench.agents.sandbox import HiddenPathVisible
 from clinbench.campaign import evidence
+from clinbench.campaign.binding import bind_tasks
 from clinbench.campaign.matrix import RunSpec
 from clinbench.records import ColumnScore, RunRecord
 from clinbench.errors import ClinbenchError
@@ -47,6 +48,13 @@ class CampaignConfig:
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     data_digests: dict[str, str] = field(default_factory=dict)  # task -> fingerprint of its data (binding)
     scored_columns: str = "value"  # which columns count towards the reward (derive/score.py)
+
+    def bound(self, store, specs: list[RunSpec]) -> CampaignConfig:
+        """This config with the data digest of every task, once the store's data binding is checked and extended."""
+        return replace(self, data_digests=bind_tasks(store, [s.task for s in specs], self.db))
+
+    def lost(self, spec: RunSpec, cause: str) -> RunResult:
+        return lost_run(spec, self, cause)
 
 
 @dataclass

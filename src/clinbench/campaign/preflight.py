@@ -1,9 +1,9 @@
-"""Before a campaign with an LLM-backed agent: one cheap request to its endpoint.
+"""Before a campaign with an LLM-backed agent or referee: one cheap request to its endpoint.
 
 A campaign whose endpoint is down would otherwise spend every run's retries (tens of seconds
 each) and record nothing useful. ``--agent llm`` sends one tiny completion to the endpoint and
-model it will use (no retries, a short timeout); codex, claude and gemini with ``--base-url`` check that
-the endpoint answers HTTP at all. A failure is an ``EndpointError`` carrying the endpoint's answer.
+model it will use (no retries, a short timeout), as ``dx run`` does for each model role; codex,
+claude and gemini with ``--base-url`` check that the endpoint answers HTTP at all. A failure is an ``EndpointError`` carrying the endpoint's answer.
 """
 
 from __future__ import annotations
@@ -26,21 +26,25 @@ def check_endpoints(agents: list[str], models: list[str], options: AgentOptions)
 
 
 def _check_llm(model: str, options: AgentOptions) -> None:
+    key_env = options.api_key_env or ("ANTHROPIC_API_KEY" if options.provider == "anthropic" else "OPENAI_API_KEY")
+    check_model(options.provider, model, options.base_url, os.environ.get(key_env), "--agent llm")
+
+
+def check_model(provider: str, model: str, base_url: str | None, api_key: str | None, what: str) -> None:
+    """One tiny completion (no retries, a short timeout); EndpointError naming ``what`` when it fails."""
     from clinbench.agents.llm_clients import AnthropicClient, Message, OpenAIChatClient, RetryPolicy
     from clinbench.errors import AgentError
 
     once = RetryPolicy(max_attempts=1)
-    key_env = options.api_key_env or ("ANTHROPIC_API_KEY" if options.provider == "anthropic" else "OPENAI_API_KEY")
-    key = os.environ.get(key_env)
-    where = options.base_url or ("ANTHROPIC_BASE_URL" if options.provider == "anthropic" else "OPENAI_BASE_URL")
+    where = base_url or ("ANTHROPIC_BASE_URL" if provider == "anthropic" else "OPENAI_BASE_URL")
     try:
-        if options.provider == "anthropic":
-            client = AnthropicClient(model, options.base_url, key, once, timeout=TIMEOUT_SECONDS, max_tokens=16)
+        if provider == "anthropic":
+            client = AnthropicClient(model, base_url, api_key, once, timeout=TIMEOUT_SECONDS, max_tokens=16)
         else:
-            client = OpenAIChatClient(model, options.base_url, key, once, timeout=TIMEOUT_SECONDS, max_tokens=16)
+            client = OpenAIChatClient(model, base_url, api_key, once, timeout=TIMEOUT_SECONDS, max_tokens=16)
         client.complete("Reply with the word ok.", [Message("user", "ok?")], [])
     except AgentError as exc:
-        raise EndpointError(f"endpoint check failed for --agent llm, model {model} at {where}: {exc}; "
+        raise EndpointError(f"endpoint check failed for {what}, model {model} at {where}: {exc}; "
                             "nothing was run: fix the endpoint, model or key and rerun") from exc
 
 

@@ -108,9 +108,11 @@ def register(app: typer.Typer) -> None:
         param: list[str] = typer.Option([], help="ROLE.KEY=VALUE: temperature, max_tokens, price_in or price_out (USD per 1M tokens)"),
         allow_self_judge: bool = typer.Option(False, "--allow-self-judge", help="let the agent's own model judge it (marked in reports)"),
         cache: Optional[Path] = typer.Option(None, help="model-call cache folder (off by default)"),
-        jobs: int = typer.Option(os.cpu_count() or 1, min=1, help="encounters run at once (default: the machine's cores)",
-                                 show_default=False),
-        retry_failed: bool = typer.Option(False, "--retry-failed", help="redo runs recorded with status error"),
+        jobs: int = typer.Option(os.cpu_count() or 1, min=1, show_default=False,
+                                 help="encounters run at once, in worker processes (default: the machine's cores)"),
+        executor: str = typer.Option("local", "--executor", help="local or ray"),
+        ray_address: Optional[str] = typer.Option(None, "--ray-address", help="address of a running Ray cluster"),
+        retry_failed: bool = typer.Option(False, "--retry-failed", help="redo runs recorded as agent-failed or harness-error"),
         mimic_db: Optional[Path] = typer.Option(None, help="MIMIC-IV DuckDB: lab orders of cases with a hadm_id get the admission's real labevents"),
         max_cases: Optional[int] = typer.Option(None, "--max-cases", min=1, help="run only the first N cases"),
     ) -> None:
@@ -119,7 +121,10 @@ def register(app: typer.Typer) -> None:
         from clinbench.dx.cases import load_cases
         from clinbench.dx.costs import DEFAULT_UNMATCHED_PRICE, PriceTable
         from clinbench.dx.orchestrator import DxoSettings
-        from clinbench.dx.run import DxConfig, run_campaign
+        from clinbench.campaign.campaign import CampaignInterrupted
+        from clinbench.cli._campaign import finished, interrupted
+        from clinbench.dx.run import DxConfig, check_configs, preflight, run_dx_campaign
+        from clinbench.report.provenance import record_command
 
         roles = role_specs({
             "agent": (agent_model, agent_provider, agent_base_url, _key(agent_api_key, agent_api_key_env)),
@@ -129,10 +134,10 @@ def register(app: typer.Typer) -> None:
         selected = load_cases(cases, split=split)[:max_cases]
         configs = [DxConfig(agent=a.strip(), gatekeeper=gatekeeper, judge=judge, trials=trials, max_turns=max_turns,
                             roles=roles, dxo=DxoSettings(mode, budget, panels), allow_self_judge=allow_self_judge,
-                            cache_dir=cache, jobs=jobs, retry_failed=retry_failed, mimic_db=mimic_db)
+                            cache_dir=cache, mimic_db=mimic_db)
                    for a in agents.split(",") if a.strip()]
-        for cfg in configs:  # every name and role is checked before anything runs
-            cfg.check()
+        check_configs(selected, configs)  # every name and role is checked before anything runs
+        preflight(configs)  # every model role's endpoint answers, or nothing is recorded
         if roles and any(not c.synthetic for c in selected):
             console.print("[yellow]note:[/] these are credentialed MIMIC cases: PhysioNet's guidance on using "
                           "MIMIC with language models asks for a local model or a provider that does not "
@@ -141,9 +146,14 @@ def register(app: typer.Typer) -> None:
             console.print("[yellow]note:[/] the judge is the agent's own model (--allow-self-judge); "
                           "rows are marked +self-judge")
         table = PriceTable.load(prices)
-        new = []
-        for cfg in configs:
-            new += run_campaign(selected, cfg, out, prices=table, reporter=RichReporter(console))
+        try:
+            summary = run_dx_campaign(selected, configs, out, prices=table, reporter=RichReporter(console), jobs=jobs,
+                                      executor=executor, ray_address=ray_address, retry_failed=retry_failed,
+                                      started=lambda: record_command(out))
+        except CampaignInterrupted as exc:
+            interrupted(exc)
+        new = summary.records
+        finished(summary, out)
         ordered = unmatched = 0
         for r in new:
             ledger = Path(out) / (r.evidence_dir or "") / "ledger.json"
@@ -170,7 +180,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Score stored encounters again with another judge (new rows; sealed evidence untouched)."""
         from clinbench.campaign.progress import RichReporter
-        from clinbench.dx.run import rejudge
+        from clinbench.dx.rejudge import rejudge
 
         spec = role_specs({"judge": (judge_model, judge_provider, judge_base_url,
                                      _key(judge_api_key, judge_api_key_env))}, param).get("judge")

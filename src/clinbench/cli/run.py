@@ -10,8 +10,8 @@ import typer
 from rich.console import Console
 
 from clinbench.campaign.matrix import MatrixError, expand, split_list
+from clinbench.cli._campaign import finished, interrupted
 from clinbench.cli._console import make_console
-from clinbench.records import STORE_FILE
 
 if TYPE_CHECKING:  # the agents and the campaign runner import DuckDB: loaded when a campaign runs
     from clinbench.agents.factory import AgentOptions
@@ -199,30 +199,8 @@ def run_command(
                                reporter=RichReporter(console), retry_failed=retry_failed, allow_mixed=allow_mixed,
                                started=lambda: record_command(out))
     except CampaignInterrupted as exc:
-        print_causes(exc.summary, make_console())
-        console.print(str(exc), highlight=False, soft_wrap=True)
-        raise typer.Exit(130) from None
-    status = ", ".join(f"{n} {s}" for s, n in sorted(summary.by_status.items())) or "nothing to do"
-    make_console().print(f"{summary.finished} run(s) done ({status}); {summary.skipped} already recorded; store {out / STORE_FILE}",
-                    highlight=False, soft_wrap=True)
-    print_causes(summary, make_console())
-
-
-def print_causes(summary, console: Console) -> None:
-    """Each cause of a run that is not ok, grouped, harness errors first; and how to redo them."""
-    labels = {"harness-error": "harness error(s): not scored, left out of every statistic",
-              "agent-failed": "agent failure(s): no or unusable output, reward 0"}
-    for status, label in labels.items():
-        groups = sorted(((cause, ids) for (s, cause), ids in summary.causes.items() if s == status),
-                        key=lambda item: -len(item[1]))
-        if not groups:
-            continue
-        console.print(f"{sum(len(ids) for _, ids in groups)} {label}:", highlight=False, soft_wrap=True)
-        for cause, ids in groups:
-            console.print(f"  {len(ids)} × {cause} (e.g. {ids[0]})", highlight=False, soft_wrap=True, markup=False)
-    if summary.causes:  # a plain rerun skips recorded runs, failed ones included
-        console.print("evidence of each run is in runs/<run_id>/; after fixing a cause, rerun the same command "
-                      "with --retry-failed to redo those runs", highlight=False, soft_wrap=True)
+        interrupted(exc)
+    finished(summary, out)
 
 
 def _verify_references(task_ids: list[str], db: Path) -> None:

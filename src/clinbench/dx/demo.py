@@ -15,7 +15,7 @@ from pathlib import Path
 
 from clinbench.dx import stats as dxstats
 from clinbench.dx.cases import demo_cases
-from clinbench.dx.run import DxConfig, run_campaign
+from clinbench.dx.run import DxConfig, run_dx_campaign
 from clinbench.records import STORE_FILE, RunRecord
 
 DEMO_AGENTS = ("oracle", "ed-instant", "ed-workup")
@@ -25,8 +25,7 @@ def run_demo_dx(out_dir: str | Path, *, agents: tuple[str, ...] = DEMO_AGENTS,
                 progress: Callable[[RunRecord], None] | None = None) -> list[str]:
     out_dir = Path(out_dir)
     cases = demo_cases()
-    for agent in agents:
-        run_campaign(cases, DxConfig(agent=agent), out_dir, progress=progress)
+    run_dx_campaign(cases, [DxConfig(agent=agent) for agent in agents], out_dir, progress=progress)
     runs = dxstats.dx_runs(out_dir)
     summaries = dxstats.summarise(runs)
     svg = dxstats.accuracy_cost_svg(summaries, out_dir / "dx_accuracy_cost.svg",

@@ -35,8 +35,8 @@ from pathlib import Path
 from clinbench.agents.llm_clients import Message, ModelClient, RetryPolicy, ToolCall, ToolSpec, Turn, make_client
 from clinbench.agents.text_tool_calls import find_text_tool_calls, first_object
 from clinbench.atomic import write_text_atomic
+from clinbench.errors import ClinbenchError, EndpointError
 from clinbench.records import Usage
-from clinbench.errors import ClinbenchError
 
 ROLES = ("agent", "gatekeeper", "judge")
 REPLY_CHARS = 4000  # a rejected reply is kept this long (in the error, the transcript and roles.json)
@@ -141,6 +141,7 @@ class RoleModel:
     repairs: int = 0  # corrective messages sent
     text_calls: int = 0  # tool calls read from a reply's text (parsed_from_text)
     rejected: list[dict] = field(default_factory=list)  # replies that were not a usable answer
+    unreachable: str | None = None  # why the endpoint could not be reached (the harness's failure, not the model's)
 
     def __post_init__(self) -> None:
         if self.client is None:
@@ -169,6 +170,8 @@ class RoleModel:
             self.errors += 1
             self._count_http(requests, seconds)
             detail = str(exc).strip() or type(exc).__name__
+            if isinstance(exc, EndpointError):
+                self.unreachable = detail
             if not isinstance(exc, ClinbenchError):
                 detail = f"malformed reply ({type(exc).__name__}: {detail[:160]})"
             raise ModelError(self.spec.role, detail) from exc

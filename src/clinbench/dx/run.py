@@ -1,50 +1,53 @@
-"""Running diagnostic encounters as a campaign: cases x agent x trials -> store + evidence.
+"""Diagnostic encounters as a campaign of the one campaign engine: cases x agents x trials.
 
-Each run (one case, one agent, one trial) plays an encounter, judges the diagnosis and
-writes its evidence to ``DIR/runs/<run_id>/`` (prompt.md, transcript.jsonl, ledger.json,
-roles.json, score.json, manifest.json with sha256 of each file) through the campaign's
-evidence module, then records a row in ``DIR/results.duckdb`` (benchmark 'dx', task = case
-id, reward 1.0 when the judge gives 4 or more, strict when it gives 5; ``gatekeeper`` and
-``judge`` hold the two settings that change a dx run's meaning; a judge that is the agent's own
-model is marked ``+self-judge``; a failure's reason is in ``error``).
+A ``DxSpec`` is one run (a case, an agent's settings, a trial); ``execute_encounter`` is its
+runner: it plays the encounter, judges the diagnosis and writes the evidence (prompt.md,
+transcript.jsonl, ledger.json, roles.json, score.json, manifest.json with the sha256 of each
+file and the full record) into a partial folder. ``campaign.run_campaign`` does the rest, as
+for derivation: the campaign lock, ``versions.json``, resume (recorded runs are skipped;
+``retry_failed`` redoes failed ones), Ctrl-C and SIGTERM (``CampaignInterrupted``), ``jobs``
+worker processes or the Ray executor, publishing the evidence and recording the run, and
+``clinbench store rebuild`` from the manifests.
 
-Model roles (agent, gatekeeper, judge) each have their own ``RoleSpec``; each role's
-tokens, requests, cache hits, errors and cost go to roles.json, their sum to the store's
-usage table. A failed model call never loses the run: the transcript and ledger kept so
-far are written and the run is recorded with its reason (a failure of the gatekeeper or
-judge, which are the harness, says ``harness error:``); the campaign goes on. The status says whose failure it was, as for derivation runs: ``agent-failed`` (the
-agent's model failed: reward 0, counted) or ``harness-error`` (gatekeeper, judge or a bug:
-no reward, left out of statistics). Runs already in the store are skipped (``retry_failed`` redoes errored ones), so
-rerunning the command resumes a killed campaign. ``jobs`` runs encounters in threads.
+A run's record: benchmark 'dx', task = case id, reward 1.0 when the judge gives 4 or more,
+strict when it gives 5, ``gatekeeper`` and ``judge`` the two settings that change a dx run's
+meaning (a judge that is the agent's own model is marked ``+self-judge``), a failure's reason
+in ``error``. The status says whose failure it was: ``agent-failed`` (the agent's model failed
+or answered unusably: reward 0, counted) or ``harness-error`` (the gatekeeper, the judge, an
+endpoint that cannot be reached, or a bug: no reward, left out of statistics). A failed model
+call never loses the run: the transcript and ledger kept so far are written with it.
 
-``rejudge`` re-scores stored encounters with another judge: each becomes a new row
-(``<run_id>~judge-<label>``) with its own evidence folder pointing at the original, so sealed
-evidence is never rewritten.
+Model roles (agent, gatekeeper, judge) each have their own ``RoleSpec``; each role's tokens,
+requests, cache hits, errors and cost go to roles.json, their sum to the store's usage table.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import time
 import traceback
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from clinbench.campaign import evidence
-from clinbench.records import RunRecord, Usage
-from clinbench.records.store import Store
+from clinbench.campaign.campaign import CampaignSummary, Reporter, run_campaign
+from clinbench.campaign.execute import RunResult, StorageFailure
+from clinbench.campaign.preflight import check_model
 from clinbench.dx.agents import LLM_AGENTS, make_agent
 from clinbench.dx.cases import Case
 from clinbench.dx.costs import PriceTable
 from clinbench.dx.encounter import INSTRUCTIONS, MAX_TURNS, EncounterResult, run_encounter, transcript_jsonl
 from clinbench.dx.gatekeeper import make_gatekeeper
+from clinbench.dx.grounded import GroundedGatekeeper
 from clinbench.dx.judge import CORRECT, make_judge
 from clinbench.dx.models import ModelCache, ModelError, RoleModel, RoleSpec, check_self_judge
 from clinbench.dx.orchestrator import DxoSettings, run_ensemble
 from clinbench.errors import ClinbenchError
+from clinbench.records import RunRecord, RunStatus, Usage
+from clinbench.write_errors import explain, kind_of
 
 GATEKEEPERS = ("offline", "llm")
 JUDGES = ("offline", "llm")
@@ -52,6 +55,8 @@ JUDGES = ("offline", "llm")
 
 @dataclass
 class DxConfig:
+    """One agent's settings in a diagnosis campaign (with the referees it is played and judged by)."""
+
     agent: str
     gatekeeper: str = "offline"
     judge: str = "offline"
@@ -61,8 +66,6 @@ class DxConfig:
     dxo: DxoSettings = field(default_factory=DxoSettings)
     allow_self_judge: bool = False
     cache_dir: Path | None = None
-    jobs: int = 1
-    retry_failed: bool = False
     mimic_db: Path | None = None  # lab orders answered from this database's labevents (grounded)
     self_judge: bool = field(default=False, init=False)  # set by check(): the judge is the agent's model
 
@@ -74,13 +77,16 @@ class DxConfig:
             raise ClinbenchError(f"unknown judge {self.judge!r}: use offline or llm")
         if self.mimic_db is not None and not Path(self.mimic_db).is_file():
             raise ClinbenchError(f"no MIMIC-IV database at {self.mimic_db}: pass --mimic-db PATH.duckdb")
-        for role, needed in (("agent", self.agent in LLM_AGENTS), ("gatekeeper", self.gatekeeper == "llm"),
-                             ("judge", self.judge == "llm")):
+        for role, needed in self.used_roles().items():
             if needed and role not in self.roles:
                 raise ClinbenchError(f"the {role} needs a model: pass --{role}-model (and its endpoint)")
         self.self_judge = check_self_judge(self.roles.get("agent") if self.agent in LLM_AGENTS else None,
                                            self.roles.get("judge") if self.judge == "llm" else None,
                                            self.allow_self_judge)
+
+    def used_roles(self) -> dict[str, bool]:
+        """Which roles talk to a model in this configuration."""
+        return {"agent": self.agent in LLM_AGENTS, "gatekeeper": self.gatekeeper == "llm", "judge": self.judge == "llm"}
 
     def judge_label(self) -> str:
         label = self.judge if self.judge != "llm" else f"llm:{self.roles['judge'].label}"
@@ -112,9 +118,50 @@ def run_id_for(case: Case, cfg: DxConfig, trial: int) -> str:
                  f"{cfg.judge_label()}-case{case.case_id}-t{trial}")
 
 
+@dataclass(frozen=True, eq=False)
+class DxSpec:
+    """One encounter of a campaign; two specs are the same run when their ids are."""
+
+    case: Case
+    cfg: DxConfig
+    trial: int
+
+    @property
+    def run_id(self) -> str:
+        return run_id_for(self.case, self.cfg, self.trial)
+
+    @property
+    def agent(self) -> str:
+        return agent_label(self.cfg.agent, self.cfg.dxo)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DxSpec) and other.run_id == self.run_id
+
+    def __hash__(self) -> int:
+        return hash(self.run_id)
+
+
+@dataclass(frozen=True)
+class DxCampaignConfig:
+    """What every encounter of a campaign shares (picklable: it travels to worker processes and Ray)."""
+
+    out: str
+    prices: PriceTable
+
+    def bound(self, store, specs: list[DxSpec]) -> DxCampaignConfig:
+        return self  # the cases travel in the specs; nothing to bind
+
+    def lost(self, spec: DxSpec, cause: str) -> RunResult:
+        """The record of an encounter whose worker was lost: a harness error, its evidence saying so."""
+        partial = evidence.new_partial_dir(Path(self.out), spec.run_id)
+        record = _record(spec, RunStatus.HARNESS_ERROR, f"harness error: {cause}", None, None, {}, time.monotonic())
+        _seal(partial, spec, record, {"case_id": spec.case.case_id, "status": record.status, "error": record.error})
+        return RunResult(record, str(partial))
+
+
 def _models(cfg: DxConfig) -> dict[str, RoleModel]:
     cache = ModelCache(cfg.cache_dir) if cfg.cache_dir else None
-    used = {"agent": cfg.agent in LLM_AGENTS, "gatekeeper": cfg.gatekeeper == "llm", "judge": cfg.judge == "llm"}
+    used = cfg.used_roles()
     return {role: RoleModel(spec, cache=cache) for role, spec in cfg.roles.items() if used.get(role)}
 
 
@@ -133,11 +180,7 @@ def _play(case: Case, cfg: DxConfig, models: dict[str, RoleModel], prices: Price
           agent=None) -> EncounterResult:
     def new_gatekeeper():
         gk = make_gatekeeper(cfg.gatekeeper, case, models.get("gatekeeper"))
-        if cfg.mimic_db:
-            from clinbench.dx.grounded import GroundedGatekeeper
-
-            gk = GroundedGatekeeper(case, gk, cfg.mimic_db)
-        return gk
+        return GroundedGatekeeper(case, gk, cfg.mimic_db) if cfg.mimic_db else gk
 
     if agent is None and cfg.agent == "dxo" and cfg.dxo.mode == "ensemble":
         return run_ensemble(case, models["agent"], new_gatekeeper, prices, cfg.dxo.panels, max_turns=cfg.max_turns)
@@ -146,30 +189,56 @@ def _play(case: Case, cfg: DxConfig, models: dict[str, RoleModel], prices: Price
     return run_encounter(case, agent, new_gatekeeper(), prices, max_turns=cfg.max_turns)
 
 
+def _unreachable(models: dict[str, RoleModel]) -> str | None:
+    """An endpoint that could not be reached is the harness's failure, whichever role it serves."""
+    return next((f"harness error: {role} model endpoint unreachable: {m.unreachable}"
+                 for role, m in models.items() if m.unreachable), None)
+
+
+def execute_encounter(spec: DxSpec, config: DxCampaignConfig) -> RunResult:
+    """Play, judge and seal one encounter; never raises for a model's or the harness's failure (they
+    become the run's status). Raises ``StorageFailure`` when the campaign folder cannot be written."""
+    try:
+        return _execute(spec, config)
+    except OSError as exc:
+        if kind_of(exc) in ("disk-full", "read-only"):
+            raise StorageFailure(explain(exc, config.out)) from exc
+        raise
+
+
 def run_one(case: Case, cfg: DxConfig, trial: int, out_dir: Path, prices: PriceTable, *, agent=None) -> RunRecord:
-    """Play, judge and record one encounter; ``agent`` plays it instead of ``make_agent(cfg.agent)`` (a
-    clinician's turns, ``clinbench serve``), recorded under ``cfg.agent`` like any agent's."""
-    run_id = run_id_for(case, cfg, trial)
+    """Play, judge and publish one encounter outside a campaign (the caller records it); ``agent`` plays it
+    instead of ``make_agent(cfg.agent)`` (a clinician's turns, ``clinbench serve``), recorded under ``cfg.agent``."""
+    out_dir = Path(out_dir)
+    result = _execute(DxSpec(case, cfg, trial), DxCampaignConfig(str(out_dir), prices), agent)
+    evidence.publish(Path(result.partial_dir), out_dir, result.record.run_id)
+    return result.record
+
+
+def _execute(spec: DxSpec, config: DxCampaignConfig, agent=None) -> RunResult:
+    case, cfg, prices = spec.case, spec.cfg, config.prices
     started = time.monotonic()
     models = _models(cfg)
-    status, flag, result, verdict, crash = "ok", None, None, None, None
+    status, error, result, verdict, crash = RunStatus.OK, None, None, None, None
     try:
         result = _play(case, cfg, models, prices, agent)
         if result.error and result.error_role == "agent":
-            status, flag = "agent-failed", result.error
+            status, error = RunStatus.AGENT_FAILED, result.error
         elif result.error:
-            status, flag = "harness-error", f"harness error: {result.error}"
+            status, error = RunStatus.HARNESS_ERROR, f"harness error: {result.error}"
         else:
             verdict = make_judge(cfg.judge, models.get("judge")).score(case.final_diagnosis, result.diagnosis)
     except ModelError as exc:  # the judge
-        status, flag = "harness-error", f"harness error: {exc}"
+        status, error = RunStatus.HARNESS_ERROR, f"harness error: {exc}"
     except Exception as exc:  # noqa: BLE001 - a harness bug must not end the campaign
-        status, flag, crash = "harness-error", f"harness error: {type(exc).__name__}: {exc}", traceback.format_exc()
-    partial = evidence.new_partial_dir(out_dir, run_id)
+        status, error, crash = RunStatus.HARNESS_ERROR, f"harness error: {type(exc).__name__}: {exc}", traceback.format_exc()
+    if status != RunStatus.OK and (unreachable := _unreachable(models)):
+        status, error = RunStatus.HARNESS_ERROR, unreachable
+    partial = evidence.new_partial_dir(Path(config.out), spec.run_id)
     (partial / "prompt.md").write_text(f"{INSTRUCTIONS}\n\nPatient: {case.case_summary}\n", encoding="utf-8")
     if crash:
         (partial / "harness_error.txt").write_text(crash, encoding="utf-8")
-    score = {"case_id": case.case_id, "reference": case.final_diagnosis, "status": status, "error": flag,
+    score = {"case_id": case.case_id, "reference": case.final_diagnosis, "status": str(status), "error": error,
              "self_judge": cfg.self_judge, "roles": {r: m.report() for r, m in models.items()}}
     if result is not None:
         (partial / "transcript.jsonl").write_text(transcript_jsonl(result), encoding="utf-8")
@@ -179,151 +248,89 @@ def run_one(case: Case, cfg: DxConfig, trial: int, out_dir: Path, prices: PriceT
     if verdict is not None:
         score.update(judge_score=verdict.score, judge_reason=verdict.reason, correct=verdict.correct)
     evidence.write_json(partial / "roles.json", score["roles"])
-    evidence.write_json(partial / evidence.SCORE, score)
-    evidence.write_manifest(partial, {"run_id": run_id, "benchmark": "dx", "case_id": case.case_id,
-                                      "agent": agent_label(cfg.agent, cfg.dxo), "gatekeeper": cfg.gatekeeper_label(),
-                                      "judge": cfg.judge_label(), "trial": trial,
-                                      "data": "SYNTHETIC" if case.synthetic else "REAL"})
-    final = evidence.publish(partial, out_dir, run_id)
+    record = _record(spec, status, error, result, verdict, models, started)
+    _seal(partial, spec, record, score)
+    return RunResult(record, str(partial))
+
+
+def _record(spec: DxSpec, status: RunStatus, error: str | None, result: EncounterResult | None, verdict,
+            models: dict[str, RoleModel], started: float) -> RunRecord:
+    cfg = spec.cfg
+    failed = status == RunStatus.AGENT_FAILED
     return RunRecord(
-        run_id=run_id, benchmark="dx", task=str(case.case_id), family="dx", gatekeeper=cfg.gatekeeper_label(),
-        judge=cfg.judge_label(), agent=agent_label(cfg.agent, cfg.dxo), model=cfg.agent_model(),
-        trial=trial, status=status,
-        reward=(0.0 if status == "agent-failed" else None) if verdict is None else (1.0 if verdict.score >= CORRECT else 0.0),
-        strict=(False if status == "agent-failed" else None) if verdict is None else verdict.score == 5,
+        run_id=spec.run_id, benchmark="dx", task=str(spec.case.case_id), family="dx", agent=spec.agent,
+        model=cfg.agent_model(), trial=spec.trial, status=status, gatekeeper=cfg.gatekeeper_label(),
+        judge=cfg.judge_label(),
+        reward=(0.0 if failed else None) if verdict is None else (1.0 if verdict.score >= CORRECT else 0.0),
+        strict=(False if failed else None) if verdict is None else verdict.score == 5,
         judge_score=None if verdict is None else verdict.score,
-        cost=None if result is None else result.cost, error=flag,
-        isolated=False, elapsed_seconds=(elapsed := time.monotonic() - started),
-        evidence_dir=str(final.relative_to(out_dir)), finished_at=datetime.now(), usage=_usage(models, elapsed),
+        cost=None if result is None else result.cost, error=error, isolated=False,
+        elapsed_seconds=(elapsed := time.monotonic() - started), evidence_dir=f"{evidence.RUNS_DIR}/{spec.run_id}",
+        finished_at=datetime.now(), usage=_usage(models, elapsed),
     )
 
 
-class Reporter:
-    """Progress callbacks of a campaign (``campaign.progress.RichReporter`` fits)."""
-
-    def start(self, total: int, skipped: int) -> None: ...
-
-    def finished(self, record: RunRecord) -> None: ...
-
-    def stop(self) -> None: ...
-
-
-def run_campaign(cases: list[Case], cfg: DxConfig, out_dir: str | Path, *, prices: PriceTable | None = None,
-                 reporter: Reporter | None = None,
-                 progress: Callable[[RunRecord], None] | None = None) -> list[RunRecord]:
-    """Run every (case, trial) not yet in ``out_dir``'s store; returns the new records."""
-    out_dir = Path(out_dir)
-    cfg.check()
-    if cases and not (cfg.agent in LLM_AGENTS or cfg.agent.startswith("scripted:")):
-        make_agent(cfg.agent, cases[0])  # an unknown name fails before the store exists
-    store = Store.create(out_dir)
-    evidence.clear_leftovers(out_dir)
-    done = {r["run_id"]: r["status"] for r in store.runs(benchmark="dx")}
-    prices = prices or PriceTable.bundled()
-    todo = [(c, t) for c in cases for t in range(1, cfg.trials + 1)
-            if run_id_for(c, cfg, t) not in done or (cfg.retry_failed and done[run_id_for(c, cfg, t)] != "ok")]
-    reporter = reporter or Reporter()
-    reporter.start(len(todo), len(cases) * cfg.trials - len(todo))
-    new: list[RunRecord] = []
-
-    def finish(rec: RunRecord) -> None:
-        store.record(rec)
-        new.append(rec)
-        reporter.finished(rec)
-        if progress:
-            progress(rec)
-
-    try:
-        if cfg.jobs <= 1:
-            for case, trial in todo:
-                finish(run_one(case, cfg, trial, out_dir, prices))
-        else:
-            with ThreadPoolExecutor(max_workers=cfg.jobs) as pool:
-                futures = [pool.submit(run_one, c, cfg, t, out_dir, prices) for c, t in todo]
-                for fut in as_completed(futures):
-                    finish(fut.result())
-    finally:
-        reporter.stop()
-    return new
+def _seal(partial: Path, spec: DxSpec, record: RunRecord, score: dict) -> None:
+    evidence.write_json(partial / evidence.SCORE, score)
+    evidence.write_manifest(partial, {"run_id": record.run_id, "benchmark": "dx", "case_id": spec.case.case_id,
+                                      "agent": record.agent, "gatekeeper": record.gatekeeper, "judge": record.judge,
+                                      "trial": spec.trial, "status": str(record.status), "error": record.error,
+                                      "data": "SYNTHETIC" if spec.case.synthetic else "REAL",
+                                      "record": record.to_json()})  # what `clinbench store rebuild` restores
 
 
-# --- re-judging stored encounters -----------------------------------------------------
+class _Progress(Reporter):
+    def __init__(self, inner: Reporter | None, progress: Callable[[RunRecord], None] | None):
+        self.inner, self.progress = inner or Reporter(), progress
 
-def rejudge(out_dir: str | Path, judge: str, spec: RoleSpec | None = None, *, allow_self_judge: bool = False,
-            cache_dir: Path | None = None, reporter: Reporter | None = None) -> list[RunRecord]:
-    """Score every stored encounter of ``out_dir`` again with ``judge`` (new rows; skips done ones)."""
-    import json
+    def start(self, total: int, skipped: int) -> None:
+        self.inner.start(total, skipped)
 
-    out_dir = Path(out_dir)
-    if judge not in JUDGES:
-        raise ClinbenchError(f"unknown judge {judge!r}: use offline or llm")
-    if judge == "llm" and spec is None:
-        raise ClinbenchError("the llm judge needs a model: pass --judge-model (and its endpoint)")
-    store = Store.open(out_dir)
-    rows = store.runs(benchmark="dx")
-    done = {r["run_id"] for r in rows}
-    todo = []
-    for r in rows:
-        path = out_dir / (r["evidence_dir"] or "") / evidence.SCORE
-        try:
-            score = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            continue
-        if "rejudge_of" in score or "diagnosis" not in score or (r["status"] != "ok" and not _judge_failed(r)):
-            continue
-        todo.append((r, score))
-    if not todo:
-        raise ClinbenchError(f"no stored encounters to re-judge in {out_dir}")
-    cache = ModelCache(cache_dir) if cache_dir else None
-    reporter = reporter or Reporter()
-    new: list[RunRecord] = []
-    todo_new = []
-    for r, score in todo:
-        self_judge = False
-        if spec is not None and r["model"]:
-            self_judge = check_self_judge(RoleSpec("agent", r["model"].split(":", 1)[-1],
-                                                   r["model"].split(":", 1)[0] if ":" in r["model"] else "openai"),
-                                          spec, allow_self_judge)
-        label = (judge if spec is None else f"llm:{spec.label}") + ("+self-judge" if self_judge else "") + " (rejudged)"
-        run_id = _safe(f"{r['run_id']}~judge-{label}")
-        if run_id not in done:
-            todo_new.append((r, score, label, run_id))
-    reporter.start(len(todo_new), len(todo) - len(todo_new))
-    try:
-        for r, score, label, run_id in todo_new:
-            started = time.monotonic()
-            model = RoleModel(spec, cache=cache) if spec is not None else None
-            status, flag, verdict = "ok", None, None
-            try:
-                verdict = make_judge(judge, model).score(score["reference"], score["diagnosis"])
-            except ModelError as exc:
-                status, flag = "harness-error", f"harness error: {exc}"
-            partial = evidence.new_partial_dir(out_dir, run_id)
-            out = {"rejudge_of": r["run_id"], "original_evidence": r["evidence_dir"], "case_id": score["case_id"],
-                   "reference": score["reference"], "diagnosis": score["diagnosis"], "status": status, "error": flag,
-                   "judge": label, "self_judge": "+self-judge" in label,
-                   "roles": {"judge": model.report()} if model else {}}
-            if verdict is not None:
-                out.update(judge_score=verdict.score, judge_reason=verdict.reason, correct=verdict.correct)
-            evidence.write_json(partial / evidence.SCORE, out)
-            evidence.write_manifest(partial, {"run_id": run_id, "benchmark": "dx", "case_id": score["case_id"],
-                                              "rejudge_of": r["run_id"], "judge": label})
-            final = evidence.publish(partial, out_dir, run_id)
-            rec = RunRecord(
-                run_id=run_id, benchmark="dx", task=r["task"], family="dx", gatekeeper=r["gatekeeper"], judge=label,
-                agent=r["agent"], model=r["model"], trial=r["trial"], status=status,
-                reward=None if verdict is None else (1.0 if verdict.score >= CORRECT else 0.0),
-                strict=None if verdict is None else verdict.score == 5,
-                judge_score=None if verdict is None else verdict.score, cost=r["cost"], error=flag,
-                elapsed_seconds=time.monotonic() - started, evidence_dir=str(final.relative_to(out_dir)),
-                finished_at=datetime.now(), usage=model.usage if model else None)
-            store.record(rec)
-            new.append(rec)
-            reporter.finished(rec)
-    finally:
-        reporter.stop()
-    return new
+    def finished(self, record: RunRecord) -> None:
+        self.inner.finished(record)
+        if self.progress:
+            self.progress(record)
+
+    def stop(self) -> None:
+        self.inner.stop()
 
 
-def _judge_failed(row: dict) -> bool:
-    return bool(row.get("error")) and row["error"].startswith("harness error: judge")
+def check_configs(cases: list[Case], configs: list[DxConfig]) -> None:
+    """Every agent, referee and role is checked before anything is created."""
+    for cfg in configs:
+        cfg.check()
+        if cases and not (cfg.agent in LLM_AGENTS or cfg.agent.startswith("scripted:")):
+            make_agent(cfg.agent, cases[0])  # an unknown name fails before the store exists
+
+
+def preflight(configs: list[DxConfig]) -> None:
+    """One tiny request to each model role's endpoint; ``EndpointError`` (nothing recorded) when one does not answer."""
+    seen = set()
+    for cfg in configs:
+        for role, used in cfg.used_roles().items():
+            s = cfg.roles.get(role)
+            if not used or s is None or (s.provider, s.model, s.base_url, s.api_key) in seen:
+                continue
+            seen.add((s.provider, s.model, s.base_url, s.api_key))
+            key = s.api_key or os.environ.get("ANTHROPIC_API_KEY" if s.provider == "anthropic" else "OPENAI_API_KEY")
+            check_model(s.provider, s.model, s.base_url, key, f"the {role} (--{role}-model)")
+
+
+def run_dx_campaign(cases: list[Case], configs: DxConfig | list[DxConfig], out_dir: str | Path, *,
+                    prices: PriceTable | None = None, reporter: Reporter | None = None,
+                    progress: Callable[[RunRecord], None] | None = None, jobs: int = 1, executor: str = "local",
+                    ray_address: str | None = None, retry_failed: bool = False,
+                    started: Callable[[], object] | None = None) -> CampaignSummary:
+    """Run every (agent, case, trial) not yet in ``out_dir``'s store through the campaign engine."""
+    configs = [configs] if isinstance(configs, DxConfig) else list(configs)
+    check_configs(cases, configs)
+    specs = [DxSpec(c, cfg, t) for cfg in configs for c in cases for t in range(1, cfg.trials + 1)]
+    config = DxCampaignConfig(str(Path(out_dir).resolve()), prices or PriceTable.bundled())
+    return run_campaign(specs, config, runner=execute_encounter, jobs=jobs, executor=executor,
+                        ray_address=ray_address, reporter=_Progress(reporter, progress), retry_failed=retry_failed,
+                        started=started, allow_mixed=True)
+
+
+def run_dx(cases: list[Case], configs: DxConfig | list[DxConfig], out_dir: str | Path, **kw) -> list[RunRecord]:
+    """``run_dx_campaign``, returning the runs it recorded."""
+    return run_dx_campaign(cases, configs, out_dir, **kw).records
