@@ -1,5 +1,5 @@
 """Stand-in ``codex`` and ``claude`` executables, faithful to the real CLIs' flags and output
-(shared/spec/AGENT_CLIS.md): they parse the same options, refuse what the real ones refuse,
+(docs/agents.md): they parse the same options, refuse what the real ones refuse,
 talk to the model endpoint over HTTP (Responses API / Anthropic Messages, streamed),
 run the shell tool calls, and print the same JSON event shapes.
 

@@ -1,5 +1,5 @@
 """Responses (Codex) and Messages (Claude Code) requests rewritten as chat completions, and the
-answers written back, on hand-made requests shaped like the real CLIs' (see AGENT_CLIS.md)."""
+answers written back, on hand-made requests shaped like the real CLIs' (see docs/agents.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Each scoring rule of TASKS.md, on small hand-made reference tables."""
+"""Each scoring rule of docs/tasks.md and docs/scoring.md, on small hand-made reference tables."""
 
 from __future__ import annotations
 

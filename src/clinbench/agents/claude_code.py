@@ -1,5 +1,5 @@
 """Claude Code adapter: ``claude -p --output-format stream-json --verbose`` inside the sandbox
-(facts: shared/spec/AGENT_CLIS.md).
+(facts: docs/agents.md).
 
 ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`` stops its own network lookups. Tools are
 granted with ``--allowedTools`` (configurable); ``--dangerously-skip-permissions`` is used

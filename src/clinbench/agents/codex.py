@@ -1,4 +1,4 @@
-"""Codex CLI adapter: ``codex exec --json`` inside the sandbox (facts: shared/spec/AGENT_CLIS.md).
+"""Codex CLI adapter: ``codex exec --json`` inside the sandbox (facts: docs/agents.md).
 
 Codex speaks only the OpenAI Responses API (``wire_api = "responses"``); a custom endpoint is
 declared as a model provider through ``-c`` overrides. ``--disable plugins`` and

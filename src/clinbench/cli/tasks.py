@@ -1,4 +1,4 @@
-"""`clinbench tasks list | show ID | lint | reference ID | verify`: the derivation task catalogue."""
+"""`clinbench tasks list | show ID | cards | lint | reference ID | verify`: the derivation task catalogue."""
 
 from __future__ import annotations
 
@@ -54,6 +54,14 @@ def register(app: typer.Typer) -> None:
         if not_scorable:  # tasks sharing a reason on one line (a database without concepts: one line)
             console.print(f"not scorable on {db}: {describe(not_scorable)}", highlight=False, soft_wrap=True,
                           markup=False)
+
+    @tasks.command("cards")
+    def cards(out: Path = typer.Option(Path("docs/tasks"), "--out", help="folder for one Markdown card per family")) -> None:
+        """Write a card per task family (target, source, reference validity, variants, tasks) from the SQL headers."""
+        from clinbench.derive.cards import write_cards
+
+        paths = write_cards(out)
+        console.print(f"{len(paths) - 1} family card(s) and an index in {out}", highlight=False)
 
     @tasks.command("show")
     def show(task_id: str = typer.Argument(..., help="Task id, e.g. mimic-sofa-24h (see `clinbench tasks list`).")) -> None:

@@ -1,6 +1,6 @@
 """The scorer: an agent's output CSV against the task's reference rows, in DuckDB.
 
-Rules (TASKS.md and docs/scoring.md, matching M4Bench 0.5.3's evaluator, benchmark/lib/compare.py):
+Rules (docs/tasks.md and docs/scoring.md, matching M4Bench 0.5.3's evaluator, benchmark/lib/compare.py):
 - scored columns: the task's value columns (``scored_columns="value"``, the default, as the
   paper and M4Bench's README describe), or those plus every required column that is not a key
   or an identifier (``"required"``, what M4Bench >= 0.5.3's ``scored_value_columns`` scores);

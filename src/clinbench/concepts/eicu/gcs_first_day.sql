@@ -6,7 +6,7 @@
 --   components are those of that chart. A stay without any GCS gets 15 (motor 6, verbal 5,
 --   eyes 4).
 -- Source: Teasdale & Jennett 1974; eicu-code pivoted-gcs; task convention for eicu-gcs in
---   TASKS.md.
+--   docs/tasks.md.
 -- Grain: patientunitstayid
 -- Deviations: when the minimum comes from a charted total, its components are reported as
 --   charted (empty when not charted) rather than filled as normal, so that they never
