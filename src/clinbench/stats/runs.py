@@ -189,7 +189,7 @@ def _to_runs(data: dict[str, np.ndarray], *, source: str, include_flagged: bool,
     if np.any(task == ""):
         raise StatsError(f"{source}: some runs have no task; every run needs its task id")
     condition = strings("condition")
-    if np.any(condition == ""):
+    if benchmark == "derive" and np.any(condition == ""):  # a diagnosis run has no condition (records: neutral columns)
         raise StatsError(f"{source}: some runs have no condition; every run needs its condition")
     publishable = np.asarray(
         data["publishable"].filled(True) if np.ma.isMaskedArray(data["publishable"]) else data["publishable"], dtype=bool
