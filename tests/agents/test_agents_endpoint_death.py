@@ -2,8 +2,8 @@
 with the llm agent: the run is the harness's failure with the upstream's reason, not the agent's.
 
 The CLIs retry a dead endpoint with their own backoff (Codex gives up after ~30 s and 30 retries,
-Claude Code and Gemini go on past 90 s), so each run here is cut by a 20 s timeout: the shortest
-that lets a CLI start under load and retry at least once; a run cut while its endpoint is dead is
+Claude Code and Gemini go on past 90 s), so each run here is cut by a 40 s timeout: short enough
+to bound the test, long enough for a CLI to start at load 20 and retry once (20 s was not); a run cut while its endpoint is dead is
 the endpoint's failure as well."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def test_a_server_killed_mid_run_is_a_harness_error_for_each_cli(name, workspace
     cls, model = AGENTS[name]
     with ScriptedServer([{"shell": "true"}, {"kill": True}], skip_toolless=True, wires=("chat",)) as srv:
         agent = cls(sandbox=BwrapSandbox(), base_url=srv.base_url, api_key="d", model=model, endpoint_api="chat")
-        ctx = RunContext(evidence_dir=tmp_path / "ev", task_id="t", timeout_seconds=20)
+        ctx = RunContext(evidence_dir=tmp_path / "ev", task_id="t", timeout_seconds=40)
         outcome = agent.run(Workspace.from_dir(workspace), ctx)
     assert outcome.status == "harness-error", outcome.error
     # the request in flight was cut (reset); retries were refused

@@ -84,3 +84,20 @@ def test_a_dead_endpoint_is_a_harness_error_and_nothing_an_agent_sends_is(tmp_pa
         assert "model endpoint failed" not in rows[mode]["error"]
     [entry] = _egress(tmp_path, rows["null-content"])
     assert entry["status"] == 500 and "upstream_error" not in entry
+
+
+def test_a_slow_endpoint_is_never_evidence_against_it(tmp_path, monkeypatch):
+    # an agent can keep a one-slot model busy past any timeout (a huge prompt): a timed-out request or
+    # check proves nothing, so such a run stays the agent's (it ends at its own timeout)
+    from clinbench.agents import attribution
+
+    monkeypatch.setattr(attribution, "CHECK_TIMEOUT_SECONDS", 0.5)
+    log = tmp_path / "egress.jsonl"
+    log.write_text(json.dumps({"method": "POST", "target": "/v1/responses", "allowed": True, "translated": True,
+                               "status": 504, "model_request": False, "upstream_error": "no answer in time (30.0 s)"}) + "\n")
+    assert attribution.failed_on_endpoint(attribution.log_entries(log)) is None
+    with ScriptedServer([{"hang": 5}], wires=("chat",)) as busy:
+        assert attribution.check_endpoint(busy.base_url, chat=True, model="m", api_key=None) is None
+    log.write_text(json.dumps({"method": "POST", "target": "/v1/responses", "allowed": True, "translated": True,
+                               "status": 502, "model_request": False, "upstream_error": "connection refused (x)"}) + "\n")
+    assert attribution.failed_on_endpoint(attribution.log_entries(log)) == "POST /v1/responses: connection refused (x)"

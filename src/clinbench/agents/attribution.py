@@ -4,10 +4,14 @@ A run that failed is the endpoint's (``harness-error``: left out of statistics, 
 ``--retry-failed``) only on evidence no agent can forge or cause:
 
 1. the run's ``egress.jsonl`` (written by the harness's proxy, never by the agent) shows the
-   endpoint failing on the run's last model request: connection refused or reset, DNS, TLS, no
-   answer, or an HTTP 5xx/429 from the endpoint itself, with no model request answered after it;
+   endpoint failing on the run's last model request: connection refused or reset, DNS, TLS, or
+   an HTTP 5xx/429 from the endpoint itself, with no model request answered after it;
 2. and after the run the harness checks the endpoint with a request of its own (no agent or
    model bytes in it), which fails too.
+
+A slow or silent endpoint is never evidence: an agent can keep a model busy past any timeout
+(a huge prompt on a one-slot server), so a request or check that timed out proves nothing and
+such a run stays the agent's (it ends at its own timeout).
 
 The proxy dials only the allow-listed endpoint, so an agent cannot make it fail by asking for
 another host; and an endpoint that answers the harness's own check was up: whatever the agent
@@ -22,6 +26,7 @@ from pathlib import Path
 import httpx
 
 CHECK_TIMEOUT_SECONDS = 5.0
+NO_ANSWER = "no answer in time"  # how egress.upstream_reason names a timeout
 
 
 def log_entries(egress_log: Path) -> list[dict]:
@@ -56,7 +61,8 @@ def failed_on_endpoint(entries: list[dict]) -> str | None:
             continue
         status = _endpoint_status(entry)
         if entry.get("upstream_error"):
-            last = f"{entry.get('method')} {entry.get('target')}: {entry['upstream_error']}"
+            if not str(entry["upstream_error"]).startswith(NO_ANSWER):
+                last = f"{entry.get('method')} {entry.get('target')}: {entry['upstream_error']}"
         elif status is not None and (status >= 500 or status == 429):
             last = f"{entry.get('method')} {entry.get('target')}: the endpoint answered HTTP {status}"
         elif status is not None and status < 400:
@@ -75,6 +81,8 @@ def check_endpoint(base_url: str, *, chat: bool, model: str | None, api_key: str
                     "max_tokens": 1})
             else:
                 resp = client.get(base_url, headers=headers)
+    except httpx.TimeoutException:
+        return None  # busy is not down (the agent's own request may hold the model)
     except httpx.HTTPError as exc:
         from clinbench.agents.egress import upstream_reason
 
