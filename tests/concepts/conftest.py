@@ -15,14 +15,27 @@ from clinbench.ehr.schema import create_empty
 
 @pytest.fixture(scope="session")
 def demo_db(mimic_demo_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The real MIMIC-IV demo with every concept built (once per session)."""
+    """The real MIMIC-IV demo with every concept of the mimic-code profile built (once per session)."""
     from clinbench.concepts.build import build_concepts
 
     from clinbench.ehr.load import load_mimic_iv
 
     out = tmp_path_factory.mktemp("demo") / "mimic_demo.duckdb"
     load_mimic_iv(mimic_demo_dir, out)
-    build_concepts(out)
+    build_concepts(out, profile="mimic-code")
+    return out
+
+
+@pytest.fixture(scope="session")
+def demo_m4bench_db(demo_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo with the m4bench profile built: a copy of ``demo_db`` rebuilt (only what differs is rebuilt)."""
+    import shutil
+
+    from clinbench.concepts.build import build_concepts
+
+    out = tmp_path_factory.mktemp("demo_m4bench") / "mimic_demo_m4bench.duckdb"
+    shutil.copy(demo_db, out)
+    build_concepts(out, profile="m4bench")
     return out
 
 
@@ -64,10 +77,18 @@ class HandDb:
         finally:
             con.close()
 
-    def build(self, *names: str):
+    def build(self, *names: str, profile: str = "mimic-code"):
+        """Build ``names`` (and what they need) with ``profile``; the hand-computed values of these tests are
+        mimic-code's, so that is the default here."""
         from clinbench.concepts.build import build_concepts
 
-        return build_concepts(self.path, only=list(names) or None, targets=False)
+        return build_concepts(self.path, only=list(names) or None, targets=False, profile=profile)
+
+    def both(self, table: str, order: str, *, a: str = "mimic-code", b: str = "mimic-code-next") -> tuple[list, list]:
+        """The rows of ``table`` under profile ``a``, then under ``b`` (rebuilt on this database), sorted by ``order``."""
+        first = (self.build(table, profile=a), self.rows(f"SELECT * FROM mimiciv_derived.{table} ORDER BY {order}"))[1]
+        second = (self.build(table, profile=b), self.rows(f"SELECT * FROM mimiciv_derived.{table} ORDER BY {order}"))[1]
+        return first, second
 
     def rows(self, sql: str, params: list | None = None) -> list[dict]:
         con = duckdb.connect(str(self.path), read_only=True)

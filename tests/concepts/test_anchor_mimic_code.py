@@ -1,7 +1,7 @@
-"""The default concept layer is mimic-code's: every mimic-code table clinbench builds equals the
-anchor (MIT-LCP/mimic-code 8bcbd190, concepts_duckdb, run on the MIMIC-IV demo; see
-../shared/data/anchors-demo/README.md) row for row, with floats equal to 1e-6; and two builds of
-one database give identical tables."""
+"""The mimic-code profile's concept layer is mimic-code's: every table of mimic-code's
+mimiciv_derived equals the anchor (MIT-LCP/mimic-code 8bcbd190, concepts_duckdb, run on the
+MIMIC-IV demo; see ../shared/data/anchors-demo/README.md) row for row, with floats equal to 1e-6;
+and two builds of one database give identical tables."""
 
 from __future__ import annotations
 
@@ -16,17 +16,16 @@ from tests.conftest import SHARED_DATA
 
 ANCHOR = SHARED_DATA / "anchors-demo" / "mimic-code-derived"
 
-# every table of mimic-code's mimiciv_derived that clinbench builds (mimic-code also builds acei,
-# arb, code_status, icp, invasive_line, neuroblock, nsaid and rhythm, which clinbench does not)
+# every table of mimic-code's mimiciv_derived (all 65)
 TABLES = [
-    "age", "antibiotic", "apsiii", "bg", "blood_differential", "cardiac_marker", "charlson",
-    "chemistry", "coagulation", "complete_blood_count", "creatinine_baseline", "crrt", "dobutamine",
+    "acei", "age", "antibiotic", "apsiii", "arb", "bg", "blood_differential", "cardiac_marker", "charlson",
+    "chemistry", "coagulation", "code_status", "complete_blood_count", "creatinine_baseline", "crrt", "dobutamine",
     "dopamine", "enzyme", "epinephrine", "first_day_bg", "first_day_bg_art", "first_day_gcs",
     "first_day_height", "first_day_lab", "first_day_rrt", "first_day_sofa", "first_day_urine_output",
-    "first_day_vitalsign", "first_day_weight", "gcs", "height", "icustay_detail", "icustay_hourly",
-    "icustay_times", "inflammation", "kdigo_creatinine", "kdigo_stages", "kdigo_uo", "lods", "meld",
-    "milrinone", "norepinephrine", "norepinephrine_equivalent_dose", "oasis", "oxygen_delivery",
-    "phenylephrine", "rrt", "sapsii", "sepsis3", "sirs", "sofa", "suspicion_of_infection",
+    "first_day_vitalsign", "first_day_weight", "gcs", "height", "icp", "icustay_detail", "icustay_hourly",
+    "icustay_times", "inflammation", "invasive_line", "kdigo_creatinine", "kdigo_stages", "kdigo_uo", "lods", "meld",
+    "milrinone", "neuroblock", "norepinephrine", "norepinephrine_equivalent_dose", "nsaid", "oasis", "oxygen_delivery",
+    "phenylephrine", "rhythm", "rrt", "sapsii", "sepsis3", "sirs", "sofa", "suspicion_of_infection",
     "urine_output", "urine_output_rate", "vasoactive_agent", "vasopressin", "ventilation",
     "ventilator_setting", "vitalsign", "weight_durations",
 ]
@@ -50,7 +49,7 @@ def test_the_list_names_every_anchor_table_clinbench_builds(anchored):
     anchor_tables = {p.stem for p in ANCHOR.glob("*.parquet")}
     built = {r[0] for r in anchored.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'mimiciv_derived'").fetchall()}
     assert sorted(anchor_tables & built) == TABLES
-    assert len(TABLES) == 57 and len(anchor_tables) == 65
+    assert len(TABLES) == 65 == len(anchor_tables)
 
 
 @pytest.mark.parametrize("table", TABLES)

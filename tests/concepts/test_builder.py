@@ -50,7 +50,7 @@ def toy_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     _write(root, "mimic_iv/demo/lonely.sql", "subject_id", "SELECT subject_id FROM mimiciv_hosp.patients\n")
     _write(root, "eicu/unit_stays.sql", "patientunitstayid", "SELECT patientunitstayid FROM eicu_crd.patient\n")
     _write(root, "targets/long-stay.sql", "stay_id", "SELECT stay_id, 1 AS flag FROM mimiciv_derived.long_stays\n")
-    monkeypatch.setattr(build_module, "load_concepts", lambda: load_concepts(root))
+    monkeypatch.setattr(build_module, "load_concepts", lambda profile=None: load_concepts(root, profile=profile))
     return root
 
 
@@ -209,7 +209,7 @@ def test_build_leaves_verify_the_raw_fingerprints_it_computed(toy_root, toy_db, 
     finally:
         con.close()
     assert cached == {"mimiciv_icu.icustays": fresh}
-    monkeypatch.setattr(manifest, "load_concepts", lambda: load_concepts(toy_root))
+    monkeypatch.setattr(manifest, "load_concepts", lambda profile=None: load_concepts(toy_root, profile=profile))
     assert manifest.verify(toy_db, ["mimiciv_derived.target_long_stay"]) == []
 
 

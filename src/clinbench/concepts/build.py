@@ -25,6 +25,7 @@ import duckdb
 from clinbench.concepts import manifest
 from clinbench.concepts.catalog import MIMIC_DERIVED, Concept, find_concept, load_concepts
 from clinbench.concepts.graph import Dependencies, closure, dependency_map, topological_order
+from clinbench.concepts.profiles import get_profile, lineage
 from clinbench.errors import ConceptError, DataError
 
 META_SCHEMA = "clinbench_meta"
@@ -56,11 +57,11 @@ def output_table(concept: Concept, schema: str) -> str:
     return f"{schema if concept.schema == MIMIC_DERIVED else concept.schema}.{concept.table}"
 
 
-def target_sql(name: str) -> str:
+def target_sql(name: str, profile: str | None = None) -> str:
     """A target's self-contained SQL (dependencies inlined), readable on a database with raw tables only."""
     from clinbench.concepts.inline import inline_sql  # sqlglot: only when inlining
 
-    concepts = load_concepts()
+    concepts = load_concepts(profile=profile)
     concept = find_concept(name, concepts)
     if concept.kind != "target":
         concept = find_concept(f"{concept.schema}.target_{name.replace('-', '_')}", concepts)
@@ -157,6 +158,7 @@ def build_concepts(
     progress: Progress | None = None,
     force: bool = False,
     workers: int | None = None,
+    profile: str | None = None,
 ) -> list[BuildResult]:
     """Build concepts (``only`` and what they need, or all) into ``db_path``; return one result each, in build order.
 
@@ -164,11 +166,14 @@ def build_concepts(
     stay in ``eicu_derived``. Concepts whose raw tables are absent are skipped with a note.
     Up to ``workers`` concepts whose inputs are ready are built at once, each on its own cursor
     (default ``CLINBENCH_BUILD_WORKERS`` or 2); the tables are the same for any number.
+    ``profile`` names the reference profile (``clinbench.concepts.profiles``; default m4bench); a
+    table the profile does not build is dropped, and the manifest records the profile.
     """
     if not _SCHEMA_NAME.match(schema):
         raise ConceptError(f"invalid schema name {schema!r}: use lower-case letters, digits and underscores")
     workers = max(1, workers or int(os.environ.get("CLINBENCH_BUILD_WORKERS") or DEFAULT_WORKERS))
-    concepts = load_concepts()
+    profile = get_profile(profile).name
+    concepts = load_concepts(profile=profile)
     deps = dependency_map(concepts)
     order = _select(concepts, deps, only, targets)
 
@@ -182,7 +187,8 @@ def build_concepts(
         )
         for out_schema in sorted({output_table(concepts[q], schema).split(".")[0] for q in order}):
             con.execute(f"CREATE SCHEMA IF NOT EXISTS {out_schema}")
-        state = _BuildState(con, concepts, deps, schema, force)
+        _drop_omitted(con, profile, schema)
+        state = _BuildState(con, concepts, deps, schema, force, profile)
         if workers == 1:
             for index, qualified in enumerate(order):
                 state.announce(qualified, index, len(order), progress)
@@ -203,12 +209,24 @@ def build_concepts(
 DEFAULT_WORKERS = 2
 
 
+def _drop_omitted(con: duckdb.DuckDBPyConnection, profile: str, schema: str) -> None:
+    """Drop the tables another profile built that this one does not (an m4bench layer has no arb)."""
+    existing = _existing_tables(con)
+    for layer in lineage(profile):
+        for name in layer.omit:
+            out = rewrite_schema(name, schema)
+            if out in existing:
+                con.execute(f"DROP TABLE {out}")
+                con.execute(f"DELETE FROM {META_TABLE} WHERE name = ?", [out])
+
+
 class _BuildState:
     """What one build knows: tables present, bookkeeping rows, fingerprints, results so far."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, concepts: dict[str, Concept], deps: dict[str, Dependencies],
-                 schema: str, force: bool) -> None:
+                 schema: str, force: bool, profile: str) -> None:
         self.con, self.concepts, self.deps, self.schema, self.force = con, concepts, deps, schema, force
+        self.profile = profile
         self.existing = _existing_tables(con)
         self.meta = _meta_rows(con)
         self.raw_cache: dict[str, str] = {}
@@ -260,7 +278,8 @@ class _BuildState:
     def finish(self, qualified: str, result: BuildResult, index: int, total: int, progress: Progress | None) -> None:
         """Record a concept's result (on the build's own connection: the reference manifest is written here)."""
         concept = self.concepts[qualified]
-        manifest.after_build(self.con, concept, result.name, result.status, self.concepts, self.deps, self.schema, self.manifest_cache)
+        manifest.after_build(self.con, concept, result.name, result.status, self.concepts, self.deps, self.schema,
+                             self.manifest_cache, self.profile)
         with self.lock:
             if result.status == "skipped":
                 self.unavailable[qualified] = result.note

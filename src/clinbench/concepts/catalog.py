@@ -5,6 +5,8 @@ Layout (names are conventions shared with every concept author):
   eicu/<stem>.sql                -> eicu_derived.<stem>
   targets/<stem>.sql             -> mimiciv_derived.target_<stem, '-' -> '_'>  (eicu_derived for 'eicu-*')
   variants/<stem>.sql            -> mimiciv_derived.variant_<stem, '-' -> '_'> (eicu_derived for 'eicu-*')
+  profiles/<profile>/...         -> a reference profile's own files, in the same layout, laid over
+                                    the base tree (``clinbench.concepts.profiles``)
 
 Every file opens with a ``--`` comment block holding ``-- Concept:``, ``-- Definition:``,
 ``-- Source:``, ``-- Grain:`` and ``-- Deviations:`` lines; a line starting ``--   `` continues
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from clinbench.concepts.profiles import get_profile, lineage
 from clinbench.errors import ConceptError
 
 CONCEPTS_DIR = Path(__file__).resolve().parent
@@ -100,8 +103,7 @@ def _discover(root: Path) -> list[Concept]:
     return found
 
 
-@lru_cache(maxsize=4)
-def _load(root: Path, stamp: tuple[tuple[str, float], ...]) -> dict[str, Concept]:
+def _tree(root: Path) -> dict[str, Concept]:
     concepts: dict[str, Concept] = {}
     for concept in _discover(root):
         if concept.qualified in concepts:
@@ -111,11 +113,27 @@ def _load(root: Path, stamp: tuple[tuple[str, float], ...]) -> dict[str, Concept
     return concepts
 
 
-def load_concepts(root: Path | None = None) -> dict[str, Concept]:
-    """Every concept, target and variant file, keyed by its qualified table name."""
+@lru_cache(maxsize=8)
+def _load(root: Path, profile: str, stamp: tuple[tuple[str, float], ...]) -> dict[str, Concept]:
+    """The base tree with each profile of ``profile``'s lineage laid over it, base first."""
+    concepts: dict[str, Concept] = {}
+    for layer in lineage(profile):
+        if layer.base is None:
+            concepts = _tree(root)
+            continue
+        own = _tree(root / "profiles" / layer.folder_name)
+        for name in layer.omit:
+            concepts.pop(name, None)
+        concepts.update(own)
+    return concepts
+
+
+def load_concepts(root: Path | None = None, profile: str | None = None) -> dict[str, Concept]:
+    """Every concept, target and variant file of reference profile ``profile`` (default: the default
+    profile), keyed by its qualified table name."""
     root = (root or CONCEPTS_DIR).resolve()
     stamp = tuple(sorted((str(p), p.stat().st_mtime) for p in root.rglob("*.sql")))
-    return dict(_load(root, stamp))
+    return dict(_load(root, get_profile(profile).name, stamp))
 
 
 def find_concept(name: str, concepts: dict[str, Concept] | None = None) -> Concept:

@@ -2,7 +2,8 @@
 
 Rows are compared as multisets (row order is never part of a table's content). Numbers agree
 within 1e-6 relative (1e-6 absolute below 1), so a DOUBLE and a FLOAT or DECIMAL holding the same
-value agree; every other value must be equal; an empty cell equals only an empty cell.
+value agree; every other value must be equal; an empty cell equals only an empty cell. Columns an
+anchor's own SQL leaves to the engine (``Profile.undetermined``) are left out of the comparison.
 """
 
 from __future__ import annotations
@@ -36,11 +37,15 @@ def columns_of(con: duckdb.DuckDBPyConnection, relation: str) -> list[str]:
     return [d[0] for d in con.execute(f"SELECT * FROM {relation} LIMIT 0").description]
 
 
-def table_mismatch(con: duckdb.DuckDBPyConnection, ours: str, anchor: str) -> str | None:
+def table_mismatch(con: duckdb.DuckDBPyConnection, ours: str, anchor: str, ignore: tuple[str, ...] = ()) -> str | None:
     """None when relation ``ours`` holds the rows of relation ``anchor``, else one line on what differs.
 
-    Both are SQL relations readable on ``con`` (a table name, ``read_parquet(...)``, ``read_csv(...)``).
+    Both are SQL relations readable on ``con`` (a table name, ``read_parquet(...)``, ``read_csv(...)``);
+    the columns named in ``ignore`` are not compared.
     """
+    if ignore:
+        drop = ", ".join(f'"{c}"' for c in ignore)
+        ours, anchor = (f"(SELECT * EXCLUDE ({drop}) FROM {r})" for r in (ours, anchor))
     anchor_cols, ours_cols = columns_of(con, anchor), columns_of(con, ours)
     if anchor_cols != ours_cols:
         return f"columns differ: anchor {anchor_cols}, clinbench {ours_cols}"

@@ -7,10 +7,12 @@ stores one row in ``clinbench_meta.reference_manifest``:
   (a changed concept file anywhere upstream changes it);
 * ``source_fingerprint``: the raw tables that chain reads, one line each with its column types,
   row count and the sum of DuckDB's ``hash()`` of every row (an in-place UPDATE changes it);
-* ``duckdb_version``, ``rows`` and ``content_hash`` (row count and row-hash sum of the table).
+* ``duckdb_version``, ``rows`` and ``content_hash`` (row count and row-hash sum of the table);
+* ``profile``: the reference profile it was built with, as ``name@version``
+  (``clinbench.concepts.profiles``).
 
 ``verify`` recomputes all of it and fails closed: a reference with no manifest row, built by
-another DuckDB version, or whose SQL, sources or content differ, is reported as a problem
+another DuckDB version or another profile, or whose SQL, sources or content differ, is reported as a problem
 naming the reference and what changed. The same fingerprints bind a campaign to its data
 (``clinbench.campaign.binding``).
 """
@@ -25,12 +27,14 @@ import duckdb
 
 from clinbench.concepts.catalog import MIMIC_DERIVED, Concept, load_concepts
 from clinbench.concepts.graph import Dependencies, closure, dependency_map
+from clinbench.concepts.profiles import get_profile, label
 from clinbench.errors import DataError
 
 MANIFEST_TABLE = "clinbench_meta.reference_manifest"
 _DDL = (f"CREATE TABLE IF NOT EXISTS {MANIFEST_TABLE} (name VARCHAR PRIMARY KEY, concept VARCHAR, "
         "sql_sha256 VARCHAR, source_tables VARCHAR, source_fingerprint VARCHAR, duckdb_version VARCHAR, "
-        "rows BIGINT, content_hash VARCHAR, built_at TIMESTAMP)")
+        "rows BIGINT, content_hash VARCHAR, built_at TIMESTAMP, profile VARCHAR)")
+_COLUMNS = "name, concept, sql_sha256, source_tables, source_fingerprint, duckdb_version, rows, content_hash, built_at, profile"
 
 
 @dataclass(frozen=True)
@@ -133,27 +137,31 @@ def source_fingerprint(con: duckdb.DuckDBPyConnection, tables: list[str], cache:
 
 def record_reference(con: duckdb.DuckDBPyConnection, concept: Concept, table: str, *,
                      concepts: dict[str, Concept] | None = None, deps: dict[str, Dependencies] | None = None,
-                     schema: str = MIMIC_DERIVED, cache: dict[str, str] | None = None) -> None:
-    """Store (replace) the manifest row of ``table``, built just now from ``concept``."""
-    concepts = concepts if concepts is not None else load_concepts()
+                     schema: str = MIMIC_DERIVED, cache: dict[str, str] | None = None,
+                     profile: str | None = None) -> None:
+    """Store (replace) the manifest row of ``table``, built just now from ``concept`` of ``profile``."""
+    concepts = concepts if concepts is not None else load_concepts(profile=profile)
     deps = deps if deps is not None else dependency_map(concepts)
     raw = chain(concept, concepts, deps)[1]
     rows, content = table_hash(con, table)
     con.execute("CREATE SCHEMA IF NOT EXISTS clinbench_meta")
     con.execute(_DDL)
+    con.execute(f"ALTER TABLE {MANIFEST_TABLE} ADD COLUMN IF NOT EXISTS profile VARCHAR")  # manifests before profiles
     con.execute(f"DELETE FROM {MANIFEST_TABLE} WHERE name = ?", [table])
-    con.execute(f"INSERT INTO {MANIFEST_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, now()::TIMESTAMP)",
+    con.execute(f"INSERT INTO {MANIFEST_TABLE} ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, now()::TIMESTAMP, ?)",
                 [table, concept.qualified, sql_sha256(concept, concepts, deps, schema), ",".join(raw),
-                 source_fingerprint(con, raw, cache), duckdb.__version__, rows, content])
+                 source_fingerprint(con, raw, cache), duckdb.__version__, rows, content, label(profile)])
 
 
 def after_build(con: duckdb.DuckDBPyConnection, concept: Concept, table: str, status: str,
-                concepts: dict[str, Concept], deps: dict[str, Dependencies], schema: str, cache: dict[str, str]) -> None:
-    """The build hook: record a reference or variant just built, or one left unchanged without a manifest row."""
+                concepts: dict[str, Concept], deps: dict[str, Dependencies], schema: str, cache: dict[str, str],
+                profile: str | None = None) -> None:
+    """The build hook: record a reference or variant just built, or one left unchanged without a manifest
+    row of this profile (a reference whose SQL two profiles share is left unchanged by a profile switch)."""
     if concept.kind == "concept" or status == "skipped":
         return
-    if status == "built" or table not in manifest_rows(con):
-        record_reference(con, concept, table, concepts=concepts, deps=deps, schema=schema, cache=cache)
+    if status == "built" or manifest_rows(con).get(table, {}).get("profile") != label(profile):
+        record_reference(con, concept, table, concepts=concepts, deps=deps, schema=schema, cache=cache, profile=profile)
 
 
 def manifest_rows(con: duckdb.DuckDBPyConnection) -> dict[str, dict]:
@@ -166,10 +174,24 @@ def manifest_rows(con: duckdb.DuckDBPyConnection) -> dict[str, dict]:
     return {row[0]: dict(zip(names, row)) for row in cur.fetchall()}
 
 
+def profile_of(db_path: str | Path, tables: list[str]) -> str | None:
+    """The reference profile (``name@version``) the named tables of ``db_path`` were built with;
+    None when none of them records one. Tables of two profiles are a DataError (a half-switched build)."""
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        rows = manifest_rows(con)
+    found = sorted({rows[t].get("profile") for t in tables if t in rows} - {None})
+    if len(found) > 1:
+        raise DataError(f"the references in {db_path} were built with different profiles ({', '.join(found)}); "
+                        f"rebuild them with `clinbench concepts build {db_path} --profile NAME`")
+    return found[0] if found else None
+
+
 def check_tables(con: duckdb.DuckDBPyConnection, tables: list[str], db_label: str,
-                 cache: dict[str, str] | None = None) -> list[Problem]:
-    """Problems of each named reference table in an open database (empty when all are fresh)."""
-    concepts = load_concepts()
+                 cache: dict[str, str] | None = None, profile: str | None = None) -> list[Problem]:
+    """Problems of each named reference table in an open database (empty when all are fresh), for
+    reference profile ``profile`` (default: the default profile)."""
+    profile = get_profile(profile).name
+    concepts = load_concepts(profile=profile)
     deps = dependency_map(concepts)
     rows = manifest_rows(con)
     existing = {f"{s}.{t}" for s, t in con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()}
@@ -184,7 +206,13 @@ def check_tables(con: duckdb.DuckDBPyConnection, tables: list[str], db_label: st
             problems.append(Problem(table, f"has no manifest (built by hand or before manifests); "
                                            f"run `clinbench concepts build {db_label} --force`"))
             continue
-        rebuild = f"run `clinbench concepts build {db_label}`"
+        option = "" if profile == get_profile(None).name else f" --profile {profile}"
+        rebuild = f"run `clinbench concepts build {db_label}{option}`"
+        if entry.get("profile") != label(profile):
+            built = entry.get("profile") or "no recorded profile (built before profiles)"
+            problems.append(Problem(table, f"built with reference profile {built}, not {label(profile)}; {rebuild}"
+                                          ))
+            continue
         if entry["duckdb_version"] != duckdb.__version__:
             problems.append(Problem(table, f"built with DuckDB {entry['duckdb_version']}, this is {duckdb.__version__}; "
                                            f"run `clinbench concepts build {db_label} --force`"))
@@ -211,8 +239,9 @@ def check_tables(con: duckdb.DuckDBPyConnection, tables: list[str], db_label: st
     return problems
 
 
-def verify(db_path: str | Path, tables: list[str] | None = None) -> list[Problem]:
-    """Problems of the references in ``db_path`` (every task's, or ``tables``); empty when all are fresh."""
+def verify(db_path: str | Path, tables: list[str] | None = None, profile: str | None = None) -> list[Problem]:
+    """Problems of the references in ``db_path`` (every task's, or ``tables``) for reference profile
+    ``profile``; empty when all are fresh."""
     from clinbench.derive.catalogue import load_catalogue
 
     path = Path(db_path)
@@ -225,7 +254,7 @@ def verify(db_path: str | Path, tables: list[str] | None = None) -> list[Problem
         tables = sorted({t.target_table for t in load_catalogue().values() if t.database in present})
     con = duckdb.connect(str(path), read_only=True)
     try:
-        return check_tables(con, tables, str(path), file_cache(path))
+        return check_tables(con, tables, str(path), file_cache(path), profile)
     finally:
         con.close()
         persist_cache(path)

@@ -38,7 +38,7 @@ scorecalc AS (
             WHEN wbc_min < 4.0 THEN 1
             WHEN wbc_max > 12.0 THEN 1
             WHEN bands_max > 10 THEN 1
-            WHEN COALESCE(wbc_min, wbc_max, bands_max) IS NULL THEN NULL
+            WHEN COALESCE(wbc_min, bands_max) IS NULL THEN NULL
             ELSE 0
         END AS wbc_score
     FROM scorecomp

@@ -1,0 +1,20 @@
+-- Concept: rhythm
+-- Definition: Heart rhythm and ectopy per subject and charting time: the distinct heart-rhythm
+--   values (220048) charted at that time, in alphabetical order joined by '; ', and the ectopy
+--   type / frequency (224650, 224651) and secondary ectopy type / frequency (226479, 226480).
+--   Only chartings attached to an ICU stay count.
+-- Source: mimic-code measurement/rhythm (MIT-LCP, commit 8bcbd190, concepts_duckdb).
+-- Grain: subject_id, charttime
+-- Deviations: none.
+SELECT
+    subject_id
+    , charttime
+    , string_agg(DISTINCT CASE WHEN itemid = 220048 THEN value END, '; '
+        ORDER BY CASE WHEN itemid = 220048 THEN value END) AS heart_rhythm
+    , MAX(CASE WHEN itemid = 224650 THEN value END) AS ectopy_type
+    , MAX(CASE WHEN itemid = 224651 THEN value END) AS ectopy_frequency
+    , MAX(CASE WHEN itemid = 226479 THEN value END) AS ectopy_type_secondary
+    , MAX(CASE WHEN itemid = 226480 THEN value END) AS ectopy_frequency_secondary
+FROM mimiciv_icu.chartevents
+WHERE stay_id IS NOT NULL AND itemid IN (220048, 224650, 224651, 226479, 226480)
+GROUP BY subject_id, charttime

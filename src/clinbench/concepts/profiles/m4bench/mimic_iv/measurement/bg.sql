@@ -1,0 +1,150 @@
+-- Concept: bg
+-- Definition: Blood gas per lab specimen (labevents, blood-gas items) with specimen type
+--   (52033: 'ART.' arterial, 'VEN.' venous, 'MIX.', 'CENTRAL VENOUS.'), the latest SpO2
+--   charted in the 2 h before the gas and the latest charted FiO2 in the 4 h before it.
+--   FiO2 is cleaned to percent (0.2-1 -> x100; 20-100 kept; anything else NULL, as values
+--   below 20 are O2 flows typed into the wrong field). Derived: A-a gradient
+--   FiO2/100 x (760 - 47) - PaCO2/0.8 - PaO2 and PaO2/FiO2 = 100 x PaO2 / FiO2, preferring the
+--   lab FiO2 over the charted one. Only specimens with a PaO2 are kept.
+-- Source: M4Bench 0.5.3's pipeline: hannesill/m4 6ed55907, its vendored mimic-code copy's
+--   measurement/bg, as `m4 init-derived mimic-iv` builds it.
+-- Grain: one row per lab specimen (specimen_id, not output, as in mimic-code); subject_id,
+--   charttime, specimen not unique: two specimens can share a time
+-- Deviations: differs from the mimic-code profile in two ways: aado2_calc is not rounded
+--   (mimic-code rounds it to 4 places), and the charted SpO2 and FiO2 are matched per subject and
+--   charting time, not per specimen, so of two specimens of one subject drawn at the same instant
+--   (with a PO2) only one is kept: M4's copy leaves which to the engine, clinbench keeps the lower
+--   specimen_id.
+WITH bg AS (
+    SELECT
+        MAX(subject_id) AS subject_id
+        , MAX(hadm_id) AS hadm_id
+        , MAX(charttime) AS charttime
+        , MAX(storetime) AS storetime
+        , specimen_id
+        , MAX(CASE WHEN itemid = 52033 THEN value END) AS specimen
+        , MAX(CASE WHEN itemid = 50801 THEN valuenum END) AS aado2
+        , MAX(CASE WHEN itemid = 50802 THEN valuenum END) AS baseexcess
+        , MAX(CASE WHEN itemid = 50803 THEN valuenum END) AS bicarbonate
+        , MAX(CASE WHEN itemid = 50804 THEN valuenum END) AS totalco2
+        , MAX(CASE WHEN itemid = 50805 THEN valuenum END) AS carboxyhemoglobin
+        , MAX(CASE WHEN itemid = 50806 THEN valuenum END) AS chloride
+        , MAX(CASE WHEN itemid = 50808 THEN valuenum END) AS calcium
+        , MAX(CASE WHEN itemid = 50809 AND valuenum <= 10000 THEN valuenum END) AS glucose
+        , MAX(CASE WHEN itemid = 50810 AND valuenum <= 100 THEN valuenum END) AS hematocrit
+        , MAX(CASE WHEN itemid = 50811 THEN valuenum END) AS hemoglobin
+        , MAX(CASE WHEN itemid = 50813 AND valuenum <= 10000 THEN valuenum END) AS lactate
+        , MAX(CASE WHEN itemid = 50814 THEN valuenum END) AS methemoglobin
+        , MAX(CASE WHEN itemid = 50815 THEN valuenum END) AS o2flow
+        , MAX(CASE WHEN itemid = 50816 THEN
+            CASE
+                WHEN valuenum > 20 AND valuenum <= 100 THEN valuenum
+                WHEN valuenum > 0.2 AND valuenum <= 1.0 THEN valuenum * 100.0
+            END
+        END) AS fio2
+        , MAX(CASE WHEN itemid = 50817 AND valuenum <= 100 THEN valuenum END) AS so2
+        , MAX(CASE WHEN itemid = 50818 THEN valuenum END) AS pco2
+        , MAX(CASE WHEN itemid = 50819 THEN valuenum END) AS peep
+        , MAX(CASE WHEN itemid = 50820 THEN valuenum END) AS ph
+        , MAX(CASE WHEN itemid = 50821 THEN valuenum END) AS po2
+        , MAX(CASE WHEN itemid = 50822 THEN valuenum END) AS potassium
+        , MAX(CASE WHEN itemid = 50823 THEN valuenum END) AS requiredo2
+        , MAX(CASE WHEN itemid = 50824 THEN valuenum END) AS sodium
+        , MAX(CASE WHEN itemid = 50825 THEN valuenum END) AS temperature
+    FROM mimiciv_hosp.labevents
+    WHERE itemid IN (
+            52033 -- specimen type
+            , 50801, 50802, 50803, 50804, 50805, 50806, 50808, 50809, 50810, 50811
+            , 50813, 50814, 50815, 50816, 50817, 50818, 50819, 50820, 50821, 50822
+            , 50823, 50824, 50825
+        )
+    GROUP BY specimen_id
+)
+
+, charted_spo2 AS (
+    SELECT subject_id, charttime, AVG(CAST(valuenum AS DECIMAL(38, 9))) AS spo2
+    FROM mimiciv_icu.chartevents
+    WHERE itemid = 220277 -- SpO2, pulse oximetry
+        AND valuenum > 0 AND valuenum <= 100
+    GROUP BY subject_id, charttime
+)
+
+, charted_fio2 AS (
+    SELECT
+        subject_id
+        , charttime
+        , MAX(CASE
+            WHEN valuenum > 0.2 AND valuenum <= 1 THEN valuenum * 100
+            WHEN valuenum >= 20 AND valuenum <= 100 THEN valuenum
+        END) AS fio2_chartevents
+    FROM mimiciv_icu.chartevents
+    WHERE itemid = 223835 -- Inspired O2 Fraction
+        AND valuenum > 0 AND valuenum <= 100
+    GROUP BY subject_id, charttime
+)
+
+, with_spo2 AS (
+    SELECT
+        bg.*
+        , s.spo2
+        , ROW_NUMBER() OVER (PARTITION BY bg.subject_id, bg.charttime ORDER BY s.charttime DESC, bg.specimen_id) AS spo2_rank
+    FROM bg
+    LEFT JOIN charted_spo2 AS s
+        ON bg.subject_id = s.subject_id
+            AND s.charttime BETWEEN bg.charttime - INTERVAL 2 HOUR AND bg.charttime
+    WHERE bg.po2 IS NOT NULL
+)
+
+, with_fio2 AS (
+    SELECT
+        b.*
+        , f.fio2_chartevents
+        , ROW_NUMBER() OVER (PARTITION BY b.subject_id, b.charttime ORDER BY f.charttime DESC) AS fio2_rank
+    FROM with_spo2 AS b
+    LEFT JOIN charted_fio2 AS f
+        ON b.subject_id = f.subject_id
+            AND f.charttime >= b.charttime - INTERVAL 4 HOUR
+            AND f.charttime <= b.charttime
+            AND f.fio2_chartevents > 0
+    WHERE b.spo2_rank = 1
+)
+
+SELECT
+    subject_id
+    , hadm_id
+    , charttime
+    , specimen
+    , so2
+    , po2
+    , pco2
+    , fio2_chartevents
+    , fio2
+    , aado2
+    , CASE
+        WHEN po2 IS NULL OR pco2 IS NULL THEN NULL
+        WHEN fio2 IS NOT NULL THEN (fio2 / 100) * (760 - 47) - (pco2 / 0.8) - po2
+        -- in REAL, the type of chartevents.valuenum in M4's load: 40 % is 285.20001 mmHg, not 285.2
+        WHEN fio2_chartevents IS NOT NULL THEN (CAST(fio2_chartevents AS REAL) / 100) * (760 - 47) - (pco2 / 0.8) - po2
+    END AS aado2_calc
+    , CASE
+        WHEN po2 IS NULL THEN NULL
+        WHEN fio2 IS NOT NULL THEN 100 * po2 / fio2
+        WHEN fio2_chartevents IS NOT NULL THEN 100 * po2 / fio2_chartevents
+    END AS pao2fio2ratio
+    , ph
+    , baseexcess
+    , bicarbonate
+    , totalco2
+    , hematocrit
+    , hemoglobin
+    , carboxyhemoglobin
+    , methemoglobin
+    , chloride
+    , calcium
+    , temperature
+    , potassium
+    , sodium
+    , lactate
+    , glucose
+FROM with_fio2
+WHERE fio2_rank = 1

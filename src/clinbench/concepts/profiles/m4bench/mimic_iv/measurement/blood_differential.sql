@@ -1,0 +1,73 @@
+-- Concept: blood_differential
+-- Definition: White-cell differential per lab specimen. Absolute counts in K/uL (#/uL items
+--   divided by 1000); percentages as charted. A missing absolute count is imputed as
+--   percentage x WBC / 100 when WBC > 0 and the differential percentages sum above 0
+--   (an all-zero differential looks like bad data); imputed counts rounded to 4 dp.
+-- Source: M4Bench 0.5.3's pipeline: hannesill/m4 6ed55907, its vendored mimic-code copy's
+--   measurement/blood_differential, as `m4 init-derived mimic-iv` builds it.
+-- Grain: specimen_id
+-- Deviations: differs from the mimic-code profile in the absolute counts: each passes through
+--   DECIMAL(18, 3) (M4's copy casts to DECIMAL without a width) before rounding to 4 places, so
+--   they keep 3 places (0.026, not 0.0255).
+WITH diff AS (
+    SELECT
+        MAX(subject_id) AS subject_id
+        , MAX(hadm_id) AS hadm_id
+        , MAX(charttime) AS charttime
+        , specimen_id
+        , MAX(CASE WHEN itemid IN (51300, 51301, 51755) THEN valuenum END) AS wbc
+        , MAX(CASE WHEN itemid = 52069 THEN valuenum END) AS basophils_abs
+        , MAX(CASE WHEN itemid = 52073 THEN valuenum WHEN itemid = 51199 THEN valuenum / 1000.0 END) AS eosinophils_abs
+        , MAX(CASE WHEN itemid = 51133 THEN valuenum WHEN itemid = 52769 THEN valuenum / 1000.0 END) AS lymphocytes_abs
+        , MAX(CASE WHEN itemid = 52074 THEN valuenum WHEN itemid = 51253 THEN valuenum / 1000.0 END) AS monocytes_abs
+        , MAX(CASE WHEN itemid = 52075 THEN valuenum END) AS neutrophils_abs
+        , MAX(CASE WHEN itemid = 51218 THEN valuenum / 1000.0 END) AS granulocytes_abs
+        , MAX(CASE WHEN itemid = 51146 THEN valuenum END) AS basophils
+        , MAX(CASE WHEN itemid = 51200 THEN valuenum END) AS eosinophils
+        , MAX(CASE WHEN itemid IN (51244, 51245) THEN valuenum END) AS lymphocytes
+        , MAX(CASE WHEN itemid = 51254 THEN valuenum END) AS monocytes
+        , MAX(CASE WHEN itemid = 51256 THEN valuenum END) AS neutrophils
+        , MAX(CASE WHEN itemid = 51143 THEN valuenum END) AS atypical_lymphocytes
+        , MAX(CASE WHEN itemid = 51144 THEN valuenum END) AS bands
+        , MAX(CASE WHEN itemid = 52135 THEN valuenum END) AS immature_granulocytes
+        , MAX(CASE WHEN itemid = 51251 THEN valuenum END) AS metamyelocytes
+        , MAX(CASE WHEN itemid = 51257 THEN valuenum END) AS nrbc
+        , CASE
+            WHEN MAX(CASE WHEN itemid IN (51300, 51301, 51755) THEN valuenum END) > 0
+                AND SUM(CASE WHEN itemid IN (51146, 51200, 51244, 51245, 51254, 51256) THEN valuenum END) > 0
+                THEN 1
+            ELSE 0
+        END AS impute_abs
+    FROM mimiciv_hosp.labevents
+    WHERE itemid IN (
+            51146, 52069, 51199, 51200, 52073, 51244, 51245, 51133, 52769, 51253, 51254
+            , 52074, 51256, 52075, 51143, 51144, 51218, 52135, 51251, 51257
+            , 51300, 51301, 51755 -- WBC totals, K/uL
+        )
+        AND valuenum IS NOT NULL
+        AND valuenum >= 0
+    GROUP BY specimen_id
+)
+
+SELECT
+    subject_id
+    , hadm_id
+    , charttime
+    , specimen_id
+    , wbc
+    , ROUND(TRY_CAST(CASE WHEN basophils_abs IS NULL AND basophils IS NOT NULL AND impute_abs = 1 THEN basophils * wbc / 100 ELSE basophils_abs END AS DECIMAL), 4) AS basophils_abs
+    , ROUND(TRY_CAST(CASE WHEN eosinophils_abs IS NULL AND eosinophils IS NOT NULL AND impute_abs = 1 THEN eosinophils * wbc / 100 ELSE eosinophils_abs END AS DECIMAL), 4) AS eosinophils_abs
+    , ROUND(TRY_CAST(CASE WHEN lymphocytes_abs IS NULL AND lymphocytes IS NOT NULL AND impute_abs = 1 THEN lymphocytes * wbc / 100 ELSE lymphocytes_abs END AS DECIMAL), 4) AS lymphocytes_abs
+    , ROUND(TRY_CAST(CASE WHEN monocytes_abs IS NULL AND monocytes IS NOT NULL AND impute_abs = 1 THEN monocytes * wbc / 100 ELSE monocytes_abs END AS DECIMAL), 4) AS monocytes_abs
+    , ROUND(TRY_CAST(CASE WHEN neutrophils_abs IS NULL AND neutrophils IS NOT NULL AND impute_abs = 1 THEN neutrophils * wbc / 100 ELSE neutrophils_abs END AS DECIMAL), 4) AS neutrophils_abs
+    , basophils
+    , eosinophils
+    , lymphocytes
+    , monocytes
+    , neutrophils
+    , atypical_lymphocytes
+    , bands
+    , immature_granulocytes
+    , metamyelocytes
+    , nrbc
+FROM diff
