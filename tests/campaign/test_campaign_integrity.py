@@ -155,3 +155,26 @@ def test_stats_and_report_refuse_a_store_pooling_runs_scored_against_different_d
         assert (f"{out} pools runs scored against different data (2 versions of the reference of mimic-meld-24h)"
                 in _one_line(res.stderr))
     assert not (tmp_path / "r.md").exists()
+
+
+def test_runs_record_their_reference_profile_and_stats_and_report_refuse_to_pool_two(tiny_db, tmp_path):
+    from clinbench.concepts.profiles import DEFAULT_PROFILE, PROFILES, label
+
+    other = next(p for p in PROFILES if p != DEFAULT_PROFILE)
+    out = tmp_path / "c"
+    refused = _cli("run", "--db", str(tiny_db), "--out", str(out), "--task", "mimic-meld-24h", "--agent", "reference",
+                   "--profile", other)
+    assert refused.returncode == 2 and not out.exists()
+    assert (f"built with reference profile {label(DEFAULT_PROFILE)}, not {label(other)}; run `clinbench concepts build "
+            f"{tiny_db} --profile {other}`") in _one_line(refused.stderr)
+    assert _cli("run", "--db", str(tiny_db), "--out", str(out), "--task", "mimic-meld-24h",
+                "--condition", "no-skill,with-skill", "--agent", "reference").returncode == 0
+    assert {r["profile"] for r in Store.open(out).runs()} == {label(DEFAULT_PROFILE)}
+    with duckdb.connect(str(out / "results.duckdb")) as con:  # as a store merged from two campaigns would be
+        con.execute("UPDATE runs SET profile = ? WHERE condition = 'with-skill'", [label(other)])
+    pair = ", ".join(sorted([label(DEFAULT_PROFILE), label(other)]))
+    for args in (["stats", str(out)], ["report", str(out), "--md", str(tmp_path / "r.md")]):
+        res = _cli(*args)
+        assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+        assert f"{out} pools runs scored against different reference profiles ({pair})" in _one_line(res.stderr)
+    assert not (tmp_path / "r.md").exists()

@@ -58,6 +58,13 @@ def bind_tasks(store: Store, tasks: list[str], db: str) -> dict[str, str]:
     return {task: current[table] for task, table in tables.items() if table in current}
 
 
+def bind_profile(store: Store, tasks: list[str], db: str) -> str | None:
+    """The reference profile of the tasks' references in ``db`` (``check_profile``)."""
+    from clinbench.derive.catalogue import get_task
+
+    return check_profile(store, db, sorted({get_task(task).target_table for task in tasks})) if tasks else None
+
+
 def check(store: Store, db: str | Path, tables: list[str], *, command: str = "run") -> dict[str, str]:
     """The fingerprints of ``tables`` in ``db``; raise BindingError when one differs from the store's binding."""
     db = str(Path(db).resolve())
@@ -75,4 +82,23 @@ def check(store: Store, db: str | Path, tables: list[str], *, command: str = "ru
         if command == "rescore":
             advice = "pass --new-data to re-score every run against it (the runs are marked as re-scored against it)"
         raise BindingError(f"campaign {out} is bound to other data: {kind} (reference {names} differs); {advice}")
+    return current
+
+
+def check_profile(store: Store, db: str | Path, tables: list[str], *, command: str = "run") -> str | None:
+    """The reference profile ``db``'s references of ``tables`` were built with; raise BindingError when
+    the store holds runs scored against another profile (two profiles are never pooled)."""
+    from clinbench.concepts.manifest import profile_of
+
+    current = profile_of(db, tables)
+    recorded = sorted({r.get("profile") for r in store.runs(benchmark="derive")} - {None})
+    other = [p for p in recorded if p != current]
+    if other:
+        out = store.path.parent
+        advice = (f"pass --out a new folder for this profile, or re-score the campaign against it with "
+                  f"`clinbench rescore {out} --db {db} --new-data`")
+        if command == "rescore":
+            advice = "pass --new-data to re-score every run against it"
+        raise BindingError(f"campaign {out} holds runs scored against reference profile {other[0]}; the references in "
+                           f"{db} are {current or 'of no recorded profile'}; {advice}")
     return current

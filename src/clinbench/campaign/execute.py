@@ -25,7 +25,7 @@ from clinbench.agents.base import RunContext, Workspace
 from clinbench.agents.factory import BUILTIN_AGENTS, AgentOptions, make_agent
 from clinbench.agents.sandbox import HiddenPathVisible
 from clinbench.campaign import evidence
-from clinbench.campaign.binding import bind_tasks
+from clinbench.campaign.binding import bind_profile, bind_tasks
 from clinbench.campaign.matrix import RunSpec
 from clinbench.records import ColumnScore, RunRecord
 from clinbench.errors import ClinbenchError
@@ -48,10 +48,13 @@ class CampaignConfig:
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     data_digests: dict[str, str] = field(default_factory=dict)  # task -> fingerprint of its data (binding)
     scored_columns: str = "value"  # which columns count towards the reward (derive/score.py)
+    profile: str | None = None  # reference profile of the references scored against, name@version
 
     def bound(self, store, specs: list[RunSpec]) -> CampaignConfig:
-        """This config with the data digest of every task, once the store's data binding is checked and extended."""
-        return replace(self, data_digests=bind_tasks(store, [s.task for s in specs], self.db))
+        """This config with the data digest of every task, once the store's data binding is checked and extended,
+        and the reference profile of the references (refused when the store's runs have another)."""
+        tasks = [s.task for s in specs]
+        return replace(self, data_digests=bind_tasks(store, tasks, self.db), profile=bind_profile(store, tasks, self.db))
 
     def lost(self, spec: RunSpec, cause: str) -> RunResult:
         return lost_run(spec, self, cause)
@@ -127,7 +130,7 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
     timings: dict[str, float] = {}
     record = RunRecord(run_id=spec.run_id, benchmark="derive", task=spec.task, condition=spec.condition,
                        schema=spec.schema, agent=spec.agent, model=spec.model, trial=spec.trial, status="ok",
-                       data_digest=config.data_digests.get(spec.task))
+                       data_digest=config.data_digests.get(spec.task), profile=config.profile)
     outcome = None
     error = None
     output_refused = None
@@ -223,7 +226,8 @@ def lost_run(spec: RunSpec, config: CampaignConfig, cause: str) -> RunResult:
     partial = evidence.new_partial_dir(Path(config.out), spec.run_id)
     record = RunRecord(run_id=spec.run_id, benchmark="derive", task=spec.task, condition=spec.condition,
                        schema=spec.schema, agent=spec.agent, model=spec.model, trial=spec.trial,
-                       status="harness-error", data_digest=config.data_digests.get(spec.task), error=cause)
+                       status="harness-error", data_digest=config.data_digests.get(spec.task), error=cause,
+                       profile=config.profile)
     try:
         from clinbench.derive.catalogue import get_task
 

@@ -36,6 +36,7 @@ class RescoreResult:
 
 def rescore_campaign(out: str | Path, db: str | Path | None = None, *, new_data: bool = False) -> list[RescoreResult]:
     from clinbench.campaign import binding
+    from clinbench.concepts.manifest import profile_of
     from clinbench.derive.catalogue import get_task
 
     out = Path(out).resolve()
@@ -44,10 +45,13 @@ def rescore_campaign(out: str | Path, db: str | Path | None = None, *, new_data:
     tables = {r["task"]: get_task(r["task"]).target_table for r in rows}
     databases = {str(Path(db).resolve())} if db else {_run_db(out, r) for r in rows} - {None}
     digests: dict[str, dict[str, str]] = {}
+    profiles: dict[str, str | None] = {}
     for database in sorted(databases):
         if Path(database).is_file():
             digests[database] = (binding.fingerprints(database, list(tables.values())) if new_data else
                                  binding.check(store, database, list(tables.values()), command="rescore"))
+            profiles[database] = (profile_of(database, list(tables.values())) if new_data else
+                                  binding.check_profile(store, database, list(tables.values()), command="rescore"))
     marked = f"{sorted(databases)[0]} at {datetime.now():%Y-%m-%d %H:%M:%S}" if new_data and databases else None
     results = []
     for row in store.runs():
@@ -76,6 +80,7 @@ def rescore_campaign(out: str | Path, db: str | Path | None = None, *, new_data:
             record.reward = 0.0
         record.data_digest = digests.get(str(Path(database).resolve()), {}).get(tables.get(row["task"]), record.data_digest)
         record.rescored_against = marked or record.rescored_against
+        record.profile = profiles.get(str(Path(database).resolve()), record.profile)
         store.record(record)
         meta = {"rescored_at": datetime.now().isoformat(), "rescored_with": str(database)}
         if "record" in manifest:

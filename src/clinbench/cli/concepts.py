@@ -11,6 +11,7 @@ import typer
 
 from clinbench.cli._console import make_console
 from clinbench.cli._interrupt import is_interrupt, stopped
+from clinbench.concepts.profiles import PROFILE_HELP
 
 console = make_console()
 concepts_app = typer.Typer(no_args_is_help=True, help="Derived concepts (mimiciv_derived, eicu_derived) and task targets.")
@@ -24,8 +25,9 @@ def build(
     summary: Annotated[bool, typer.Option("--summary", help="Print cohort shares (SOFA>=2, KDIGO>=1, Sepsis-3)")] = False,
     force: Annotated[bool, typer.Option("--force", help="Rebuild even when SQL and inputs are unchanged")] = False,
     no_targets: Annotated[bool, typer.Option("--no-targets", help="Skip the task reference targets")] = False,
+    profile: Annotated[Optional[str], typer.Option("--profile", help=PROFILE_HELP)] = None,
 ) -> None:
-    """Build concepts in dependency order; unchanged concepts are skipped."""
+    """Build the concepts of a reference profile in dependency order; unchanged concepts are skipped."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from clinbench.concepts.build import build_concepts
@@ -59,7 +61,7 @@ def build(
         started = time.perf_counter()
         try:
             results = build_concepts(db, only=names, schema=schema, targets=not no_targets, progress=report,
-                                     force=force)
+                                     force=force, profile=profile)
         except BaseException as exc:
             if not is_interrupt(exc):
                 raise
@@ -144,6 +146,52 @@ def sql(
 
     text = inline_sql(name) if inline else find_concept(name).sql
     typer.echo(text, nl=not text.endswith("\n"))
+
+
+@concepts_app.command("profiles")
+def profiles() -> None:
+    """The reference profiles: what each reproduces, what it is for, and the concept files it holds."""
+    from clinbench.concepts.catalog import CONCEPTS_DIR
+    from clinbench.concepts.profiles import DEFAULT_PROFILE, PROFILES, label
+
+    for profile in PROFILES.values():
+        own = sorted((CONCEPTS_DIR / "profiles" / profile.folder_name).rglob("*.sql")) if profile.base else []
+        default = " (default)" if profile.name == DEFAULT_PROFILE else ""
+        base = f"; the {profile.base} profile with {len(own)} file(s) of its own" if profile.base else "; the base concept tree"
+        omit = f", without {', '.join(n.split('.', 1)[1] for n in profile.omit)}" if profile.omit else ""
+        console.print(f"[bold]{label(profile.name)}[/]{default}{base}{omit}", highlight=False)
+        console.print(f"  reproduces: {profile.source}", highlight=False, soft_wrap=True)
+        console.print(f"  for: {profile.purpose}", highlight=False, soft_wrap=True)
+        if own:
+            console.print("  files: " + ", ".join(p.stem for p in own), highlight=False, soft_wrap=True)
+
+
+@concepts_app.command("diff-profiles")
+def diff_profiles(
+    db: Annotated[Path, typer.Argument(help="DuckDB database with the raw tables (it is not written: a copy is)")],
+    a: Annotated[str, typer.Argument(help="First profile, e.g. mimic-code")],
+    b: Annotated[str, typer.Argument(help="Second profile, e.g. m4bench")],
+    show_all: Annotated[bool, typer.Option("--all", help="Also list the tables that do not differ")] = False,
+) -> None:
+    """Per derived table and task reference: the rows each profile has that the other lacks, and the keys moved."""
+    from clinbench.concepts.profile_diff import diff_profiles as compute
+    from clinbench.report.terminal import Col, print_table
+
+    with console.status(f"building {a} and {b} into a copy of {db}…"):
+        diffs = compute(db, a, b)
+
+    def rows(n):
+        return "-" if n is None else f"{n:,}"
+
+    shown = [d for d in diffs if show_all or d.differs]
+    print_table(console, [Col("table"), Col(f"rows {a}", numeric=True), Col(f"rows {b}", numeric=True),
+                          Col(f"only {a}", numeric=True), Col(f"only {b}", numeric=True), Col("keys moved", numeric=True),
+                          Col("key", drop=1)],
+                [[d.table, rows(d.rows_a), rows(d.rows_b), f"{d.only_a:,}", f"{d.only_b:,}", f"{d.keys_moved:,}",
+                  ", ".join(d.keys) or "-"] for d in shown])
+    for kind, noun in (("concept", "derived tables"), ("target", "task references")):
+        group = [d for d in diffs if d.kind == kind]
+        console.print(f"{sum(not d.differs for d in group)} of {len(group)} {noun} identical", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -20,6 +20,7 @@ from typing import Iterator
 import typer
 
 from clinbench.cli._console import make_console
+from clinbench.concepts.profiles import PROFILE_HELP
 from clinbench.records import STORE_FILE
 
 console = make_console()
@@ -75,6 +76,7 @@ def demo_command(
     db: Path | None = typer.Option(None, "--db", help="Run on this MIMIC-IV database instead of a synthetic one "
                                                       "(e.g. the MIMIC-IV demo from `clinbench data load`); its "
                                                       "concepts and task references are built into it."),
+    profile: str = typer.Option(None, "--profile", help=PROFILE_HELP),
 ) -> None:
     """Synthesise MIMIC-IV (or take --db), build the concepts and task references, compare the reference and
     variant agents, reproduce M4Bench's campaign, diagnose the synthetic demo cases, write one report."""
@@ -123,7 +125,7 @@ def demo_command(
                 def report(name, index, total, result):
                     bar.update(job, total=total, completed=index + (result is not None), description=name)
 
-                results = build_concepts(mimic, progress=report)
+                results = build_concepts(mimic, progress=report, profile=profile)
         counts = Counter(r.status for r in results)
         console.print(f"{mimic.name}: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())))
         print_table(console, [Col("definition"), Col("share of ICU stays", numeric=True)],

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from clinbench.concepts.profiles import PROFILE_HELP
+
 
 def register(app: typer.Typer) -> None:
     @app.command("export-tasks")
@@ -17,13 +19,17 @@ def register(app: typer.Typer) -> None:
         condition: str = typer.Option("no-skill", "--condition", help="Condition whose prompt and skills the folders carry."),
         schema: str = typer.Option("native", "--schema-variant", help="Schema variant: native, obfuscated, restructured."),
         timeout: float = typer.Option(30.0, "--timeout", min=0.01, help="Agent timeout in minutes (task.toml)."),
+        profile: str = typer.Option(None, "--profile", help=PROFILE_HELP),
     ) -> None:
         """Write Harbor task folders (instruction, task.toml, environment/, tests/ running clinbench's scorer)."""
         from clinbench.campaign.matrix import split_list
         from clinbench.cli._console import make_console
         from clinbench.cli.run import check_matrix, resolve_tasks, scorable_tasks
-        from clinbench.derive.scorable import describe
+        from clinbench.concepts.manifest import profile_of
+        from clinbench.concepts.profiles import get_profile, label
+        from clinbench.derive.catalogue import get_task
         from clinbench.derive.harbor import export_harbor
+        from clinbench.derive.scorable import describe
         from clinbench.errors import DataError
 
         if fmt != "harbor":
@@ -32,6 +38,11 @@ def register(app: typer.Typer) -> None:
             raise DataError(f"database {db} not found; pass --db the database the references were built in")
         task_ids = resolve_tasks(split_list(tasks), db)
         check_matrix(task_ids, [condition], [schema], db)
+        built = profile_of(db, [get_task(t).target_table for t in task_ids])
+        if built is not None and built != label(profile):  # the folders carry the references of the profile asked for
+            raise DataError(f"the references in {db} were built with reference profile {built}, not {label(profile)}; "
+                            f"run `clinbench concepts build {db} --profile {get_profile(profile).name}`, "
+                            f"or pass --profile {built.split('@')[0]}")
         task_ids, unscorable = scorable_tasks(task_ids, db)  # a folder whose tests score every answer 0
         console = make_console(stderr=True)
         if unscorable:

@@ -12,6 +12,8 @@ from rich.console import Console
 from clinbench.campaign.matrix import MatrixError, expand, split_list
 from clinbench.cli._campaign import finished, interrupted
 from clinbench.cli._console import make_console
+from clinbench.concepts.profiles import PROFILE_HELP
+from clinbench.records import STORE_FILE
 
 if TYPE_CHECKING:  # the agents and the campaign runner import DuckDB: loaded when a campaign runs
     from clinbench.agents.factory import AgentOptions
@@ -139,6 +141,7 @@ def run_command(
     prices: Path | None = typer.Option(None, "--prices", help="Price table (TOML, USD per million tokens) for the runs' cost; default: the shipped agents/prices.toml."),
     replay_from: Path | None = typer.Option(None, "--replay-from", help="replay agent: an earlier campaign folder."),
     variant: str | None = typer.Option(None, "--variant", help="variant agent: which variant of the reference."),
+    profile: str | None = typer.Option(None, "--profile", help=PROFILE_HELP),
     scored_columns: str = typer.Option("value", "--scored-columns", help="Columns that count towards the reward: value (the task's value columns, as the paper) or required (also every required non-id column, as M4Bench >= 0.5.3)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Also redo runs recorded as agent-failed or harness-error."),
     sandbox: str | None = typer.Option(None, "--sandbox", help="Force a sandbox for external agents: bwrap or docker (default: the strongest available)."),
@@ -170,7 +173,7 @@ def run_command(
     if unsupported and not pairs:
         raise TaskError(f"no task offers the condition asked for: {', '.join(unsupported)} cannot run "
                         "(see `clinbench tasks list`, column op. spec); pick another condition or task")
-    _verify_references(task_ids, db)
+    _verify_references(task_ids, db, profile)
     specs = [s for s in expand(task_ids, conditions, split_list(schema), split_list(agent),
                                split_list(model), trials) if (s.task, s.condition) in pairs]
     options = AgentOptions(base_url=base_url, api_key_env=api_key_env, provider=provider,
@@ -203,15 +206,17 @@ def run_command(
     finished(summary, out)
 
 
-def _verify_references(task_ids: list[str], db: Path) -> None:
-    """`clinbench tasks verify` for the campaign's tasks: a stale or unrecorded reference stops the campaign."""
+def _verify_references(task_ids: list[str], db: Path, profile: str | None = None) -> None:
+    """`clinbench tasks verify` for the campaign's tasks: a stale or unrecorded reference, or one of
+    another reference profile, stops the campaign."""
     from clinbench.concepts.manifest import verify
     from clinbench.derive.catalogue import get_task
     from clinbench.errors import TaskError
 
-    problems = verify(db, sorted({get_task(t).target_table for t in task_ids}))
+    problems = verify(db, sorted({get_task(t).target_table for t in task_ids}), profile)
     if problems:
-        more = f" (and {len(problems) - 1} more: `clinbench tasks verify --db {db}`)" if len(problems) > 1 else ""
+        option = f" --profile {profile}" if profile else ""
+        more = f" (and {len(problems) - 1} more: `clinbench tasks verify --db {db}{option}`)" if len(problems) > 1 else ""
         raise TaskError(f"reference {problems[0]}{more}; nothing was run")
 
 

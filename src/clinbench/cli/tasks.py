@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from clinbench.cli._console import make_console
+from clinbench.concepts.profiles import PROFILE_HELP
 
 console = make_console()
 
@@ -105,17 +106,21 @@ def register(app: typer.Typer) -> None:
         db: Path = typer.Option(..., "--db", help="Database with the built reference targets."),
         out: Path = typer.Option(..., "--out", help="CSV file to write."),
         variant: str = typer.Option(None, "--variant", help="Export a reference-validity variant instead."),
+        profile: str = typer.Option(None, "--profile", help=PROFILE_HELP),
     ) -> None:
         """Export a task's reference output as CSV (for auditing a target)."""
         from clinbench.derive.reference import export_reference
 
-        rows = export_reference(task_id, db, out, variant=variant)
+        from clinbench.concepts.profiles import get_profile
+
+        rows = export_reference(task_id, db, out, variant=variant, profile=get_profile(profile).name)
         console.print(f"wrote {rows} rows to {out}")
 
     @tasks.command("verify")
     def verify(
         db: Path = typer.Option(..., "--db", help="Database with the built reference targets."),
         task: list[str] = typer.Option([], "--task", help="Only these task ids (comma-separated or repeated)."),
+        profile: str = typer.Option(None, "--profile", help=PROFILE_HELP),
     ) -> None:
         """Check each task reference against its manifest (SQL, source tables, content); exit 1 if any is stale or missing."""
         from clinbench.campaign.matrix import split_list
@@ -123,7 +128,7 @@ def register(app: typer.Typer) -> None:
         from clinbench.derive.catalogue import get_task
 
         tables = [get_task(t).target_table for t in split_list(task)] or None
-        problems = verify_references(db, tables)
+        problems = verify_references(db, tables, profile)
         for problem in problems:
             console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
         if problems:

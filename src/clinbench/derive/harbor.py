@@ -35,6 +35,7 @@ import clinbench
 from clinbench.agents.limits import Limits
 from clinbench.atomic import atomic_dir
 from clinbench.derive.catalogue import get_task
+from clinbench.concepts.manifest import profile_of
 from clinbench.derive.reference import export_reference
 from clinbench.derive.workspace import prepare_workspace
 from clinbench.errors import DataError
@@ -194,7 +195,8 @@ def export_harbor_task(task_id: str, db_path: str | Path, out_root: str | Path, 
         tests = tmp / "tests"
         tests.mkdir()
         rows = _write_reference_db(spec, db_path, tests / "reference.duckdb")
-        (tests / "task.json").write_text(json.dumps({"task_id": task_id, "reference_rows": rows,
+        profile = profile_of(db_path, [spec.target_table])  # which reference profile the hidden reference is
+        (tests / "task.json").write_text(json.dumps({"task_id": task_id, "reference_rows": rows, "profile": profile,
                                                      "output_cap_bytes": Limits().output_bytes}), encoding="utf-8")
         (tests / "Dockerfile").write_text(_verifier_dockerfile(), encoding="utf-8")
         (tests / "verify.py").write_text(_VERIFY_PY, encoding="utf-8")

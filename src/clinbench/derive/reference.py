@@ -35,8 +35,10 @@ def variant_table(spec: TaskSpec, variant: str) -> str:
     return f"{spec.derived_schema}.variant_{spec.reference.replace('-', '_')}__{name.replace('-', '_')}"
 
 
-def export_reference(task_id: str, db_path: str | Path, out_csv: str | Path, *, variant: str | None = None) -> int:
-    """Write the reference (or variant) output of ``task_id`` to ``out_csv``; return the row count."""
+def export_reference(task_id: str, db_path: str | Path, out_csv: str | Path, *, variant: str | None = None,
+                     profile: str | None = None) -> int:
+    """Write the reference (or variant) output of ``task_id`` to ``out_csv``; return the row count.
+    With ``profile``, a reference whose manifest records another reference profile is refused."""
     spec = get_task(task_id)
     db_path, out_csv = Path(db_path), Path(out_csv)
     if not db_path.is_file():
@@ -56,6 +58,8 @@ def export_reference(task_id: str, db_path: str | Path, out_csv: str | Path, *, 
             if variant is not None and message.startswith("reference table"):
                 message = f"variant {variant!r} table {table} is not in {db_path}; run `clinbench concepts build {db_path}`"
             raise TaskError(message)
+        if profile is not None:
+            _check_profile(con, table, profile, db_path)
         missing = [c for c in spec.required_columns if c not in have]
         if missing:
             raise TaskError(f"{table} lacks required column(s) {', '.join(missing)}; rebuild the concepts")
@@ -71,6 +75,17 @@ def export_reference(task_id: str, db_path: str | Path, out_csv: str | Path, *, 
     finally:
         con.close()
     return rows
+
+
+def _check_profile(con: duckdb.DuckDBPyConnection, table: str, profile: str, db_path: Path) -> None:
+    from clinbench.concepts.manifest import manifest_rows
+    from clinbench.concepts.profiles import DEFAULT_PROFILE, get_profile, label
+
+    built = manifest_rows(con).get(table, {}).get("profile")
+    if built is not None and built != label(profile):  # a reference built by hand records none
+        option = "" if get_profile(profile).name == DEFAULT_PROFILE else f" --profile {profile}"
+        raise TaskError(f"{table} in {db_path} was built with reference profile {built}, not {label(profile)}; "
+                        f"run `clinbench concepts build {db_path}{option}`, or pass --profile {built.split('@')[0]}")
 
 
 def _check_variant(spec: TaskSpec, variant: str) -> None:

@@ -73,9 +73,11 @@ RUN_COLUMNS: dict[str, str] = {
     "served_model": "VARCHAR",  # model(s) the endpoint said answered, comma-separated (may differ from model)
     "gatekeeper": "VARCHAR",  # dx: the gatekeeper (offline, llm:<model>, +grounded); derive: NULL
     "judge": "VARCHAR",  # dx: the judge (offline, llm:<model>, +self-judge, (rejudged)); derive: NULL
+    "profile": "VARCHAR",  # derive: reference profile the run was scored against, name@version (concepts.profiles)
 }
 # absent from stores written before them (added on open)
-ADDED_COLUMNS = ("error", "data_digest", "rescored_against", "agent_version", "served_model", "gatekeeper", "judge")
+ADDED_COLUMNS = ("error", "data_digest", "rescored_against", "agent_version", "served_model", "gatekeeper", "judge",
+                 "profile")
 COLUMN_SCORE_COLUMNS: dict[str, str] = {
     "run_id": "VARCHAR",
     "column_name": "VARCHAR",
@@ -217,6 +219,7 @@ class RunRecord:
     served_model: str | None = None
     gatekeeper: str | None = None
     judge: str | None = None
+    profile: str | None = None
     column_scores: list[ColumnScore] = field(default_factory=list)
     usage: Usage | None = None
 

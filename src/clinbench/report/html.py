@@ -116,6 +116,8 @@ def _provenance(p: Provenance | None) -> str:
                                  f"synthetic: {escape(d.synthetic)}"])
     if not p.data:
         rows.append(["database", "not recorded (a per-run table names none)"])
+    for name, source in p.profiles.items():
+        rows.append(["reference profile", f"<code>{escape(name)}</code>: {escape(source)}"])
     rows.append(["software", escape(", ".join(f"{k} {v}" for k, v in p.versions.items()))])
     rows.append(["agents · models", escape(", ".join(f"{k} ({n} runs)" for k, n in p.agents.items())) or "—"])
     if p.agent_versions:

@@ -10,6 +10,8 @@
 * Software: the campaign's ``versions.json`` (clinbench, Python, DuckDB and the SDKs it ran
   with, recorded by ``run``) and the versions making the report.
 * Agents and models: the runs' ``agent/model`` labels and any agent version recorded.
+* Reference profile: the profile (``name@version``) each run was scored against, with what it
+  reproduces (``clinbench.concepts.profiles``).
 * Command: ``campaign.json`` beside the store (``commands``), written by ``record_command``.
 """
 
@@ -49,6 +51,7 @@ class Provenance:
     agents: dict[str, int] = field(default_factory=dict)  # label -> runs
     agent_versions: dict[str, str] = field(default_factory=dict)  # agent -> its program version(s)
     served_models: dict[str, str] = field(default_factory=dict)  # "agent model" -> model(s) that answered
+    profiles: dict[str, str] = field(default_factory=dict)  # reference profile name@version -> what it reproduces
     command: str = ""
 
 
@@ -155,6 +158,15 @@ def _campaign_versions(directory: Path) -> dict[str, str]:
     return {k: str(v) for k, v in flat.items() if v}
 
 
+def _profile_source(recorded: str) -> str:
+    from clinbench.concepts.profiles import PROFILES
+
+    profile = PROFILES.get(recorded.split("@", 1)[0])
+    if profile is None or recorded != f"{profile.name}@{profile.version}":
+        return "not a profile of this clinbench"
+    return profile.source
+
+
 def gather(source: str | Path, runs: Any) -> Provenance:
     """Provenance of ``source`` (campaign folder or per-run CSV) and its analysed ``runs``."""
     src = Path(source)
@@ -166,6 +178,7 @@ def gather(source: str | Path, runs: Any) -> Provenance:
     dbs: Counter[str] = Counter()
     versions: dict[str, set[str]] = {}
     served: dict[str, set[str]] = {}
+    profiles: set[str] = set()
     for ev in runs.evidence_dir:
         if not ev:
             continue
@@ -179,11 +192,14 @@ def gather(source: str | Path, runs: Any) -> Provenance:
         agent = str(record.get("agent") or (manifest.get("run") or {}).get("agent", "agent"))
         if record.get("agent_version"):
             versions.setdefault(agent, set()).add(str(record["agent_version"]))
+        if record.get("profile"):
+            profiles.add(str(record["profile"]))
         if record.get("served_model"):
             served.setdefault(f"{agent} {record.get('model') or '-'}", set()).update(str(record["served_model"]).split(","))
     # more than one version (or served model) is what a comparison must not pool: shown joined by "and"
     prov.agent_versions = {a: " and ".join(sorted(v)) for a, v in sorted(versions.items())}
     prov.served_models = {k: " and ".join(sorted(v)) for k, v in sorted(served.items())}
+    prov.profiles = {p: _profile_source(p) for p in sorted(profiles)}
     now = prov.versions
     ran_with = _campaign_versions(src)
     prov.versions = {**ran_with, **{k: v for k, v in now.items() if k not in ran_with}}

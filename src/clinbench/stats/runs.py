@@ -13,7 +13,8 @@ is ``ok``, an agent failure (``agent-failed``; the older ``error`` and ``timeout
 ``harness-error`` (the harness, not the agent, failed: no reward). An agent failure without
 a reward counts as reward 0: leaving it out would reward failing loudly over answering badly.
 Harness errors are set apart (``Runs.harness_errors``) and never enter a statistic.
-A store whose runs of one task were scored against different data (``data_digest``) is refused.
+A store whose runs of one task were scored against different data (``data_digest``), or whose
+runs were scored against different reference profiles (``profile``), is refused.
 """
 
 from __future__ import annotations
@@ -267,6 +268,19 @@ def _refuse_mixed_data(con: duckdb.DuckDBPyConnection, store: Path, benchmark: s
                          f"`clinbench rescore {store.parent} --db DB --new-data`, or report each campaign folder separately")
 
 
+def _refuse_mixed_profiles(con: duckdb.DuckDBPyConnection, store: Path, benchmark: str) -> None:
+    """Runs scored against different reference profiles (m4bench, mimic-code, ...) must not be pooled."""
+    columns = {r[0] for r in con.execute("DESCRIBE runs").fetchall()}
+    if "profile" not in columns:
+        return
+    profiles = [r[0] for r in con.execute("SELECT DISTINCT profile FROM runs WHERE benchmark = ? AND profile IS NOT NULL "
+                                          "ORDER BY 1", [benchmark]).fetchall()]
+    if len(profiles) > 1:
+        raise StatsError(f"{store.parent} pools runs scored against different reference profiles ({', '.join(profiles)}); "
+                         f"re-score them against one database with `clinbench rescore {store.parent} --db DB --new-data`, "
+                         "or report each campaign folder separately")
+
+
 def _load_store(store: Path, *, include_flagged: bool, benchmark: str) -> Runs:
     try:
         con = duckdb.connect(str(store), read_only=True)
@@ -285,6 +299,7 @@ def _load_store(store: Path, *, include_flagged: bool, benchmark: str) -> Runs:
                         "FROM usage GROUP BY run_id) u USING (run_id))")
         data = _select(con, relation, f" WHERE benchmark = '{benchmark}'", str(store))
         _refuse_mixed_data(con, store, benchmark)
+        _refuse_mixed_profiles(con, store, benchmark)
         scores: list[tuple[str, str, float | None, float | None]] = []
         if "column_scores" in tables:
             scores = [tuple(r) for r in con.execute(
