@@ -1,0 +1,91 @@
+-- Concept: urine_output_rate
+-- Definition: At each urine-output charting of an ICU stay: the volume charted (uo), the volume
+--   over the last 6, 12 and 24 h, and the rate in mL/kg/h. Each charting is assumed to cover the
+--   time since the previous one (the first: since the first heart-rate charting of the stay, within
+--   a month of the stay), in elapsed seconds / 60; the "6 h" sum takes chartings at most 5 elapsed
+--   hours before the current one (11 for "12 h"; every charting of the last 23 h inclusive for "24
+--   h") and its covered time uo_tm_6hr is the sum of those gaps in hours. A rate is given only when
+--   the covered time reaches 6 / 12 / 24 h: volume / weight / covered hours, rounded to 4 dp;
+--   covered hours rounded to 2 dp. Weight: the weight_durations interval with starttime < charttime
+--   <= endtime.
+-- Source: mimic-code measurement/urine_output_rate, DuckDB build (MIT-LCP, commit 8bcbd190) with
+--   the open correction of mimic-code issue #1549 (fixed upstream in PR #2124): time differences in
+--   seconds, as kdigo_uo; KDIGO 2012 urine output criteria.
+-- Grain: stay_id, charttime
+-- Deviations: differs from the mimic-code profile, which counts minute and hour boundaries (DuckDB
+--   DATE_DIFF('MINUTE' / 'HOUR'), BigQuery DATETIME_DIFF truncation): here each gap is elapsed
+--   seconds / 60 and the 6 h (12 h) sum takes the chartings at most 5 (11) elapsed hours before the
+--   current one, so a charting at 09:10 leaves the 6 h window of one at 14:50 (5 h 40 min, 5 hour
+--   boundaries). Rounding as the mimic-code profile (covered hours to 6 places, rates to 4 through
+--   DECIMAL(38, 9), covered hours shown to 2).
+WITH tm AS (
+    SELECT
+        ie.stay_id
+        , MIN(ce.charttime) AS intime_hr
+        , MAX(ce.charttime) AS outtime_hr
+    FROM mimiciv_icu.icustays AS ie
+    INNER JOIN mimiciv_icu.chartevents AS ce
+        ON ie.stay_id = ce.stay_id
+            AND ce.itemid = 220045 -- heart rate
+            AND ce.charttime > ie.intime - INTERVAL 1 MONTH
+            AND ce.charttime < ie.outtime + INTERVAL 1 MONTH
+    GROUP BY ie.stay_id
+)
+
+, uo_tm AS (
+    SELECT
+        tm.stay_id
+        , uo.charttime
+        , uo.urineoutput
+        -- minutes since the previous charting: elapsed seconds / 60
+        , date_diff(
+            'second'
+            , COALESCE(LAG(uo.charttime) OVER (PARTITION BY tm.stay_id ORDER BY uo.charttime), tm.intime_hr)
+            , uo.charttime
+        ) / 60.0 AS tm_since_last_uo
+    FROM tm
+    INNER JOIN mimiciv_derived.urine_output AS uo
+        ON tm.stay_id = uo.stay_id
+)
+
+, ur_stg AS (
+    -- each charting sums the chartings of its stay from 23 h before it (inclusive) for "24 h",
+    -- and from 5 (11) elapsed hours before it for "6 h" ("12 h").
+    -- Sums are exact DECIMAL(38, 9), so a window gives the rows a self-join would.
+    SELECT
+        stay_id
+        , charttime
+        , urineoutput AS uo
+        , CAST(SUM(CAST(urineoutput AS DECIMAL(38, 9))) OVER w6 AS DOUBLE) AS urineoutput_6hr
+        , ROUND(CAST(CAST(SUM(CAST(tm_since_last_uo AS DECIMAL(38, 9))) OVER w6 AS DOUBLE) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_6hr
+        , CAST(SUM(CAST(urineoutput AS DECIMAL(38, 9))) OVER w12 AS DOUBLE) AS urineoutput_12hr
+        , ROUND(CAST(CAST(SUM(CAST(tm_since_last_uo AS DECIMAL(38, 9))) OVER w12 AS DOUBLE) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_12hr
+        , CAST(SUM(CAST(urineoutput AS DECIMAL(38, 9))) OVER w24 AS DOUBLE) AS urineoutput_24hr
+        , ROUND(CAST(CAST(SUM(CAST(tm_since_last_uo AS DECIMAL(38, 9))) OVER w24 AS DOUBLE) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_24hr
+    FROM uo_tm
+    WINDOW
+        w6 AS (PARTITION BY stay_id ORDER BY charttime RANGE BETWEEN INTERVAL 5 HOUR PRECEDING AND CURRENT ROW)
+        , w12 AS (PARTITION BY stay_id ORDER BY charttime RANGE BETWEEN INTERVAL 11 HOUR PRECEDING AND CURRENT ROW)
+        , w24 AS (PARTITION BY stay_id ORDER BY charttime RANGE BETWEEN INTERVAL 23 HOUR PRECEDING AND CURRENT ROW)
+)
+
+SELECT
+    ur.stay_id
+    , ur.charttime
+    , wd.weight
+    , ur.uo
+    , ur.urineoutput_6hr
+    , ur.urineoutput_12hr
+    , ur.urineoutput_24hr
+    , CASE WHEN ur.uo_tm_6hr >= 6 THEN CAST(ROUND(CAST(ur.urineoutput_6hr / wd.weight / CAST(ur.uo_tm_6hr AS DOUBLE) AS DECIMAL(38, 9)), 4) AS DOUBLE) END AS uo_mlkghr_6hr
+    , CASE WHEN ur.uo_tm_12hr >= 12 THEN CAST(ROUND(CAST(ur.urineoutput_12hr / wd.weight / CAST(ur.uo_tm_12hr AS DOUBLE) AS DECIMAL(38, 9)), 4) AS DOUBLE) END AS uo_mlkghr_12hr
+    , CASE WHEN ur.uo_tm_24hr >= 24 THEN CAST(ROUND(CAST(ur.urineoutput_24hr / wd.weight / CAST(ur.uo_tm_24hr AS DOUBLE) AS DECIMAL(38, 9)), 4) AS DOUBLE) END AS uo_mlkghr_24hr
+    , CAST(ROUND(ur.uo_tm_6hr, 2) AS DOUBLE) AS uo_tm_6hr
+    , CAST(ROUND(ur.uo_tm_12hr, 2) AS DOUBLE) AS uo_tm_12hr
+    , CAST(ROUND(ur.uo_tm_24hr, 2) AS DOUBLE) AS uo_tm_24hr
+FROM ur_stg AS ur
+LEFT JOIN mimiciv_derived.weight_durations AS wd
+    ON ur.stay_id = wd.stay_id
+        AND ur.charttime > wd.starttime
+        AND ur.charttime <= wd.endtime
+        AND wd.weight > 0
