@@ -5,6 +5,9 @@ Nothing of either anchor ships with clinbench: the caller points at a checkout.
 - mimic-code (MIT-LCP/mimic-code at 8bcbd190): ``mimic-iv/concepts_duckdb/duckdb.sql`` is a list of
   ``.read <file>.sql`` lines; each file drops and re-creates one ``mimiciv_derived`` table from
   ``mimiciv_hosp`` / ``mimiciv_icu``. ``run_mimic_code`` runs them in that order on a database.
+- M4's own concept copy (hannesill/m4 at 0.5.3, ``src/m4/core/derived/builtins/mimic_iv``): what
+  ``m4 init-derived mimic-iv`` materializes, an older vendored mimic-code in the same layout, run in
+  its own ``duckdb.sql`` order by ``run_m4_pipeline`` (the m4bench reference profile's anchor).
 - M4Bench (hannesill/m4 at 0.5.3): ``benchmark/ground_truth/<reference>.sql`` is one SELECT over the
   raw schemas and mimic-code's derived tables; ``benchmark/tasks/**/task.toml`` holds each task's
   keys. ``write_m4_reference`` writes a reference the way ``benchmark/lib/ground_truth.py`` does
@@ -49,19 +52,73 @@ def mimic_code_files(checkout: Path) -> list[Path]:
     return [folder / m.group(1).strip() for m in re.finditer(r"^\.read\s+(\S+)", script, flags=re.M)]
 
 
+def m4_concept_files(checkout: Path) -> list[Path]:
+    """M4's vendored concept files, in its ``duckdb.sql`` order."""
+    for folder in (checkout / "src" / "m4" / "core" / "derived" / "builtins" / "mimic_iv", checkout):
+        if (folder / "duckdb.sql").is_file() and (folder / "demographics").is_dir():
+            script = (folder / "duckdb.sql").read_text(encoding="utf-8")
+            return [folder / m.group(1).strip() for m in re.finditer(r"^\.read\s+(\S+)", script, flags=re.M)]
+    raise AnchorMissing(f"{checkout} holds no src/m4/core/derived/builtins/mimic_iv/duckdb.sql: pass an M4Bench "
+                        f"(hannesill/m4) checkout at {M4BENCH_VERSION}")
+
+
 def run_mimic_code(db: Path, checkout: Path) -> dict[str, float]:
     """Build every mimic-code derived table into ``db``; returns seconds per table, in build order."""
+    return _run_files(db, mimic_code_files(checkout))
+
+
+def run_m4_pipeline(db: Path, checkout: Path) -> dict[str, float]:
+    """Build every table ``m4 init-derived mimic-iv`` makes, from M4's vendored files, into ``db``."""
+    return _run_files(db, m4_concept_files(checkout))
+
+
+def _run_files(db: Path, files: list[Path]) -> dict[str, float]:
     seconds: dict[str, float] = {}
     con = duckdb.connect(str(db))
     try:
         con.execute("CREATE SCHEMA IF NOT EXISTS mimiciv_derived")
-        for sql_file in mimic_code_files(checkout):
+        for sql_file in files:
             started = time.perf_counter()
             con.execute(sql_file.read_text(encoding="utf-8"))
             seconds[sql_file.stem] = time.perf_counter() - started
     finally:
         con.close()
     return seconds
+
+
+def apply_buildmimic_types(db: Path, mimic_code: Path) -> list[str]:
+    """Give ``db``'s raw columns that mimic-code's ``buildmimic`` declares FLOAT the type DuckDB gives
+    FLOAT (REAL, 32-bit), as the anchors' demo load had them; returns the columns changed.
+
+    The oracle outputs in ../shared/data/anchors-demo were made on such a load; clinbench's loader
+    keeps DOUBLE. Read from ``mimic-iv/buildmimic/postgres/create.sql`` of the checkout.
+    """
+    create = mimic_code / "mimic-iv" / "buildmimic" / "postgres" / "create.sql"
+    if not create.is_file():
+        raise AnchorMissing(f"{checkout_hint(mimic_code)} holds no mimic-iv/buildmimic/postgres/create.sql")
+    declared: list[tuple[str, str]] = []
+    table = None
+    for line in create.read_text(encoding="utf-8").splitlines():
+        if m := re.match(r"\s*CREATE TABLE\s+(\w+\.\w+)", line, flags=re.I):
+            table = m.group(1).lower()
+        elif table and (m := re.match(r"\s*(\w+)\s+FLOAT\b", line, flags=re.I)):
+            declared.append((table, m.group(1).lower()))
+    changed = []
+    con = duckdb.connect(str(db))
+    try:
+        present = {(f"{s}.{t}", c): d for s, t, c, d in con.execute(
+            "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns()").fetchall()}
+        for table, column in declared:
+            if present.get((table, column)) == "DOUBLE":
+                con.execute(f'ALTER TABLE {table} ALTER COLUMN "{column}" TYPE REAL')
+                changed.append(f"{table}.{column}")
+    finally:
+        con.close()
+    return changed
+
+
+def checkout_hint(path: Path) -> str:
+    return f"{path} (a mimic-code checkout at {MIMIC_CODE_COMMIT})"
 
 
 def m4_benchmark(checkout: Path) -> Path:
