@@ -116,7 +116,8 @@ def demo_command(
         if not console.is_terminal:  # a log or a pipe: plain lines, not a bar drawn only at the end
             plain = PlainLines(console, "concepts")
             results = build_concepts(mimic, progress=lambda name, index, total, result: plain.update(
-                index + (result is not None), total, name, final=result is not None and index + 1 == total))
+                index + (result is not None), total, name, final=result is not None and index + 1 == total),
+                profile=profile)
         else:
             with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                           TimeElapsedColumn(), console=console, transient=True) as bar:
