@@ -46,9 +46,10 @@ def world(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("serve")
     mp = pytest.MonkeyPatch()
-    mp.setenv("CLINBENCH_CACHE", str(root / "cache"))
+    mp.setenv("CLINBENCH_CACHE", str(root / "cache"))  # the campaign's workspaces stay in the test's folder
     campaign = build_campaign(root)
     hostile = build_hostile(root, campaign)
+    mp.undo()  # the dx parts use the cache tests/dx use (the judge's ICD-10 word index is built once there)
     before = _tree(campaign)
     sources, play = prepare([campaign, hostile], play_out=root / "clinicians")
     server = uvicorn.Server(uvicorn.Config(create_app(sources, token=TOKEN, play=play), host="127.0.0.1", port=0,
@@ -62,7 +63,6 @@ def world(tmp_path_factory):
            "base": f"http://127.0.0.1:{port}"}
     server.should_exit = True
     thread.join(5)
-    mp.undo()
 
 
 @pytest.fixture(scope="module")
