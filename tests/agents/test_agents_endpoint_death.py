@@ -32,7 +32,7 @@ PATHS = {"codex": "/v1/responses", "claude": "/v1/messages?beta=true",
 
 
 @pytest.mark.skipif(not bwrap_available(), reason="bubblewrap cannot create namespaces here")
-@pytest.mark.parametrize("name", ["codex", "claude", "gemini"])
+@pytest.mark.parametrize("name", ["claude", "gemini"])  # codex: through a campaign and --retry-failed, below
 def test_a_server_killed_mid_run_is_a_harness_error_for_each_cli(name, workspace, tmp_path, monkeypatch):
     # before: "codex exited with status 1: ... 502 Bad Gateway: chat endpoint unreachable: Connection refused" -> agent-failed
     if not (BIN / name).exists():
@@ -62,3 +62,39 @@ def test_a_server_killed_mid_run_is_a_harness_error_for_the_llm_agent(workspace,
         outcome = agent.run(Workspace.from_dir(workspace), RunContext(evidence_dir=tmp_path / "ev", task_id="t", timeout_seconds=30))
     assert outcome.status == "harness-error" and "after 3 attempts" in outcome.error, outcome.error
     assert outcome.usage.requests == 1
+
+
+@pytest.mark.skipif(not bwrap_available(), reason="bubblewrap cannot create namespaces here")
+def test_retry_failed_redoes_a_codex_run_whose_server_died_once_it_is_back(tmp_path, monkeypatch):
+    from clinbench.agents.factory import AgentOptions
+    from clinbench.campaign.campaign import run_campaign
+    from clinbench.campaign.execute import CampaignConfig
+    from clinbench.campaign.matrix import RunSpec
+    from clinbench.records.store import Store
+
+    from campaign.campaign_fixtures import build_tiny_db
+
+    if not (BIN / "codex").exists():
+        pytest.skip("the real codex CLI is not installed (CLINBENCH_REAL_CLIS)")
+    monkeypatch.setenv("PATH", f"{BIN}:{os.environ['PATH']}")
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    db, out = build_tiny_db(tmp_path / "db.duckdb"), tmp_path / "camp"
+    write = "printf 'stay_id\\n1\\n' > output.csv"
+    spec = RunSpec("mimic-sofa-24h", "no-skill", "native", "codex", "gpt-5.5", 0)
+
+    def campaign(srv, retry):
+        options = AgentOptions(base_url=srv.base_url, endpoint_api="chat", sandbox="bwrap")
+        run_campaign([spec], CampaignConfig(db=str(db), out=str(out), options=options, timeout_seconds=40), retry_failed=retry)
+        return Store.open(out).runs()[0]
+
+    with ScriptedServer([{"shell": "true"}, {"kill": True}], skip_toolless=True, wires=("chat",)) as srv:
+        port = srv.port
+        row = campaign(srv, False)
+    assert row["status"] == "harness-error" and row["reward"] is None
+    assert re.match(r"model endpoint failed: POST /v1/responses: connection (refused|reset) \(", row["error"]), row["error"]
+    log = [json.loads(line) for line in (out / row["evidence_dir"] / "egress.jsonl").read_text().splitlines()]
+    failed = [e for e in log if e.get("upstream_error")]
+    assert failed and all(e["status"] in (502, 500) and not e["model_request"] for e in failed)
+    with ScriptedServer([{"shell": write}, {"text": "Done."}], skip_toolless=True, wires=("chat",), port=port) as srv:
+        row = campaign(srv, True)
+    assert row["status"] == "ok" and row["reward"] is not None and row["error"] is None
