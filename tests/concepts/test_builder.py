@@ -182,6 +182,18 @@ def test_unchanged_concepts_are_skipped_until_sql_or_inputs_change(toy_root, toy
     assert forced == {"mimiciv_derived.stays": "built"}
 
 
+def test_an_unchanged_rebuild_reports_the_rows_built_also_in_a_database_built_before_row_counts(toy_root, toy_db):
+    first = {r.name: r.rows for r in build_concepts(toy_db) if r.status == "built"}
+    # a database built before the bookkeeping kept row counts: its rows are counted once, nothing is rebuilt
+    con = duckdb.connect(str(toy_db))
+    con.execute("ALTER TABLE clinbench_meta.concept_builds DROP COLUMN rows")
+    con.close()
+    old = {r.name: (r.status, r.rows) for r in build_concepts(toy_db) if r.name in first}
+    assert old == {name: ("unchanged", rows) for name, rows in first.items()}
+    assert first["mimiciv_derived.stays"] == 2
+    assert {r.name: (r.status, r.rows) for r in build_concepts(toy_db) if r.name in first} == old
+
+
 def test_failing_concept_keeps_previous_table_and_names_file_and_line(toy_root, toy_db):
     build_concepts(toy_db, only=["stay_hours"])
     path = toy_root / "mimic_iv/demo/stay_hours.sql"

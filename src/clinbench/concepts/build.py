@@ -83,22 +83,26 @@ def _existing_tables(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {r[0].lower() for r in rows}
 
 
-def _raw_fingerprint(con: duckdb.DuckDBPyConnection, table: str, cache: dict[str, str]) -> str:
+def _column_types(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """Every table's ``name type,...`` list, read in one catalog query (one query per table cost ~5 ms each)."""
+    rows = con.execute(
+        "SELECT lower(schema_name || '.' || table_name), string_agg(column_name || ' ' || data_type, ',' ORDER BY column_index) "
+        "FROM duckdb_columns() GROUP BY ALL").fetchall()
+    return dict(rows)
+
+
+def _raw_fingerprint(con: duckdb.DuckDBPyConnection, table: str, cache: dict[str, str], columns: dict[str, str]) -> str:
     if table not in cache:
-        schema, name = table.split(".", 1)
         count = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-        columns = con.execute(
-            "SELECT string_agg(column_name || ' ' || data_type, ',' ORDER BY column_index) FROM duckdb_columns() WHERE schema_name = ? AND table_name = ?",
-            [schema, name],
-        ).fetchone()[0]
-        cache[table] = f"{table}:{count}:{columns}"
+        cache[table] = f"{table}:{count}:{columns.get(table)}"
     return cache[table]
 
 
-def _meta_rows(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, str, str]]:
-    """Every bookkeeping row, read once per build: name -> (sql sha256, input fingerprint, built at)."""
-    rows = con.execute(f"SELECT name, sql_sha256, input_fingerprint, CAST(built_at AS VARCHAR) FROM {META_TABLE}").fetchall()
-    return {r[0]: (r[1], r[2], r[3]) for r in rows}
+def _meta_rows(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, tuple[str, str, str]], dict[str, int]]:
+    """Every bookkeeping row, read once per build: name -> (sql sha256, input fingerprint, built at), and
+    name -> rows built (None for rows written before row counts were kept)."""
+    rows = con.execute(f"SELECT name, sql_sha256, input_fingerprint, CAST(built_at AS VARCHAR), rows FROM {META_TABLE}").fetchall()
+    return {r[0]: (r[1], r[2], r[3]) for r in rows}, {r[0]: r[4] for r in rows if r[4] is not None}
 
 
 def _open(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
@@ -140,8 +144,9 @@ def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql
             raise ConceptError(f"{where}: {first}; the previous {out} (if any) is unchanged: fix the SQL and rebuild") from exc
         con.execute(f"DELETE FROM {META_TABLE} WHERE name = ?", [out])
         row = con.execute(
-            f"INSERT INTO {META_TABLE} VALUES (?, ?, ?, now()::TIMESTAMP, ?) RETURNING sql_sha256, input_fingerprint, CAST(built_at AS VARCHAR)",
-            [out, meta[0], meta[1], time.perf_counter() - started]).fetchone()
+            f"INSERT INTO {META_TABLE} (name, sql_sha256, input_fingerprint, built_at, seconds, rows) "
+            "VALUES (?, ?, ?, now()::TIMESTAMP, ?, ?) RETURNING sql_sha256, input_fingerprint, CAST(built_at AS VARCHAR)",
+            [out, meta[0], meta[1], time.perf_counter() - started, rows]).fetchone()
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -183,8 +188,11 @@ def build_concepts(
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {META_SCHEMA}")
         con.execute(
             f"CREATE TABLE IF NOT EXISTS {META_TABLE} (name VARCHAR PRIMARY KEY, sql_sha256 VARCHAR, "
-            "input_fingerprint VARCHAR, built_at TIMESTAMP, seconds DOUBLE)"
+            "input_fingerprint VARCHAR, built_at TIMESTAMP, seconds DOUBLE, rows BIGINT)"
         )
+        if not con.execute(f"SELECT count(*) FROM duckdb_columns() WHERE schema_name = '{META_SCHEMA}' "
+                           "AND table_name = 'concept_builds' AND column_name = 'rows'").fetchone()[0]:
+            con.execute(f"ALTER TABLE {META_TABLE} ADD COLUMN rows BIGINT")  # a database built before row counts were kept
         for out_schema in sorted({output_table(concepts[q], schema).split(".")[0] for q in order}):
             con.execute(f"CREATE SCHEMA IF NOT EXISTS {out_schema}")
         _drop_omitted(con, profile, schema)
@@ -228,8 +236,11 @@ class _BuildState:
         self.con, self.concepts, self.deps, self.schema, self.force = con, concepts, deps, schema, force
         self.profile = profile
         self.existing = _existing_tables(con)
-        self.meta = _meta_rows(con)
+        self.meta, self.rows = _meta_rows(con)
         self.raw_cache: dict[str, str] = {}
+        self.columns = _column_types(con)
+        # references and variants with a manifest row -> the profile it records
+        self.recorded = {name: row.get("profile") for name, row in manifest.manifest_rows(con).items()}
         self.manifest_cache: dict[str, str] = {}
         self.unavailable: dict[str, str] = {}  # qualified concept -> why it was not built
         self.results: dict[str, BuildResult] = {}
@@ -259,7 +270,7 @@ class _BuildState:
         sql = rewrite_schema(concept.sql, self.schema)
         sql_sha = hashlib.sha256(sql.encode("utf-8")).hexdigest()
         with self.lock:
-            parts = [_raw_fingerprint(con, t, self.raw_cache) for t in dep.raw]
+            parts = [_raw_fingerprint(con, t, self.raw_cache, self.columns) for t in dep.raw]
             for d in dep.derived:
                 dep_out = rewrite_schema(d, self.schema) if d.startswith(MIMIC_DERIVED + ".") else d
                 parts.append(f"{dep_out}:{self.meta.get(dep_out)}")
@@ -267,7 +278,9 @@ class _BuildState:
         fingerprint = hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
 
         if not self.force and previous and previous[:2] == (sql_sha, fingerprint) and out in existing:
-            rows = con.execute(f"SELECT count(*) FROM {out}").fetchone()[0]
+            rows = self.rows.get(out)
+            if rows is None:
+                rows = con.execute(f"SELECT count(*) FROM {out}").fetchone()[0]
             return BuildResult(out, concept.name, "unchanged", rows, time.perf_counter() - started, "SQL and inputs unchanged since the last build")
 
         rows, row = _materialise(con, concept, out, sql, (sql_sha, fingerprint), started)
@@ -279,7 +292,7 @@ class _BuildState:
         """Record a concept's result (on the build's own connection: the reference manifest is written here)."""
         concept = self.concepts[qualified]
         manifest.after_build(self.con, concept, result.name, result.status, self.concepts, self.deps, self.schema,
-                             self.manifest_cache, self.profile)
+                             self.manifest_cache, self.profile, self.recorded)
         with self.lock:
             if result.status == "skipped":
                 self.unavailable[qualified] = result.note

@@ -155,13 +155,18 @@ def record_reference(con: duckdb.DuckDBPyConnection, concept: Concept, table: st
 
 def after_build(con: duckdb.DuckDBPyConnection, concept: Concept, table: str, status: str,
                 concepts: dict[str, Concept], deps: dict[str, Dependencies], schema: str, cache: dict[str, str],
-                profile: str | None = None) -> None:
+                profile: str | None = None, recorded: dict[str, str | None] | None = None) -> None:
     """The build hook: record a reference or variant just built, or one left unchanged without a manifest
-    row of this profile (a reference whose SQL two profiles share is left unchanged by a profile switch)."""
+    row of this profile (a reference whose SQL two profiles share is left unchanged by a profile switch).
+    ``recorded`` (table -> profile of its manifest row) is read once per build and kept up to date here;
+    without it the manifest is read."""
     if concept.kind == "concept" or status == "skipped":
         return
-    if status == "built" or manifest_rows(con).get(table, {}).get("profile") != label(profile):
+    if recorded is None:
+        recorded = {name: row.get("profile") for name, row in manifest_rows(con).items()}
+    if status == "built" or recorded.get(table) != label(profile):
         record_reference(con, concept, table, concepts=concepts, deps=deps, schema=schema, cache=cache, profile=profile)
+        recorded[table] = label(profile)
 
 
 def manifest_rows(con: duckdb.DuckDBPyConnection) -> dict[str, dict]:
