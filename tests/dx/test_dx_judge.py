@@ -92,3 +92,16 @@ def test_specificity_is_one_icd_rule_on_40_hand_labelled_pairs(judge):
                        "DVT of the lower extremity").score == 4
     assert judge.score("Cellulitis of the right lower leg", "cellulitis of the lower limb").score == 4
     assert judge.score("Acute exacerbation of chronic obstructive pulmonary disease", "pulmonary embolism").score <= 2
+
+
+def test_the_llm_judge_reads_the_rubric_from_one_versioned_file():
+    from clinbench.dx.prompts import prompt
+
+    rubric = prompt("judge")
+    assert rubric.version == "judge-2" and "| 3 | partially correct |" in rubric.text
+    script = [{"tool": "grade", "arguments": {"score": 3, "reason": "wrong site"}}]
+    with ScriptedServer(script) as server:
+        chat = RoleModel(RoleSpec("judge", "judge-model", base_url=server.base_url, api_key="test"))
+        verdict = LLMJudge(chat).score("Left lower lobe pneumonia", "Right lower lobe pneumonia")
+        system = server.requests[-1]["messages"][0]["content"]
+    assert system == rubric.text and verdict.prompt == "judge-2"

@@ -136,7 +136,9 @@ def test_llm_gatekeeper_reply_passes_the_leak_guard(case_by_id):
         system = server.requests[0]["messages"][0]["content"]
     assert "appendicitis" not in first.text.lower() and first.blocked
     assert first.text.startswith("Tender right lower quadrant")
-    assert second.text == "Lipase 31 U/L." and second.source == "SYNTHETIC"
+    # the record holds the lipase: its own words win over the model's invented value
+    assert second.text == "Lipase: 28 U/L." and second.source == "REAL" and second.prompt == "gatekeeper-2"
+    assert "RECORD TEXT: Lipase: 28 U/L." in server.requests[1]["messages"][-1]["content"]
     assert "Hospital course" in system and "never reveal" in system
 
 
@@ -216,4 +218,7 @@ def test_cli_run_with_llm_judge_and_gatekeeper_over_loopback(tmp_path, cases):
     assert run["judge_score"] == 4 and run["reward"] == 1.0 and run["cost"] == 25.0  # lipase 83690
     assert run["gatekeeper"] == "llm:g" and run["judge"] == "llm:j" and run["condition"] == run["schema"] == "" and run["requests"] == 2
     events = [json.loads(x) for x in (tmp_path / "c" / run["evidence_dir"] / "transcript.jsonl").read_text().splitlines()]
-    assert [e["source"] for e in events if e["event"] == "test"] == ["SYNTHETIC"]
+    # case 1's record holds the lipase: the record's words win over the model's, with the prompt version
+    assert [(e["source"], e["reply"], e["prompt"]) for e in events if e["event"] == "test"] == [
+        ("REAL", "Lipase: 28 U/L.", "gatekeeper-2")]
+    assert json.loads((tmp_path / "c" / run["evidence_dir"] / "score.json").read_text())["judge_prompt"] == "judge-2"

@@ -192,6 +192,8 @@ def run_encounter(case: Case, agent: DxAgent, gatekeeper: Gatekeeper, prices: Pr
         for item, reply in replies:
             event = {"turn": n, "event": kind, "content": item, "reply": reply.text,
                      "source": reply.source, "blocked": reply.blocked, "cost": 0.0}
+            if getattr(reply, "prompt", ""):
+                event["prompt"] = reply.prompt  # the gatekeeper prompt's version
             if kind == "test" and reply.source != "REFUSED":
                 priced = prices.price(item)
                 ledger.tests.append(priced)

@@ -55,6 +55,7 @@ class Reply:
     source: str  # REAL | SYNTHETIC | REFUSED
     blocked: bool = False  # the leak guard removed something
     matched: str = ""  # record entry or table row the reply came from
+    prompt: str = ""  # the version of the model prompt behind the reply (LLM gatekeeper)
 
 
 class Gatekeeper(Protocol):
@@ -517,42 +518,35 @@ def guard_reply(guard: LeakGuard, kind: str, content: str, reply: Reply, fallbac
 
 # --- LLM gatekeeper ---------------------------------------------------------------------
 
-GATEKEEPER_SYSTEM = """You are the gatekeeper of a diagnostic simulation. You hold a patient's complete \
-hospital record. A physician who has only read a short vignette asks you questions and orders tests, \
-one request per message. Answer as the record allows, following these rules:
-
-1. Give only what a clinician could legitimately obtain from that exact question (history from the \
-patient, examination findings) or that exact test (its result, with values and units).
-2. Never state or hint at a diagnosis, impression, differential, interpretation, the hospital course, \
-treatments given, or the discharge diagnosis. Report imaging and pathology as findings only.
-3. Reveal imaging only when that imaging is ordered, and a decisive finding only when the specific \
-confirmatory test is ordered.
-4. Refuse vague or over-broad requests ("blood work", "everything", "all imaging") politely and ask \
-for specific tests by name.
-5. If the record does not cover the request, invent a realistic finding consistent with the case \
-(normal unless the case implies otherwise). Never say that information is missing or synthetic.
-
-Answer by calling the function `reply` (or, without function calling, with one JSON object):
-{"reply": "<what the physician is told>", "source": "REAL" if the reply comes from the record, \
-"SYNTHETIC" if you invented it, "REFUSED" if you refused}."""
 
 
 class LLMGatekeeper:
-    """Model-backed gatekeeper (role 'gatekeeper'); its replies still pass the leak guard,
-    and a reply the guard empties is replaced by the offline gatekeeper's ordinary negative.
-    A reply that cannot be read raises ``ModelError`` (recorded, never charged)."""
+    """Model-backed gatekeeper (role 'gatekeeper') as the SDBench paper runs it: the model
+    holds the full record, answers from it and synthesizes only what it lacks (prompt:
+    ``prompts/gatekeeper.md``, its version recorded with each reply). The offline parser's
+    verbatim answer is offered with each order and wins where the record holds the test.
+    Replies still pass the leak guard; a reply the guard empties is replaced by the offline
+    gatekeeper's ordinary negative. A reply that cannot be read raises ``ModelError``
+    (recorded, never charged)."""
 
     def __init__(self, case: Case, model) -> None:
+        from clinbench.dx.prompts import prompt
+
         self.case = case
         self.llm = model  # clinbench.dx.models.RoleModel
         self.guard = LeakGuard(case)
         self.offline = OfflineGatekeeper(case)
-        self.system = (GATEKEEPER_SYSTEM + "\n\nFINAL DIAGNOSIS (never reveal): " + case.final_diagnosis
+        self.prompt = prompt("gatekeeper")
+        self.system = (self.prompt.text + "\n\nFINAL DIAGNOSIS (never reveal): " + case.final_diagnosis
                        + "\n\nCOMPLETE RECORD:\n" + case.full_text)
 
     def answer(self, kind: str, content: str) -> Reply:
         label = "QUESTION" if kind == "question" else "TEST ORDER"
-        data = self.llm.ask(self.system, f"{label}: {content}", tool="reply", schema={
+        held = self.offline.answer(kind, content) if kind == "test" else None
+        if held is not None and held.source != REAL:
+            held = None
+        message = f"{label}: {content}" + (f"\nRECORD TEXT: {held.text}" if held is not None else "")
+        data = self.llm.ask(self.system, message, tool="reply", schema={
             "type": "object", "required": ["reply", "source"],
             "properties": {"reply": {"type": "string"},
                            "source": {"type": "string", "enum": [REAL, SYNTHETIC, REFUSED]}}},
@@ -561,7 +555,11 @@ class LLMGatekeeper:
         source = str(data.get("source", SYNTHETIC)).upper()
         if source not in (REAL, SYNTHETIC, REFUSED):
             source = SYNTHETIC
-        return guard_reply(self.guard, kind, content, Reply(text, source), self.offline)
+        if held is not None:  # the record holds the test: its own words, whatever the model wrote
+            return Reply(held.text, REAL, held.blocked, held.matched, self.prompt.version)
+        reply = guard_reply(self.guard, kind, content, Reply(text, source), self.offline)
+        reply.prompt = self.prompt.version
+        return reply
 
 
 def make_gatekeeper(kind: str, case: Case, model=None) -> Gatekeeper:

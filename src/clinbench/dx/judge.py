@@ -22,7 +22,8 @@ candidate) -> Verdict``), two implementations:
   are still close (phrase cosine >= ``close``); only the candidate has them (more
   specific) is 5; both sides have them is 4 only for near-paraphrases (cosine >=
   ``paraphrase``) and otherwise 3, 2 or 1 by cosine. Phrase cosines use all-MiniLM-L6-v2.
-* ``LLMJudge``: a model given the rubric, returning JSON ``{"score": 1-5, "reason": ...}``.
+* ``LLMJudge``: a model given the SDBench rubric (``prompts/judge.md``, its version recorded
+  with each verdict), returning JSON ``{"score": 1-5, "reason": ...}``.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ CORRECT = 4
 class Verdict:
     score: int
     reason: str
+    prompt: str = ""  # the version of the model prompt behind the verdict (LLM judge)
 
     @property
     def correct(self) -> bool:
@@ -83,7 +85,8 @@ def worst_member(score_one, reference: str, candidate: str) -> Verdict:
         return score_one(reference, candidate)
     verdicts = [score_one(reference, m) for m in parts]
     worst = min(verdicts, key=lambda v: v.score)
-    return Verdict(worst.score, f"a list of {len(parts)} diagnoses scores as its worst member: {worst.reason}")
+    return Verdict(worst.score, f"a list of {len(parts)} diagnoses scores as its worst member: {worst.reason}",
+                   worst.prompt)
 
 
 # Mutually exclusive values of one attribute: two different members, one on each side, conflict.
@@ -229,35 +232,28 @@ def _specificity(verdict: Verdict, rel: str | None) -> Verdict:
     return Verdict(cap, f"ICD-10-CM: {rel} of the reference, not the same disease ({verdict.reason})")
 
 
-JUDGE_SYSTEM = """You grade a diagnosis against the reference (ground-truth) diagnosis of a case.
-Score 1-5 on core disease, etiology, anatomic site, specificity and completeness; accepted
-synonyms count as identical.
-5 = same as the reference, or strictly more specific and correct.
-4 = mostly correct: a minor qualifier missing; management largely unchanged.
-3 = partially correct: a major error in etiology, site or specificity, or an unrelated diagnosis added.
-2 = largely incorrect: only superficial features shared.
-1 = completely incorrect: wrong organ system; likely harmful.
-Answer by calling the function `grade` (or, without function calling, with one JSON object):
-{"score": <1-5>, "reason": "<one sentence>"}."""
 
 
 class LLMJudge:
     """Model-backed judge (role 'judge'); a reply without a 1-5 score raises ``ModelError``."""
 
     def __init__(self, model) -> None:
+        from clinbench.dx.prompts import prompt
+
         self.llm = model  # clinbench.dx.models.RoleModel
         self.label = f"llm:{model.spec.label}"
+        self.prompt = prompt("judge")  # the SDBench rubric, prompts/judge.md
 
     def score(self, reference: str, candidate: str) -> Verdict:
         return worst_member(self._score_one, reference, candidate)
 
     def _score_one(self, reference: str, candidate: str) -> Verdict:
-        data = self.llm.ask(JUDGE_SYSTEM, f"Reference diagnosis: {reference}\nCandidate diagnosis: {candidate}",
+        data = self.llm.ask(self.prompt.text, f"Reference diagnosis: {reference}\nCandidate diagnosis: {candidate}",
                             tool="grade", schema={"type": "object", "required": ["score", "reason"],
                                                   "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 5},
                                                                  "reason": {"type": "string"}}},
                             check=_grade_problem)
-        return Verdict(_grade(data), str(data.get("reason", "")).strip())
+        return Verdict(_grade(data), str(data.get("reason", "")).strip(), self.prompt.version)
 
 
 def _grade(data: dict) -> int | None:

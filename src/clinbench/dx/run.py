@@ -246,7 +246,8 @@ def _execute(spec: DxSpec, config: DxCampaignConfig, agent=None) -> RunResult:
         score.update(diagnosis=result.diagnosis, forced=result.forced, turns=result.turns, cost=result.cost,
                      sources=result.sources())
     if verdict is not None:
-        score.update(judge_score=verdict.score, judge_reason=verdict.reason, correct=verdict.correct)
+        score.update(judge_score=verdict.score, judge_reason=verdict.reason, correct=verdict.correct,
+                     **({"judge_prompt": verdict.prompt} if verdict.prompt else {}))
     evidence.write_json(partial / "roles.json", score["roles"])
     record = _record(spec, status, error, result, verdict, models, started)
     _seal(partial, spec, record, score)
