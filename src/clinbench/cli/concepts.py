@@ -20,7 +20,7 @@ concepts_app = typer.Typer(no_args_is_help=True, help="Derived concepts (mimiciv
 @concepts_app.command("build")
 def build(
     db: Annotated[Path, typer.Argument(help="DuckDB database with mimiciv_hosp/mimiciv_icu (and/or eicu_crd)")],
-    only: Annotated[Optional[list[str]], typer.Option("--only", help="Build these concepts and what they need (repeat or comma-separate)")] = None,
+    only: Annotated[Optional[list[str]], typer.Option("--only", help="Build these concepts or tasks' references (a task id such as mimic-sofa-24h, or a concept or reference name such as sofa-24h) and what they need (repeat or comma-separate)")] = None,
     schema: Annotated[str, typer.Option("--derived-schema", help="Name of the MIMIC-IV derived schema")] = "mimiciv_derived",
     summary: Annotated[bool, typer.Option("--summary", help="Print cohort shares (SOFA>=2, KDIGO>=1, Sepsis-3)")] = False,
     force: Annotated[bool, typer.Option("--force", help="Rebuild even when SQL and inputs are unchanged")] = False,
@@ -33,6 +33,11 @@ def build(
     from clinbench.concepts.build import build_concepts
 
     names = [n.strip() for value in only or [] for n in value.split(",") if n.strip()] or None
+    if names:
+        from clinbench.derive.catalogue import load_catalogue
+
+        tasks = load_catalogue()  # a task id names its reference table
+        names = [tasks[n].target_table if n in tasks else n for n in names]
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
