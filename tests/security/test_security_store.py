@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from clinbench.agents.factory import AgentOptions
@@ -226,3 +227,20 @@ def test_the_audit_flags_every_run_it_cannot_audit_and_still_audits_the_others(c
     assert verdicts[run_folder(out, "printer").name] == [] and verdicts[run_folder(out, "reference").name] == []
     stored = {r["run_id"]: r["publishable"] for r in Store.open(out).runs()}
     assert stored[tampered.name] is False and stored[unreadable.name] is False
+
+
+@needs_bwrap
+def test_a_run_published_but_never_recorded_is_kept_not_redone(campaign):
+    # before: a campaign stopped between publishing a run and recording it (Ctrl-C while another
+    # process held the store, or a kill) redid that run on the next `run`, over its sealed evidence
+    out, db = campaign
+    folder = run_folder(out, "empty")
+    sealed = (folder / "manifest.json").read_bytes()
+    with duckdb.connect(str(out / "results.duckdb")) as con:
+        for table in ("runs", "column_scores", "usage"):
+            con.execute(f"DELETE FROM {table} WHERE run_id = ?", [folder.name])
+    options = AgentOptions(agent_command=HARDLINK, sandbox="bwrap", sandbox_limits=LIMITS)
+    summary = run_campaign(SPECS, CampaignConfig(db=str(db), out=str(out), options=options, timeout_seconds=60))
+    assert (summary.finished, summary.skipped) == (0, 3)
+    assert (folder / "manifest.json").read_bytes() == sealed
+    assert Store.open(out).get(folder.name)["reward"] == 0.0

@@ -8,7 +8,8 @@ worker died).
 
 Only this process writes the store and publishes evidence, one finished run at a time
 (``evidence.publish`` then ``Store.record``): a campaign killed at any moment loses only
-the runs in flight, and a rerun of the same command skips every recorded run. A lock
+the runs in flight, and a rerun of the same command skips every recorded run (and first
+records a run killed between the two from its sealed evidence, ``rebuild.recover_unrecorded``). A lock
 file keeps two campaigns from sharing one folder.
 
 Executors: ``local`` (worker processes, ``--jobs``) and ``ray`` (one Ray task per run, for
@@ -190,13 +191,16 @@ def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1,
         store = Store.create(out)
         record_versions(out)  # versions.json: clinbench, DuckDB and SDK versions this campaign ran with
         evidence.clear_leftovers(out)
+        from clinbench.campaign.rebuild import recover_unrecorded
+
+        recover_unrecorded(store, out)  # published but never recorded: kept, not redone
         config = config.bound(store, specs)
         if started is not None:
             started()
         if not allow_mixed:  # one agent version per campaign, so its comparisons stay clean
             from clinbench.agents.provenance import version_changes
 
-            changed = version_changes(store.runs(), {s.agent for s in specs}, config.options)
+            changed = version_changes(store.runs(), {s.agent for s in specs}, getattr(config, "options", None))
             if changed:
                 raise CampaignError(f"{out} {changed[0]}; pass --out a new folder, or --allow-mixed to add runs "
                                     "of this version (comparisons that pool both then need --allow-mixed too)")

@@ -77,6 +77,26 @@ def rebuild_store(directory: str | Path, db: str | Path | None = None) -> Rebuil
     return report
 
 
+def recover_unrecorded(store: Store, out: Path) -> list[str]:
+    """Record the runs whose evidence was published but never recorded (the campaign was killed
+    or interrupted between the two, e.g. while another process held the store), as ``store
+    rebuild`` would: only a sealed, intact folder, its score recomputed from its output. Return
+    their ids; a rerun then skips them instead of redoing them over their evidence."""
+    runs_dir = out / evidence.RUNS_DIR
+    if not runs_dir.is_dir():
+        return []
+    recorded = store.run_ids()
+    found = []
+    for folder in sorted(p for p in runs_dir.iterdir() if p.is_dir() and p.name not in recorded):
+        record, why = _read(folder)
+        if record is not None and record.benchmark == "derive":
+            why = _rescore(record, folder, None)
+        if record is not None and not why:
+            store.record(record)
+            found.append(record.run_id)
+    return found
+
+
 def _read(folder: Path) -> tuple[RunRecord | None, str]:
     manifest_path = folder / evidence.MANIFEST
     if not manifest_path.is_file():
