@@ -26,7 +26,7 @@ from clinbench.agents.llm_clients import RetryPolicy
 from clinbench.agents.sandbox import BwrapSandbox, bwrap_available
 from clinbench.cli import app
 from clinbench.cli._console import make_console
-from clinbench.cli.run import print_causes
+from clinbench.cli._campaign import print_causes
 from clinbench.report.build import write_report
 
 from tests.agents.agent_fixtures import make_workspace
