@@ -100,3 +100,16 @@ def test_the_agent_image_runs_as_a_non_root_user():
     users = re.findall(r"^USER\s+(\S+)", text, re.MULTILINE)
     assert users and users[-1] not in ("root", "0")
     assert f"--uid {sb.DOCKER_UID}" in text
+
+
+def test_a_hidden_path_under_a_docker_mount_is_masked(docker, tmp_path):
+    # before: Docker mounted an --agent-mount folder whole, the reference inside it included
+    docker("ok")
+    shown = tmp_path / "shown"
+    (shown / "campaign").mkdir(parents=True)
+    (shown / "reference.duckdb").write_text("secret rows")
+    argv, _ = sb.choose_sandbox().wrap(["sh"], tmp_path, {"HOME": "/tmp/home"}, ro_paths=[shown],
+                                       hidden=[shown / "reference.duckdb", shown / "campaign"])
+    assert f"/dev/null:{shown / 'reference.duckdb'}:ro" in argv
+    assert f"type=tmpfs,destination={shown / 'campaign'}" in argv
+    assert argv.index(f"{shown}:{shown}:ro") < argv.index(f"/dev/null:{shown / 'reference.duckdb'}:ro")
