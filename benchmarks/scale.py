@@ -82,9 +82,10 @@ def step_synth(src: str, patients: int, cache: str) -> dict:
     os.environ["CLINBENCH_CACHE"] = cache
     import duckdb
 
+    from clinbench.derive import raw_layer
     from clinbench.ehr.synth import synth_mimic_iv
 
-    synth_mimic_iv(src, patients=patients, seed=0, keep_raw_layer=True)  # as `clinbench data synth` does
+    synth_mimic_iv(src, patients=patients, seed=0, after_raw=raw_layer.keep)  # as `clinbench data synth` does
     con = duckdb.connect(src, read_only=True)
     rows = {t: con.execute(f"SELECT count(*) FROM mimiciv_{t}").fetchone()[0]
             for t in ("icu.chartevents", "hosp.labevents", "icu.inputevents")}

@@ -102,7 +102,7 @@ def derive(task: str = "all", db: str = "", condition: str = "no-skill", schema:
     from clinbench.agents.limits import parse_limits
 
     from clinbench.campaign.matrix import split_list
-    from clinbench.cli.run import check_matrix, resolve_tasks
+    from clinbench.campaign.matrix import check_matrix, resolve_tasks
 
     if not db:
         raise DataError("pass -T db=PATH: the database with the task references built (clinbench concepts build)")

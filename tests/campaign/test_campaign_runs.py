@@ -134,7 +134,7 @@ def test_run_cli_all_means_the_tasks_of_the_databases_dataset(tiny_db, tmp_path)
 
     from clinbench.campaign.matrix import datasets_in
     from clinbench.cli import app
-    from clinbench.cli.run import resolve_tasks
+    from clinbench.campaign.matrix import resolve_tasks
     from clinbench.derive.catalogue import load_catalogue
     from clinbench.errors import TaskError
 

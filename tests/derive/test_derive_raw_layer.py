@@ -26,7 +26,7 @@ def synth_with_layer(tmp_path_factory) -> tuple[Path, Path]:
     mp = pytest.MonkeyPatch()
     mp.setenv("CLINBENCH_CACHE", str(root / "cache"))
     try:
-        db = synth_mimic_iv(root / "mimic.duckdb", patients=40, seed=3, keep_raw_layer=True)
+        db = synth_mimic_iv(root / "mimic.duckdb", patients=40, seed=3, after_raw=raw_layer.keep)
     finally:
         mp.undo()
     return db, root / "cache"
@@ -95,7 +95,7 @@ def test_no_layer_is_kept_when_it_would_leave_the_disk_short(tmp_path, monkeypat
     monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(raw_layer.shutil, "disk_usage", lambda _p: usage(10**9, 10**9 - 10**5, 10**5))  # 100 kB free
-    synth_mimic_iv(tmp_path / "s.duckdb", patients=5, seed=1, keep_raw_layer=True)
+    synth_mimic_iv(tmp_path / "s.duckdb", patients=5, seed=1, after_raw=raw_layer.keep)
     assert (tmp_path / "s.duckdb").is_file()
     assert not list((tmp_path / "cache").rglob("*.duckdb"))
 
@@ -200,7 +200,7 @@ def test_a_cache_that_cannot_be_written_never_fails_the_synthesis(tmp_path, monk
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("x")
     monkeypatch.setenv("CLINBENCH_CACHE", str(blocked))
-    db = synth_eicu(tmp_path / "eicu.duckdb", patients=10, seed=0, keep_raw_layer=True)
+    db = synth_eicu(tmp_path / "eicu.duckdb", patients=10, seed=0, after_raw=raw_layer.keep)
     assert "eicu_crd.patient" in contents(db)
 
 

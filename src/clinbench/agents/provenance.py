@@ -3,7 +3,7 @@
 The M4Bench replication mixed Claude Code versions by condition and had model-slot overrides
 in a share of its runs; a comparison is only clean when every run of an agent ran the same
 program version and every run of a requested model was answered by one served model.
-``mixed`` finds what a set of runs mixes; ``run`` and ``stats`` refuse it unless --allow-mixed.
+``records.mixed`` finds what a set of runs mixes; ``run`` and ``stats`` refuse it unless --allow-mixed.
 """
 
 from __future__ import annotations
@@ -16,22 +16,6 @@ def version_line(stdout: str, stderr: str, returncode: int) -> str | None:
     """The first line a ``--version`` printed (e.g. ``codex-cli 0.171.0``), or None if it failed or said nothing."""
     lines = [line.strip() for line in (stdout or stderr).splitlines() if line.strip()]
     return lines[0][:120] if returncode == 0 and lines else None
-
-
-def mixed(runs: Iterable[dict]) -> list[str]:
-    """What the runs mix: an agent run under several program versions, or a requested model
-    answered by several served models. One line per problem; empty when the runs are uniform."""
-    versions: dict[str, set[str]] = defaultdict(set)
-    served: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for r in runs:
-        if r.get("agent_version"):
-            versions[r["agent"]].add(r["agent_version"])
-        if r.get("served_model"):
-            served[(r["agent"], r.get("model") or "-")].add(r["served_model"])
-    problems = [f"{agent} ran as {' and '.join(sorted(v))}" for agent, v in sorted(versions.items()) if len(v) > 1]
-    problems += [f"{agent} model {model} was answered by {' / '.join(sorted(v))}"
-                 for (agent, model), v in sorted(served.items()) if len(v) > 1]
-    return problems
 
 
 _PROGRAMS = ("codex", "claude", "gemini")  # agents whose program reports its own version

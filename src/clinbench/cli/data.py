@@ -42,6 +42,7 @@ def load(
     """Load PhysioNet CSV/Parquet files into a DuckDB database with the official schema."""
     from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+    from clinbench.derive import raw_layer
     from clinbench.ehr.load import LoadEvent, check_out, load_dataset
 
     check_out(out, force=force, inputs=src_dir)
@@ -58,7 +59,7 @@ def load(
                 bar.update(tasks[event.table], completed=1, rows=f"{event.rows:,} rows")
 
         report = load_dataset(dataset.value, src_dir, out, partial=partial, verify=verify, progress=on_event,
-                              keep_raw_layer=True)
+                              after_raw=raw_layer.keep)
 
     rate = report.total_rows / report.seconds if report.seconds else 0.0
     console.print(f"loaded {len(report.rows)} tables, {report.total_rows:,} rows in {report.seconds:.1f} s "

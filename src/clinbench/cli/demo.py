@@ -88,6 +88,7 @@ def demo_command(
     from clinbench.concepts.summary import cohort_shares
     from clinbench.derive.catalogue import load_catalogue
     from clinbench.derive.scorable import describe, unscorable_tasks
+    from clinbench.derive import raw_layer
     from clinbench.ehr.synth import synth_mimic_iv
     from clinbench.report.build import SectionSpec, write_report
     from clinbench.report.provenance import record_command
@@ -105,7 +106,7 @@ def demo_command(
             console.print(f"using {db} (nothing is synthesised)")
         elif fresh or not mimic.exists():
             with console.status("synthesising…"):
-                synth_mimic_iv(mimic, patients=patients, seed=seed, keep_raw_layer=True)
+                synth_mimic_iv(mimic, patients=patients, seed=seed, after_raw=raw_layer.keep)
             console.print(f"wrote {mimic}")
         else:
             console.print(f"reusing {mimic} (--fresh regenerates)")

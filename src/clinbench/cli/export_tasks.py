@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
         """Write Harbor task folders (instruction, task.toml, environment/, tests/ running clinbench's scorer)."""
         from clinbench.campaign.matrix import split_list
         from clinbench.cli._console import make_console
-        from clinbench.cli.run import check_matrix, resolve_tasks, scorable_tasks
+        from clinbench.campaign.matrix import check_matrix, resolve_tasks, scorable_tasks
         from clinbench.concepts.manifest import profile_of
         from clinbench.concepts.profiles import get_profile, label
         from clinbench.derive.catalogue import get_task

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import typer
 from rich.console import Console
 
-from clinbench.campaign.matrix import MatrixError, expand, split_list
+from clinbench.campaign.matrix import (MatrixError, check_matrix, expand, resolve_conditions, resolve_tasks,
+                                      scorable_tasks, split_list, supported_pairs)
 from clinbench.cli._campaign import finished, interrupted
 from clinbench.cli._console import make_console
 from clinbench.concepts.profiles import PROFILE_HELP
@@ -17,101 +18,6 @@ from clinbench.records import STORE_FILE
 
 if TYPE_CHECKING:  # the agents and the campaign runner import DuckDB: loaded when a campaign runs
     from clinbench.agents.factory import AgentOptions
-
-
-def resolve_tasks(names: list[str], db: Path) -> list[str]:
-    """Task ids; 'all' means every task whose dataset the database holds. Fails early on a mismatch."""
-    from clinbench.campaign.matrix import datasets_in
-    from clinbench.derive.catalogue import get_task, load_catalogue
-    from clinbench.errors import TaskError
-
-    present = datasets_in(db)
-    if names == ["all"]:
-        return [t for t, spec in load_catalogue().items() if spec.database in present]
-    specs = [get_task(n) for n in names]
-    wrong = [s.id for s in specs if s.database not in present]
-    if wrong:
-        raise TaskError(f"{db} holds no data for {', '.join(wrong)} ({', '.join(sorted(present)) or 'no dataset'} found); "
-                        "drop these tasks or pass the matching --db")
-    return [s.id for s in specs]
-
-
-def resolve_conditions(names: list[str]) -> list[str]:
-    """Condition names; 'all' means every condition (every mechanism control on every task)."""
-    from clinbench.derive.catalogue import CONDITIONS
-
-    return list(CONDITIONS) if names == ["all"] else names
-
-
-def supported_pairs(task_ids: list[str], conditions: list[str]) -> tuple[set[tuple[str, str]], list[str]]:
-    """The task × condition pairs that can run, and a description of each that cannot.
-
-    A condition a task does not offer (``operational-spec`` on a task without one) would be
-    recorded as a failed run with reward 0 and pull its agent's mean down.
-    """
-    from clinbench.derive.catalogue import get_task
-    from clinbench.derive.conditions import check_condition
-    from clinbench.errors import TaskError
-
-    ok: set[tuple[str, str]] = set()
-    unsupported: list[str] = []
-    for task in task_ids:
-        for condition in conditions:
-            try:
-                check_condition(get_task(task), condition)
-            except TaskError:
-                unsupported.append(f"{task} × {condition}")
-            else:
-                ok.add((task, condition))
-    return ok, unsupported
-
-
-def scorable_tasks(task_ids: list[str], db: Path) -> tuple[list[str], dict[str, str]]:
-    """The tasks ``db`` can score, and why each other one cannot; none at all is an error.
-
-    A task whose reference is empty would score 0 for every agent, the reference agent's
-    included, and pull a mean down as if the agents had failed it.
-    """
-    from clinbench.derive.scorable import describe, unscorable_tasks
-    from clinbench.errors import TaskError
-
-    unscorable = unscorable_tasks(db, task_ids)
-    kept = [t for t in task_ids if t not in unscorable]
-    if not kept:
-        raise TaskError(f"{db} cannot score {describe(unscorable)}: every answer would score 0, so nothing was run "
-                        f"(`clinbench data info {db}` says why; pick another task or database)")
-    return kept, unscorable
-
-
-def check_matrix(task_ids: list[str], conditions: list[str], schemas: list[str], db: Path) -> None:
-    """Fail before any run is recorded on a condition or schema typo, or references not built in ``db``.
-
-    Runs that fail on these are recorded as errors, and a rerun skips recorded runs, so the
-    mistake would outlive its fix.
-    """
-    import duckdb
-
-    from clinbench.derive.catalogue import CONDITIONS, get_task
-    from clinbench.derive.schema_variants import plan_variant
-    from clinbench.errors import TaskError
-
-    specs = [get_task(t) for t in task_ids]
-    for condition in conditions:
-        if condition not in CONDITIONS:
-            raise TaskError(f"unknown condition {condition!r}; use one of {', '.join(CONDITIONS)}")
-    for schema in schemas:
-        plan_variant(schema, [])
-    from clinbench.derive.reference import missing_reference
-
-    with duckdb.connect(str(db), read_only=True) as con:
-        tables = con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()
-    built = {f"{s}.{t}" for s, t in tables}
-    missing = [s for s in specs if s.target_table not in built]
-    if len(missing) == 1:
-        raise TaskError(missing_reference(missing[0], db, {s for s, _ in tables}))
-    if missing:
-        raise TaskError(f"reference tables {', '.join(s.target_table for s in missing)} not in {db}; "
-                        f"run `clinbench concepts build {db}`")
 
 
 def run_command(

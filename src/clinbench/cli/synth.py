@@ -38,6 +38,7 @@ def synth(
                                  "such as 999999, charting outside the stay (0 for none)"),
 ) -> None:
     """Write a synthetic database with the same schemas, tables, columns and types as `data load`."""
+    from clinbench.derive import raw_layer
     from clinbench.ehr.load import check_out
     from clinbench.ehr.synth import synth_eicu, synth_mimic_iv
 
@@ -45,7 +46,7 @@ def synth(
     build = synth_mimic_iv if dataset is SynthDataset.mimic_iv else synth_eicu
     started = time.perf_counter()
     with console.status(f"generating {patients:,} synthetic {dataset.value} patients"):
-        path = build(out, patients=patients, seed=seed, keep_raw_layer=True, septic=septic, ventilated=ventilated,
+        path = build(out, patients=patients, seed=seed, after_raw=raw_layer.keep, septic=septic, ventilated=ventilated,
                      pressors=pressors, aki=aki, crrt=crrt, liver=liver, quirks=quirks)
     console.print(f"wrote {path} ({patients:,} patients, seed {seed}) in {time.perf_counter() - started:.1f} s",
                   highlight=False)

@@ -123,12 +123,12 @@ def register(app: typer.Typer) -> None:
         profile: str = typer.Option(None, "--profile", help=PROFILE_HELP),
     ) -> None:
         """Check each task reference against its manifest (SQL, source tables, content); exit 1 if any is stale or missing."""
-        from clinbench.campaign.matrix import split_list
+        from clinbench.campaign.matrix import resolve_tasks, split_list
         from clinbench.concepts.manifest import verify as verify_references
         from clinbench.derive.catalogue import get_task
 
-        tables = [get_task(t).target_table for t in split_list(task)] or None
-        problems = verify_references(db, tables, profile)
+        ids = split_list(task) or resolve_tasks(["all"], db)  # every task whose dataset the database holds
+        problems = verify_references(db, sorted({get_task(t).target_table for t in ids}), profile)
         for problem in problems:
             console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
         if problems:

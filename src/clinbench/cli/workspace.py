@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", help="New folder for the workspace."),
     ) -> None:
         """Prepare a workspace: masked database.duckdb, prompt.md and skills/."""
-        from clinbench.cli.run import check_matrix
+        from clinbench.campaign.matrix import check_matrix
         from clinbench.derive.workspace import prepare_workspace
 
         if db.is_file():  # a missing file gets prepare_workspace's own message

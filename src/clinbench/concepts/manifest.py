@@ -244,19 +244,12 @@ def check_tables(con: duckdb.DuckDBPyConnection, tables: list[str], db_label: st
     return problems
 
 
-def verify(db_path: str | Path, tables: list[str] | None = None, profile: str | None = None) -> list[Problem]:
-    """Problems of the references in ``db_path`` (every task's, or ``tables``) for reference profile
-    ``profile``; empty when all are fresh."""
-    from clinbench.derive.catalogue import load_catalogue
-
+def verify(db_path: str | Path, tables: list[str], profile: str | None = None) -> list[Problem]:
+    """Problems of the references ``tables`` in ``db_path`` for reference profile ``profile``; empty when all
+    are fresh."""
     path = Path(db_path)
     if not path.is_file():
         raise DataError(f"database {path} not found; pass --db a database with the concepts built")
-    if tables is None:
-        from clinbench.campaign.matrix import datasets_in
-
-        present = datasets_in(path)
-        tables = sorted({t.target_table for t in load_catalogue().values() if t.database in present})
     con = duckdb.connect(str(path), read_only=True)
     try:
         return check_tables(con, tables, str(path), file_cache(path), profile)

@@ -130,12 +130,12 @@ def load_dataset(
     partial: bool = False,
     verify: bool = False,
     progress: Progress | None = None,
-    keep_raw_layer: bool = False,
+    after_raw: Callable[[duckdb.DuckDBPyConnection, str], object] | None = None,
 ) -> LoadReport:
     """Load ``dataset`` ('mimic-iv' or 'eicu') from ``src_dir`` into ``out_path``; see the module doc.
 
-    ``keep_raw_layer``: keep a copy of the loaded tables for masked databases
-    (``clinbench.derive.raw_layer``), as `data load` does.
+    ``after_raw(con, dataset)``: called on the new file once its raw tables are loaded (`data load`
+    passes ``clinbench.derive.raw_layer.keep``, which keeps a copy for masked databases).
     """
     started = time.perf_counter()
     src = Path(src_dir)
@@ -187,10 +187,8 @@ def load_dataset(
                 warn(message)
             if progress is not None:
                 progress(LoadEvent("done", s.table.qualified, s.rel, rows=rows, index=index, total=len(sources)))
-        if keep_raw_layer:
-            from clinbench.derive import raw_layer
-
-            raw_layer.keep(con, dataset)
+        if after_raw is not None:
+            after_raw(con, dataset)
     report.seconds = time.perf_counter() - started
     return report
 

@@ -19,6 +19,8 @@ run's failure goes in ``error``, while ``publishable`` / ``flag_reason`` are the
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -252,3 +254,19 @@ class RunRecord:
         if values["finished_at"] is None:
             values["finished_at"] = datetime.now()
         return [values[name] for name in RUN_COLUMNS]
+
+
+def mixed(runs: Iterable[dict]) -> list[str]:
+    """What the runs mix: an agent run under several program versions, or a requested model
+    answered by several served models. One line per problem; empty when the runs are uniform."""
+    versions: dict[str, set[str]] = defaultdict(set)
+    served: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for r in runs:
+        if r.get("agent_version"):
+            versions[r["agent"]].add(r["agent_version"])
+        if r.get("served_model"):
+            served[(r["agent"], r.get("model") or "-")].add(r["served_model"])
+    problems = [f"{agent} ran as {' and '.join(sorted(v))}" for agent, v in sorted(versions.items()) if len(v) > 1]
+    problems += [f"{agent} model {model} was answered by {' / '.join(sorted(v))}"
+                 for (agent, model), v in sorted(served.items()) if len(v) > 1]
+    return problems

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clinbench.records import STORE_FILE
+from clinbench.records import STORE_FILE, mixed
 from clinbench.stats.compare import Comparison, compare
 from clinbench.stats.errors import StatsError
 from clinbench.stats.groups import GroupPair, parse_compare
@@ -78,7 +78,6 @@ def check_uniform(source: str | Path, runs: Runs, pair: GroupPair) -> None:
     store_path = Path(source) / STORE_FILE
     if not store_path.is_file():
         return
-    from clinbench.agents.provenance import mixed
     from clinbench.records.store import Store
 
     values = getattr(runs, pair.dimension)

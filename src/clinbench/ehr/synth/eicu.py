@@ -16,6 +16,7 @@ surgery unknown in APACHE, age '> 89'.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -494,21 +495,19 @@ class _Eicu:
         self.drugs_and_diagnoses()
 
 
-def synth_eicu(out_path: str | Path, *, patients: int = 200, seed: int = 0, keep_raw_layer: bool = False,
-               **knobs: float) -> Path:
+def synth_eicu(out_path: str | Path, *, patients: int = 200, seed: int = 0,
+               after_raw: Callable[..., object] | None = None, **knobs: float) -> Path:
     """Write a synthetic eICU-CRD database (schema eicu_crd) to ``out_path``.
 
     Same ``patients``, ``seed`` and knobs give identical tables; the file appears only when complete.
-    Knobs as for MIMIC-IV (``aki``, ``crrt`` and ``liver`` shape MIMIC-IV only); ``keep_raw_layer`` as there.
+    Knobs as for MIMIC-IV (``aki``, ``crrt`` and ``liver`` shape MIMIC-IV only); ``after_raw`` as there.
     """
     check_size(patients, seed)
     settings = Knobs(**known_knobs(knobs))
     out = Path(out_path)
     with atomic_database(out) as con:
         _Eicu(con, patients, seed, settings).build()
-        if keep_raw_layer:
-            from clinbench.derive import raw_layer
-
-            raw_layer.keep(con, "eicu")
+        if after_raw is not None:
+            after_raw(con, "eicu")
         record_synthesis(con, "eicu", patients, seed)
     return out

@@ -21,6 +21,7 @@ component, and troponin T, CK-MB, CK, NT-proBNP and CRP ordered for a minority o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from clinbench.ehr.mimic_iv_tables import CORE_SCHEMAS, MIMIC_IV_TABLES
@@ -56,22 +57,20 @@ class _Mimic(HospTables, IcuEvents, MarkerLabs):
         return self.counts
 
 
-def synth_mimic_iv(out_path: str | Path, *, patients: int = 200, seed: int = 0, keep_raw_layer: bool = False,
-                   **knobs: float) -> Path:
+def synth_mimic_iv(out_path: str | Path, *, patients: int = 200, seed: int = 0,
+                   after_raw: Callable[..., object] | None = None, **knobs: float) -> Path:
     """Write a synthetic MIMIC-IV database (schemas mimiciv_hosp, mimiciv_icu) to ``out_path``.
 
     Same ``patients``, ``seed`` and knobs give identical tables. The file appears only when
-    complete (written beside it, then renamed). Knobs: see ``Knobs``. ``keep_raw_layer``: keep a
-    copy of the raw tables for masked databases (``clinbench.derive.raw_layer``), as `data synth` does.
+    complete (written beside it, then renamed). Knobs: see ``Knobs``. ``after_raw(con, dataset)``:
+    called once the raw tables are written (`data synth` passes ``clinbench.derive.raw_layer.keep``).
     """
     check_size(patients, seed)
     settings = Knobs(**known_knobs(knobs))
     out = Path(out_path)
     with atomic_database(out) as con:
         _Mimic(con, patients, seed, settings).build()
-        if keep_raw_layer:
-            from clinbench.derive import raw_layer
-
-            raw_layer.keep(con, "mimic-iv")
+        if after_raw is not None:
+            after_raw(con, "mimic-iv")
         record_synthesis(con, "mimic-iv", patients, seed)
     return out

@@ -1,0 +1,85 @@
+"""The project's layering, read from every module's imports (top-level and inside functions).
+
+The allowed graph follows ARCHITECTURE.md's data flow: ehr -> concepts -> derive -> agents ->
+campaign -> stats -> report, with dx beside derive on the same agents, campaign, records, stats
+and report; ``records`` (run records and the store) and the small helpers sit at the bottom and
+import none of them. A layer may import the layers listed for it and nothing else; the CLI,
+``inspect_tasks`` and ``__main__`` sit on top.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import clinbench
+
+BOTTOM = {"errors", "atomic", "write_errors", "fileid", "versions", "untrusted", "clinbench"}  # clinbench: __version__
+ALLOWED: dict[str, set[str]] = {
+    "records": set(),
+    "ehr": {"records"},
+    "concepts": {"ehr"},
+    "derive": {"ehr", "concepts", "records"},
+    # the built-in reference agents read the task catalogue and its reference
+    "agents": {"records", "derive"},
+    "campaign": {"records", "agents", "derive", "concepts", "ehr"},
+    "stats": {"records"},
+    "dx": {"records", "agents", "campaign", "stats", "ehr"},
+    "report": {"records", "stats", "dx", "derive", "campaign", "concepts", "agents"},
+    "inspect_tasks": {"records", "derive", "campaign", "agents"},
+}
+TOP = {"cli", "serve", "__main__"}  # the command line and the web app may import anything
+# Single arrows the graph does not have, each with its reason; nothing else may be added here.
+EXCEPTIONS = {
+    ("clinbench.derive.harbor", "clinbench.agents.limits"): "an exported Harbor task carries the sandbox's output cap",
+    ("clinbench.stats.families", "clinbench.derive.catalogue"): "M4Bench's per-run CSVs name no family; left: "
+                                                               "callers should pass the catalogue's families",
+}
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "clinbench"
+
+
+def imports(source: str) -> list[tuple[int, str]]:
+    """Every ``clinbench`` module a module's text imports, with its line, wherever the import is."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if a.name.startswith("clinbench")]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("clinbench"):
+            found.append((node.lineno, node.module))
+    return found
+
+
+def forbidden(root: Path) -> list[str]:
+    """``module:line -> imported`` for each import the allowed graph does not have."""
+    bad = []
+    for path in sorted(root.rglob("*.py")):
+        module = ".".join(("clinbench", *path.relative_to(root).with_suffix("").parts)).removesuffix(".__init__")
+        here = layer_of(module)
+        for line, target in imports(path.read_text(encoding="utf-8")):
+            there = layer_of(target)
+            if here in TOP or there == here or there in BOTTOM or (module, target) in EXCEPTIONS:
+                continue
+            if here in BOTTOM or there not in ALLOWED.get(here, set()):
+                bad.append(f"{module}:{line} -> {target}")
+    return bad
+
+
+def test_no_module_imports_against_the_layering():
+    assert forbidden(Path(clinbench.__file__).parent) == []
+
+
+def test_the_check_fails_on_a_planted_forbidden_import(tmp_path):
+    root = tmp_path / "clinbench"
+    for name, text in {"agents/llm.py": "def f():\n    from clinbench.campaign.campaign import run_campaign\n",
+                       "ehr/load.py": "import clinbench.derive.raw_layer\n",
+                       "stats/runs.py": "from clinbench.records import RunRecord\n",
+                       "records/__init__.py": "from clinbench.stats import runs\n"}.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    assert forbidden(root) == ["clinbench.agents.llm:2 -> clinbench.campaign.campaign",
+                               "clinbench.ehr.load:1 -> clinbench.derive.raw_layer",
+                               "clinbench.records:1 -> clinbench.stats"]
