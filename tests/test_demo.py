@@ -15,6 +15,8 @@ from chromium_page import file_url, find_chromium, open_page  # noqa: E402
 from clinbench.campaign.demo import demo_tasks  # noqa: E402
 from clinbench.report.published import M4BENCH_RUNS  # noqa: E402
 
+pytestmark = pytest.mark.slow  # real processes and signals (or Ray, or the whole demo): minutes, not seconds
+
 N_TASKS = len(demo_tasks())  # the MIMIC-IV standard tasks whose reference has a variant (at most 6)
 
 SECTION_FACTS = {

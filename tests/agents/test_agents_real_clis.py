@@ -20,10 +20,10 @@ from tests.agents.scripted_server import ScriptedServer
 
 PREFIX = os.environ.get("CLINBENCH_REAL_CLIS")
 BIN = Path(PREFIX or "/nonexistent") / "node_modules" / ".bin"
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     not (BIN / "codex").exists() or not (BIN / "claude").exists(),
     reason="real CLIs not installed: npm install --prefix DIR @openai/codex @anthropic-ai/claude-code; set CLINBENCH_REAL_CLIS=DIR",
-)
+)]
 WRITE = "printf 'stay_id,x\\n1,2\\n' > output.csv"
 
 

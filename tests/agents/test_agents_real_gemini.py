@@ -22,11 +22,11 @@ from test_agents_chat_only_endpoint import _answer_shell, _campaign
 
 PREFIX = os.environ.get("CLINBENCH_REAL_CLIS")
 BIN = Path(PREFIX or "/nonexistent") / "node_modules" / ".bin"
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     not (BIN / "gemini").exists() or not bwrap_available(),
     reason="needs the real Gemini CLI (npm install --prefix DIR @google/gemini-cli; CLINBENCH_REAL_CLIS=DIR) "
            "and a working bubblewrap",
-)
+)]
 
 
 @pytest.fixture(autouse=True)

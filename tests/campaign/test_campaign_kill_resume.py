@@ -11,6 +11,9 @@ import time
 from clinbench.agents.sandbox import bwrap_available
 from clinbench.campaign.evidence import verify_manifest
 from clinbench.records.store import Store
+import pytest
+
+pytestmark = pytest.mark.slow  # real processes and signals (or Ray, or the whole demo): minutes, not seconds
 
 # Writes a half-right SOFA answer (one of two stays) or a fully right MELD answer, after a pause.
 ANSWER = (

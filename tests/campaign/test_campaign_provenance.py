@@ -14,6 +14,7 @@ from clinbench.agents.factory import AgentOptions
 from tests.agents.scripted_server import ScriptedServer
 from clinbench.campaign.campaign import CampaignError, run_campaign
 from clinbench.campaign.execute import CampaignConfig
+from clinbench.records import mixed
 from clinbench.campaign.matrix import RunSpec
 from clinbench.records.store import Store
 from clinbench.cli import app
@@ -44,9 +45,9 @@ def test_mixed_names_what_a_set_of_runs_mixes():
     runs = [{"agent": "claude", "model": "sonnet", "agent_version": "2.1.119 (Claude Code)", "served_model": "sonnet"},
             {"agent": "claude", "model": "sonnet", "agent_version": "2.1.220 (Claude Code)", "served_model": "sonnet,haiku"},
             {"agent": "codex", "model": "gpt-5.5", "agent_version": "codex-cli 0.171.0", "served_model": None}]
-    assert provenance.mixed(runs) == ["claude ran as 2.1.119 (Claude Code) and 2.1.220 (Claude Code)",
+    assert mixed(runs) == ["claude ran as 2.1.119 (Claude Code) and 2.1.220 (Claude Code)",
                                       "claude model sonnet was answered by sonnet / sonnet,haiku"]
-    assert provenance.mixed(runs[2:]) == []
+    assert mixed(runs[2:]) == []
 
 
 def _campaign(db, out, script, specs, **kw):

@@ -10,6 +10,8 @@ from clinbench.campaign.execute import CampaignConfig
 from clinbench.campaign.matrix import expand
 from clinbench.records.store import Store
 
+pytestmark = pytest.mark.slow  # real processes and signals (or Ray, or the whole demo): minutes, not seconds
+
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'clinbench[ray]' to run the Ray executor test")
 
 VOLATILE = {"elapsed_seconds", "finished_at", "model_seconds", "harness_seconds"}  # timings

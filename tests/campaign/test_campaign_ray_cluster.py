@@ -27,6 +27,8 @@ from clinbench.campaign.execute import CampaignConfig  # noqa: E402
 from clinbench.campaign.matrix import expand  # noqa: E402
 from clinbench.records.store import Store  # noqa: E402
 
+pytestmark = pytest.mark.slow  # real processes and signals (or Ray, or the whole demo): minutes, not seconds
+
 RAY = str(Path(sys.executable).parent / "ray")
 ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
 

@@ -46,6 +46,7 @@ def _wait_for_runs(proc: subprocess.Popen, runs, n: int) -> None:
     pytest.fail(f"dx run ended or stalled before {n} runs: {proc.stderr.read().decode()[-1500:]}")
 
 
+@pytest.mark.slow
 def test_kill_9_then_ctrl_c_then_rerun_records_every_encounter_once(tmp_path):
     """Real signals to a real `dx run` process (the only way to show it): SIGKILL after 2 runs,
     SIGINT after 4 (exit 130, the same message as `run`), then a plain rerun finishes the rest."""
@@ -96,6 +97,7 @@ def test_an_endpoint_lost_mid_run_is_a_harness_error_with_its_reason(tmp_path, m
     assert rec.error.startswith("harness error: agent model endpoint unreachable:") and "connection failed" in rec.error
 
 
+@pytest.mark.slow
 def test_ray_executor_runs_a_dx_campaign_and_the_store_rebuilds_from_evidence(tmp_path):
     pytest.importorskip("ray", reason="Ray is not installed: pip install 'clinbench[ray]'")
     cases = demo_cases()[:3]

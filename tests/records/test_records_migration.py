@@ -40,3 +40,17 @@ def test_an_old_dx_manifest_rebuilds_into_the_neutral_columns():
 def test_one_status_vocabulary():
     assert [str(s) for s in RunStatus] == ["ok", "agent-failed", "harness-error"]
     assert normalise_status("timeout") is RunStatus.AGENT_FAILED and normalise_status("ok") == "ok"
+
+
+def test_the_status_words_are_spelt_only_in_records():
+    """One status vocabulary: outside clinbench.records every module names a status through RunStatus."""
+    import re
+    from pathlib import Path
+
+    import clinbench
+
+    root = Path(clinbench.__file__).parent
+    literal = re.compile(r"""["'](agent-failed|harness-error)["']""")
+    spelt = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
+                   if p.parent.name != "records" and literal.search(p.read_text(encoding="utf-8")))
+    assert spelt == []

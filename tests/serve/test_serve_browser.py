@@ -24,8 +24,8 @@ LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backgro
                "--disable-component-update", "--disable-sync", "--no-first-run"]
 TOKEN = "test-token-0123456789"
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium "
-                                                               "(.ci/run installs it with apt)")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium "
+                                                               "(.ci/run installs it with apt)")]
 pytest.importorskip("playwright", reason="needs the test extra: pip install -c constraints.txt -e '.[test]'")
 
 

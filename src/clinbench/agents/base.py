@@ -65,7 +65,7 @@ class Workspace:
 class AgentOutcome:
     """What an agent run produced."""
 
-    status: str  # 'ok' | 'error' | 'timeout' (the agent's failures) | 'harness-error' (e.g. endpoint down)
+    status: str  # 'ok' | 'error' | 'timeout' (the agent's failures) | RunStatus.HARNESS_ERROR (e.g. endpoint down)
     output_csv: Path | None
     transcript: Path | None
     usage: Usage = field(default_factory=Usage)

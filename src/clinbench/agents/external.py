@@ -31,7 +31,7 @@ from clinbench.agents.limits import Limits
 from clinbench.agents.process import run_process
 from clinbench.agents.sandbox import Egress, Sandbox, choose_sandbox
 from clinbench.atomic import write_json_atomic
-from clinbench.records import Usage
+from clinbench.records import RunStatus, Usage
 from clinbench.errors import AgentError
 
 STAMP_SCRIPT = Path(__file__).with_name("stamp_lines.py")  # timestamps the program's JSON events
@@ -262,7 +262,7 @@ class ExternalAgent(Agent):
             cause = endpoint_failure(ctx.evidence_dir / EGRESS_LOG, self.base_url, chat=translator is not None,
                                      model=self.model or ctx.model, api_key=self.api_key)
             if cause is not None:  # the endpoint's failure, on the harness's own evidence: not the agent's
-                status, error, limit = "harness-error", f"{cause}; {error or 'the agent wrote no output'}", None
+                status, error, limit = RunStatus.HARNESS_ERROR, f"{cause}; {error or 'the agent wrote no output'}", None
         usage = accounted_usage(parsed, translator, ctx.evidence_dir / EGRESS_LOG, result.elapsed)
         served = set(parsed.served_models) | (translator.served_models if translator is not None else set())
         return AgentOutcome(status=status, output_csv=output_if_written(workspace), transcript=ctx.transcript,

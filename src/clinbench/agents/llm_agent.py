@@ -31,7 +31,7 @@ from clinbench.agents.base import Agent, AgentOutcome, RunContext, TranscriptWri
 from clinbench.agents.llm_clients import Message, ModelClient, ModelTimeout, RetryPolicy, Turn, make_client, one_line
 from clinbench.agents.sql_tools import TOOL_SPECS, WorkspaceTools
 from clinbench.agents.text_tool_calls import find_text_tool_calls
-from clinbench.records import Usage
+from clinbench.records import RunStatus, Usage
 from clinbench.errors import AgentError, EndpointError
 
 SYSTEM_PROMPT = (
@@ -115,11 +115,11 @@ class LLMAgent(Agent):
             except ModelTimeout as exc:
                 status, error, limit = "timeout", f"run timed out after {ctx.timeout_seconds:g} s: {exc}", "timeout"
             except EndpointError as exc:  # the endpoint failed, not the agent
-                status, error = "harness-error", one_line(exc, 500)
+                status, error = RunStatus.HARNESS_ERROR, one_line(exc, 500)
             except AgentError as exc:
                 status, error = "error", one_line(exc, 500)
             except Exception as exc:  # a harness bug: the run is a harness error with its usage, the campaign goes on
-                status, error = "harness-error", f"harness error in the llm agent: {type(exc).__name__}: {one_line(exc, 300)}"
+                status, error = RunStatus.HARNESS_ERROR, f"harness error in the llm agent: {type(exc).__name__}: {one_line(exc, 300)}"
                 (ctx.evidence_dir / HARNESS_ERROR_FILE).write_text(traceback.format_exc(), encoding="utf-8")
             finally:
                 tools.close()

@@ -27,7 +27,7 @@ from clinbench.agents.sandbox import HiddenPathVisible
 from clinbench.campaign import evidence
 from clinbench.campaign.binding import bind_profile, bind_tasks
 from clinbench.campaign.matrix import RunSpec
-from clinbench.records import ColumnScore, RunRecord
+from clinbench.records import ColumnScore, RunRecord, RunStatus
 from clinbench.errors import ClinbenchError
 from clinbench.write_errors import WriteError, explain, kind_of
 
@@ -70,14 +70,14 @@ class RunResult:
 def score_into_record(record: RunRecord, task_id: str, output_csv: Path | None, db: str | Path,
                       scored_columns: str = "value") -> dict[str, Any]:
     """Score an output (or its absence) and copy the numbers into ``record``; return score.json content."""
-    if record.status == "harness-error":
+    if record.status == RunStatus.HARNESS_ERROR:
         record.reward = record.strict = record.key_f1 = record.ordered_value_nmae = None
         record.column_scores = []
         return {"task_id": task_id, "reward": None, "strict": None, "reason": "harness error: not scored"}
     if output_csv is None or not Path(output_csv).is_file():
         record.reward, record.strict, record.key_f1, record.ordered_value_nmae = 0.0, False, 0.0, None
         record.column_scores = []
-        record.status = "agent-failed"
+        record.status = RunStatus.AGENT_FAILED
         record.error = record.error or "no output.csv was written"
         return {"task_id": task_id, "reward": 0.0, "strict": False, "scored_columns": scored_columns,
                 "reason": "no output.csv was written"}
@@ -86,7 +86,7 @@ def score_into_record(record: RunRecord, task_id: str, output_csv: Path | None, 
     result = score_output(task_id, output_csv, db, scored_columns=scored_columns)
     data = result.as_dict()
     if result.reference_rows == 0:  # every answer would score 0: the database's fault, never the agent's
-        record.status = "harness-error"
+        record.status = RunStatus.HARNESS_ERROR
         record.error = f"the reference of {task_id} has no rows in this database: not scored"
         record.reward = record.strict = record.key_f1 = record.ordered_value_nmae = None
         record.column_scores = []
@@ -164,7 +164,7 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
         t2 = time.monotonic()
         outcome = agent.run(ws, ctx)
         timings["agent"] = time.monotonic() - t2
-        record.status = "agent-failed" if outcome.status in AGENT_FAILED else outcome.status
+        record.status = RunStatus.AGENT_FAILED if outcome.status in AGENT_FAILED else outcome.status
         record.isolated = outcome.isolated
         from clinbench.agents.prices import cost_of
 
@@ -177,7 +177,7 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
         # taken only if a regular file of the workspace under the cap; else the run fails with the reason
         output_refused = evidence.take_output(ws.output_csv, partial / evidence.OUTPUT, config.options.sandbox_limits.output_bytes)
         if output_refused:
-            record.status, error = "agent-failed", f"{error}; {output_refused}" if error else output_refused
+            record.status, error = RunStatus.AGENT_FAILED, f"{error}; {output_refused}" if error else output_refused
         if getattr(agent, "external", False) and not outcome.isolated:
             record.publishable, record.flag_reason = False, "not isolated (--unsafe-no-isolation)"
         elif not unsandboxed:
@@ -187,14 +187,14 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
     except (WriteError, HiddenPathVisible):
         raise
     except ClinbenchError as exc:  # workspace, sandbox, endpoint: not the agent's doing
-        record.status, error = "harness-error", str(exc)
+        record.status, error = RunStatus.HARNESS_ERROR, str(exc)
     except OSError as exc:
         if kind_of(exc) in ("disk-full", "read-only"):
             raise
-        record.status, error = "harness-error", f"{type(exc).__name__}: {exc}"
+        record.status, error = RunStatus.HARNESS_ERROR, f"{type(exc).__name__}: {exc}"
         _write_traceback(partial)
     except Exception as exc:  # a bug must not stop the campaign; the traceback is evidence
-        record.status, error = "harness-error", f"{type(exc).__name__}: {exc}"
+        record.status, error = RunStatus.HARNESS_ERROR, f"{type(exc).__name__}: {exc}"
         _write_traceback(partial)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -226,7 +226,7 @@ def lost_run(spec: RunSpec, config: CampaignConfig, cause: str) -> RunResult:
     partial = evidence.new_partial_dir(Path(config.out), spec.run_id)
     record = RunRecord(run_id=spec.run_id, benchmark="derive", task=spec.task, condition=spec.condition,
                        schema=spec.schema, agent=spec.agent, model=spec.model, trial=spec.trial,
-                       status="harness-error", data_digest=config.data_digests.get(spec.task), error=cause,
+                       status=RunStatus.HARNESS_ERROR, data_digest=config.data_digests.get(spec.task), error=cause,
                        profile=config.profile)
     try:
         from clinbench.derive.catalogue import get_task
@@ -256,7 +256,7 @@ def _finish(spec: RunSpec, config: CampaignConfig, record: RunRecord, partial: P
     except ClinbenchError as exc:  # the output is unreadable: the agent's failure
         score = {"task_id": spec.task, "reward": 0.0, "strict": False, "reason": f"scoring failed: {exc}"}
         record.reward, record.strict = 0.0, False
-        record.status, record.error = "agent-failed", record.error or f"scoring failed: {exc}"
+        record.status, record.error = RunStatus.AGENT_FAILED, record.error or f"scoring failed: {exc}"
     if error:
         score["run_error"] = error
     if output_refused:

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from clinbench.campaign.campaign import Reporter
-from clinbench.records import RunRecord
+from clinbench.records import RunRecord, RunStatus
 
 
 PLAIN_EVERY_SECONDS = 5.0
@@ -69,12 +69,12 @@ class RichReporter(Reporter):
         self._task = self.progress.add_task("runs", total=total, means="")
 
     def finished(self, record: RunRecord) -> None:
-        if record.status == "harness-error":
-            self._counts["harness-error"] += 1
+        if record.status == RunStatus.HARNESS_ERROR:
+            self._counts[RunStatus.HARNESS_ERROR] += 1
         else:
             self._rewards[record.condition].append(record.reward or 0.0)
             if record.status != "ok":
-                self._counts["agent-failed"] += 1
+                self._counts[RunStatus.AGENT_FAILED] += 1
         means = "  ".join(f"{c}: {sum(v) / len(v):.3f}" for c, v in sorted(self._rewards.items()))
         self._done += 1
         if self.plain is not None:

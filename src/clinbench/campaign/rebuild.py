@@ -20,7 +20,7 @@ from pathlib import Path
 
 from clinbench.atomic import temp_name
 from clinbench.campaign import evidence
-from clinbench.records import RunRecord, STORE_FILE
+from clinbench.records import STORE_FILE, RunRecord, RunStatus
 from clinbench.records.store import Store, StoreError
 from clinbench.write_errors import explain
 
@@ -132,7 +132,7 @@ def _rescore(record: RunRecord, folder: Path, db: str | Path | None) -> str:
                           manifest.get("scored_columns", "value"))
     except ClinbenchError as exc:  # an output that does not score is the agent's failure, as in the run
         record.reward, record.strict, record.key_f1, record.column_scores = 0.0, False, 0.0, []
-        record.status, record.error = "agent-failed", record.error or f"scoring failed: {exc}"
+        record.status, record.error = RunStatus.AGENT_FAILED, record.error or f"scoring failed: {exc}"
     return ""
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from clinbench.campaign import evidence
 from clinbench.campaign.execute import score_into_record
+from clinbench.records import RunStatus
 from clinbench.records.store import Store
 from clinbench.errors import ClinbenchError
 
@@ -76,7 +77,7 @@ def rescore_campaign(out: str | Path, db: str | Path | None = None, *, new_data:
         for kept in ("run_error", "output_refused"):
             if kept in old_score:
                 score[kept] = old_score[kept]
-        if record.status == "agent-failed" and record.reward is None:
+        if record.status == RunStatus.AGENT_FAILED and record.reward is None:
             record.reward = 0.0
         record.data_digest = digests.get(str(Path(database).resolve()), {}).get(tables.get(row["task"]), record.data_digest)
         record.rescored_against = marked or record.rescored_against

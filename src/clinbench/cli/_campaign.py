@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 
 from clinbench.cli._console import make_console
-from clinbench.records import STORE_FILE
+from clinbench.records import STORE_FILE, RunStatus
 
 
 def finished(summary, out: Path) -> None:
@@ -28,8 +28,8 @@ def interrupted(exc) -> None:
 
 def print_causes(summary, console: Console) -> None:
     """Each cause of a run that is not ok, grouped, harness errors first; and how to redo them."""
-    labels = {"harness-error": "harness error(s): not scored, left out of every statistic",
-              "agent-failed": "agent failure(s): no or unusable output, reward 0"}
+    labels = {RunStatus.HARNESS_ERROR: "harness error(s): not scored, left out of every statistic",
+              RunStatus.AGENT_FAILED: "agent failure(s): no or unusable output, reward 0"}
     for status, label in labels.items():
         groups = sorted(((cause, ids) for (s, cause), ids in summary.causes.items() if s == status),
                         key=lambda item: -len(item[1]))

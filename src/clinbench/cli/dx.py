@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 
 from clinbench.cli._console import make_console
+from clinbench.records import RunStatus
 
 console = make_console()
 
@@ -54,8 +55,8 @@ def role_specs(models: dict[str, tuple], params: list[str]) -> dict:
 def _scored_line(records) -> str:
     """Accuracy and mean cost of scored runs, never 'nan'."""
     scored = [r for r in records if r.reward is not None]
-    failed = sum(r.status == "agent-failed" for r in records)
-    harness = sum(r.status == "harness-error" for r in records)
+    failed = sum(r.status == RunStatus.AGENT_FAILED for r in records)
+    harness = sum(r.status == RunStatus.HARNESS_ERROR for r in records)
     notes = ", ".join(x for x in (f"{failed} agent-failed (counted wrong)" if failed else "",
                                   f"{harness} harness-error (left out; see error)" if harness else "") if x)
     if not scored:

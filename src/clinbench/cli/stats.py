@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 
 from clinbench.cli._console import make_console
+from clinbench.records import RunStatus
 
 
 def _f(x: float | None) -> str:
@@ -81,8 +82,8 @@ def print_summary(s, console: Console) -> None:
     st = s.status
     console.print(f"[bold]{s.runs} runs[/] of {s.tasks} tasks in {s.families} families; source {s.source}",
                   highlight=False)
-    console.print(f"status: {st['ok']} ok, {st['agent-failed']} agent failures (reward 0, counted), "
-                  f"{st['harness-error']} harness errors (left out); {s.flagged_excluded} flagged runs excluded",
+    console.print(f"status: {st['ok']} ok, {st[RunStatus.AGENT_FAILED]} agent failures (reward 0, counted), "
+                  f"{st[RunStatus.HARNESS_ERROR]} harness errors (left out); {s.flagged_excluded} flagged runs excluded",
                   highlight=False)
     def show(title: str, items: list) -> None:
         cols = [Col(items[0].by), Col("tasks", numeric=True), Col("runs", numeric=True), Col("mean", numeric=True),

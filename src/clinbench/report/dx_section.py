@@ -23,6 +23,7 @@ from pathlib import Path
 
 from clinbench.dx import stats as dxstats
 from clinbench.dx.judge import cohen_kappa
+from clinbench.records import RunStatus
 from clinbench.untrusted import markdown
 
 MAX_CASE_ROWS = 400
@@ -39,8 +40,8 @@ def _agent_rows(runs: list[dict]) -> list[list[str]]:
     rows = []
     for s in dxstats.summarise(runs):
         sub = [r for r in runs if dxstats._key(r) == s.agent]
-        failed = sum(r["status"] == "agent-failed" for r in sub)
-        harness = sum(r["status"] == "harness-error" for r in sub)
+        failed = sum(r["status"] == RunStatus.AGENT_FAILED for r in sub)
+        harness = sum(r["status"] == RunStatus.HARNESS_ERROR for r in sub)
         rows.append([s.agent + (" [self-judge]" if any("+self-judge" in (r["judge"] or "") for r in sub) else ""),
                      str(s.runs), dxstats.fmt_pct(s.accuracy),
                      f"{s.ci[0]:.1%}–{s.ci[1]:.1%}" if s.ci else "n/a", dxstats.fmt_usd(s.mean_cost),

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from clinbench.errors import ClinbenchError
-from clinbench.records import ColumnScore
+from clinbench.records import ColumnScore, RunStatus
 
 MAX_ROWS = 5
 
@@ -96,7 +96,7 @@ def explain_run(run_dir: str | Path, *, max_rows: int = MAX_ROWS) -> RunWhy:
         condition=str(spec.get("condition") or ""), agent=str(spec.get("agent") or ""),
         model=str(spec.get("model") or ""), trial=spec.get("trial"), status=status,
         reward=score.get("reward"), strict=score.get("strict"), cause=run_cause(manifest, score),
-        harness_error=status == "harness-error" or (folder / "harness_error.txt").is_file(),
+        harness_error=status == RunStatus.HARNESS_ERROR or (folder / "harness_error.txt").is_file(),
         reference_rows=score.get("reference_rows"), agent_rows=score.get("agent_rows"),
         columns=columns, mismatches=list(rows.values())[:max_rows],
     )

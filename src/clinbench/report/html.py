@@ -18,6 +18,7 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
+from clinbench.records import RunStatus
 from clinbench.report.data import EVIDENCE_FILES, TRANSCRIPT_CANDIDATES, ReportData, Section
 from clinbench.report.explain import RunWhy
 from clinbench.report.provenance import Provenance
@@ -130,9 +131,9 @@ def _provenance(p: Provenance | None) -> str:
 
 def _status_html(sec: Section) -> str:
     st = sec.summary.status
-    parts = [f'<p class="note" data-status="{st["ok"]},{st["agent-failed"]},{st["harness-error"]}">'
-             f"Runs: {st['ok']} ok, {st['agent-failed']} agent failures (no or bad output: reward 0, counted), "
-             f"{st['harness-error']} harness errors (the harness failed, not the agent: in no figure).</p>"]
+    parts = [f'<p class="note" data-status="{st["ok"]},{st[RunStatus.AGENT_FAILED]},{st[RunStatus.HARNESS_ERROR]}">'
+             f"Runs: {st['ok']} ok, {st[RunStatus.AGENT_FAILED]} agent failures (no or bad output: reward 0, counted), "
+             f"{st[RunStatus.HARNESS_ERROR]} harness errors (the harness failed, not the agent: in no figure).</p>"]
     failed = [w for w in sec.why.values() if w.status not in ("ok", "")]
     if sec.harness:
         parts += ["<h3>Harness errors (left out of every figure)</h3>", _table(
@@ -175,8 +176,8 @@ def _summary_body(sec: Section) -> list[str]:
         _card("mean reward (task-balanced)", _num(o.mean), f"{level} CI {mean_ci_text(o.ci)}", "mean", hero=True),
         _card("runs", str(s.runs), f"{s.tasks} tasks, {s.families} families", "runs"),
         _card("strict passes", strict_text(o.strict), "every strict check met", "strict"),
-        _card("agent failures", str(s.status["agent-failed"]), "reward 0, counted", "agent_failed"),
-        _card("harness errors", str(s.status["harness-error"]), "left out", "harness_errors"),
+        _card("agent failures", str(s.status[RunStatus.AGENT_FAILED]), "reward 0, counted", "agent_failed"),
+        _card("harness errors", str(s.status[RunStatus.HARNESS_ERROR]), "left out", "harness_errors"),
     ])
     body = [f'<div class="cards">{cards}</div>', sec.figures.get("forest", "")]
     for title, items in (("By agent", s.per_agent), ("By condition", s.per_condition), ("By model", s.per_model),

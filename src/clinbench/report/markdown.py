@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from clinbench.records import RunStatus
 from clinbench.report.data import ReportData, Section
 from clinbench.stats.formatting import ci_text, mean_ci_text, p_text, signed, strict_text
 from clinbench.untrusted import markdown
@@ -56,8 +57,8 @@ def _summary_md(sec: Section) -> list[str]:
 
 def _common_md(sec: Section) -> list[str]:
     st = sec.summary.status
-    out = ["", f"Runs: {st['ok']} ok, {st['agent-failed']} agent failures (reward 0, counted), "
-               f"{st['harness-error']} harness errors (left out)."]
+    out = ["", f"Runs: {st['ok']} ok, {st[RunStatus.AGENT_FAILED]} agent failures (reward 0, counted), "
+               f"{st[RunStatus.HARNESS_ERROR]} harness errors (left out)."]
     if sec.harness:
         out += ["", "### Harness errors", "", _table(["run", "task", "agent", "cause"],
                 [[w.run_id, w.task, w.label, w.cause or "no cause recorded"] for w in sec.harness])]

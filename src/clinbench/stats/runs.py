@@ -25,14 +25,14 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from clinbench.records import STORE_FILE
+from clinbench.records import LEGACY_STATUS, STORE_FILE, RunStatus
 from clinbench.stats.errors import StatsError
 
 REQUIRED = ("task", "condition", "model", "trial", "reward")
 BENCHMARKS = ("derive", "dx")
 STATUS_OK = "ok"
-AGENT_FAILED = ("agent-failed", "error", "timeout")  # the last two: stores written before agent-failed
-HARNESS_ERROR = "harness-error"
+AGENT_FAILED = (RunStatus.AGENT_FAILED, *LEGACY_STATUS)  # and the statuses of stores written before it
+HARNESS_ERROR = RunStatus.HARNESS_ERROR
 _ARRAYS = ("task", "condition", "model", "trial", "schema", "reward", "strict", "key_f1", "nmae", "run_id",
            "evidence_dir", "agent", "status", "reward_missing", "input_tokens", "output_tokens", "cost",
            "elapsed")

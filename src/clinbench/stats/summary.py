@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from clinbench.records import RunStatus
 from clinbench.stats.bootstrap import bootstrap_distribution, percentile_interval
 from clinbench.stats.compare import Interval, StrictCount, no_nan
 from clinbench.stats.families import task_families
@@ -142,7 +143,7 @@ def _usage(runs: Runs) -> list[UsageRow]:
 def status_counts(runs: Runs) -> dict[str, int]:
     harness = 0 if runs.harness_errors is None else len(runs.harness_errors)
     failed = int(runs.agent_failed.sum())
-    return {"ok": len(runs) - failed, "agent-failed": failed, "harness-error": harness}
+    return {"ok": len(runs) - failed, RunStatus.AGENT_FAILED: failed, RunStatus.HARNESS_ERROR: harness}
 
 
 def summarise(runs: Runs, *, seed: int = 0, draws: int = 20000, level: float = 0.95,
