@@ -114,11 +114,17 @@ def execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
 
     Raises ``StorageFailure`` when the campaign folder cannot be written (disk full, read-only).
     """
+    return storage_checked(config.out, _execute_run, spec, config)
+
+
+def storage_checked(out: str, runner, spec, config) -> RunResult:
+    """``runner(spec, config)``, a full disk or read-only campaign folder raised as ``StorageFailure`` (every
+    further run would fail too: it stops the campaign); any other OSError is the runner's to handle."""
     try:
-        return _execute_run(spec, config)
+        return runner(spec, config)
     except OSError as exc:
         if kind_of(exc) in ("disk-full", "read-only"):
-            raise StorageFailure(explain(exc, config.out)) from exc
+            raise StorageFailure(explain(exc, out)) from exc
         raise
 
 

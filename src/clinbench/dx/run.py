@@ -34,7 +34,7 @@ from pathlib import Path
 
 from clinbench.campaign import evidence
 from clinbench.campaign.campaign import CampaignSummary, Reporter, run_campaign
-from clinbench.campaign.execute import RunResult, StorageFailure
+from clinbench.campaign.execute import RunResult, storage_checked
 from clinbench.campaign.preflight import check_model
 from clinbench.dx.agents import LLM_AGENTS, make_agent
 from clinbench.dx.cases import Case
@@ -47,7 +47,6 @@ from clinbench.dx.models import ModelCache, ModelError, RoleModel, RoleSpec, che
 from clinbench.dx.orchestrator import DxoSettings, run_ensemble
 from clinbench.errors import ClinbenchError
 from clinbench.records import RunRecord, RunStatus, Usage
-from clinbench.write_errors import explain, kind_of
 
 GATEKEEPERS = ("offline", "llm")
 JUDGES = ("offline", "llm")
@@ -198,12 +197,7 @@ def _unreachable(models: dict[str, RoleModel]) -> str | None:
 def execute_encounter(spec: DxSpec, config: DxCampaignConfig) -> RunResult:
     """Play, judge and seal one encounter; never raises for a model's or the harness's failure (they
     become the run's status). Raises ``StorageFailure`` when the campaign folder cannot be written."""
-    try:
-        return _execute(spec, config)
-    except OSError as exc:
-        if kind_of(exc) in ("disk-full", "read-only"):
-            raise StorageFailure(explain(exc, config.out)) from exc
-        raise
+    return storage_checked(config.out, _execute, spec, config)
 
 
 def run_one(case: Case, cfg: DxConfig, trial: int, out_dir: Path, prices: PriceTable, *, agent=None) -> RunRecord:
