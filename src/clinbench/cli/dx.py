@@ -18,6 +18,14 @@ console = make_console()
 
 
 ROLE_PARAMS = ("temperature", "max_tokens", "price_in", "price_out")
+# The llm judge's options, declared once for every command that takes a judge (run, rejudge, judge, judge-calibrate).
+JUDGE_MODEL = typer.Option(None, "--judge-model", help="model of the llm judge (--judge llm)")
+JUDGE_PROVIDER = typer.Option("openai", "--judge-provider", help="openai | anthropic")
+JUDGE_BASE_URL = typer.Option(None, "--judge-base-url", help="judge endpoint (default OPENAI_BASE_URL / ANTHROPIC_BASE_URL)")
+JUDGE_API_KEY_ENV = typer.Option(None, "--judge-api-key-env", help="environment variable holding the judge's API key "
+                                                                 "(default OPENAI_API_KEY / ANTHROPIC_API_KEY)")
+JUDGE_API_KEY = typer.Option(None, "--judge-api-key", hidden=True,
+                             help="the judge's API key itself (prefer --judge-api-key-env)")
 
 
 def _key(api_key: Optional[str], api_key_env: Optional[str]) -> Optional[str]:
@@ -101,11 +109,11 @@ def register(app: typer.Typer) -> None:
         gatekeeper_base_url: Optional[str] = typer.Option(None, help="gatekeeper endpoint"),
         gatekeeper_api_key_env: Optional[str] = typer.Option(None, help="environment variable holding the gatekeeper's API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY)"),
         gatekeeper_api_key: Optional[str] = typer.Option(None, hidden=True, help="the gatekeeper's API key itself (prefer --gatekeeper-api-key-env)"),
-        judge_model: Optional[str] = typer.Option(None, help="model of the llm judge"),
-        judge_provider: str = typer.Option("openai", help="openai | anthropic"),
-        judge_base_url: Optional[str] = typer.Option(None, help="judge endpoint"),
-        judge_api_key_env: Optional[str] = typer.Option(None, help="environment variable holding the judge's API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY)"),
-        judge_api_key: Optional[str] = typer.Option(None, hidden=True, help="the judge's API key itself (prefer --judge-api-key-env)"),
+        judge_model: Optional[str] = JUDGE_MODEL,
+        judge_provider: str = JUDGE_PROVIDER,
+        judge_base_url: Optional[str] = JUDGE_BASE_URL,
+        judge_api_key_env: Optional[str] = JUDGE_API_KEY_ENV,
+        judge_api_key: Optional[str] = JUDGE_API_KEY,
         param: list[str] = typer.Option([], help="ROLE.KEY=VALUE: temperature, max_tokens, price_in or price_out (USD per 1M tokens)"),
         allow_self_judge: bool = typer.Option(False, "--allow-self-judge", help="let the agent's own model judge it (marked in reports)"),
         cache: Optional[Path] = typer.Option(None, help="model-call cache folder (off by default)"),
@@ -170,11 +178,11 @@ def register(app: typer.Typer) -> None:
     def rejudge_cmd(
         directory: Path = typer.Argument(..., help="campaign folder with stored encounters"),
         judge: str = typer.Option("llm", help="offline | llm"),
-        judge_model: Optional[str] = typer.Option(None, help="model of the llm judge"),
-        judge_provider: str = typer.Option("openai", help="openai | anthropic"),
-        judge_base_url: Optional[str] = typer.Option(None, help="judge endpoint"),
-        judge_api_key_env: Optional[str] = typer.Option(None, help="environment variable holding the judge's API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY)"),
-        judge_api_key: Optional[str] = typer.Option(None, hidden=True, help="the judge's API key itself (prefer --judge-api-key-env)"),
+        judge_model: Optional[str] = JUDGE_MODEL,
+        judge_provider: str = JUDGE_PROVIDER,
+        judge_base_url: Optional[str] = JUDGE_BASE_URL,
+        judge_api_key_env: Optional[str] = JUDGE_API_KEY_ENV,
+        judge_api_key: Optional[str] = JUDGE_API_KEY,
         param: list[str] = typer.Option([], help="judge.KEY=VALUE: temperature, max_tokens, price_in, price_out"),
         allow_self_judge: bool = typer.Option(False, "--allow-self-judge", help="let an agent's own model judge it (marked)"),
         cache: Optional[Path] = typer.Option(None, help="model-call cache folder"),
@@ -237,11 +245,11 @@ def register(app: typer.Typer) -> None:
         pairs: Optional[Path] = typer.Option(None, help="CSV with columns reference, candidate"),
         judge: str = typer.Option("offline", help="offline | llm"),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
-        judge_model: Optional[str] = typer.Option(None, help="model for --judge llm"),
-        judge_provider: str = typer.Option("openai", help="openai | anthropic"),
-        judge_base_url: Optional[str] = typer.Option(None, help="judge endpoint (default OPENAI_BASE_URL)"),
-        judge_api_key_env: Optional[str] = typer.Option(None, help="environment variable holding the judge's API key (default OPENAI_API_KEY)"),
-        judge_api_key: Optional[str] = typer.Option(None, hidden=True, help="the judge's API key itself (prefer --judge-api-key-env)"),
+        judge_model: Optional[str] = JUDGE_MODEL,
+        judge_provider: str = JUDGE_PROVIDER,
+        judge_base_url: Optional[str] = JUDGE_BASE_URL,
+        judge_api_key_env: Optional[str] = JUDGE_API_KEY_ENV,
+        judge_api_key: Optional[str] = JUDGE_API_KEY,
     ) -> None:
         """Score one (reference, candidate) pair, or every row of --pairs, on the 1-5 rubric."""
         from clinbench.dx.judge import make_judge, read_pairs
@@ -271,11 +279,11 @@ def register(app: typer.Typer) -> None:
         pairs: Optional[Path] = typer.Option(None, help="CSV reference,candidate,expected (default: the three bundled sets)"),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
         show: int = typer.Option(0, help="print up to N pairs where judge and expectation disagree on correctness"),
-        judge_model: Optional[str] = typer.Option(None, help="model for --judge llm"),
-        judge_provider: str = typer.Option("openai", help="openai | anthropic"),
-        judge_base_url: Optional[str] = typer.Option(None, help="judge endpoint (default OPENAI_BASE_URL)"),
-        judge_api_key_env: Optional[str] = typer.Option(None, help="environment variable holding the judge's API key (default OPENAI_API_KEY)"),
-        judge_api_key: Optional[str] = typer.Option(None, hidden=True, help="the judge's API key itself (prefer --judge-api-key-env)"),
+        judge_model: Optional[str] = JUDGE_MODEL,
+        judge_provider: str = JUDGE_PROVIDER,
+        judge_base_url: Optional[str] = JUDGE_BASE_URL,
+        judge_api_key_env: Optional[str] = JUDGE_API_KEY_ENV,
+        judge_api_key: Optional[str] = JUDGE_API_KEY,
     ) -> None:
         """Agreement of a judge with labelled pairs: Cohen's kappa on correct (score >= 4), exact agreement.
 
