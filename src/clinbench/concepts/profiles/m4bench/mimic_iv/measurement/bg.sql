@@ -73,9 +73,11 @@ WITH bg AS (
     SELECT
         subject_id
         , charttime
+        -- REAL, the type of chartevents.valuenum in the load M4's outputs were made on (mimic-code's
+        -- buildmimic): 40 % is 285.20001 mmHg in aado2_calc, a P/F of 300 can be 299.99998
         , MAX(CASE
-            WHEN valuenum > 0.2 AND valuenum <= 1 THEN valuenum * 100
-            WHEN valuenum >= 20 AND valuenum <= 100 THEN valuenum
+            WHEN valuenum > 0.2 AND valuenum <= 1 THEN CAST(valuenum AS REAL) * 100
+            WHEN valuenum >= 20 AND valuenum <= 100 THEN CAST(valuenum AS REAL)
         END) AS fio2_chartevents
     FROM mimiciv_icu.chartevents
     WHERE itemid = 223835 -- Inspired O2 Fraction
@@ -123,8 +125,7 @@ SELECT
     , CASE
         WHEN po2 IS NULL OR pco2 IS NULL THEN NULL
         WHEN fio2 IS NOT NULL THEN (fio2 / 100) * (760 - 47) - (pco2 / 0.8) - po2
-        -- in REAL, the type of chartevents.valuenum in M4's load: 40 % is 285.20001 mmHg, not 285.2
-        WHEN fio2_chartevents IS NOT NULL THEN (CAST(fio2_chartevents AS REAL) / 100) * (760 - 47) - (pco2 / 0.8) - po2
+        WHEN fio2_chartevents IS NOT NULL THEN (fio2_chartevents / 100) * (760 - 47) - (pco2 / 0.8) - po2
     END AS aado2_calc
     , CASE
         WHEN po2 IS NULL THEN NULL
