@@ -39,15 +39,27 @@ def demo_m4bench_db(demo_db: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     return out
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _mimic_code_values():
+    """The hand-computed values of this directory are the mimic-code profile's, so its tests name it:
+    the default profile here is mimic-code (the m4bench tests pass their profile explicitly). Module
+    scope, so the module fixtures that build databases (they run after it) see it too."""
+    from clinbench.concepts import profiles
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(profiles, "DEFAULT_PROFILE", "mimic-code")
+        yield
+
+
 @pytest.fixture(scope="session")
 def synth_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 200-patient synthetic MIMIC-IV database with every concept built (once per session)."""
+    """A 200-patient synthetic MIMIC-IV database with every concept of the mimic-code profile built (once per session)."""
     from clinbench.concepts.build import build_concepts
     from clinbench.ehr.synth import synth_mimic_iv as synth
 
     out = tmp_path_factory.mktemp("synth") / "mimic_synth.duckdb"
     synth(out, patients=200, seed=0)
-    build_concepts(out)
+    build_concepts(out, profile="mimic-code")
     return out
 
 

@@ -35,7 +35,7 @@ def make_template(path: Path) -> Path:
         create_empty(con, "eicu")
     finally:
         con.close()
-    build_concepts(path)
+    build_concepts(path, profile="mimic-code")  # the audits' hand-computed values are mimic-code's
     return path
 
 

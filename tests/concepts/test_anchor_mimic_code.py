@@ -88,7 +88,7 @@ def test_two_builds_of_the_demo_give_identical_tables(demo_db, mimic_demo_dir, t
 
     second = tmp_path / "again.duckdb"
     load_mimic_iv(mimic_demo_dir, second)
-    build_concepts(second)
+    build_concepts(second, profile="mimic-code")
     first, again = _content(demo_db), _content(second)
     assert sorted(first) == sorted(again) and len(first) > 70
     differing = [t for t in first if first[t] != again[t]]

@@ -110,12 +110,12 @@ def test_dependency_cache_follows_edits_and_ignores_a_damaged_file(toy_root, tmp
 def test_a_second_process_reads_the_dependencies_without_parsing_sql(tmp_path):
     probe = ("import sys; from clinbench.concepts.catalog import load_concepts; "
              "from clinbench.concepts.graph import dependency_map; "
-             "deps = dependency_map(load_concepts()); "
+             "deps = dependency_map(load_concepts(profile='mimic-code')); "
              "print(len(deps), 'mimiciv_derived.bg' in deps['mimiciv_derived.first_day_bg'].derived, 'sqlglot' in sys.modules)")
     env = {**os.environ, "CLINBENCH_CACHE": str(tmp_path / "cache")}
     first = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
     second = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
-    count = len(load_concepts())
+    count = len(load_concepts(profile="mimic-code"))
     assert first.stdout.split() == [str(count), "True", "True"], first.stderr
     assert second.stdout.split() == [str(count), "True", "False"], second.stderr
 

@@ -9,7 +9,8 @@ import pytest
 from clinbench.concepts.catalog import load_concepts
 
 FOUNDATION = ("demographics", "measurement", "medication", "treatment", "firstday")
-CONCEPTS = sorted(c.qualified for c in load_concepts().values() if c.kind == "concept" and c.domain in FOUNDATION)
+CONCEPTS = sorted(c.qualified for c in load_concepts(profile="mimic-code").values()
+                  if c.kind == "concept" and c.domain in FOUNDATION)
 # mimic-code tables whose rows repeat a key (kept as mimic-code builds them; each header says why)
 NOT_UNIQUE = {"mimiciv_derived.antibiotic", "mimiciv_derived.bg", "mimiciv_derived.norepinephrine_equivalent_dose",
               "mimiciv_derived.rrt", "mimiciv_derived.vasoactive_agent", "mimiciv_derived.weight_durations",

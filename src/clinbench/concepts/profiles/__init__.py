@@ -67,9 +67,9 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
         purpose="beyond every anchor: mimic-code as its open corrections would make it; not comparable with the paper",
     ),
 )}
-DEFAULT_PROFILE = "mimic-code"
-PROFILE_HELP = ("Reference profile: m4bench (M4Bench 0.5.3's own pipeline), mimic-code (mimic-code 8bcbd190), "
-                "mimic-code-next; see `clinbench concepts profiles`. Default: the default profile.")
+DEFAULT_PROFILE = "m4bench"
+PROFILE_HELP = ("Reference profile: m4bench (default: M4Bench 0.5.3's own pipeline, what the paper scored against), "
+                "mimic-code (mimic-code 8bcbd190) or mimic-code-next; see `clinbench concepts profiles`.")
 
 
 def get_profile(name: str | None) -> Profile:
