@@ -87,7 +87,7 @@ def register(app: typer.Typer) -> None:
 
     @dx.command("run")
     def run(
-        cases: str = typer.Option("demo", help="'demo' or the path of a dataset.json of MIMIC-IV-Ext-SDBench"),
+        cases: str = typer.Option("demo", help="'demo', 'demo-notes' (the demo cases as MIMIC-IV-Note discharge summaries) or the path of a dataset.json of MIMIC-IV-Ext-SDBench"),
         split: Optional[str] = typer.Option(None, help="train, validation or test"),
         agents: str = typer.Option(..., "--agent", help="one or several (comma-separated): oracle | ed-workup | ed-instant | scripted:FILE | baseline | dxo"),
         mode: str = typer.Option("no-budget", help="dxo mode: no-budget | budgeted | question-only | instant | ensemble"),
@@ -318,7 +318,7 @@ def register(app: typer.Typer) -> None:
 
     @dx.command("cases")
     def cases_cmd(
-        cases: str = typer.Option("demo", help="'demo' or a path to dataset.json"),
+        cases: str = typer.Option("demo", help="'demo', 'demo-notes' or a path to dataset.json"),
         split: Optional[str] = typer.Option(None, help="train, validation or test"),
         as_json: bool = typer.Option(False, "--json", help="print the cases as JSON"),
     ) -> None:

@@ -143,7 +143,12 @@ def demo_cases(*, split: str | None = None) -> list[Case]:
 
 
 def load_cases(source: str | Path, *, split: str | None = None) -> list[Case]:
-    """``demo`` for the bundled cases, else a dataset.json path."""
+    """``demo`` for the bundled cases, ``demo-notes`` for them in the MIMIC-IV-Note layout,
+    else a dataset.json path."""
     if str(source) == "demo":
         return demo_cases(split=split)
+    if str(source) == "demo-notes":
+        from clinbench.dx.note_layout import note_cases
+
+        return note_cases(demo_cases(split=split))
     return load_dataset(source, split=split)
