@@ -67,14 +67,21 @@ def test_verifier_refuses_a_symlinked_output(folder, source_db, tmp_path):
 
 
 def test_solution_is_the_reference_and_cli_writes_folders(source_db, tmp_path):
+    # This small fixture can score sirs and gcs but not meld (inputevents/procedureevents are empty):
+    # the scorable tasks are exported and meld is skipped with its reason, never exported to score 0.
     out = tmp_path / "h"
     proc = subprocess.run([sys.executable, "-m", "clinbench", "export-tasks", str(out), "--db", str(source_db),
-                           "--tasks", "mimic-meld-24h,mimic-kdigo-48h"], capture_output=True, text=True, timeout=300)
+                           "--tasks", "mimic-sirs-24h-raw,mimic-gcs-24h-raw,mimic-meld-24h"],
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["mimic-kdigo-48h", "mimic-meld-24h"]
-    with duckdb.connect(str(out / "mimic-meld-24h" / "tests" / "reference.duckdb"), read_only=True) as con:
-        rows = con.execute("SELECT count(*) FROM mimiciv_derived.target_meld_24h").fetchone()[0]
-    assert len((out / "mimic-meld-24h" / "solution" / "output.csv").read_text().splitlines()) == rows + 1
+    assert sorted(p.name for p in out.iterdir()) == ["mimic-gcs-24h-raw", "mimic-sirs-24h-raw"]
+    assert "mimic-meld-24h" in proc.stderr + proc.stdout and "inputevents" in proc.stderr + proc.stdout
+    task = out / "mimic-sirs-24h-raw"
+    with duckdb.connect(str(task / "tests" / "reference.duckdb"), read_only=True) as con:
+        ((schema, table),) = con.execute("SELECT table_schema, table_name FROM information_schema.tables").fetchall()
+        rows = con.execute(f'SELECT count(*) FROM "{schema}"."{table}"').fetchone()[0]
+    assert rows > 0
+    assert len((task / "solution" / "output.csv").read_text().splitlines()) == rows + 1
     again = subprocess.run([sys.executable, "-m", "clinbench", "export-tasks", str(out), "--db", str(source_db),
-                            "--tasks", "mimic-meld-24h"], capture_output=True, text=True, timeout=300)
+                            "--tasks", "mimic-sirs-24h-raw"], capture_output=True, text=True, timeout=300)
     assert again.returncode == 2 and "already exists" in again.stderr and "Traceback" not in again.stderr

@@ -85,7 +85,7 @@ def test_the_baseline_agents_actions_written_as_text_are_its_tool_calls(tmp_path
               {"text": hermes("diagnose", {"diagnosis": "Acute appendicitis"})}]
     with ScriptedServer(script) as a:
         cfg = DxConfig(agent="baseline", roles={"agent": RoleSpec("agent", "m", base_url=a.base_url, api_key="k")})
-        (rec,) = run_campaign([case_by_id[1]], cfg, tmp_path)
+        (rec,) = run_dx([case_by_id[1]], cfg, tmp_path)
     events = [json.loads(line) for line in (Path(tmp_path) / rec.evidence_dir / "transcript.jsonl").read_text().splitlines()]
     assert [e["content"] for e in events if e["event"] == "question"] == [QUESTION]
     assert rec.status == "ok" and rec.judge_score == 5
