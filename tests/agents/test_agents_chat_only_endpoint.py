@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -34,10 +35,15 @@ needs_clis = pytest.mark.skipif(
 
 
 def _answer_shell() -> str:
-    """A shell command that writes the task's answer with the toolbox's duckdb CLI."""
+    """A shell command that writes the task's answer with the toolbox's duckdb CLI.
+
+    The SQL headers' comments are left out: the Gemini CLI refuses any command holding a backtick
+    ("Blocked: command substitution detected"), even inside a quoted heredoc, and the default
+    profile's headers quote `m4 init-derived mimic-iv`."""
     from clinbench.concepts.build import target_sql
 
-    return f"duckdb database.duckdb <<'SQL'\nCOPY ({target_sql('sofa-24h')}) TO 'output.csv' (HEADER);\nSQL"
+    sql = re.sub(r"/\*.*?\*/", "", target_sql("sofa-24h"), flags=re.S)
+    return f"duckdb database.duckdb <<'SQL'\nCOPY ({sql}) TO 'output.csv' (HEADER);\nSQL"
 
 
 def _campaign(agent, model, srv, out, **options):

@@ -2,15 +2,17 @@
 with the llm agent: the run is the harness's failure with the upstream's reason, not the agent's.
 
 The CLIs retry a dead endpoint with their own backoff (Codex gives up after ~30 s and 30 retries,
-Claude Code and Gemini go on past 90 s), so each run here is cut by a 40 s timeout: short enough
-to bound the test, long enough for a CLI to start at load 20 and retry once (20 s was not); a run cut while its endpoint is dead is
-the endpoint's failure as well."""
+Claude Code and Gemini go on past 90 s). The harness does not wait for them: once the proxy has seen
+every model request fail for --endpoint-down-seconds (60 s by default, 3 s here) and its own check
+fails too, the run is stopped as the endpoint's failure. Before that rule each run here waited
+out a 40 s timeout."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -40,10 +42,15 @@ def test_a_server_killed_mid_run_is_a_harness_error_for_each_cli(name, workspace
     monkeypatch.setenv("PATH", f"{BIN}:{os.environ['PATH']}")
     cls, model = AGENTS[name]
     with ScriptedServer([{"shell": "true"}, {"kill": True}], skip_toolless=True, wires=("chat",)) as srv:
-        agent = cls(sandbox=BwrapSandbox(), base_url=srv.base_url, api_key="d", model=model, endpoint_api="chat")
-        ctx = RunContext(evidence_dir=tmp_path / "ev", task_id="t", timeout_seconds=40)
+        agent = cls(sandbox=BwrapSandbox(), base_url=srv.base_url, api_key="d", model=model, endpoint_api="chat",
+                    endpoint_down_seconds=3)
+        ctx = RunContext(evidence_dir=tmp_path / "ev", task_id="t", timeout_seconds=120)
+        started = time.monotonic()
         outcome = agent.run(Workspace.from_dir(workspace), ctx)
     assert outcome.status == "harness-error", outcome.error
+    # stopped once the endpoint was down 3 s, not at the 120 s timeout
+    assert "stopped after 3 s in which the model endpoint answered no request" in outcome.error
+    assert time.monotonic() - started < 90 and outcome.limit is None
     # the request in flight was cut (reset); retries were refused
     assert re.match(rf"model endpoint failed: POST {re.escape(PATHS[name])}: connection (refused|reset) \(", outcome.error)
     assert "the harness's own check after the run failed too (connection refused" in outcome.error
@@ -83,8 +90,8 @@ def test_retry_failed_redoes_a_codex_run_whose_server_died_once_it_is_back(tmp_p
     spec = RunSpec("mimic-sofa-24h", "no-skill", "native", "codex", "gpt-5.5", 0)
 
     def campaign(srv, retry):
-        options = AgentOptions(base_url=srv.base_url, endpoint_api="chat", sandbox="bwrap")
-        run_campaign([spec], CampaignConfig(db=str(db), out=str(out), options=options, timeout_seconds=40), retry_failed=retry)
+        options = AgentOptions(base_url=srv.base_url, endpoint_api="chat", sandbox="bwrap", endpoint_down_seconds=3)
+        run_campaign([spec], CampaignConfig(db=str(db), out=str(out), options=options, timeout_seconds=120), retry_failed=retry)
         return Store.open(out).runs()[0]
 
     with ScriptedServer([{"shell": "true"}, {"kill": True}], skip_toolless=True, wires=("chat",)) as srv:

@@ -26,6 +26,9 @@ from pathlib import Path
 import httpx
 
 CHECK_TIMEOUT_SECONDS = 5.0
+# A run whose model endpoint has answered nothing for this long (and fails the harness's own check)
+# is stopped as the endpoint's failure instead of waiting out its timeout (--endpoint-down-seconds).
+ENDPOINT_DOWN_SECONDS = 60.0
 NO_ANSWER = "no answer in time"  # how egress.upstream_reason names a timeout
 
 
@@ -53,21 +56,61 @@ def _endpoint_status(entry: dict) -> int | None:
     return status if isinstance(status, int) else None
 
 
+def endpoint_verdict(entry: dict) -> str | bool | None:
+    """One egress entry's word on the endpoint: the failure it shows (a reason), True when the
+    endpoint answered a model request, None when it says nothing (not a model request, a timeout)."""
+    if not entry.get("allowed") or entry.get("method") not in ("POST", "CONNECT"):
+        return None
+    status = _endpoint_status(entry)
+    if entry.get("upstream_error"):
+        if str(entry["upstream_error"]).startswith(NO_ANSWER):
+            return None
+        return f"{entry.get('method')} {entry.get('target')}: {entry['upstream_error']}"
+    if status is not None and (status >= 500 or status == 429):
+        return f"{entry.get('method')} {entry.get('target')}: the endpoint answered HTTP {status}"
+    if status is not None and status < 400:
+        return True
+    return None
+
+
 def failed_on_endpoint(entries: list[dict]) -> str | None:
     """The endpoint's failure the run's model requests ended on, or None."""
     last = None
     for entry in entries:
-        if not entry.get("allowed") or entry.get("method") not in ("POST", "CONNECT"):
-            continue
-        status = _endpoint_status(entry)
-        if entry.get("upstream_error"):
-            if not str(entry["upstream_error"]).startswith(NO_ANSWER):
-                last = f"{entry.get('method')} {entry.get('target')}: {entry['upstream_error']}"
-        elif status is not None and (status >= 500 or status == 429):
-            last = f"{entry.get('method')} {entry.get('target')}: the endpoint answered HTTP {status}"
-        elif status is not None and status < 400:
+        verdict = endpoint_verdict(entry)
+        if isinstance(verdict, str):
+            last = verdict
+        elif verdict is True:
             last = None
     return last
+
+
+class EndpointWatch:
+    """Whether to stop a run now because its endpoint is down, as ``run_process(stop_if=...)`` asks.
+
+    Down means: every model request of the last ``seconds`` failed on the endpoint (the proxy's
+    evidence, ``failing_for``) and the harness's own check fails now (``check``). The CLIs retry a
+    dead endpoint for minutes (Claude Code and Gemini past 90 s), so without this a campaign against
+    a server that died spends each run's whole timeout. An endpoint that answers the check is up
+    (whatever failed was the agent's doing): it is looked at again after another ``seconds``."""
+
+    def __init__(self, failing_for, check, seconds: float):
+        self.failing_for, self.check, self.seconds = failing_for, check, seconds
+        self._next = seconds
+
+    def __call__(self) -> str | None:
+        down = self.failing_for()
+        if down < self.seconds:
+            self._next = self.seconds
+            return None
+        if down < self._next:
+            return None
+        reason = self.check()
+        if reason is None:
+            self._next = down + self.seconds
+            return None
+        return (f"stopped after {down:.0f} s in which the model endpoint answered no request "
+                f"(the harness's own check: {reason}; change the wait with --endpoint-down-seconds)")
 
 
 def check_endpoint(base_url: str, *, chat: bool, model: str | None, api_key: str | None) -> str | None:

@@ -149,6 +149,7 @@ class EgressProxy:
         self.log = EgressLog(self.log_path, self.limits.log_bytes)
         self.limit_hit: str | None = None  # 'connections' | 'log'
         self.threads_peak = 0  # connection threads alive at once, at most
+        self._failing_since: float | None = None  # first endpoint failure with no answer after it
         self._open: set[socket.socket] = set()
         self._handlers: set[threading.Thread] = set()
         self._lock = threading.Lock()
@@ -160,8 +161,20 @@ class EgressProxy:
     # -- evidence --------------------------------------------------------------------
     def _log(self, reserved: bool = True, **entry: object) -> None:
         """One line of evidence; a request's line uses the room reserved when its head arrived."""
+        from clinbench.agents.attribution import endpoint_verdict
+
+        verdict = endpoint_verdict(entry)
+        if verdict is True:
+            self._failing_since = None
+        elif verdict is not None and self._failing_since is None:
+            self._failing_since = time.monotonic()
         if not self.log.write({"time": time.time(), **entry}, reserved=reserved) and self.limit_hit is None:
             self.limit_hit = "log"
+
+    def failing_for(self) -> float:
+        """Seconds since the endpoint failed a model request with none answered since (0 when it answers)."""
+        since = self._failing_since
+        return 0.0 if since is None else time.monotonic() - since
 
     def _allowed(self, host: str | None, port: int) -> bool:
         return host is not None and host.lower().strip("[]") == self.host.lower().strip("[]") and port == self.port

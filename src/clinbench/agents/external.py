@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from clinbench import untrusted
 from clinbench.agents import toolbox
 from clinbench.agents.base import Agent, AgentOutcome, RunContext, Workspace, output_if_written
+from clinbench.agents.attribution import ENDPOINT_DOWN_SECONDS
 from clinbench.agents.egress import EgressProxy, endpoint_host_port
 from clinbench.agents.limits import Limits
 from clinbench.agents.process import run_process
@@ -107,7 +108,8 @@ class ExternalAgent(Agent):
     def __init__(self, *, sandbox: Sandbox | None = None, unsafe_no_isolation: bool = False,
                  base_url: str | None = None, api_key: str | None = None, model: str | None = None,
                  executable: str | None = None, endpoint_api: str = "native", max_tokens: int | None = None,
-                 token_budget: int | None = None, limits: Limits | None = None, mounts: list[str | Path] = ()):
+                 token_budget: int | None = None, limits: Limits | None = None, mounts: list[str | Path] = (),
+                 endpoint_down_seconds: float = ENDPOINT_DOWN_SECONDS):
         if endpoint_api not in ("native", "chat"):
             raise AgentError(f"--endpoint-api {endpoint_api!r}: use native (the CLI's own API) or chat (chat completions only)")
         self.endpoint_api, self.max_tokens, self.token_budget = endpoint_api, max_tokens, token_budget
@@ -123,6 +125,7 @@ class ExternalAgent(Agent):
             raise AgentError("--endpoint-api chat translates in the sandbox's egress proxy: it needs --base-url and a "
                              "sandbox (bwrap or docker), not --unsafe-no-isolation")
         self.limits = limits or Limits()
+        self.endpoint_down_seconds = endpoint_down_seconds
         self.mounts = [Path(m).absolute() for m in mounts]
         for mount in self.mounts:
             if not mount.exists():
@@ -220,9 +223,16 @@ class ExternalAgent(Agent):
             if not self.sandbox.isolated:
                 host_env = {**env, "PATH": f"{env['PATH']}:{os.environ.get('PATH', '')}"}
             stdout_path, stderr_path = ctx.evidence_dir / STDOUT_FILE, ctx.evidence_dir / STDERR_FILE
+            watch = None
+            if proxy is not None:
+                from clinbench.agents.attribution import EndpointWatch, check_endpoint
+
+                watch = EndpointWatch(proxy.failing_for, lambda: check_endpoint(
+                    self.base_url, chat=translator is not None, model=self.model or ctx.model, api_key=self.api_key),
+                    self.endpoint_down_seconds)
             result = run_process(argv, host_env, cwd=workspace.root, stdout_path=stdout_path, stderr_path=stderr_path,
                                  timeout=ctx.remaining(), limits=self.limits, workspace=workspace.root,
-                                 on_stop=self.sandbox.stop)
+                                 on_stop=self.sandbox.stop, stop_if=watch)
         finally:
             if proxy is not None:
                 proxy.stop()
@@ -246,6 +256,8 @@ class ExternalAgent(Agent):
         limit = translator.limit_hit if translator is not None else None
         if result.timed_out:
             status, error, limit = "timeout", f"agent killed after the {ctx.timeout_seconds:g} s timeout", "timeout"
+        elif result.stopped:
+            status, error = "error", result.stopped
         elif limit == "token_budget":
             status, error = "error", f"token budget of {self.token_budget} tokens used up ({translator.usage.total_tokens} tokens)"
         elif limit_error:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from clinbench.agents.attribution import ENDPOINT_DOWN_SECONDS
 from clinbench.agents.base import Agent
 from clinbench.agents.limits import Limits
 from clinbench.errors import AgentError
@@ -36,6 +37,7 @@ class AgentOptions:
     prices: str | None = None  # price table for the run's cost (default: agents/prices.toml)
     sandbox_limits: Limits = field(default_factory=Limits)  # memory, processes, disk... of a sandboxed run (--limit)
     mounts: tuple[str, ...] = ()  # host paths shown read-only to an external agent (--agent-mount)
+    endpoint_down_seconds: float = ENDPOINT_DOWN_SECONDS  # codex/claude/gemini/command: stop a run whose endpoint answered nothing this long
 
     def limits(self) -> dict[str, int | None]:
         return {"max_tokens": self.max_tokens, "token_budget": self.token_budget}
@@ -52,7 +54,8 @@ def make_agent(name: str, options: AgentOptions, model: str | None = None) -> Ag
 
         sandbox = choose_sandbox(unsafe_no_isolation=options.unsafe_no_isolation, prefer=options.sandbox)
         common = {"sandbox": sandbox, "base_url": options.base_url, "model": model, "endpoint_api": options.endpoint_api,
-                  **options.limits(), "limits": options.sandbox_limits, "mounts": options.mounts}
+                  **options.limits(), "limits": options.sandbox_limits, "mounts": options.mounts,
+                  "endpoint_down_seconds": options.endpoint_down_seconds}
         if name == "codex":
             from clinbench.agents.codex import CodexAgent
 

@@ -41,6 +41,7 @@ class ProcessResult:
     limit: str | None = None  # the limit that stopped the run ('memory', 'processes', 'disk', 'inodes', ...)
     dropped: dict[str, int] = field(default_factory=dict)  # bytes of stdout/stderr past the cap
     enforcement: dict[str, str] = field(default_factory=dict)
+    stopped: str | None = None  # why ``stop_if`` ended the run early (its model endpoint is down)
 
     def limit_message(self, limits: Limits) -> str | None:
         if self.limit is None:
@@ -117,8 +118,10 @@ def _preexec(values: dict[int, int], cgroup: RunCgroup | None) -> Callable[[], N
 
 def run_process(argv: list[str], env: dict[str, str], *, cwd: Path, stdout_path: Path, stderr_path: Path,
                 timeout: float, limits: Limits | None = None, workspace: Path | None = None,
-                on_stop: Callable[[], None] | None = None) -> ProcessResult:
-    """Run ``argv`` under ``limits``; kill it (and everything it started) at ``timeout`` or at a limit."""
+                on_stop: Callable[[], None] | None = None,
+                stop_if: Callable[[], str | None] | None = None) -> ProcessResult:
+    """Run ``argv`` under ``limits``; kill it (and everything it started) at ``timeout``, at a limit,
+    or when ``stop_if`` gives a reason (asked about ten times a second)."""
     limits = limits or Limits()
     cgroup = RunCgroup.create(limits)
     start = time.monotonic()
@@ -131,7 +134,7 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: Path, stdout_path:
         if cgroup is not None:
             cgroup.close()
         raise SandboxError(f"cannot start {argv[0]!r}: not found on PATH; install it or fix --agent-command") from exc
-    timed_out, limit = False, None
+    timed_out, limit, stopped = False, None, None
     kept = {"stdout": 0, "stderr": 0}
     dropped = {"stdout": 0, "stderr": 0}
     tails = {"stdout": b"", "stderr": b""}
@@ -151,6 +154,9 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: Path, stdout_path:
                         break
                 elif now - start > timeout:
                     timed_out = True
+                    _stop(proc, on_stop)
+                    continue
+                elif stop_if is not None and (stopped := stop_if()) is not None:
                     _stop(proc, on_stop)
                     continue
                 elif workspace is not None and now >= next_disk:
@@ -193,13 +199,13 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: Path, stdout_path:
     hits = cgroup.hits() if cgroup is not None else []
     if cgroup is not None:
         cgroup.close()
-    rc = None if timed_out or limit else proc.returncode
+    rc = None if timed_out or limit or stopped else proc.returncode
     if limit is None and hits:
         limit = hits[0]
     if limit is None and not timed_out and rc is not None and rc != 0:
         limit = _limit_from_exit(rc, tails["stderr"].decode("utf-8", "replace").lower())
     return ProcessResult(rc, timed_out, time.monotonic() - start, limit,
-                         {k: v for k, v in dropped.items() if v}, enforcement(limits, cgroup))
+                         {k: v for k, v in dropped.items() if v}, enforcement(limits, cgroup), stopped)
 
 
 def _limit_from_exit(rc: int, stderr_tail: str) -> str | None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.console import Console
 
+from clinbench.agents.attribution import ENDPOINT_DOWN_SECONDS
 from clinbench.campaign.matrix import (MatrixError, check_matrix, expand, resolve_conditions, resolve_tasks,
                                       scorable_tasks, split_list, supported_pairs)
 from clinbench.cli._campaign import finished, interrupted
@@ -55,6 +56,7 @@ def run_command(
     unsafe_no_isolation: bool = typer.Option(False, "--unsafe-no-isolation", help="Run external agents without a sandbox (runs marked not isolated and not publishable)."),
     limit: list[str] = typer.Option([], "--limit", help="Sandbox limit KEY=VALUE (repeatable): memory, processes, file-size, disk, tmp, output, log, inodes, connections; e.g. memory=4g."),
     agent_mount: list[Path] = typer.Option([], "--agent-mount", help="A host file or folder an external agent may read (read-only; repeatable)."),
+    endpoint_down_seconds: float = typer.Option(ENDPOINT_DOWN_SECONDS, "--endpoint-down-seconds", min=1.0, help="codex/claude/gemini/command: stop a run (as a harness error, redone by --retry-failed) once its model endpoint has answered no request for this many seconds and fails the harness's own check, instead of waiting out --timeout."),
 ) -> None:
     """Run a campaign; rerunning the same command resumes it."""
     from clinbench.agents.factory import AgentOptions
@@ -89,7 +91,7 @@ def run_command(
                            prices=str(prices.resolve()) if prices else None,
                            replay_from=str(replay_from) if replay_from else None, variant=variant,
                            unsafe_no_isolation=unsafe_no_isolation, sandbox=sandbox, sandbox_limits=parse_limits(limit),
-                           mounts=tuple(str(m.absolute()) for m in agent_mount))
+                           mounts=tuple(str(m.absolute()) for m in agent_mount), endpoint_down_seconds=endpoint_down_seconds)
     _check_agents(split_list(agent), split_list(model), options)
     check_endpoints(split_list(agent), split_list(model), options)
     config = CampaignConfig(db=str(db.resolve()), out=str(out.resolve()), options=options, timeout_seconds=timeout * 60,
