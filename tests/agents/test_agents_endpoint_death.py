@@ -3,7 +3,7 @@ with the llm agent: the run is the harness's failure with the upstream's reason,
 
 The CLIs retry a dead endpoint with their own backoff (Codex gives up after ~30 s and 30 retries,
 Claude Code and Gemini go on past 90 s). The harness does not wait for them: once the proxy has seen
-every model request fail for --endpoint-down-seconds (60 s by default, 3 s here) and its own check
+every model request fail for --endpoint-down (60 s by default, 3 s here) and its own check
 fails too, the run is stopped as the endpoint's failure. Before that rule each run here waited
 out a 40 s timeout."""
 

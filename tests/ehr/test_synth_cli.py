@@ -61,4 +61,6 @@ def test_ctrl_c_during_synth_says_interrupted_without_traceback_or_file(tmp_path
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr
+    assert stderr.strip().splitlines()[-1] == ("interrupted: nothing was written: the database appears at --out only "
+                                               "when complete; rerun the same command")
     assert list(tmp_path.iterdir()) == []

@@ -23,11 +23,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import httpx
-
 CHECK_TIMEOUT_SECONDS = 5.0
 # A run whose model endpoint has answered nothing for this long (and fails the harness's own check)
-# is stopped as the endpoint's failure instead of waiting out its timeout (--endpoint-down-seconds).
+# is stopped as the endpoint's failure instead of waiting out its timeout (--endpoint-down).
 ENDPOINT_DOWN_SECONDS = 60.0
 NO_ANSWER = "no answer in time"  # how egress.upstream_reason names a timeout
 
@@ -110,11 +108,13 @@ class EndpointWatch:
             self._next = down + self.seconds
             return None
         return (f"stopped after {down:.0f} s in which the model endpoint answered no request "
-                f"(the harness's own check: {reason}; change the wait with --endpoint-down-seconds)")
+                f"(the harness's own check: {reason}; change the wait with --endpoint-down)")
 
 
 def check_endpoint(base_url: str, *, chat: bool, model: str | None, api_key: str | None) -> str | None:
     """Why the endpoint fails the harness's own request now, or None when it answers."""
+    import httpx
+
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
         with httpx.Client(timeout=CHECK_TIMEOUT_SECONDS, trust_env=False) as client:

@@ -8,6 +8,7 @@ that does not still ends with "interrupted" and 130 (``clinbench.cli.main``).
 
 from __future__ import annotations
 
+import functools
 from typing import NoReturn
 
 import typer
@@ -27,3 +28,20 @@ def stopped(console, kept: str) -> NoReturn:
     """Print 'interrupted: KEPT' on one line and exit 130."""
     console.print(f"interrupted: {kept}", highlight=False, soft_wrap=True, markup=False)
     raise typer.Exit(130)
+
+
+def says_on_interrupt(kept: str):
+    """A command whose Ctrl-C, wherever it lands, prints 'interrupted: KEPT' and exits 130."""
+    def wrap(command):
+        @functools.wraps(command)
+        def interruptible(*args, **kwargs):
+            try:
+                return command(*args, **kwargs)
+            except BaseException as exc:
+                if is_interrupt(exc):
+                    from clinbench.cli._console import make_console
+
+                    stopped(make_console(stderr=True), kept)
+                raise
+        return interruptible
+    return wrap

@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from clinbench.cli._console import make_console
+from clinbench.cli._interrupt import says_on_interrupt
 
 
 def audit_command(out: Path = typer.Argument(..., help="Campaign folder (the --out of clinbench run).")) -> None:
@@ -57,4 +58,6 @@ def rescore_command(
 
 def register(app: typer.Typer) -> None:
     app.command("audit")(audit_command)
-    app.command("rescore")(rescore_command)
+    app.command("rescore")(says_on_interrupt(
+        "the runs re-scored before it are recorded and resealed, the others keep their earlier scores; "
+        "rerun the same command to re-score every run")(rescore_command))

@@ -7,9 +7,12 @@ from pathlib import Path
 import typer
 
 from clinbench.cli._console import make_console
+from clinbench.cli._interrupt import says_on_interrupt
 
 def register(app: typer.Typer) -> None:
     @app.command("report")
+    @says_on_interrupt("no report file was changed (each is computed first, then written whole and renamed); "
+                       "rerun the same command")
     def report(
         source: Path = typer.Argument(..., help="campaign folder (with results.duckdb) or per-run CSV"),
         html: Path | None = typer.Option(None, "--html", help="write the HTML report here"),

@@ -56,7 +56,7 @@ def run_command(
     unsafe_no_isolation: bool = typer.Option(False, "--unsafe-no-isolation", help="Run external agents without a sandbox (runs marked not isolated and not publishable)."),
     limit: list[str] = typer.Option([], "--limit", help="Sandbox limit KEY=VALUE (repeatable): memory, processes, file-size, disk, tmp, output, log, inodes, connections; e.g. memory=4g."),
     agent_mount: list[Path] = typer.Option([], "--agent-mount", help="A host file or folder an external agent may read (read-only; repeatable)."),
-    endpoint_down_seconds: float = typer.Option(ENDPOINT_DOWN_SECONDS, "--endpoint-down-seconds", min=1.0, help="codex/claude/gemini/command: stop a run (as a harness error, redone by --retry-failed) once its model endpoint has answered no request for this many seconds and fails the harness's own check, instead of waiting out --timeout."),
+    endpoint_down_seconds: float = typer.Option(ENDPOINT_DOWN_SECONDS, "--endpoint-down", min=1.0, help="Seconds: codex/claude/gemini/command: stop a run (as a harness error, redone by --retry-failed) once its model endpoint has answered no request for this many seconds and fails the harness's own check, instead of waiting out --timeout."),
 ) -> None:
     """Run a campaign; rerunning the same command resumes it."""
     from clinbench.agents.factory import AgentOptions

@@ -7,12 +7,15 @@ from pathlib import Path
 import typer
 
 from clinbench.cli._console import make_console
+from clinbench.cli._interrupt import says_on_interrupt
 
 def register(app: typer.Typer) -> None:
     store = typer.Typer(no_args_is_help=True, help="A campaign's results store: rebuild it from the evidence.")
     app.add_typer(store, name="store")
 
     @store.command("rebuild")
+    @says_on_interrupt("the store is unchanged (the new one is built beside it and renamed over it at the end); "
+                       "rerun the same command")
     def rebuild(directory: Path = typer.Argument(..., help="Campaign folder (the --out of clinbench run)."),
                 db: Path | None = typer.Option(None, "--db", help="Database to re-score the outputs against "
                                                                 "(default: the one each run's manifest names).")) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 from clinbench.cli._console import make_console
+from clinbench.cli._interrupt import says_on_interrupt
 from clinbench.ehr.synth.knobs import Knobs
 
 console = make_console(soft_wrap=True)
@@ -55,4 +56,5 @@ def synth(
 def register(app: typer.Typer) -> None:
     from clinbench.cli.data import data_app
 
-    data_app.command("synth")(synth)
+    data_app.command("synth")(says_on_interrupt(
+        "nothing was written: the database appears at --out only when complete; rerun the same command")(synth))

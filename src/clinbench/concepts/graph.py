@@ -14,7 +14,6 @@ from __future__ import annotations
 import graphlib
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
@@ -81,8 +80,9 @@ def dependencies(concept: Concept, concepts: dict[str, Concept]) -> Dependencies
 
 
 def _cache_path() -> Path:
-    root = Path(os.environ.get("CLINBENCH_CACHE") or Path.home() / ".cache" / "clinbench")
-    return root / "concept-references" / f"sqlglot-{metadata.version('sqlglot')}.json"
+    from clinbench.cache import cache_root
+
+    return cache_root() / "concept-references" / f"sqlglot-{metadata.version('sqlglot')}.json"
 
 
 def _load_cache(path: Path) -> dict[str, tuple[str, ...]]:

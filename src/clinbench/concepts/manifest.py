@@ -80,10 +80,9 @@ def _file_key(db_path: str | Path) -> tuple:
 
 
 def _cache_file(key: tuple) -> Path:
-    import os
+    from clinbench.cache import cache_root
 
-    root = Path(os.environ.get("CLINBENCH_CACHE") or Path.home() / ".cache" / "clinbench")
-    return root / "fingerprints" / (hashlib.sha256(repr(key).encode()).hexdigest()[:32] + ".json")
+    return cache_root() / "fingerprints" / (hashlib.sha256(repr(key).encode()).hexdigest()[:32] + ".json")
 
 
 def file_cache(db_path: str | Path) -> dict[str, str]:

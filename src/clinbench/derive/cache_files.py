@@ -16,11 +16,7 @@ import os
 from pathlib import Path
 
 from clinbench.atomic import write_json_atomic
-
-
-def cache_root() -> Path:
-    """``$CLINBENCH_CACHE`` (default ``~/.cache/clinbench``): every cache of clinbench's lives under it."""
-    return Path(os.environ.get("CLINBENCH_CACHE") or Path.home() / ".cache" / "clinbench")
+from clinbench.cache import cache_root
 
 
 def cache_dir() -> Path:

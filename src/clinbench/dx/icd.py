@@ -1,4 +1,4 @@
-"""ICD-10-CM lookups (via ``simple-icd-10-cm``): descriptions, inclusion terms, text search.
+"""ICD-10-CM lookups (``simple-icd-10-cm``'s classification, through dx/icd_index.py): descriptions, inclusion terms, text search.
 
 ``terms(code)`` gives every name the classification has for a code and its category
 (description, inclusion terms, the parent's description), which the leak guard treats as
@@ -13,9 +13,9 @@ import functools
 from clinbench.dx.text import normal_form
 
 def _icd():
-    import simple_icd_10_cm as cm
+    from clinbench.dx.icd_index import classification
 
-    return cm
+    return classification()
 
 
 def is_code(code: str | None) -> bool:

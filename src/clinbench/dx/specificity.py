@@ -69,9 +69,9 @@ def words(text: str) -> frozenset[str]:
 
 
 def _icd():
-    import simple_icd_10_cm as cm
+    from clinbench.dx.icd_index import classification
 
-    return cm
+    return classification()
 
 
 @functools.lru_cache(maxsize=1)

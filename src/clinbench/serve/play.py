@@ -19,7 +19,6 @@ clinicians with agents on the same cases.
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 import threading
@@ -280,4 +279,6 @@ class Play:
 
 
 def default_cache() -> Path:
-    return Path(os.environ.get("CLINBENCH_CACHE") or Path.home() / ".cache" / "clinbench") / "dx-play-models"
+    from clinbench.cache import cache_root
+
+    return cache_root() / "dx-play-models"

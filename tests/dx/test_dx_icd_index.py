@@ -1,0 +1,47 @@
+"""The cached ICD-10-CM classification answers exactly as simple-icd-10-cm does, on every code
+(with and without dots), and a damaged cache file is rebuilt rather than believed."""
+
+from __future__ import annotations
+
+import json
+
+import simple_icd_10_cm as cm
+
+from clinbench.dx import icd_index
+
+
+def _fresh(monkeypatch, tmp_path):
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path))
+    icd_index.classification.cache_clear()
+    return icd_index.classification()
+
+
+def test_every_code_gets_the_packages_answers(tmp_path, monkeypatch):
+    _fresh(monkeypatch, tmp_path)
+    icd_index.classification.cache_clear()
+    ours = icd_index.classification()  # the second one is read back from the cache file
+    codes = cm.get_all_codes(True)
+    assert ours.get_all_codes(True) == codes and ours.get_all_codes(False) == cm.get_all_codes(False)
+    assert len(codes) > 90_000
+    undotted = [c.replace(".", "") for c in codes[::7]]
+    for code in codes + undotted:
+        for name in ("is_valid_item", "is_block", "is_category", "is_chapter_or_block", "get_description",
+                     "get_includes", "get_inclusion_term", "get_parent", "get_children", "get_ancestors"):
+            assert getattr(ours, name)(code) == getattr(cm, name)(code), (name, code)
+    pairs = [("I21", "I21.0"), ("I21.0", "I21"), ("I21", "I21"), ("9", "I21.4"), ("I20-I25", "I21.4"), ("B99", "B99.8"),
+             ("B99", "B99"), ("J44.1", "J45")]
+    for a, b in pairs:
+        assert (ours.is_ancestor(a, b), ours.is_descendant(a, b)) == (cm.is_ancestor(a, b), cm.is_descendant(a, b)), (a, b)
+    for bad in ("", "XYZ", "I21.99999"):
+        assert ours.is_valid_item(bad) == cm.is_valid_item(bad) and not ours.is_block(bad)
+
+
+def test_a_damaged_cache_file_is_rebuilt(tmp_path, monkeypatch):
+    first = _fresh(monkeypatch, tmp_path)
+    (path,) = (tmp_path / "icd10cm").iterdir()
+    path.write_text('{"format": 1, "nodes": [')  # cut short (a full disk)
+    icd_index.classification.cache_clear()
+    again = icd_index.classification()
+    assert again.get_description("I21.4") == first.get_description("I21.4") == cm.get_description("I21.4")
+    assert json.loads(path.read_text())["format"] == icd_index.FORMAT
+    icd_index.classification.cache_clear()
