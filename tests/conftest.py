@@ -58,3 +58,28 @@ def every_stored_run_spends_no_more_model_seconds_than_it_lasted(tmp_path_factor
             if (model or 0) > wall + 0.5 or (harness or 0) > wall + 0.5:
                 over.append(f"{store.parent.name}/{run_id}: {model} model s + {harness} harness s in {wall:.1f} s")
     assert not over, "usage seconds past the run's wall-clock time:\n" + "\n".join(over[:20])
+
+
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build) -> Path:
+    """A database built once per test session however many xdist workers want it: the first
+    builds it (``build(path)``) under a lock in the session's shared temporary folder, and each
+    worker gets a copy of its own (DuckDB lets one process write a file)."""
+    import fcntl
+    import os
+    import shutil
+
+    base = Path(tmp_path_factory.getbasetemp())
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "built-once"
+    shared.mkdir(exist_ok=True)
+    done = shared / name
+    with open(shared / f"{name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            partial = shared / f"partial-{name}"  # still ends in .duckdb, as the writers ask
+            partial.unlink(missing_ok=True)
+            build(partial)
+            partial.rename(done)
+    mine = tmp_path_factory.mktemp(name.split(".")[0]) / name
+    shutil.copyfile(done, mine)
+    return mine
+

@@ -11,6 +11,7 @@ import duckdb
 import pytest
 
 from clinbench.ehr.schema import create_empty
+from tests.conftest import built_once
 
 
 @pytest.fixture(scope="session")
@@ -20,10 +21,11 @@ def demo_db(mimic_demo_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> P
 
     from clinbench.ehr.load import load_mimic_iv
 
-    out = tmp_path_factory.mktemp("demo") / "mimic_demo.duckdb"
-    load_mimic_iv(mimic_demo_dir, out)
-    build_concepts(out, profile="mimic-code")
-    return out
+    def build(out: Path) -> None:
+        load_mimic_iv(mimic_demo_dir, out)
+        build_concepts(out, profile="mimic-code")
+
+    return built_once(tmp_path_factory, "mimic_demo.duckdb", build)
 
 
 @pytest.fixture(scope="session")
@@ -33,10 +35,11 @@ def demo_m4bench_db(demo_db: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 
     from clinbench.concepts.build import build_concepts
 
-    out = tmp_path_factory.mktemp("demo_m4bench") / "mimic_demo_m4bench.duckdb"
-    shutil.copy(demo_db, out)
-    build_concepts(out, profile="m4bench")
-    return out
+    def build(out: Path) -> None:
+        shutil.copy(demo_db, out)
+        build_concepts(out, profile="m4bench")
+
+    return built_once(tmp_path_factory, "mimic_demo_m4bench.duckdb", build)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -57,10 +60,11 @@ def synth_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from clinbench.concepts.build import build_concepts
     from clinbench.ehr.synth import synth_mimic_iv as synth
 
-    out = tmp_path_factory.mktemp("synth") / "mimic_synth.duckdb"
-    synth(out, patients=200, seed=0)
-    build_concepts(out, profile="mimic-code")
-    return out
+    def build(out: Path) -> None:
+        synth(out, patients=200, seed=0)
+        build_concepts(out, profile="mimic-code")
+
+    return built_once(tmp_path_factory, "mimic_synth.duckdb", build)
 
 
 @pytest.fixture()
