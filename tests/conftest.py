@@ -82,5 +82,3 @@ def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build) -> Pa
     mine = tmp_path_factory.mktemp(name.split(".")[0]) / name
     shutil.copyfile(done, mine)
     return mine
-
-
