@@ -50,6 +50,7 @@ from urllib.parse import urlsplit
 import h11
 import httpx
 
+from clinbench.agents.attribution import endpoint_verdict
 from clinbench.agents.limits import Limits
 from clinbench.errors import AgentError
 
@@ -161,8 +162,6 @@ class EgressProxy:
     # -- evidence --------------------------------------------------------------------
     def _log(self, reserved: bool = True, **entry: object) -> None:
         """One line of evidence; a request's line uses the room reserved when its head arrived."""
-        from clinbench.agents.attribution import endpoint_verdict
-
         verdict = endpoint_verdict(entry)
         if verdict is True:
             self._failing_since = None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +13,7 @@ from clinbench.campaign.matrix import (MatrixError, check_matrix, expand, resolv
                                       scorable_tasks, split_list, supported_pairs)
 from clinbench.cli._campaign import finished, interrupted
 from clinbench.cli._console import make_console
+from clinbench.cli._interrupt import says_on_interrupt
 from clinbench.concepts.profiles import PROFILE_HELP
 from clinbench.records import STORE_FILE
 
@@ -152,25 +152,11 @@ def _check_agents(agents: list[str], models: list[str], options: AgentOptions) -
             checked.add(sandbox.kind)
 
 
-def _before_any_run(command):
-    """``command`` with Ctrl-C before the first run (checking references and endpoints, binding the
-    data, starting workers) said as such; an interrupt once runs have started is ``CampaignInterrupted``."""
-    @functools.wraps(command)
-    def interruptible(*args, **kwargs):
-        from clinbench.cli._interrupt import is_interrupt, stopped
-
-        try:
-            return command(*args, **kwargs)
-        except BaseException as exc:
-            if is_interrupt(exc):
-                stopped(make_console(stderr=True), "before any run started: no run was recorded; rerun the same "
-                                              "command to start the campaign")
-            raise
-    return interruptible
-
-
 def register(app: typer.Typer) -> None:
-    app.command("run")(_before_any_run(run_command))
+    # Ctrl-C before the first run (checking references and endpoints, binding the data, starting
+    # workers); an interrupt once runs have started is CampaignInterrupted, said by run_command
+    app.command("run")(says_on_interrupt("before any run started: no run was recorded; rerun the same "
+                                         "command to start the campaign")(run_command))
 
 
 __all__ = ["register", "run_command", "MatrixError"]
