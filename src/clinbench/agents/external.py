@@ -26,7 +26,8 @@ from urllib.parse import urlsplit
 from clinbench import untrusted
 from clinbench.agents import toolbox
 from clinbench.agents.base import Agent, AgentOutcome, RunContext, Workspace, output_if_written
-from clinbench.agents.attribution import ENDPOINT_DOWN_SECONDS
+from clinbench.agents.attribution import (ENDPOINT_DOWN_SECONDS, EndpointWatch, check_endpoint, endpoint_failure,
+                                         log_entries)
 from clinbench.agents.egress import EgressProxy, endpoint_host_port
 from clinbench.agents.limits import Limits
 from clinbench.agents.process import run_process
@@ -225,8 +226,6 @@ class ExternalAgent(Agent):
             stdout_path, stderr_path = ctx.evidence_dir / STDOUT_FILE, ctx.evidence_dir / STDERR_FILE
             watch = None
             if proxy is not None:
-                from clinbench.agents.attribution import EndpointWatch, check_endpoint
-
                 watch = EndpointWatch(proxy.failing_for, lambda: check_endpoint(
                     self.base_url, chat=translator is not None, model=self.model or ctx.model, api_key=self.api_key),
                     self.endpoint_down_seconds)
@@ -269,8 +268,6 @@ class ExternalAgent(Agent):
         else:
             status, error = ("error" if parsed.error else "ok"), parsed.error
         if proxy is not None and limit in (None, "timeout") and (status != "ok" or output_if_written(workspace) is None):
-            from clinbench.agents.attribution import endpoint_failure
-
             cause = endpoint_failure(ctx.evidence_dir / EGRESS_LOG, self.base_url, chat=translator is not None,
                                      model=self.model or ctx.model, api_key=self.api_key)
             if cause is not None:  # the endpoint's failure, on the harness's own evidence: not the agent's
@@ -314,8 +311,6 @@ def accounted_usage(parsed: Parsed, translator, egress_log: Path, elapsed: float
     ``requests`` counts the model requests the endpoint answered; attempts the proxy answered itself
     (502: the endpoint unreachable) are in ``http_requests`` only. ``model_seconds`` is the time at
     least one model request was in flight (overlapping retries count once), never more than the run's."""
-    from clinbench.agents.attribution import log_entries
-
     usage = translator.usage if translator is not None else parsed.usage
     usage = Usage(**vars(usage))
     allowed = [e for e in log_entries(egress_log) if e.get("allowed") and not e.get("tunnel_opened")]
