@@ -41,6 +41,7 @@ from pathlib import Path
 import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import anchor_ties  # noqa: E402
 from anchor_runs import (  # noqa: E402
     AnchorMissing, M4Reference, apply_buildmimic_types, m4_concept_files, m4_mimic_references, m4_references,
     mimic_code_files, run_m4_pipeline, run_mimic_code, write_m4_reference,
@@ -105,12 +106,19 @@ def perturb(raw: Path, seed: int) -> None:
     print(f"raw database perturbed (seed {seed})")
 
 
-def compare_concepts(ours_db: Path, anchor_db: Path, profile: str = "mimic-code") -> tuple[list[str], dict[str, str]]:
-    """(tables compared, table -> what differs) for every anchor table clinbench builds (``profile``'s)."""
-    from clinbench.concepts.compare import table_mismatch
+def _ignored(profile: str | None):
+    """table -> the columns ``profile`` marks undetermined by its anchor's SQL (None: compare every column)."""
     from clinbench.concepts.profiles import get_profile
 
-    ignored = get_profile(profile).ignored
+    return get_profile(profile).ignored if profile else (lambda table: ())
+
+
+def compare_concepts(ours_db: Path, anchor_db: Path, profile: str | None = "mimic-code") -> tuple[list[str], dict[str, str]]:
+    """(tables compared, table -> what differs) for every anchor table clinbench builds (``profile``'s;
+    None: every column, the undetermined ones too)."""
+    from clinbench.concepts.compare import table_mismatch
+
+    ignored = _ignored(profile)
     con = duckdb.connect(str(ours_db), read_only=True)
     try:
         con.execute(f"ATTACH '{anchor_db}' AS anchor (READ_ONLY)")
@@ -130,14 +138,13 @@ def compare_concepts(ours_db: Path, anchor_db: Path, profile: str = "mimic-code"
 
 
 def compare_references(ours_db: Path, anchor_db: Path, refs: dict[str, M4Reference], out: Path,
-                       profile: str = "mimic-code") -> list[tuple[str, int, str]]:
+                       profile: str | None = "mimic-code") -> list[tuple[str, int, str]]:
     """(reference, rows, "" or what differs) for every M4Bench reference clinbench has a task for.
 
     Each reference is made by M4Bench's SQL on ``anchor_db`` and scored against ``ours_db``; the
-    columns ``profile`` marks undetermined by the anchor's SQL are compared by neither.
+    columns ``profile`` marks undetermined by the anchor's SQL are compared by neither (None: every column).
     """
     from clinbench.concepts.compare import table_mismatch
-    from clinbench.concepts.profiles import get_profile
     from clinbench.derive.catalogue import load_catalogue
     from clinbench.derive.score import SCORED_COLUMN_SETS, score_against
 
@@ -153,7 +160,7 @@ def compare_references(ours_db: Path, anchor_db: Path, refs: dict[str, M4Referen
             csv = out / f"{name}.csv"
             rows = write_m4_reference(anchor, ref, csv)
             spec = tasks[ids[0]]
-            ignored = get_profile(profile).ignored(spec.target_table.split(".", 1)[1])
+            ignored = _ignored(profile)(spec.target_table.split(".", 1)[1])
             problems = []
             if tuple(spec.keys) != ref.keys:
                 problems.append(f"keys {spec.keys} vs M4Bench {list(ref.keys)}")
@@ -280,7 +287,27 @@ def _m4_pipeline(args, raw: Path, work: Path) -> tuple[dict[str, str], int]:
     out = work / "m4bench-pipeline-references"
     out.mkdir(exist_ok=True)
     refs = compare_references(ours_db, m4_db, m4_mimic_references(args.m4), out, "m4bench")
-    return differ, _print_references("M4Bench MIMIC-IV references over M4's own tables (profile m4bench)", refs)
+    bad = _print_references("M4Bench MIMIC-IV references over M4's own tables (profile m4bench)", refs)
+    tie_differ, tie_bad = _m4_ties(args, ours_db, m4_db, work)
+    return {**differ, **tie_differ}, bad + tie_bad
+
+
+def _m4_ties(args, ours_db: Path, m4_db: Path, work: Path) -> tuple[dict[str, str], int]:
+    """The undetermined columns: clinbench's ties among M4's candidates, then every column on M4's tables aligned to them."""
+    print("\nundetermined columns (benchmarks/anchor_ties.py): clinbench's choice among M4's tied candidates")
+    members = {f"{t} (ties)": what for t, what in anchor_ties.membership(ours_db, m4_db, args.m4, work).items() if what}
+    aligned, rerun = anchor_ties.aligned_copy(ours_db, m4_db, args.m4, work)
+    print(f"M4's tables given clinbench's tie choices ({len(rerun)} files downstream run again: {', '.join(rerun)})")
+    tables, differ = compare_concepts(ours_db, aligned, None)
+    print(f"M4 pipeline tables (tie-aligned) clinbench builds: {len(tables)}; equal row for row on every column: "
+          f"{len(tables) - len(differ)}")
+    for t, what in differ.items():
+        print(f"  DIFFERS {t}: {what}")
+    out = work / "m4bench-aligned-references"
+    out.mkdir(exist_ok=True)
+    refs = compare_references(ours_db, aligned, m4_mimic_references(args.m4), out, None)
+    bad = _print_references("M4Bench MIMIC-IV references over M4's tie-aligned tables, every column (profile m4bench)", refs)
+    return {**members, **{f"{t} (aligned)": w for t, w in differ.items()}}, bad
 
 
 if __name__ == "__main__":

@@ -1,0 +1,139 @@
+"""The columns M4's own SQL leaves to the engine, compared after all (``Profile.undetermined``).
+
+M4's vendored copy picks one row of several tied ones with a ROW_NUMBER whose ORDER BY does not
+separate them (the lowest GCS charted twice; two cultures drawn at the same time) or joins a set
+into a string in no stated order (``GROUP_CONCAT(DISTINCT dialysis_type)``). Which row M4's engine
+takes is not part of its definition: the same SQL run again on the same data picks others. So
+``compare_concepts`` leaves those columns out; this module compares them in two steps:
+
+1. membership: M4's own file with each tie-breaking ROW_NUMBER turned into RANK gives, for every
+   key, every row any tie-break could give (its candidates). Every row of clinbench's table must
+   be one of its key's candidates (and, as a check of this module, so must every row of M4's
+   own table). ``first_day_rrt``'s dialysis types are compared as sets.
+2. alignment: a copy of M4's database takes clinbench's choice in those columns (M4's values
+   replaced by clinbench's, key by key), and every M4 file that reads them, directly or through
+   another, is run again there. Then every table and every reference must equal clinbench's on
+   every column, the undetermined ones included: given the same choice among ties, nothing
+   downstream (APS III's GCS points and total, sepsis3, the references) differs.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from anchor_runs import AnchorMissing, m4_concept_files
+
+
+@dataclass(frozen=True)
+class Tie:
+    table: str  # mimiciv_derived.<table>
+    keys: tuple[str, ...]  # one row per key in the table
+    columns: tuple[str, ...]  # what the tie decides
+    ranked: tuple[str, ...] = ()  # the ROW_NUMBER() expressions of M4's file that leave ties (turned into RANK)
+    as_set: str | None = None  # a column holding a ', '-joined set in no order (compared as a set)
+
+
+TIES = (
+    Tie("suspicion_of_infection", ("subject_id", "ab_id"), ("specimen", "positive_culture"),
+        ranked=("ROW_NUMBER() OVER (PARTITION BY subject_id, ab_id ORDER BY chartdate NULLS FIRST, charttime)",)),
+    Tie("first_day_gcs", ("stay_id",), ("gcs_motor", "gcs_verbal", "gcs_eyes", "gcs_unable"),
+        ranked=("ROW_NUMBER() OVER (PARTITION BY g.stay_id ORDER BY g.gcs NULLS FIRST)",)),
+    Tie("first_day_rrt", ("stay_id",), ("dialysis_type",), as_set="dialysis_type"),
+)
+
+
+def _target(sql_file: Path) -> str:
+    return sql_file.stem
+
+
+def _candidates_sql(tie: Tie, text: str) -> str:
+    """M4's file for ``tie.table`` building ``<table>_candidates`` with RANK in place of each tie's ROW_NUMBER."""
+    for expr in tie.ranked:
+        found = text.count(expr)
+        if not found:
+            raise AnchorMissing(f"M4's {tie.table}.sql no longer holds {expr!r}: update benchmarks/anchor_ties.py")
+        text = text.replace(expr, "RANK" + expr[len("ROW_NUMBER"):])
+    return re.sub(rf"\bmimiciv_derived\.{tie.table}\b", f"mimiciv_derived.{tie.table}_candidates", text)
+
+
+def _not_a_candidate(con, table: str, candidates: str, columns: list[str]) -> int:
+    match = " AND ".join(f'k."{c}" IS NOT DISTINCT FROM t."{c}"' for c in columns)
+    return con.execute(f"SELECT count(*) FROM {table} AS t WHERE NOT EXISTS "
+                       f"(SELECT 1 FROM {candidates} AS k WHERE {match})").fetchone()[0]
+
+
+def _as_set(column: str, alias: str = "") -> str:
+    return f"list_sort(string_split({alias + '.' if alias else ''}\"{column}\", ', '))"
+
+
+def membership(ours_db: Path, m4_db: Path, m4: Path, work: Path) -> dict[str, str]:
+    """Step 1: table -> "" when clinbench's (and M4's) rows are among M4's candidates, else what is not; prints figures."""
+    files = {_target(f): f for f in m4_concept_files(m4)}
+    scratch = work / "m4_ties.duckdb"
+    shutil.copy(m4_db, scratch)
+    con = duckdb.connect(str(scratch))
+    found = {}
+    try:
+        con.execute(f"ATTACH '{ours_db}' AS ours (READ_ONLY)")
+        for tie in TIES:
+            ours, theirs = f"ours.mimiciv_derived.{tie.table}", f"mimiciv_derived.{tie.table}"
+            keys = ", ".join(tie.keys)
+            if tie.as_set:
+                on = " AND ".join(f"o.{k} = t.{k}" for k in tie.keys)
+                bad = con.execute(f"SELECT count(*) FROM {ours} o FULL JOIN {theirs} t ON {on} "
+                                  f"WHERE o.{tie.keys[0]} IS NULL OR t.{tie.keys[0]} IS NULL "
+                                  f"OR {_as_set(tie.as_set, 'o')} IS DISTINCT FROM {_as_set(tie.as_set, 't')}").fetchone()[0]
+                multi = con.execute(f"SELECT count(*) FROM {theirs} WHERE len({_as_set(tie.as_set)}) > 1").fetchone()[0]
+                found[tie.table] = f"{bad} rows whose {tie.as_set} set differs" if bad else ""
+                print(f"  {'ok     ' if not bad else 'DIFFERS'} {tie.table:<24} {tie.as_set} as a set: {bad} rows differ; "
+                      f"{multi} rows hold more than one")
+                continue
+            con.execute(_candidates_sql(tie, files[tie.table].read_text(encoding="utf-8")))
+            candidates = f"mimiciv_derived.{tie.table}_candidates"
+            columns = [d[0] for d in con.execute(f"SELECT * FROM {theirs} LIMIT 0").description]
+            tied = con.execute(f"SELECT count(*) FROM (SELECT {keys} FROM (SELECT DISTINCT * FROM {candidates}) "
+                               f"GROUP BY {keys} HAVING count(*) > 1)").fetchone()[0]
+            ours_out = _not_a_candidate(con, ours, candidates, columns)
+            theirs_out = _not_a_candidate(con, theirs, candidates, columns)
+            problems = []
+            if ours_out:
+                problems.append(f"{ours_out} clinbench rows are no candidate of M4's SQL")
+            if theirs_out:
+                problems.append(f"{theirs_out} of M4's own rows are no candidate (this module is wrong)")
+            found[tie.table] = "; ".join(problems)
+            print(f"  {'ok     ' if not problems else 'DIFFERS'} {tie.table:<24} {tie.columns}: {tied} keys tied "
+                  f"(more than one candidate); clinbench's row a candidate in all but {ours_out}, M4's in all but {theirs_out}")
+    finally:
+        con.close()
+        scratch.unlink(missing_ok=True)
+    return found
+
+
+def aligned_copy(ours_db: Path, m4_db: Path, m4: Path, work: Path) -> tuple[Path, list[str]]:
+    """Step 2: a copy of M4's database holding clinbench's tie choices, with every M4 file downstream run again."""
+    aligned = work / "m4_aligned.duckdb"
+    shutil.copy(m4_db, aligned)
+    con = duckdb.connect(str(aligned))
+    rerun = []
+    try:
+        con.execute(f"ATTACH '{ours_db}' AS ours (READ_ONLY)")
+        for tie in TIES:
+            sets = ", ".join(f'"{c}" = o."{c}"' for c in tie.columns)
+            on = " AND ".join(f"t.{k} = o.{k}" for k in tie.keys)
+            con.execute(f"UPDATE mimiciv_derived.{tie.table} AS t SET {sets} FROM ours.mimiciv_derived.{tie.table} AS o WHERE {on}")
+        con.execute("DETACH ours")
+        moved = {t.table for t in TIES}
+        for sql_file in m4_concept_files(m4):
+            target, text = _target(sql_file), sql_file.read_text(encoding="utf-8")
+            if target not in moved and any(re.search(rf"\bmimiciv_derived\.{t}\b", text) for t in moved):
+                con.execute(text)
+                moved.add(target)
+                rerun.append(target)
+    finally:
+        con.close()
+    return aligned, rerun
