@@ -148,7 +148,7 @@ D_ITEMS: tuple[tuple, ...] = (
     (229709, 'Angiotensin II (Giapreza)', 'Angiotensin II (Giapreza)', 'inputevents', 'Medications', 'mg', 'Solution', None, None),
     (229764, 'Angiotensin II (Giapreza)', 'Angiotensin II (Giapreza)', 'inputevents', 'Medications', 'ng', 'Solution', None, None),
     # read by the concepts of the mimic-code profile's 8 tables (rhythm, icp, code_status, invasive_line, neuroblock)
-    # and mimic-code-next's phenylephrine; not charted by the generators
+    # and mimic-code-next's phenylephrine; charted by mimic_bedside (all but the phenylephrine and line items)
     (220048, 'Heart Rhythm', 'Heart Rhythm', 'chartevents', 'Routine Vital Signs', None, 'Text', None, None),
     (220765, 'Intra Cranial Pressure', 'ICP', 'chartevents', 'Hemodynamics', 'mmHg', 'Numeric', None, None),
     (221555, 'Cisatracurium', 'Cisatracurium', 'inputevents', 'Medications', 'mg', 'Solution', None, None),

@@ -15,7 +15,9 @@ norepinephrine 0.1 mcg/kg/min exactly, dopamine 5 and 15, vasopressin in units/h
 antibiotics by route (including the topical, eye and ear routes conventions exclude),
 cultures with and without organisms, some with only a chart date, every Charlson
 component, and troponin T, CK-MB, CK, NT-proBNP and CRP ordered for a minority of admissions
-(mostly cardiac, heart-failure or septic ones; ``mimic_markers``). Quirks (duplicates, 999999 error values, charting past the stay) occur at the
+(mostly cardiac, heart-failure or septic ones; ``mimic_markers``); heart rhythm and ectopy,
+code status (charted and ordered), ICP, neuromuscular-blocker drips and boluses, and ACE-inhibitor,
+ARB and NSAID prescriptions (``mimic_bedside``). Quirks (duplicates, 999999 error values, charting past the stay) occur at the
 ``quirks`` rate, and never when it is 0.
 """
 
@@ -27,13 +29,14 @@ from pathlib import Path
 from clinbench.ehr.mimic_iv_tables import CORE_SCHEMAS, MIMIC_IV_TABLES
 from clinbench.ehr.schema import create_empty
 from clinbench.ehr.synth.frames import atomic_database, record_synthesis
+from clinbench.ehr.synth.mimic_bedside import Bedside
 from clinbench.ehr.synth.knobs import Knobs, check_size, known_knobs
 from clinbench.ehr.synth.mimic_hosp import HospTables
 from clinbench.ehr.synth.mimic_icu import ICU, IcuEvents
 from clinbench.ehr.synth.mimic_markers import MarkerLabs
 
 
-class _Mimic(HospTables, IcuEvents, MarkerLabs):
+class _Mimic(HospTables, IcuEvents, MarkerLabs, Bedside):
     def build(self) -> dict[str, int]:
         create_empty(self.con, "mimic-iv", only={t.qualified for t in MIMIC_IV_TABLES if t.schema in CORE_SCHEMAS})
         self.dictionaries()
@@ -51,7 +54,8 @@ class _Mimic(HospTables, IcuEvents, MarkerLabs):
         self.medications()
         self.codes()
         self.omr()
-        self.marker_labs()  # last: it reads the coded comorbidities, and earlier draws stay as they were
+        self.marker_labs()  # it reads the coded comorbidities; drawn late, so earlier draws stay as they were
+        self.bedside()  # after it, for the same reason: rhythm, code status, ICP, neuroblockers, ACEi/ARB/NSAID
         self.con.execute(f"INSERT INTO {ICU}.caregiver SELECT DISTINCT caregiver_id FROM {ICU}.chartevents "
                          "ORDER BY caregiver_id")
         return self.counts
