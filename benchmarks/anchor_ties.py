@@ -9,7 +9,10 @@ takes is not part of its definition: the same SQL run again on the same data pic
 1. membership: M4's own file with each tie-breaking ROW_NUMBER turned into RANK gives, for every
    key, every row any tie-break could give (its candidates). Every row of clinbench's table must
    be one of its key's candidates (and, as a check of this module, so must every row of M4's
-   own table). ``first_day_rrt``'s dialysis types are compared as sets.
+   own table). Where the tied rows are aggregated afterwards (oxygen_delivery's MAX over the kept
+   flow row), RANK would merge them: M4's file is run once with each tie broken upward and once
+   downward instead, and each undetermined cell must hold one of those forms' values for its key.
+   ``first_day_rrt``'s dialysis types are compared as sets.
 2. alignment: a copy of M4's database takes clinbench's choice in those columns (M4's values
    replaced by clinbench's, key by key), and every M4 file that reads them, directly or through
    another, is run again there. Then every table and every reference must equal clinbench's on
@@ -36,6 +39,9 @@ class Tie:
     columns: tuple[str, ...]  # what the tie decides
     ranked: tuple[str, ...] = ()  # the ROW_NUMBER() expressions of M4's file that leave ties (turned into RANK)
     as_set: str | None = None  # a column holding a ', '-joined set in no order (compared as a set)
+    # (an expression of M4's file, its tie-broken forms): where the tied rows are aggregated afterwards, so
+    # RANK would merge them, M4's file is run once per form; each column's candidates are the forms' values
+    orders: tuple[str, tuple[str, ...]] | None = None
 
 
 TIES = (
@@ -44,11 +50,27 @@ TIES = (
     Tie("first_day_gcs", ("stay_id",), ("gcs_motor", "gcs_verbal", "gcs_eyes", "gcs_unable"),
         ranked=("ROW_NUMBER() OVER (PARTITION BY g.stay_id ORDER BY g.gcs NULLS FIRST)",)),
     Tie("first_day_rrt", ("stay_id",), ("dialysis_type",), as_set="dialysis_type"),
+    # two flows of one item stored at the same instant (a duplicated charting, one copy without a value)
+    Tie("oxygen_delivery", ("subject_id", "charttime"), ("o2_flow", "o2_flow_additional"),
+        orders=("ORDER BY storetime DESC) AS rn", ("ORDER BY storetime DESC, valuenum DESC NULLS LAST) AS rn",
+                                                  "ORDER BY storetime DESC, valuenum ASC NULLS FIRST) AS rn"))),
 )
 
 
 def _target(sql_file: Path) -> str:
     return sql_file.stem
+
+
+def _renamed(tie: Tie, text: str, name: str) -> str:
+    return re.sub(rf"\bmimiciv_derived\.{tie.table}\b", f"mimiciv_derived.{name}", text)
+
+
+def _forms_sql(tie: Tie, text: str) -> list[str]:
+    """M4's file for ``tie.table`` once per tie-broken form, building ``<table>_form<i>``."""
+    expr, forms = tie.orders
+    if text.count(expr) != 1:
+        raise AnchorMissing(f"M4's {tie.table}.sql no longer holds {expr!r} once: update benchmarks/anchor_ties.py")
+    return [_renamed(tie, text.replace(expr, form), f"{tie.table}_form{i}") for i, form in enumerate(forms)]
 
 
 def _candidates_sql(tie: Tie, text: str) -> str:
@@ -58,7 +80,7 @@ def _candidates_sql(tie: Tie, text: str) -> str:
         if not found:
             raise AnchorMissing(f"M4's {tie.table}.sql no longer holds {expr!r}: update benchmarks/anchor_ties.py")
         text = text.replace(expr, "RANK" + expr[len("ROW_NUMBER"):])
-    return re.sub(rf"\bmimiciv_derived\.{tie.table}\b", f"mimiciv_derived.{tie.table}_candidates", text)
+    return _renamed(tie, text, f"{tie.table}_candidates")
 
 
 def _not_a_candidate(con, table: str, candidates: str, columns: list[str]) -> int:
@@ -93,6 +115,9 @@ def membership(ours_db: Path, m4_db: Path, m4: Path, work: Path) -> dict[str, st
                 print(f"  {'ok     ' if not bad else 'DIFFERS'} {tie.table:<24} {tie.as_set} as a set: {bad} rows differ; "
                       f"{multi} rows hold more than one")
                 continue
+            if tie.orders:
+                found[tie.table] = _forms_membership(con, tie, files[tie.table].read_text(encoding="utf-8"), ours, theirs)
+                continue
             con.execute(_candidates_sql(tie, files[tie.table].read_text(encoding="utf-8")))
             candidates = f"mimiciv_derived.{tie.table}_candidates"
             columns = [d[0] for d in con.execute(f"SELECT * FROM {theirs} LIMIT 0").description]
@@ -112,6 +137,31 @@ def membership(ours_db: Path, m4_db: Path, m4: Path, work: Path) -> dict[str, st
         con.close()
         scratch.unlink(missing_ok=True)
     return found
+
+
+def _forms_membership(con, tie: Tie, text: str, ours: str, theirs: str) -> str:
+    """Each undetermined column of each row of ``ours`` (and ``theirs``) holds one of the forms' values for its key."""
+    sqls = _forms_sql(tie, text)
+    for sql in sqls:
+        con.execute(sql)
+    forms = " UNION ALL ".join(f"SELECT * FROM mimiciv_derived.{tie.table}_form{i}" for i in range(len(sqls)))
+    on = " AND ".join(f"k.{key} = t.{key}" for key in tie.keys)
+    keys = ", ".join(tie.keys)
+    tied = con.execute(f"SELECT count(*) FROM (SELECT {keys} FROM (SELECT DISTINCT {keys}, {', '.join(tie.columns)} "
+                       f"FROM ({forms})) GROUP BY {keys} HAVING count(*) > 1)").fetchone()[0]
+    out = {}
+    for name, table in (("clinbench", ours), ("M4", theirs)):
+        out[name] = sum(con.execute(
+            f"SELECT count(*) FROM {table} AS t WHERE NOT EXISTS (SELECT 1 FROM ({forms}) AS k WHERE {on} "
+            f'AND k."{c}" IS NOT DISTINCT FROM t."{c}")').fetchone()[0] for c in tie.columns)
+    problems = []
+    if out["clinbench"]:
+        problems.append(f"{out['clinbench']} clinbench cells are no candidate of M4's SQL")
+    if out["M4"]:
+        problems.append(f"{out['M4']} of M4's own cells are no candidate (this module is wrong)")
+    print(f"  {'ok     ' if not problems else 'DIFFERS'} {tie.table:<24} {tie.columns}: {tied} keys tied "
+          f"(forms differ); clinbench's cells candidates in all but {out['clinbench']}, M4's in all but {out['M4']}")
+    return "; ".join(problems)
 
 
 def aligned_copy(ours_db: Path, m4_db: Path, m4: Path, work: Path) -> tuple[Path, list[str]]:

@@ -282,6 +282,8 @@ def _m4_pipeline(args, raw: Path, work: Path) -> tuple[dict[str, str], int]:
           f"clinbench --profile m4bench {cb_wall:.2f} s wall {cb_cpu:.2f} s CPU")
     tables, differ = compare_concepts(ours_db, m4_db, "m4bench")
     print(f"M4 pipeline tables clinbench builds: {len(tables)}; equal row for row: {len(tables) - len(differ)}")
+    empty = _empty_tables(m4_db, tables)
+    print(f"  of which empty in M4's build (compared trivially): {len(empty)}{': ' + ', '.join(empty) if empty else ''}")
     for t, what in differ.items():
         print(f"  DIFFERS {t}: {what}")
     out = work / "m4bench-pipeline-references"
@@ -290,6 +292,14 @@ def _m4_pipeline(args, raw: Path, work: Path) -> tuple[dict[str, str], int]:
     bad = _print_references("M4Bench MIMIC-IV references over M4's own tables (profile m4bench)", refs)
     tie_differ, tie_bad = _m4_ties(args, ours_db, m4_db, work)
     return {**differ, **tie_differ}, bad + tie_bad
+
+
+def _empty_tables(db: Path, tables: list[str]) -> list[str]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return [t for t in tables if not con.execute(f"SELECT count(*) FROM mimiciv_derived.{t}").fetchone()[0]]
+    finally:
+        con.close()
 
 
 def _m4_ties(args, ours_db: Path, m4_db: Path, work: Path) -> tuple[dict[str, str], int]:
