@@ -105,3 +105,46 @@ def test_the_undetermined_columns_are_ties_of_same_time_cultures(con, pipeline):
 def test_the_manifest_records_the_profile(con):
     profiles = {r[0] for r in con.execute("SELECT DISTINCT profile FROM clinbench_meta.reference_manifest").fetchall()}
     assert profiles == {"m4bench@0.5.3-6ed55907"}
+
+
+def test_first_day_gcs_components_are_a_charting_of_the_lowest_gcs_in_both(con, pipeline):
+    """M4's first_day_gcs orders by gcs alone: the components of any charting of the lowest GCS in the
+    window may be reported. clinbench's (earliest such charting) and M4's own must each be one of them."""
+    anchor = f"read_parquet('{pipeline / 'derived' / 'first_day_gcs.parquet'}')"
+    candidates = """
+        SELECT ie.stay_id, g.gcs_motor, g.gcs_verbal, g.gcs_eyes, g.gcs_unable
+        FROM mimiciv_icu.icustays AS ie JOIN mimiciv_derived.gcs AS g ON g.stay_id = ie.stay_id
+            AND g.charttime BETWEEN ie.intime - INTERVAL 6 HOUR AND ie.intime + INTERVAL 1 DAY
+        QUALIFY RANK() OVER (PARTITION BY ie.stay_id ORDER BY g.gcs NULLS FIRST) = 1"""
+    for table in ("mimiciv_derived.first_day_gcs", anchor):
+        outside = con.execute(f"""
+            SELECT count(*) FROM {table} AS f WHERE f.gcs_min IS NOT NULL AND NOT EXISTS (
+                SELECT 1 FROM ({candidates}) AS k WHERE k.stay_id = f.stay_id
+                AND (k.gcs_motor, k.gcs_verbal, k.gcs_eyes, k.gcs_unable)
+                    IS NOT DISTINCT FROM (f.gcs_motor, f.gcs_verbal, f.gcs_eyes, f.gcs_unable))""").fetchone()[0]
+        assert outside == 0, table
+    tied = con.execute(f"SELECT count(*) FROM (SELECT stay_id FROM (SELECT DISTINCT * FROM ({candidates})) "
+                       "GROUP BY stay_id HAVING count(*) > 1)").fetchone()[0]
+    assert tied > 0  # the demo has stays whose lowest GCS was charted twice with other components
+
+
+def test_first_day_rrt_dialysis_types_are_m4s_as_sets(con, pipeline):
+    anchor = f"read_parquet('{pipeline / 'derived' / 'first_day_rrt.parquet'}')"
+    differ = con.execute(f"""
+        SELECT count(*) FROM mimiciv_derived.first_day_rrt AS o FULL JOIN {anchor} AS m USING (stay_id)
+        WHERE list_sort(string_split(o.dialysis_type, ', ')) IS DISTINCT FROM list_sort(string_split(m.dialysis_type, ', '))
+            OR o.stay_id IS NULL OR m.stay_id IS NULL""").fetchone()[0]
+    assert differ == 0
+
+
+def test_two_o2_flows_stored_at_one_instant_keep_the_higher(hand):
+    """M4's oxygen_delivery leaves the pick to the engine (ORDER BY storetime alone); clinbench keeps the
+    higher, a value before an emptied copy (a duplicated charting with its valuenum lost)."""
+    hand.add_stay()
+    for valuenum in (None, 3.0):
+        hand.chart(223834, "2150-01-01 12:00:00", valuenum, value="3")
+    hand.chart(227287, "2150-01-01 12:00:00", 2.0)
+    hand.chart(227287, "2150-01-01 12:00:00", 4.0)
+    hand.build("oxygen_delivery", profile="m4bench")
+    row = hand.one("SELECT o2_flow, o2_flow_additional FROM mimiciv_derived.oxygen_delivery")
+    assert row == {"o2_flow": 3.0, "o2_flow_additional": 4.0}
