@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from clinbench.derive.catalogue import load_catalogue
+from clinbench.derive.catalogue import load_catalogue, task_families
 from clinbench.stats.analysis import analyse
 from clinbench.stats.bootstrap import percentile_ci
 from clinbench.stats.compare import compare
@@ -90,10 +90,10 @@ def main() -> None:
         runs = load_runs(path)
         t_load = time.perf_counter() - t0
         t0 = time.perf_counter()
-        result = analyse(path, "no-skill:with-skill", by="model")
+        result = analyse(path, "no-skill:with-skill", by="model", families=task_families())
         t_total = time.perf_counter() - t0
     t0 = time.perf_counter()
-    compare(runs, "no-skill", "with-skill", by="model")
+    compare(runs, "no-skill", "with-skill", by="model", families=task_families())
     t_compare = time.perf_counter() - t0
     deltas = np.array([r.delta for r in result.per_task])
     t0 = time.perf_counter()
@@ -103,7 +103,7 @@ def main() -> None:
     task_runs = [(runs.reward[(runs.task == t) & (runs.condition == "no-skill")],
                   runs.reward[(runs.task == t) & (runs.condition == "with-skill")]) for t in sorted(set(runs.task))]
     t0 = time.perf_counter()
-    compare(runs, "no-skill", "with-skill", draws=10, permutation_draws=10)
+    compare(runs, "no-skill", "with-skill", draws=10, permutation_draws=10, families=task_families())
     t_per_task = time.perf_counter() - t0
     base_headline = loop_headline(deltas, result.draws, result.permutation_draws, sample=5000)
     base_per_task = loop_per_task(task_runs, result.task_draws, sample=100)

@@ -32,8 +32,6 @@ TOP = {"cli", "serve", "__main__"}  # the command line and the web app may impor
 # Single arrows the graph does not have, each with its reason; nothing else may be added here.
 EXCEPTIONS = {
     ("clinbench.derive.harbor", "clinbench.agents.limits"): "an exported Harbor task carries the sandbox's output cap",
-    ("clinbench.stats.families", "clinbench.derive.catalogue"): "M4Bench's per-run CSVs name no family; left: "
-                                                               "callers should pass the catalogue's families",
 }
 
 

@@ -10,6 +10,7 @@ import pytest
 from clinbench.dx.rejudge import rejudge
 from clinbench.dx.run import DxConfig, run_dx
 from clinbench.report import dx_section
+from clinbench.stats import accuracy
 
 
 @pytest.fixture(scope="module")
@@ -24,22 +25,23 @@ def store(tmp_path_factory, cases):
 
 
 def test_section_has_the_agent_table_plot_and_judge_agreement(store, tmp_path):
-    page = dx_section.render_html(store, tmp_path)
+    part = dx_section.build_dx(store, tmp_path)
+    page, md = part.html, part.markdown
     assert page.startswith("<h2>Sequential diagnosis on synthetic cases</h2>")  # the demo cases are synthetic
     assert "The cases are synthetic" in page and "<td>1 (synthetic)</td>" in page
-    md = dx_section.render_markdown(store)
     assert md.startswith("## Sequential diagnosis on synthetic cases") and "| 1 (synthetic) |" in md
     # oracle: 4/4; the guess: right only on case 1 (appendicitis), $330 each (one visit + CBC)
     assert re.search(r"<td>oracle</td><td>4</td><td>100.0%</td><td>100.0%–100.0%</td><td>\$0</td>", page)
     assert re.search(r"<td>scripted-guess</td><td>4</td><td>25.0%</td><td>[^<]+</td><td>\$330</td>", page)
     assert "<svg" in page and "oracle: 100% [100%, 100%], $0 (Pareto front)" in page
-    agreement = dx_section.judge_agreement(__import__("clinbench.dx.stats", fromlist=["x"]).dx_runs(store))
+    assert part.figures["accuracy-cost"] in page  # the figure written beside the report is the one shown
+    agreement = dx_section.judge_agreement(accuracy.dx_runs(store))
     assert agreement and agreement[0]["pairs"] == 8 and agreement[0]["kappa"] == 1.0  # same judge, same verdicts
     assert "Cohen&#x27;s kappa" in page or "Cohen's kappa" in page
 
 
 def test_per_case_rows_link_to_existing_transcripts(store, tmp_path):
-    page = dx_section.render_html(store, tmp_path)
+    page = dx_section.build_dx(store, tmp_path).html
     links = re.findall(r'<a href="([^"]+)">', page)
     assert len(links) == 4 * 4  # 4 cases x (oracle, guess, each also re-judged)
     for link in links:
@@ -54,6 +56,7 @@ def test_report_benchmark_dx_on_a_dx_store_alone(store, tmp_path):
     assert out.returncode == 0, out.stderr
     html = (tmp_path / "r.html").read_text()
     assert "Sequential diagnosis" in html and "scripted-guess" in html and "nan" not in html.lower().split("<svg")[0]
+    assert (tmp_path / "r-figures" / "dx-accuracy-cost.svg").read_text().rstrip("\n") in html
 
 
 def test_dx_cases_labels_the_demo_cases_synthetic():

@@ -10,7 +10,8 @@ import pytest
 from tests.agents.scripted_server import ScriptedServer
 from clinbench.campaign.evidence import verify_manifest
 from clinbench.records.store import Store
-from clinbench.dx import stats as dxstats
+from clinbench.report.svg import accuracy_cost_plot
+from clinbench.stats import accuracy as dxstats
 from clinbench.dx.gatekeeper import LLMGatekeeper
 from clinbench.dx.models import RoleModel, RoleSpec
 from clinbench.dx.run import DxConfig, run_dx
@@ -62,7 +63,7 @@ def test_stats_accuracy_ci_plot_and_paired_test(campaign, tmp_path):
     test = dxstats.compare(runs, "ed-instant", "oracle")
     assert test.pairs == by["oracle"].runs
     assert test.p_value < 0.001  # oracle is right on every case, the vignette-only baseline on about half
-    svg = dxstats.accuracy_cost_svg(list(by.values()), tmp_path / "plot.svg").read_text()
+    svg = accuracy_cost_plot(list(by.values()))
     assert svg.startswith("<svg") and "oracle: 100% [100%, 100%], $0 (Pareto front)" in svg
 
 
@@ -160,14 +161,19 @@ def test_baseline_agent_talks_to_the_endpoint_and_is_forced_to_diagnose(tmp_path
     assert usage["requests"] == 3 and usage["input_tokens"] > 0
 
 
-def test_demo_dx_prints_the_offline_baselines_accuracy_and_a_plot(campaign):
+def test_demo_dx_prints_the_offline_baselines_accuracy_and_dx_stats_writes_the_plot(campaign):
     from clinbench.dx.demo import run_demo_dx
 
-    lines = run_demo_dx(campaign, agents=("oracle", "ed-instant"))  # already ran: summary and plot only
+    lines = run_demo_dx(campaign, agents=("oracle", "ed-instant"))  # already ran: the summary only
     text = "\n".join(lines)
     m = re.search(r"offline baseline ed-instant: (\d+)/32 correct", text)
     assert m and int(m.group(1)) >= 13  # >= 40% of the 32 demo cases (14/32 when written)
-    assert "oracle: accuracy 100.0%" in text and (campaign / "dx_accuracy_cost.svg").is_file()
+    assert "oracle: accuracy 100.0%" in text
+    out = cli("stats", str(campaign))
+    assert out.returncode == 0, out.stderr
+    plot = (campaign / "dx_accuracy_cost.svg").read_text()
+    assert f"plot: {campaign / 'dx_accuracy_cost.svg'}" in out.stdout.replace("\n", "")
+    assert 'class="figure accuracy-cost"' in plot and "oracle: 100% [100%, 100%], $0 (Pareto front)" in plot
 
 
 def test_cli_judge_check_on_a_pairs_file(tmp_path):

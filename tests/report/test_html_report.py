@@ -14,6 +14,7 @@ import pytest
 from chromium_page import file_url, open_page
 from stats_fixtures import write_hand_csv, write_hand_store
 
+from clinbench.stats.analysis import Analysis
 from clinbench.report.build import write_report
 from clinbench.stats.errors import StatsError
 
@@ -107,7 +108,7 @@ def test_failure_writes_nothing(tmp_path):
     html = tmp_path / "r.html"
     html.write_text("previous report")
     with pytest.raises(StatsError, match="no runs under condition 'nope'"):
-        write_report(write_hand_csv(tmp_path / "runs.csv"), html=html, conditions="no-skill:nope")
+        write_report(write_hand_csv(tmp_path / "runs.csv"), Analysis(compare="no-skill:nope"), html=html)
     assert html.read_text() == "previous report"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html", "runs.csv"]
 

@@ -7,6 +7,7 @@ import csv
 import re
 from pathlib import Path
 
+from clinbench.stats.analysis import Analysis
 from clinbench.report.build import SectionSpec, write_report
 from clinbench.stats.formatting import signed
 
@@ -32,10 +33,9 @@ def test_signed_never_prints_minus_zero():
 
 def test_the_demo_report_numbers_once_has_no_minus_zero_and_no_interval_from_one_run(tmp_path):
     runs = _csv(tmp_path / "runs.csv")
-    sections = [SectionSpec(runs, "agent:reference:variant", key="derive", title="1. How much a convention moves"),
-                SectionSpec(runs, "agent:reference:variant", key="again", title="2. The same, again")]
-    files = write_report(sections=sections, html=tmp_path / "r.html", markdown=tmp_path / "r.md", draws=500,
-                         permutation_draws=500)
+    sections = [SectionSpec(runs, Analysis(compare="agent:reference:variant", draws=500, permutation_draws=500), key="derive", title="1. How much a convention moves"),
+                SectionSpec(runs, Analysis(compare="agent:reference:variant", draws=500, permutation_draws=500), key="again", title="2. The same, again")]
+    files = write_report(sections=sections, html=tmp_path / "r.html", markdown=tmp_path / "r.md")
     html, md = files.html.read_text(), files.markdown.read_text()
     toc = re.search(r'<ol class="toc">(.*?)</ol>', html).group(1)
     assert re.findall(r'<a href="#[^"]+">([^<]+)</a>', toc) == ["How much a convention moves", "The same, again"]

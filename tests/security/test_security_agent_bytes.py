@@ -28,6 +28,7 @@ from clinbench.cli import app
 from clinbench.cli._console import make_console
 from clinbench.cli._campaign import print_causes
 from clinbench.report.build import write_report
+from clinbench.stats.analysis import Analysis
 
 from tests.agents.agent_fixtures import make_workspace
 from tests.agents.scripted_server import ScriptedServer
@@ -90,7 +91,7 @@ def test_escape_sequences_from_an_agents_stderr_do_not_reach_the_terminal(hostil
 
 def test_agent_html_in_report_md_is_shown_as_text(hostile, tmp_path):
     md = tmp_path / "report.md"
-    write_report(hostile.out, markdown=md, draws=200, include_flagged=True, summary=True)
+    write_report(hostile.out, Analysis(draws=200, include_flagged=True, summary=True), markdown=md)
     text = md.read_text()
     assert "onerror" in text and "<img" not in text and "&lt;img src=x onerror=alert(1)&gt;" in text
     assert "\x1b" not in text

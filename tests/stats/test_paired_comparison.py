@@ -21,6 +21,7 @@ import sys
 
 import pytest
 
+from clinbench.derive.catalogue import task_families
 from clinbench.stats.analysis import analyse
 from clinbench.stats.compare import compare
 from clinbench.stats.groups import GroupPair, parse_compare
@@ -31,7 +32,7 @@ from stats_fixtures import write_hand_csv, write_hand_store
 
 
 def test_point_estimates(hand_csv):
-    c = analyse(hand_csv, "no-skill:with-skill")
+    c = analyse(hand_csv, "no-skill:with-skill", families=task_families())
     assert c.mean_a == pytest.approx(1.9 / 3)
     assert c.mean_b == pytest.approx(2.2 / 3)
     assert c.delta == pytest.approx(0.1)
@@ -63,10 +64,10 @@ def test_family_cis_match_enumeration(hand_csv):
     So both 95% intervals are [−0.1, 0.2]; the 40% intervals (30%/70% quantiles, inside the
     1/2 mass) are [0.1, 0.1] and [0.05, 0.05]."""
     runs = load_runs(hand_csv)
-    c = compare(runs, "no-skill", "with-skill")
+    c = compare(runs, "no-skill", "with-skill", families=task_families())
     assert (c.ci_family.lo, c.ci_family.hi) == pytest.approx((-0.1, 0.2))
     assert (c.ci_family_balanced.lo, c.ci_family_balanced.hi) == pytest.approx((-0.1, 0.2))
-    c40 = compare(runs, "no-skill", "with-skill", level=0.4)
+    c40 = compare(runs, "no-skill", "with-skill", level=0.4, families=task_families())
     assert (c40.ci_family.lo, c40.ci_family.hi) == pytest.approx((0.1, 0.1))
     assert (c40.ci_family_balanced.lo, c40.ci_family_balanced.hi) == pytest.approx((0.05, 0.05))
 
@@ -158,7 +159,17 @@ def test_unknown_task_is_named(tmp_path):
                                                     dict(task="my-own-task", condition="with-skill", model="m", trial=1, reward=1,
                                                          publishable=True, schema="native")])
     with pytest.raises(StatsError, match="my-own-task"):
-        analyse(path, "no-skill:with-skill")
+        analyse(path, "no-skill:with-skill", families=task_families())
+    out = subprocess.run([sys.executable, "-m", "clinbench", "stats", str(path)], capture_output=True, text=True)
+    assert out.returncode != 0 and "task ids not in the task catalogue: my-own-task" in out.stderr  # the CLI passes them
+
+
+def test_without_the_catalogue_families_there_are_no_family_figures(hand_csv):
+    """Statistics import nothing of derive: the caller passes the families (the CLI and the report pass the
+    catalogue's); without them the headline is the same and there are no family figures."""
+    bare, full = analyse(hand_csv, "no-skill:with-skill"), analyse(hand_csv, "no-skill:with-skill", families=task_families())
+    assert bare.delta == full.delta and bare.ci_task == full.ci_task and bare.sign_flip_p == full.sign_flip_p
+    assert (bare.families, bare.per_family, bare.ci_family) == (0, [], None) and full.families == 2
 
 
 def test_unpaired_tasks_are_listed(tmp_path):

@@ -205,12 +205,13 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
     ) -> None:
         """Accuracy (judge >= 4) with 95% bootstrap CI, mean cost, plot, paired test."""
-        from clinbench.dx import stats as dxstats
+        from clinbench.report.dx_section import write_dx_plot
+        from clinbench.stats import accuracy
+        from clinbench.stats.formatting import pct_text, usd_text
 
-        runs = dxstats.dx_runs(directory)
-        summaries = dxstats.summarise(runs)
-        plottable = any(x.accuracy is not None and x.mean_cost is not None for x in summaries)
-        svg = dxstats.accuracy_cost_svg(summaries, plot or Path(directory) / "dx_accuracy_cost.svg") if plottable else None
+        runs = accuracy.dx_runs(directory)
+        summaries = accuracy.summarise(runs)
+        svg = write_dx_plot(summaries, plot or Path(directory) / "dx_accuracy_cost.svg")
         test = None
         if compare:
             a, sep, b = compare.partition(":")
@@ -218,7 +219,7 @@ def register(app: typer.Typer) -> None:
                 from clinbench.errors import ClinbenchError
 
                 raise ClinbenchError("--compare needs two agents as BASE:NEW")
-            test = dxstats.compare(runs, a, b)
+            test = accuracy.compare(runs, a, b)
         if as_json:
             print(json.dumps({"agents": [asdict(s) for s in summaries], "plot": str(svg) if svg else None,
                               "comparison": asdict(test) if test else None}, indent=1))
@@ -227,8 +228,8 @@ def register(app: typer.Typer) -> None:
         for col in ("agent", "runs", "accuracy", "95% CI", "mean cost", "tests/case", "mean judge", "errors"):
             t.add_column(col)
         for s in summaries:
-            t.add_row(s.agent, str(s.runs), dxstats.fmt_pct(s.accuracy),
-                      f"[{s.ci[0]:.1%}, {s.ci[1]:.1%}]" if s.ci else "n/a", dxstats.fmt_usd(s.mean_cost),
+            t.add_row(s.agent, str(s.runs), pct_text(s.accuracy),
+                      f"[{s.ci[0]:.1%}, {s.ci[1]:.1%}]" if s.ci else "n/a", usd_text(s.mean_cost),
                       "n/a" if s.mean_tests is None else f"{s.mean_tests:.1f}",
                       "n/a" if s.mean_judge is None else f"{s.mean_judge:.2f}", str(s.errors))
         console.print(t)

@@ -8,42 +8,41 @@ import typer
 
 from clinbench.cli._console import make_console
 from clinbench.cli._interrupt import says_on_interrupt
+from clinbench.cli.stats import (AGENT, ALLOW_MIXED, BENCHMARK, COMPARE, DRAWS, INCLUDE_FLAGGED, MODEL, SCHEMA, SEED,
+                                 SOURCE, SUMMARY)
 
 def register(app: typer.Typer) -> None:
     @app.command("report")
     @says_on_interrupt("no report file was changed (each is computed first, then written whole and renamed); "
                        "rerun the same command")
     def report(
-        source: Path = typer.Argument(..., help="campaign folder (with results.duckdb) or per-run CSV"),
+        source: Path = SOURCE,
         html: Path | None = typer.Option(None, "--html", help="write the HTML report here"),
         md: Path | None = typer.Option(None, "--md", help="write the Markdown tables here"),
         figures: Path | None = typer.Option(None, "--figures", help="folder for SVG figures (default: <report>-figures)"),
-        compare: str | None = typer.Option(
-            None, "--compare",
-            help="compare two groups: BASE:NEW (conditions) or DIM:BASE:NEW, DIM one of condition, agent, model, "
-                 "schema; delta = NEW − BASE (default: no-skill:with-skill, or the only two conditions; otherwise a "
-                 "summary)"),
-        summary: bool = typer.Option(False, "--summary", help="summarise the runs even when two conditions are present"),
-        seed: int = typer.Option(0, "--seed", help="seed of every bootstrap and sign-flip draw"),
-        draws: int = typer.Option(20000, "--draws", help="bootstrap draws"),
-        include_flagged: bool = typer.Option(False, "--include-flagged", help="keep runs the audit marked unpublishable"),
-        schema: str | None = typer.Option(None, "--schema-variant", help="only runs of this schema variant"),
-        agent: str | None = typer.Option(None, "--agent", help="only runs of this agent"),
-        model: str | None = typer.Option(None, "--model", help="only runs of this model"),
-        benchmark: str = typer.Option("derive", "--benchmark", help="derive or dx"),
+        compare: str | None = COMPARE,
+        summary: bool = SUMMARY,
+        seed: int = SEED,
+        draws: int = DRAWS,
+        include_flagged: bool = INCLUDE_FLAGGED,
+        schema: str | None = SCHEMA,
+        agent: str | None = AGENT,
+        model: str | None = MODEL,
+        benchmark: str = BENCHMARK,
         png: bool = typer.Option(False, "--png", help="also render each figure to PNG (needs a local Chromium)"),
-        allow_mixed: bool = typer.Option(False, "--allow-mixed", help="compare even when the runs mix agent versions or served models"),
+        allow_mixed: bool = ALLOW_MIXED,
     ) -> None:
         """Write the report of a campaign: headline or summary, forest plot, families, provenance, usage, failures
         with their causes, every run's why, evidence; and the diagnosis section when the store holds dx runs."""
         from clinbench.report.build import write_report
+        from clinbench.stats.analysis import Analysis
 
         if html is None and md is None:
             html = Path("report.html")
+        options = Analysis(compare=compare, summary=summary, seed=seed, draws=draws, include_flagged=include_flagged,
+                           schema=schema, agent=agent, model=model, benchmark=benchmark, allow_mixed=allow_mixed)
         with make_console(stderr=True).status("computing the statistics and writing the report …"):
-            files = write_report(source, html=html, markdown=md, figures_dir=figures, conditions=compare, seed=seed,
-                                 draws=draws, include_flagged=include_flagged, schema=schema, agent=agent,
-                                 model=model, benchmark=benchmark, png=png, summary=summary, allow_mixed=allow_mixed)
+            files = write_report(source, options, html=html, markdown=md, figures_dir=figures, png=png)
         console = make_console()
         for label, path in (("html", files.html), ("markdown", files.markdown)):
             if path is not None:

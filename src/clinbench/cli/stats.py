@@ -12,8 +12,22 @@ from clinbench.cli._console import make_console
 from clinbench.records import RunStatus
 
 
-def _f(x: float | None) -> str:
-    return "—" if x is None else f"{x:.3f}"
+# The options `stats` and `report` share (what `clinbench.stats.analysis.Analysis` holds), declared once.
+SOURCE = typer.Argument(..., help="campaign folder (with results.duckdb) or per-run CSV")
+COMPARE = typer.Option(
+    None, "--compare",
+    help="compare two groups: BASE:NEW (conditions) or DIM:BASE:NEW, DIM one of condition, agent, model, "
+         "schema (e.g. agent:codex/gpt-5.4-mini:claude/sonnet); delta = NEW − BASE, as in every command. "
+         "Default: no-skill:with-skill, or the only two conditions; otherwise a summary")
+SUMMARY = typer.Option(False, "--summary", help="summarise the runs even when two conditions are present")
+SEED = typer.Option(0, "--seed", help="seed of every bootstrap and sign-flip draw")
+DRAWS = typer.Option(20000, "--draws", help="bootstrap draws")
+INCLUDE_FLAGGED = typer.Option(False, "--include-flagged", help="keep runs the audit marked unpublishable")
+SCHEMA = typer.Option(None, "--schema-variant", help="only runs of this schema variant")
+AGENT = typer.Option(None, "--agent", help="only runs of this agent")
+MODEL = typer.Option(None, "--model", help="only runs of this model")
+BENCHMARK = typer.Option("derive", "--benchmark", help="derive or dx (campaign stores hold both)")
+ALLOW_MIXED = typer.Option(False, "--allow-mixed", help="compare even when the runs mix agent versions or served models")
 
 
 def print_comparison(c, console: Console) -> None:
@@ -115,35 +129,30 @@ def print_summary(s, console: Console) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("stats")
     def stats(
-        source: Path = typer.Argument(..., help="campaign folder (with results.duckdb) or per-run CSV"),
-        compare: str | None = typer.Option(
-            None, "--compare",
-            help="compare two groups: BASE:NEW (conditions) or DIM:BASE:NEW, DIM one of condition, agent, model, "
-                 "schema (e.g. agent:codex/gpt-5.4-mini:claude/sonnet); delta = NEW − BASE, as in every command. "
-                 "Default: no-skill:with-skill, or the only two conditions; otherwise a summary"),
-        summary: bool = typer.Option(False, "--summary", help="summarise the runs even when two conditions are present"),
+        source: Path = SOURCE,
+        compare: str | None = COMPARE,
+        summary: bool = SUMMARY,
         by: str | None = typer.Option(None, "--by", help="also compare per value of: model, schema, agent, condition"),
         as_json: bool = typer.Option(False, "--json", help="print the full result as JSON"),
-        seed: int = typer.Option(0, "--seed", help="seed of every bootstrap and sign-flip draw"),
-        draws: int = typer.Option(20000, "--draws", help="bootstrap draws"),
+        seed: int = SEED,
+        draws: int = DRAWS,
         permutation_draws: int = typer.Option(200000, "--permutation-draws", help="sign-flip draws"),
-        include_flagged: bool = typer.Option(False, "--include-flagged", help="keep runs the audit marked unpublishable"),
-        schema: str | None = typer.Option(None, "--schema-variant", help="only runs of this schema variant"),
-        agent: str | None = typer.Option(None, "--agent", help="only runs of this agent"),
-        model: str | None = typer.Option(None, "--model", help="only runs of this model"),
-        benchmark: str = typer.Option("derive", "--benchmark", help="derive or dx (campaign stores hold both)"),
-        allow_mixed: bool = typer.Option(False, "--allow-mixed", help="compare even when the runs mix agent versions or served models"),
+        include_flagged: bool = INCLUDE_FLAGGED,
+        schema: str | None = SCHEMA,
+        agent: str | None = AGENT,
+        model: str | None = MODEL,
+        benchmark: str = BENCHMARK,
+        allow_mixed: bool = ALLOW_MIXED,
     ) -> None:
         """Summarise a campaign (means with CIs per task, family, condition, agent, model; usage), or compare
         two groups of runs: task-balanced means, paired deltas, bootstrap CIs, sign-flip p."""
-        from clinbench.stats.analysis import analyse
+        from clinbench.derive.catalogue import task_families
+        from clinbench.stats.analysis import Analysis, run_analysis
 
+        options = Analysis(compare, summary, by, seed, draws, permutation_draws, include_flagged, schema, agent, model,
+                           benchmark, allow_mixed, task_families())
         with make_console(stderr=True).status(f"bootstrapping ({draws:,} draws) …"):
-            result = analyse(
-                source, compare, by=by, seed=seed, draws=draws, permutation_draws=permutation_draws,
-                include_flagged=include_flagged, schema=schema, agent=agent, model=model, benchmark=benchmark,
-                summary=summary, allow_mixed=allow_mixed,
-            )
+            result = run_analysis(source, options)
         if as_json:
             print(json.dumps(result.to_dict(), indent=2))
         elif result.kind == "summary":

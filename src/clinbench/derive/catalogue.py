@@ -163,6 +163,11 @@ def load_catalogue(tasks_dir: Path | None = None) -> dict[str, TaskSpec]:
     return _read_catalogue(tasks_dir)
 
 
+def task_families() -> dict[str, str]:
+    """Every catalogue task's family by task id: what the statistics group tasks by."""
+    return {task_id: spec.family for task_id, spec in _cached_catalogue()}
+
+
 @lru_cache(maxsize=1)
 def _cached_catalogue() -> tuple[tuple[str, TaskSpec], ...]:
     return tuple(_read_catalogue(TASKS_DIR).items())

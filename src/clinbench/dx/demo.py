@@ -3,8 +3,9 @@
 Runs ``oracle`` (harness sanity: must be 100%), ``ed-instant`` (the candidate-list baseline
 from the vignette alone, no cost) and ``ed-workup`` (the same baseline after one visit of
 questions and the confirmatory tests of its leading candidates) on every bundled demo case
-with the offline gatekeeper and judge, into ``out_dir`` (its own campaign store), writes the
-accuracy-cost plot, and returns printable summary lines (the baseline's accuracy first).
+with the offline gatekeeper and judge, into ``out_dir`` (its own campaign store), and returns
+printable summary lines (the baseline's accuracy first); the caller draws the accuracy-cost plot
+with the report's figures (``clinbench.report.dx_section.write_dx_plot``).
 Rerunning skips finished runs.
 """
 
@@ -13,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from clinbench.dx import stats as dxstats
 from clinbench.dx.cases import demo_cases
 from clinbench.dx.run import DxConfig, run_dx_campaign
 from clinbench.records import STORE_FILE, RunRecord
+from clinbench.stats import accuracy
 
 DEMO_AGENTS = ("oracle", "ed-instant", "ed-workup")
 
@@ -26,10 +27,8 @@ def run_demo_dx(out_dir: str | Path, *, agents: tuple[str, ...] = DEMO_AGENTS,
     out_dir = Path(out_dir)
     cases = demo_cases()
     run_dx_campaign(cases, [DxConfig(agent=agent) for agent in agents], out_dir, progress=progress)
-    runs = dxstats.dx_runs(out_dir)
-    summaries = dxstats.summarise(runs)
-    svg = dxstats.accuracy_cost_svg(summaries, out_dir / "dx_accuracy_cost.svg",
-                                    title="Demo cases: accuracy vs cost")
+    runs = accuracy.dx_runs(out_dir)
+    summaries = accuracy.summarise(runs)
     lines = [f"{len(cases)} synthetic demo cases; offline gatekeeper and judge; store {out_dir / STORE_FILE}"]
     by = {s.agent: s for s in summaries}
     for name in ("ed-workup", "ed-instant"):
@@ -40,8 +39,7 @@ def run_demo_dx(out_dir: str | Path, *, agents: tuple[str, ...] = DEMO_AGENTS,
     names = set(by)
     for a, b in (("ed-instant", "ed-workup"), ("ed-workup", "oracle")):  # base, new
         if {a, b} <= names:
-            t = dxstats.compare(runs, a, b)
+            t = accuracy.compare(runs, a, b)
             lines.append(f"{a} → {b}: {t.delta * 100:+.1f} accuracy points, one-sided paired permutation "
                          f"p = {t.p_value:.2g} ({t.pairs} pairs)")
-    lines.append(f"accuracy-cost plot: {svg}")
     return lines

@@ -63,6 +63,7 @@ class ReportData:
     sections: list[Section]
     dx_html: str = ""
     dx_markdown: str = ""
+    dx_figures: dict[str, str] = field(default_factory=dict)  # file stem (written as dx-<stem>.svg) -> SVG text
     generated_at: str = field(default_factory=lambda: datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
 
 

@@ -1,11 +1,14 @@
-"""The diagnosis section of the HTML and Markdown reports (``report/dx_hook.py`` calls it).
+"""The diagnosis section of the HTML and Markdown reports, and its figure.
 
-From a campaign store holding dx runs (alone, or beside a derivation campaign):
+From a campaign store holding dx runs (alone, or beside a derivation campaign), computed once
+(``build_dx``) and shown in both formats:
 
 * a table per agent/mode (and gatekeeper/judge when not offline): runs, accuracy with its
   95% percentile-bootstrap CI, mean cost with its interval, mean judge score, agent
   failures and harness errors, and a mark when the judge is the agent's own model;
-* the accuracy-cost plot (inline SVG, intervals on both axes, the Pareto front marked);
+* the accuracy-cost plot (``clinbench.report.svg.accuracy_cost_plot``, the figure code path of
+  every report figure: inline in the page, and written as ``dx-accuracy-cost.svg`` beside the
+  derivation figures);
 * judge agreement: when the same encounters were scored by more than one judge
   (``clinbench dx rejudge``), the share of agreement on correct/incorrect and Cohen's kappa
   for each pair of judges;
@@ -21,9 +24,13 @@ from html import escape
 from itertools import combinations
 from pathlib import Path
 
-from clinbench.dx import stats as dxstats
+from dataclasses import dataclass, field
+
 from clinbench.dx.judge import cohen_kappa
 from clinbench.records import RunStatus
+from clinbench.report.svg import accuracy_cost_plot, write_figure
+from clinbench.stats import accuracy
+from clinbench.stats.formatting import pct_text, usd_text
 from clinbench.untrusted import markdown
 
 MAX_CASE_ROWS = 400
@@ -36,15 +43,15 @@ def _score(store_dir: Path, run: dict) -> dict:
         return {}
 
 
-def _agent_rows(runs: list[dict]) -> list[list[str]]:
+def _agent_rows(runs: list[dict], summaries: list[accuracy.AgentSummary]) -> list[list[str]]:
     rows = []
-    for s in dxstats.summarise(runs):
-        sub = [r for r in runs if dxstats._key(r) == s.agent]
+    for s in summaries:
+        sub = [r for r in runs if accuracy.run_key(r) == s.agent]
         failed = sum(r["status"] == RunStatus.AGENT_FAILED for r in sub)
         harness = sum(r["status"] == RunStatus.HARNESS_ERROR for r in sub)
         rows.append([s.agent + (" [self-judge]" if any("+self-judge" in (r["judge"] or "") for r in sub) else ""),
-                     str(s.runs), dxstats.fmt_pct(s.accuracy),
-                     f"{s.ci[0]:.1%}–{s.ci[1]:.1%}" if s.ci else "n/a", dxstats.fmt_usd(s.mean_cost),
+                     str(s.runs), pct_text(s.accuracy),
+                     f"{s.ci[0]:.1%}–{s.ci[1]:.1%}" if s.ci else "n/a", usd_text(s.mean_cost),
                      f"${s.cost_ci[0]:,.0f}–${s.cost_ci[1]:,.0f}" if s.cost_ci else "n/a",
                      "n/a" if s.mean_tests is None else f"{s.mean_tests:.1f}",
                      "n/a" if s.mean_judge is None else f"{s.mean_judge:.2f}", str(failed), str(harness)])
@@ -101,10 +108,10 @@ _SYNTHETIC_NOTE = ("The cases are synthetic: written for clinbench, no patient's
 
 
 def _case_rows(store_dir: Path, runs: list[dict], report_dir: Path | None) -> tuple[list[str], list[list[tuple[str, str]]]]:
-    agents = sorted({dxstats._key(r) for r in runs})
+    agents = sorted({accuracy.run_key(r) for r in runs})
     by_case: dict[str, dict[str, dict]] = {}
     for r in runs:
-        by_case.setdefault(r["task"], {})[dxstats._key(r)] = r
+        by_case.setdefault(r["task"], {})[accuracy.run_key(r)] = r
     rows = []
     synthetic = _synthetic_cases(store_dir, runs)
     for task in sorted(by_case, key=lambda t: (len(t), t))[:MAX_CASE_ROWS]:
@@ -122,18 +129,48 @@ def _case_rows(store_dir: Path, runs: list[dict], report_dir: Path | None) -> tu
             if report_dir is not None:
                 link = os.path.relpath(store_dir / orig / "transcript.jsonl", report_dir)
             text = (f"{sc.get('diagnosis') or '(none)'} — {r['judge_score'] if r['judge_score'] is not None else r['status']}"
-                    f", {dxstats.fmt_usd(r['cost'])}")
+                    f", {usd_text(r['cost'])}")
             row.append((text, link))
         rows.append(row)
     return ["case", "reference", *agents], rows
 
 
-def render_html(store_dir: Path, report_dir: Path) -> str:
+@dataclass
+class DxPart:
+    """The diagnosis section as the report shows it: HTML fragment, Markdown, figures (stem -> SVG)."""
+
+    html: str
+    markdown: str
+    figures: dict[str, str] = field(default_factory=dict)
+
+
+def build_dx(store_dir: Path, report_dir: Path | None = None, *, title: str = "Accuracy vs cost") -> DxPart:
+    """The diagnosis section of ``store_dir``'s dx runs, transcripts linked relative to ``report_dir``."""
     store_dir = Path(store_dir)
-    runs = dxstats.dx_runs(store_dir)
-    head = "".join(f"<th>{escape(h)}</th>" for h in _AGENT_HEADER)
-    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in _agent_rows(runs))
+    runs = accuracy.dx_runs(store_dir)
+    summaries = accuracy.summarise(runs)
+    figures = {"accuracy-cost": accuracy_cost_plot(summaries, title=title)} if any(s.plottable for s in summaries) else {}
     label = _cases_label(store_dir, runs)
+    agent_rows = _agent_rows(runs, summaries)
+    agreement = judge_agreement(runs)
+    html = _html(store_dir, runs, label, agent_rows, agreement, figures, report_dir)
+    md = _markdown(store_dir, runs, label, agent_rows, agreement)
+    return DxPart(html, md, figures)
+
+
+def write_dx_plot(summaries: list[accuracy.AgentSummary], path: str | Path, *,
+                  title: str = "Accuracy vs cost") -> Path | None:
+    """The accuracy-cost figure written to ``path`` (``dx stats``, the demo), or None when no agent
+    has a scored, costed run to plot."""
+    if not any(s.plottable for s in summaries):
+        return None
+    return write_figure(path, accuracy_cost_plot(summaries, title=title))
+
+
+def _html(store_dir: Path, runs: list[dict], label: str, agent_rows: list[list[str]], agreement: list[dict],
+          figures: dict[str, str], report_dir: Path | None) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in _AGENT_HEADER)
+    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in agent_rows)
     parts = [f"<h2>Sequential diagnosis on {escape(label)}</h2>"
              + (f'<p class="note flag">{escape(_SYNTHETIC_NOTE)}</p>' if label == "synthetic cases" else "")
              + f'<p class="note">Store <code>{escape(str(store_dir))}</code>: '
@@ -141,11 +178,9 @@ def render_html(store_dir: Path, report_dir: Path) -> str:
              "as wrong; harness errors are left out), with a 95% percentile-bootstrap CI; cost is $300 per physician "
              "visit plus each test's price.</p>",
              f'<table class="dx"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>']
-    summaries = dxstats.summarise(runs)
-    if any(s.accuracy is not None and s.mean_cost is not None for s in summaries):
-        parts.append('<figure class="dx-plot">' + dxstats.accuracy_cost_svg_text(summaries) +
+    if "accuracy-cost" in figures:
+        parts.append('<figure class="dx-plot">' + figures["accuracy-cost"] +
                      "<figcaption>Accuracy against mean cost per case; green: the Pareto front.</figcaption></figure>")
-    agreement = judge_agreement(runs)
     if agreement:
         rows = "".join(f"<tr><td>{escape(a['judge_a'])}</td><td>{escape(a['judge_b'])}</td><td>{a['pairs']}</td>"
                        f"<td>{a['agreement']:.1%}</td><td>{a['kappa']:.2f}</td></tr>" for a in agreement)
@@ -156,7 +191,7 @@ def render_html(store_dir: Path, report_dir: Path) -> str:
         parts.append('<p class="note">Judge agreement: one judge scored these runs; re-score them with another '
                      "(<code>clinbench dx rejudge DIR --judge-model …</code>) to measure it. The paper's judge agreed "
                      "with physicians at kappa 0.70.</p>")
-    header, rows = _case_rows(store_dir, runs, Path(report_dir))
+    header, rows = _case_rows(store_dir, runs, report_dir)
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(
         f'<td><a href="{escape(link)}">{escape(text)}</a></td>' if link else f"<td>{escape(text)}</td>"
@@ -170,17 +205,13 @@ def _md_row(cells: list[str]) -> str:
     return "| " + " | ".join(markdown(c) for c in cells) + " |"
 
 
-def render_markdown(store_dir: Path) -> str:
-    store_dir = Path(store_dir)
-    runs = dxstats.dx_runs(store_dir)
-    label = _cases_label(store_dir, runs)
+def _markdown(store_dir: Path, runs: list[dict], label: str, agent_rows: list[list[str]], agreement: list[dict]) -> str:
     lines = [f"## Sequential diagnosis on {label}", ""]
     if label == "synthetic cases":
         lines += [f"**{_SYNTHETIC_NOTE}**", ""]
     lines += [f"{len(runs)} runs in `{store_dir}`; accuracy = judge ≥ 4, 95% bootstrap CI.",
               "", _md_row(_AGENT_HEADER), "|" + "---|" * len(_AGENT_HEADER)]
-    lines += [_md_row(r) for r in _agent_rows(runs)]
-    agreement = judge_agreement(runs)
+    lines += [_md_row(r) for r in agent_rows]
     if agreement:
         lines += ["", "| judge | judge | encounters | agree | kappa |", "|---|---|---|---|---|"]
         lines += [_md_row([a["judge_a"], a["judge_b"], str(a["pairs"]), f"{a['agreement']:.1%}", f"{a['kappa']:.2f}"])

@@ -5,7 +5,7 @@ figures carry ``data-stat`` attributes and its whole result is embedded as a JSO
 block (``<script type="application/json" class="clinbench-stats" data-section=KEY>``, never
 executed; the first section's has ``id="clinbench-stats"``), equal to what ``clinbench stats --json``
 prints for the same source and options. The diagnosis section is inserted at the hook
-point below (``clinbench.report.dx_hook``), inside ``<section id="dx">``.
+point below (``clinbench.report.dx_section``), inside ``<section id="dx">``.
 """
 
 from __future__ import annotations
@@ -390,7 +390,7 @@ def render_html(data: ReportData, report_path: Path, *, title: str = "") -> str:
             items.append('<li><a href="#dx">Sequential diagnosis</a></li>')
         body.append(f'<ol class="toc">{"".join(items)}</ol>')
     body += [_section_html(s, report_dir, i == 0) for i, s in enumerate(data.sections)]
-    if data.dx_html:  # the diagnosis hook point (clinbench.report.dx_hook)
+    if data.dx_html:  # the diagnosis section (clinbench.report.dx_section)
         body.append(f'<section id="dx">{data.dx_html}</section>')
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -9,8 +9,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
+from clinbench.atomic import write_text_atomic
+from clinbench.errors import DataError
+from clinbench.stats.accuracy import AgentSummary, pareto
 from clinbench.stats.formatting import signed
 
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
@@ -21,6 +25,7 @@ COLOUR_DOWN = "#c0392b"
 GRID = "#e3e6ea"
 INK = "#1d2329"
 MUTED = "#5b6570"
+COLOUR_PARETO = "#2ca02c"  # the agents no other beats on both accuracy and cost
 
 
 @dataclass
@@ -36,6 +41,11 @@ class ForestRow:
         if self.lo is None or self.hi is None:
             return f"{signed(self.estimate)} (no interval: one run)"
         return f"{signed(self.estimate)} [{signed(self.lo)}, {signed(self.hi)}]"
+
+
+def write_figure(path: str | Path, svg: str) -> Path:
+    """One figure's SVG text written to ``path`` whole (temp file, then rename): every figure file."""
+    return write_text_atomic(path, svg + "\n")
 
 
 def _fmt(x: float) -> str:
@@ -163,5 +173,61 @@ def paired_bars(labels: Sequence[str], a: Sequence[float], b: Sequence[float], *
             out.append(f'<rect x="{x0}" y="{by:.1f}" width="{sx(v) - x0:.1f}" height="{bar_h}" fill="{colour}"/>')
             out.append(_text(sx(v) + 4, by + bar_h - 1.5, f"{v:.3f}", size=10, fill=MUTED))
         out.append("</g>")
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def accuracy_cost_plot(summaries: Sequence[AgentSummary], *, title: str = "Accuracy vs cost", width: int = 760) -> str:
+    """Mean cost (x, with its bootstrap interval) against accuracy (y, with its interval), one point
+    per agent, the Pareto front as a dashed line and in green; a numbered legend below keeps the
+    labels inside the canvas. Agents without a scored, costed run are left out (none: DataError)."""
+    pts = [s for s in summaries if s.plottable]
+    if not pts:
+        raise DataError("nothing to plot: no scored runs with a cost")
+    left, right, top, plot_h, bottom = 70, 30, 40, 320, 60
+    base = top + plot_h
+    height = base + bottom + 18 * len(pts)
+    ticks = nice_ticks(0.0, max(max((s.cost_ci or (0, s.mean_cost))[1] for s in pts) * 1.1, 500.0), target=5)
+    xmax = ticks[-1]  # free agents keep an axis
+
+    def sx(c: float) -> float:
+        return left + (width - left - right) * c / xmax
+
+    def sy(a: float) -> float:
+        return top + plot_h * (1 - a)
+
+    out = _open(width, height, title, "figure accuracy-cost")
+    out.append(_text(12, 20, title, size=14, weight="600"))
+    for i in range(6):
+        a = i / 5
+        out.append(f'<line x1="{left}" x2="{width - right}" y1="{sy(a):.1f}" y2="{sy(a):.1f}" stroke="{GRID}"/>')
+        out.append(_text(left - 8, sy(a) + 4, f"{a:.0%}", anchor="end", size=11, fill=MUTED))
+    for c in ticks:
+        out.append(f'<line x1="{sx(c):.1f}" x2="{sx(c):.1f}" y1="{base}" y2="{base + 4}" stroke="{INK}"/>')
+        out.append(_text(sx(c), base + 18, f"${c:,.0f}", anchor="middle", size=11, fill=MUTED))
+    out.append(f'<line x1="{left}" y1="{base}" x2="{width - right}" y2="{base}" stroke="{INK}"/>')
+    out.append(f'<line x1="{left}" y1="{top}" x2="{left}" y2="{base}" stroke="{INK}"/>')
+    out.append(_text(width / 2, base + 38, "mean cost per case (USD), 95% interval", anchor="middle", fill=MUTED))
+    out.append(f'<text x="18" y="{top + plot_h / 2:.1f}" text-anchor="middle" font-size="12" fill="{MUTED}" '
+               f'transform="rotate(-90 18 {top + plot_h / 2:.1f})">accuracy (judge &#8805; 4), 95% CI</text>')
+    front = pareto(pts)
+    if len(front) > 1:
+        path = " ".join(f"{sx(s.mean_cost):.1f},{sy(s.accuracy):.1f}" for s in front)
+        out.append(f'<polyline points="{path}" fill="none" stroke="{COLOUR_PARETO}" stroke-dasharray="4 3"/>')
+    for n, s in enumerate(pts, 1):
+        x, y = sx(s.mean_cost), sy(s.accuracy)
+        colour = COLOUR_PARETO if s in front else COLOUR_B
+        legend = (f"{n}. {s.agent}: {s.accuracy:.0%} [{s.ci[0]:.0%}, {s.ci[1]:.0%}], ${s.mean_cost:,.0f}"
+                  f"{' (Pareto front)' if s in front else ''}")
+        out.append(f'<g class="agent-point" data-agent={quoteattr(s.agent)}><title>{escape(legend)}</title>')
+        out.append(f'<line x1="{x:.1f}" y1="{sy(s.ci[0]):.1f}" x2="{x:.1f}" y2="{sy(s.ci[1]):.1f}" stroke="{colour}"/>')
+        if s.cost_ci:
+            out.append(f'<line x1="{sx(s.cost_ci[0]):.1f}" y1="{y:.1f}" x2="{sx(s.cost_ci[1]):.1f}" y2="{y:.1f}" '
+                       f'stroke="{colour}"/>')
+        out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{colour}"/>')
+        anchor, dx = ("end", -8) if x > width * 0.7 else ("start", 8)
+        out.append(_text(x + dx, y - 6, str(n), anchor=anchor))
+        out.append("</g>")
+        out.append(_text(left, base + bottom + 18 * (n - 1), legend))
     out.append("</svg>")
     return "\n".join(out)

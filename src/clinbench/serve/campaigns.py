@@ -78,11 +78,12 @@ class Stats:
 def derive_stats(source: Source, compare: str | None) -> Stats:
     """``clinbench stats DIR [--compare X] --json`` with its default draws and seed, and its figure."""
     def make() -> Stats:
+        from clinbench.derive.catalogue import task_families
         from clinbench.report.data import make_figures, summary_figures
         from clinbench.stats.analysis import analyse
 
         try:
-            result = analyse(readable(source), compare)
+            result = analyse(readable(source), compare, families=task_families())
         except ClinbenchError as exc:
             return Stats(None, None, str(exc))
         figures = summary_figures(result) if result.kind == "summary" else make_figures(result)
@@ -129,11 +130,11 @@ def filter_runs(runs: list[dict[str, Any]], query: dict[str, str]) -> list[dict[
 
 def dx_summaries(source: Source) -> list[Any]:
     """What `clinbench dx stats` summarises (the same calls), per agent and clinician."""
-    from clinbench.dx import stats as dxstats
+    from clinbench.stats import accuracy
 
     if "dx" not in benchmarks(source):
         return []
-    return _cached(("dx", str(source.root)), source, lambda: dxstats.summarise(dxstats.dx_runs(readable(source))))
+    return _cached(("dx", str(source.root)), source, lambda: accuracy.summarise(accuracy.dx_runs(readable(source))))
 
 
 # -- a running campaign ----------------------------------------------------------------

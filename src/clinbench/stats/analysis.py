@@ -3,6 +3,8 @@ the CLI and the report both use, so their numbers are the same."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from clinbench.records import STORE_FILE, mixed
@@ -14,6 +16,26 @@ from clinbench.stats.summary import Summary, summarise
 
 BASELINE = "no-skill"
 DEFAULT_PAIR = ("no-skill", "with-skill")
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What to analyse in a source and how: the options of ``clinbench stats`` (and of each report
+    section), in one object passed whole from the command line to the statistics."""
+
+    compare: str | None = None  # A:B or DIM:A:B (delta = B − A); None: see resolve_pair
+    summary: bool = False  # summarise even when a pair is obvious
+    by: str | None = None  # also compare per value of this column
+    seed: int = 0
+    draws: int = 20000
+    permutation_draws: int = 200000
+    include_flagged: bool = False
+    schema: str | None = None
+    agent: str | None = None
+    model: str | None = None
+    benchmark: str = "derive"
+    allow_mixed: bool = False  # compare even runs that mix agent versions or served models
+    families: Mapping[str, str] | None = None  # task -> family (the catalogue's); None: no family figures
 
 
 def select_runs(runs: Runs, *, schema: str | None = None, agent: str | None = None, model: str | None = None) -> Runs:
@@ -88,31 +110,33 @@ def check_uniform(source: str | Path, runs: Runs, pair: GroupPair) -> None:
                          "(--agent / --model filters, or another campaign folder) or pass --allow-mixed")
 
 
-def analyse(
-    source: str | Path,
-    conditions: str | None = None,
-    *,
-    by: str | None = None,
-    seed: int = 0,
-    draws: int = 20000,
-    permutation_draws: int = 200000,
-    include_flagged: bool = False,
-    schema: str | None = None,
-    agent: str | None = None,
-    model: str | None = None,
-    benchmark: str = "derive",
-    summary: bool = False,
-    allow_mixed: bool = False,
-) -> Comparison | Summary:
+def prepare(source: str | Path, options: Analysis) -> tuple[Runs, GroupPair | None]:
+    """The runs ``options`` select from ``source`` and the pair to compare (None: summarise), the
+    comparison refused when it mixes what ran (unless ``allow_mixed``)."""
+    runs = load_selected(source, include_flagged=options.include_flagged, schema=options.schema, agent=options.agent,
+                         model=options.model, benchmark=options.benchmark)
+    pair = None if options.summary and options.compare is None else resolve_pair(runs, options.compare)
+    if pair is not None and not options.allow_mixed:
+        check_uniform(source, runs, pair)
+    return runs, pair
+
+
+def compute(runs: Runs, pair: GroupPair | None, options: Analysis, *, by: str | None = None) -> Comparison | Summary:
+    """The comparison of ``pair`` (per value of ``by`` too), or with no pair the summary, of ``runs``."""
+    if pair is None:
+        return summarise(runs, seed=options.seed, draws=options.draws, families=options.families)
+    return compare(runs, pair.a, pair.b, dimension=pair.dimension, by=by, seed=options.seed, draws=options.draws,
+                   permutation_draws=options.permutation_draws, families=options.families)
+
+
+def analyse(source: str | Path, conditions: str | None = None, **options) -> Comparison | Summary:
     """Load runs from ``source``; compare the groups ``conditions`` names (``A:B`` or
     ``DIM:A:B``; delta = B − A; see ``resolve_pair`` for the default), or, with ``summary``
-    or when no pair is obvious, summarise them."""
-    runs = load_selected(source, include_flagged=include_flagged, schema=schema, agent=agent, model=model,
-                         benchmark=benchmark)
-    pair = None if summary and conditions is None else resolve_pair(runs, conditions)
-    if pair is None:
-        return summarise(runs, seed=seed, draws=draws)
-    if not allow_mixed:
-        check_uniform(source, runs, pair)
-    return compare(runs, pair.a, pair.b, dimension=pair.dimension, by=by, seed=seed, draws=draws,
-                   permutation_draws=permutation_draws)
+    or when no pair is obvious, summarise them. ``options``: the fields of ``Analysis``."""
+    return run_analysis(source, Analysis(compare=conditions, **options))
+
+
+def run_analysis(source: str | Path, options: Analysis) -> Comparison | Summary:
+    """``analyse`` with its options as one object (what the CLI and the web app pass)."""
+    runs, pair = prepare(source, options)
+    return compute(runs, pair, options, by=options.by)

@@ -36,7 +36,7 @@ from clinbench.stats.bootstrap import (
     percentile_interval,
 )
 from clinbench.stats.errors import StatsError
-from clinbench.stats.families import task_families
+from clinbench.stats.families import families_of
 from clinbench.stats.groups import group_mask, group_values
 from clinbench.stats.permutation import sign_flip_test
 from clinbench.stats.runs import Runs
@@ -229,8 +229,8 @@ def compare(
 ) -> Comparison:
     """Compare group ``b`` against group ``a`` of ``dimension`` (delta = b − a); see the module docstring.
 
-    ``families`` maps task → family; by default it comes from the task catalogue (derive
-    runs) and is absent for dx runs (no family statistics).
+    ``families`` maps task → family (the task catalogue's, passed by the caller); without it, and
+    for dx runs, there are no family statistics.
     """
     mask_a = group_mask(runs, dimension, a)
     mask_b = group_mask(runs, dimension, b)
@@ -262,8 +262,7 @@ def compare(
     if not tasks:
         raise StatsError(f"no task has runs under both {a!r} and {b!r}; nothing to pair")
     unpaired = sorted(tasks_a ^ tasks_b)
-    if families is None:
-        families = task_families(tasks) if runs.benchmark == "derive" else {}
+    families = families_of(tasks, families, runs.benchmark)
     paired = np.isin(runs.task, tasks)
     mask_a &= paired
     mask_b &= paired

@@ -28,3 +28,13 @@ def p_text(p: float, *, digits: int = 1) -> str:
 def mean_ci_text(ci: Interval | None) -> str:
     """An interval of a mean (not a delta): no signs."""
     return "—" if ci is None else f"[{ci.lo:.3f}, {ci.hi:.3f}]"
+
+
+def pct_text(x: float | None) -> str:
+    """A share as a percentage at one decimal; 'n/a' when there is none."""
+    return "n/a" if x is None else f"{x:.1%}"
+
+
+def usd_text(x: float | None) -> str:
+    """Dollars, whole, with thousands separators; 'n/a' when there are none."""
+    return "n/a" if x is None else f"${x:,.0f}"

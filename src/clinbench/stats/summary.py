@@ -22,7 +22,7 @@ import numpy as np
 from clinbench.records import RunStatus
 from clinbench.stats.bootstrap import bootstrap_distribution, percentile_interval
 from clinbench.stats.compare import Interval, StrictCount, no_nan
-from clinbench.stats.families import task_families
+from clinbench.stats.families import families_of
 from clinbench.stats.runs import Runs
 
 
@@ -156,8 +156,7 @@ def summarise(runs: Runs, *, seed: int = 0, draws: int = 20000, level: float = 0
     kw = {"draws": draws, "seed": seed, "level": level}
     everything = np.ones(len(runs), dtype=bool)
     tasks = sorted(set(runs.task.tolist()))
-    if families is None:
-        families = task_families(tasks) if runs.benchmark == "derive" else {}
+    families = families_of(tasks, families, runs.benchmark)
     per_task = []
     for i, task in enumerate(tasks):
         m = runs.task == task
