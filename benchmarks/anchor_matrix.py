@@ -9,7 +9,9 @@ kept beside the summary (``--out``); the databases are deleted after each run.
         [--demo-db RAW.duckdb] default:300:0 all1:300:1 stress:500:4 demo:1 ...
 
 A configuration is ``KNOBS:PATIENTS:SEED`` (KNOBS one of the sets below) or ``demo:PERTURB_SEED``
-(the raw demo database of ``--demo-db``, damaged by ``anchors.py --perturb``).
+(the raw demo database of ``--demo-db``, damaged by ``anchors.py --perturb``); ``:ties`` after either
+adds ``--perturb-ties`` with that seed (same-time rows with other values: every tie is put to the test).
+``verdict`` is anchors.py's m4bench verdict: clinbench equals a build M4's SQL can give.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ FIGURES = {  # label -> the line of anchors.py's output it is read from: (compar
 
 
 def configuration(item: str, demo_db: Path | None) -> tuple[str, list[str]]:
+    if item.endswith(":ties"):  # then --perturb-ties with the configuration's seed
+        label, args = configuration(item.removesuffix(":ties"), demo_db)
+        return f"{label}-ties", [*args, "--perturb-ties", item.removesuffix(":ties").rsplit(":", 1)[1]]
     kind, *rest = item.split(":")
     if kind == "demo":
         if demo_db is None or len(rest) != 1:
@@ -57,6 +62,8 @@ def summary(label: str, text: str, rc: int, seconds: float) -> str:
     for name, pattern in FIGURES.items():
         m = re.search(pattern, text)
         parts.append(f"{name} {m.group(2)}/{m.group(1)}" if m else f"{name} ?")
+    verdict = re.search(r"m4bench verdict: (\w+)", text)
+    parts.insert(0, f"verdict {verdict.group(1) if verdict else '?'}")
     empty = re.search(r"of which empty in M4's build \(compared trivially\): (\d+)", text)
     ties = re.findall(r"(\w+) +\(.*?\): (\d+) keys tied", text)
     return (f"{label}: exit {rc}; {'; '.join(parts)}; empty in M4's {empty.group(1) if empty else '?'}; "

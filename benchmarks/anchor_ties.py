@@ -22,6 +22,7 @@ takes is not part of its definition: the same SQL run again on the same data pic
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 from dataclasses import dataclass
@@ -39,9 +40,15 @@ class Tie:
     columns: tuple[str, ...]  # what the tie decides
     ranked: tuple[str, ...] = ()  # the ROW_NUMBER() expressions of M4's file that leave ties (turned into RANK)
     as_set: str | None = None  # a column holding a ', '-joined set in no order (compared as a set)
-    # (an expression of M4's file, its tie-broken forms): where the tied rows are aggregated afterwards, so
-    # RANK would merge them, M4's file is run once per form; each column's candidates are the forms' values
-    orders: tuple[str, tuple[str, ...]] | None = None
+    # (an expression of M4's file, its two tie-broken forms), for each expression that leaves ties: where the
+    # tied rows are aggregated afterwards, so RANK would merge them, M4's file is run once per combination of
+    # forms; each undetermined cell must hold one of the combinations' values for its key
+    orders: tuple[tuple[str, tuple[str, str]], ...] = ()
+    # with orders: the rows of each group (e.g. a stay's weights) must be those of one combination, as a whole;
+    # M4's own rows are checked by the finer ``m4_group``: M4's engine may break two ties of one stay in
+    # opposite directions, an outcome no single combination gives
+    group: tuple[str, ...] = ()
+    m4_group: tuple[str, ...] = ()
 
 
 TIES = (
@@ -52,8 +59,23 @@ TIES = (
     Tie("first_day_rrt", ("stay_id",), ("dialysis_type",), as_set="dialysis_type"),
     # two flows of one item stored at the same instant (a duplicated charting, one copy without a value)
     Tie("oxygen_delivery", ("subject_id", "charttime"), ("o2_flow", "o2_flow_additional"),
-        orders=("ORDER BY storetime DESC) AS rn", ("ORDER BY storetime DESC, valuenum DESC NULLS LAST) AS rn",
-                                                  "ORDER BY storetime DESC, valuenum ASC NULLS FIRST) AS rn"))),
+        orders=(("ORDER BY storetime DESC) AS rn", ("ORDER BY storetime DESC, valuenum DESC NULLS LAST) AS rn",
+                                                   "ORDER BY storetime DESC, valuenum ASC NULLS FIRST) AS rn")),)),
+    # two weights of one type charted at the same instant: which one starts at intime - 2 h, which one gets
+    # the zero-length interval and which one is back-filled are each left to the engine
+    Tie("weight_durations", ("stay_id",), ("starttime", "endtime", "weight"), group=("stay_id",),
+        m4_group=("stay_id", "starttime"), orders=(
+        ("ROW_NUMBER() OVER (PARTITION BY stay_id, weight_type ORDER BY charttime NULLS FIRST) AS rn",
+         ("ROW_NUMBER() OVER (PARTITION BY stay_id, weight_type ORDER BY charttime NULLS FIRST, weight) AS rn",
+          "ROW_NUMBER() OVER (PARTITION BY stay_id, weight_type ORDER BY charttime NULLS FIRST, weight DESC) AS rn")),
+        ("LEAD(starttime) OVER (PARTITION BY stay_id ORDER BY starttime NULLS FIRST)",
+         ("LEAD(starttime) OVER (PARTITION BY stay_id ORDER BY starttime NULLS FIRST, weight_type, weight)",
+          "LEAD(starttime) OVER (PARTITION BY stay_id ORDER BY starttime NULLS FIRST, weight_type DESC, weight DESC)")),
+        ("ROW_NUMBER() OVER (PARTITION BY wt1.stay_id ORDER BY wt1.starttime NULLS FIRST) AS rn",
+         ("ROW_NUMBER() OVER (PARTITION BY wt1.stay_id ORDER BY wt1.starttime NULLS FIRST, wt1.weight_type, wt1.weight) AS rn",
+          "ROW_NUMBER() OVER (PARTITION BY wt1.stay_id ORDER BY wt1.starttime NULLS FIRST, wt1.weight_type DESC, "
+          "wt1.weight DESC) AS rn")),
+    )),
 )
 
 
@@ -66,11 +88,17 @@ def _renamed(tie: Tie, text: str, name: str) -> str:
 
 
 def _forms_sql(tie: Tie, text: str) -> list[str]:
-    """M4's file for ``tie.table`` once per tie-broken form, building ``<table>_form<i>``."""
-    expr, forms = tie.orders
-    if text.count(expr) != 1:
-        raise AnchorMissing(f"M4's {tie.table}.sql no longer holds {expr!r} once: update benchmarks/anchor_ties.py")
-    return [_renamed(tie, text.replace(expr, form), f"{tie.table}_form{i}") for i, form in enumerate(forms)]
+    """M4's file for ``tie.table`` once per combination of tie-broken forms, building ``<table>_form<i>``."""
+    for expr, _ in tie.orders:
+        if expr not in text:
+            raise AnchorMissing(f"M4's {tie.table}.sql no longer holds {expr!r}: update benchmarks/anchor_ties.py")
+    sqls = []
+    for i, choice in enumerate(itertools.product(*(forms for _, forms in tie.orders))):
+        variant = text
+        for (expr, _), form in zip(tie.orders, choice):
+            variant = variant.replace(expr, form)
+        sqls.append(_renamed(tie, variant, f"{tie.table}_form{i}"))
+    return sqls
 
 
 def _candidates_sql(tie: Tie, text: str) -> str:
@@ -140,27 +168,48 @@ def membership(ours_db: Path, m4_db: Path, m4: Path, work: Path) -> dict[str, st
 
 
 def _forms_membership(con, tie: Tie, text: str, ours: str, theirs: str) -> str:
-    """Each undetermined column of each row of ``ours`` (and ``theirs``) holds one of the forms' values for its key."""
+    """Each undetermined cell of ``ours`` (and ``theirs``) holds one of the forms' values for its key; with
+    ``tie.group``, each group's rows are all of one form's rows of that group."""
     sqls = _forms_sql(tie, text)
     for sql in sqls:
         con.execute(sql)
-    forms = " UNION ALL ".join(f"SELECT * FROM mimiciv_derived.{tie.table}_form{i}" for i in range(len(sqls)))
-    on = " AND ".join(f"k.{key} = t.{key}" for key in tie.keys)
-    keys = ", ".join(tie.keys)
-    tied = con.execute(f"SELECT count(*) FROM (SELECT {keys} FROM (SELECT DISTINCT {keys}, {', '.join(tie.columns)} "
-                       f"FROM ({forms})) GROUP BY {keys} HAVING count(*) > 1)").fetchone()[0]
-    out = {}
-    for name, table in (("clinbench", ours), ("M4", theirs)):
-        out[name] = sum(con.execute(
+    forms = " UNION ALL ".join(f"SELECT {i} AS form, * FROM mimiciv_derived.{tie.table}_form{i}" for i in range(len(sqls)))
+    keys = ", ".join(tie.group or tie.keys)
+    if tie.group:
+        types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE {theirs})").fetchall())
+        cols = list(types)
+        packed = ", ".join(f'"{c}" := CAST("{c}" AS {types[c]})' for c in cols)
+        order = ", ".join(f'"{c}"' for c in cols)
+
+        def grouped(table: str, by: str) -> str:
+            return (f"SELECT {by}, list(struct_pack({packed}) ORDER BY {order}) AS rows FROM {table} GROUP BY {by}")
+        candidates = grouped(f"({forms})", f"form, {keys}")
+        tied = con.execute(f"SELECT count(*) FROM (SELECT {keys} FROM (SELECT DISTINCT {keys}, rows FROM ({candidates})) "
+                           f"GROUP BY {keys} HAVING count(*) > 1)").fetchone()[0]
+        out = {}
+        for name, table, by in (("clinbench", ours, tie.group), ("M4", theirs, tie.m4_group or tie.group)):
+            on = " AND ".join(f"k.{g} = t.{g}" for g in by)
+            out[name] = con.execute(
+                f"SELECT count(*) FROM ({grouped(table, ', '.join(by))}) AS t WHERE NOT EXISTS "
+                f"(SELECT 1 FROM ({grouped(f'({forms})', 'form, ' + ', '.join(by))}) AS k WHERE {on} AND k.rows = t.rows)"
+            ).fetchone()[0]
+        unit = "groups"
+    else:
+        on = " AND ".join(f"k.{key} = t.{key}" for key in tie.keys)
+        tied = con.execute(f"SELECT count(*) FROM (SELECT {keys} FROM (SELECT DISTINCT {keys}, {', '.join(tie.columns)} "
+                           f"FROM ({forms})) GROUP BY {keys} HAVING count(*) > 1)").fetchone()[0]
+        out = {name: sum(con.execute(
             f"SELECT count(*) FROM {table} AS t WHERE NOT EXISTS (SELECT 1 FROM ({forms}) AS k WHERE {on} "
             f'AND k."{c}" IS NOT DISTINCT FROM t."{c}")').fetchone()[0] for c in tie.columns)
+            for name, table in (("clinbench", ours), ("M4", theirs))}
+        unit = "cells"
     problems = []
     if out["clinbench"]:
-        problems.append(f"{out['clinbench']} clinbench cells are no candidate of M4's SQL")
+        problems.append(f"{out['clinbench']} clinbench {unit} are no candidate of M4's SQL")
     if out["M4"]:
-        problems.append(f"{out['M4']} of M4's own cells are no candidate (this module is wrong)")
+        problems.append(f"{out['M4']} of M4's own {unit} are no candidate (this module is wrong)")
     print(f"  {'ok     ' if not problems else 'DIFFERS'} {tie.table:<24} {tie.columns}: {tied} keys tied "
-          f"(forms differ); clinbench's cells candidates in all but {out['clinbench']}, M4's in all but {out['M4']}")
+          f"({len(sqls)} forms differ); clinbench's {unit} candidates in all but {out['clinbench']}, M4's in all but {out['M4']}")
     return "; ".join(problems)
 
 
@@ -173,6 +222,10 @@ def aligned_copy(ours_db: Path, m4_db: Path, m4: Path, work: Path) -> tuple[Path
     try:
         con.execute(f"ATTACH '{ours_db}' AS ours (READ_ONLY)")
         for tie in TIES:
+            if tie.group:  # whole groups move: take clinbench's rows
+                con.execute(f"DELETE FROM mimiciv_derived.{tie.table}")
+                con.execute(f"INSERT INTO mimiciv_derived.{tie.table} BY NAME SELECT * FROM ours.mimiciv_derived.{tie.table}")
+                continue
             sets = ", ".join(f'"{c}" = o."{c}"' for c in tie.columns)
             on = " AND ".join(f"t.{k} = o.{k}" for k in tie.keys)
             con.execute(f"UPDATE mimiciv_derived.{tie.table} AS t SET {sets} FROM ours.mimiciv_derived.{tie.table} AS o WHERE {on}")
