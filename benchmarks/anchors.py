@@ -322,9 +322,9 @@ def _m4_pipeline(args, raw: Path, work: Path) -> tuple[dict[str, str], int]:
     unexplained = {t: w for t, w in differ.items() if t not in moved or t in aligned_differ}
     by_ties = sorted(set(differ) - set(unexplained)) + [name for name, _, what in refs if what]
     verdict = not (members or aligned_differ or aligned_bad or unexplained)
-    print(f"
-m4bench verdict: {'equal' if verdict else 'DIFFERS'} to a build M4's SQL can give (tied choices a candidate, "
-          f"every column equal once aligned){'; moved by ties only in M4 own build: ' + ', '.join(by_ties) if by_ties else ''}")
+    ties_only = f"; moved by ties only, against M4's own build: {', '.join(by_ties)}" if by_ties else ""
+    print(f"\nm4bench verdict: {'equal' if verdict else 'DIFFERS'} to a build M4's SQL can give (tied choices a "
+          f"candidate, every column equal once aligned){ties_only}")
     return {**unexplained, **members, **{f"{t} (aligned)": w for t, w in aligned_differ.items()}}, aligned_bad
 
 
