@@ -120,6 +120,19 @@ class _Conversation:
 
 
 # -- Responses API (Codex) ----------------------------------------------------------------
+def _carry_settings(chat: dict[str, Any], body: dict[str, Any], max_tokens_key: str, schema_holder: Any) -> None:
+    """What both translations carry over the same way: the output cap (named ``max_tokens_key``
+    in ``body``), a JSON-schema output format, temperature and top_p."""
+    if body.get(max_tokens_key):
+        chat["max_tokens"] = body[max_tokens_key]
+    fmt = _schema_format(schema_holder)
+    if fmt:
+        chat["response_format"] = fmt
+    for key in ("temperature", "top_p"):
+        if key in body:
+            chat[key] = body[key]
+
+
 def responses_to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
     """A chat-completions request for a Responses request, and the names of its custom (freeform) tools."""
     conv = _Conversation()
@@ -162,14 +175,7 @@ def responses_to_chat(body: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
         chat["tool_choice"] = choice if isinstance(choice, str) else "auto"
         if isinstance(body.get("parallel_tool_calls"), bool):
             chat["parallel_tool_calls"] = body["parallel_tool_calls"]
-    if body.get("max_output_tokens"):
-        chat["max_tokens"] = body["max_output_tokens"]
-    fmt = _schema_format((body.get("text") or {}).get("format"))
-    if fmt:
-        chat["response_format"] = fmt
-    for key in ("temperature", "top_p"):
-        if key in body:
-            chat[key] = body[key]
+    _carry_settings(chat, body, "max_output_tokens", (body.get("text") or {}).get("format"))
     return chat, custom
 
 
@@ -254,16 +260,9 @@ def messages_to_chat(body: dict[str, Any]) -> dict[str, Any]:
         chat["tool_choice"] = {"any": "required", "none": "none"}.get(kind, "auto")
         if kind == "tool" and choice.get("name"):
             chat["tool_choice"] = {"type": "function", "function": {"name": choice["name"]}}
-    if body.get("max_tokens"):
-        chat["max_tokens"] = body["max_tokens"]
     if body.get("stop_sequences"):
         chat["stop"] = body["stop_sequences"]
-    fmt = _schema_format((body.get("output_config") or {}).get("format"))
-    if fmt:
-        chat["response_format"] = fmt
-    for key in ("temperature", "top_p"):
-        if key in body:
-            chat[key] = body[key]
+    _carry_settings(chat, body, "max_tokens", (body.get("output_config") or {}).get("format"))
     return chat
 
 

@@ -38,6 +38,7 @@ spells it.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import os
 import selectors
@@ -61,6 +62,16 @@ _HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "proxy-authorizat
 _REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 413: "Payload Too Large",
             429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable",
             504: "Gateway Timeout"}
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) is this machine only: localhost or a loopback address."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def endpoint_host_port(url: str) -> tuple[str, int, str]:

@@ -12,7 +12,6 @@ usage and the final message from what the program printed (``parse``).
 from __future__ import annotations
 
 import abc
-import ipaddress
 import json
 import os
 import shutil
@@ -28,7 +27,7 @@ from clinbench.agents import toolbox
 from clinbench.agents.base import Agent, AgentOutcome, RunContext, Workspace, output_if_written
 from clinbench.agents.attribution import (ENDPOINT_DOWN_SECONDS, EndpointWatch, check_endpoint, endpoint_failure,
                                          log_entries)
-from clinbench.agents.egress import EgressProxy, endpoint_host_port
+from clinbench.agents.egress import EgressProxy, endpoint_host_port, is_loopback
 from clinbench.agents.limits import Limits
 from clinbench.agents.process import run_process
 from clinbench.agents.sandbox import Egress, Sandbox, choose_sandbox
@@ -72,15 +71,6 @@ def json_events(stdout: str) -> Iterator[dict]:
 class Launch:
     argv: list[str]
     env: dict[str, str]
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def program_paths(executable: str) -> list[Path]:
@@ -198,7 +188,7 @@ class ExternalAgent(Agent):
                 proxy = EgressProxy(base_url, private / "egress.sock", ctx.evidence_dir / EGRESS_LOG,
                                     translator=translator, deadline=ctx.deadline, limits=self.limits).start()
                 host, port, _ = endpoint_host_port(base_url)
-                egress = Egress(proxy.socket_path, port if _is_loopback(host) else PROXY_PORT_IN_SANDBOX)
+                egress = Egress(proxy.socket_path, port if is_loopback(host) else PROXY_PORT_IN_SANDBOX)
                 if translator is not None:  # the CLI talks plain http to the bridge: every request reaches the translator
                     base_url = f"http://127.0.0.1:{egress.port}{urlsplit(base_url).path}"
             launch = self.command(workspace, ctx, home, base_url, self.sandbox.workspace_path(workspace.root))

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from clinbench.agents.base import Agent, AgentOutcome, RunContext, TranscriptWriter, Workspace, output_if_written
@@ -55,29 +55,27 @@ class _Stop(Exception):
         self.status, self.reason, self.limit = status, reason, limit
 
 
+@dataclass(eq=False)
 class LLMAgent(Agent):
+    """clinbench's own tool-calling agent over a chat-completions or messages endpoint."""
+
     name = "llm"
     external = False
 
-    def __init__(self, provider: str = "openai", model: str | None = None, *, base_url: str | None = None,
-                 api_key: str | None = None, max_steps: int = 40, max_rows: int = 100,
-                 sql_time_limit: float = 60.0, retry: RetryPolicy | None = None,
-                 reasoning_effort: str | None = None, client: ModelClient | None = None,
-                 max_tokens: int | None = DEFAULT_MAX_TOKENS, token_budget: int | None = None,
-                 text_tool_calls: bool = True):
-        self.provider = provider
-        self.model = model
-        self.base_url = base_url
-        self.api_key = api_key
-        self.max_steps = max_steps
-        self.max_rows = max_rows
-        self.sql_time_limit = sql_time_limit
-        self.retry = retry
-        self.reasoning_effort = reasoning_effort
-        self.max_tokens = max_tokens
-        self.token_budget = token_budget
-        self.text_tool_calls = text_tool_calls
-        self._client = client
+    provider: str = "openai"
+    model: str | None = None
+    _: KW_ONLY
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    max_steps: int = 40
+    max_rows: int = 100
+    sql_time_limit: float = 60.0
+    retry: RetryPolicy | None = None
+    reasoning_effort: str | None = None
+    client: ModelClient | None = field(default=None, repr=False)  # a given client (tests); else one per run
+    max_tokens: int | None = DEFAULT_MAX_TOKENS
+    token_budget: int | None = None
+    text_tool_calls: bool = True
 
     def describe(self) -> str:
         return f"llm:{self.provider}"
@@ -87,8 +85,8 @@ class LLMAgent(Agent):
                 "token_budget": self.token_budget, "max_steps": self.max_steps, "sql_time_limit": self.sql_time_limit}
 
     def _client_for(self, ctx: RunContext) -> ModelClient:
-        if self._client is not None:
-            return self._client
+        if self.client is not None:
+            return self.client
         model = self.model or ctx.model
         if not model:
             raise AgentError("the llm agent needs a model: pass --model NAME")

@@ -6,7 +6,6 @@ The web stack (Starlette, Jinja2, uvicorn) is imported inside the command only, 
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 from pathlib import Path
 from typing import Optional
@@ -14,15 +13,6 @@ from typing import Optional
 import typer
 
 LOOPBACK = "127.0.0.1"
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def register(app: typer.Typer) -> None:
@@ -47,10 +37,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Browse every run of the campaigns under FOLDERS (stats, runs, transcripts, scores explained) and play
         diagnosis cases as a clinician; prints one URL with an access token."""
+        from clinbench.agents.egress import is_loopback
         from clinbench.cli.dx import role_specs
         from clinbench.errors import ClinbenchError
 
-        if no_token and not _is_loopback(host):
+        if no_token and not is_loopback(host):
             raise ClinbenchError(f"--host {host} is reachable from other machines: it needs the access token "
                                  "(drop --no-token)")
         import uvicorn

@@ -98,30 +98,6 @@ class _Source:
 # --------------------------------------------------------------------------- public API
 
 
-def load_mimic_iv(
-    src_dir: str | Path,
-    out_path: str | Path,
-    *,
-    partial: bool = False,
-    verify: bool = False,
-    progress: Progress | None = None,
-) -> Path:
-    """Load a MIMIC-IV PhysioNet folder (``hosp/``, ``icu/``, optional ``ed/``, ``note/``)."""
-    return load_dataset("mimic-iv", src_dir, out_path, partial=partial, verify=verify, progress=progress).path
-
-
-def load_eicu(
-    src_dir: str | Path,
-    out_path: str | Path,
-    *,
-    partial: bool = False,
-    verify: bool = False,
-    progress: Progress | None = None,
-) -> Path:
-    """Load an eICU-CRD PhysioNet folder (camelCase ``*.csv.gz`` files) into schema ``eicu_crd``."""
-    return load_dataset("eicu", src_dir, out_path, partial=partial, verify=verify, progress=progress).path
-
-
 def load_dataset(
     dataset: str,
     src_dir: str | Path,
@@ -194,6 +170,19 @@ def load_dataset(
 
 
 # --------------------------------------------------------------------------- discovery
+
+
+def _loader(dataset: str, doc: str) -> Callable[..., Path]:
+    def load(src_dir: str | Path, out_path: str | Path, *, partial: bool = False, verify: bool = False,
+             progress: Progress | None = None) -> Path:
+        return load_dataset(dataset, src_dir, out_path, partial=partial, verify=verify, progress=progress).path
+
+    load.__doc__ = doc
+    return load
+
+
+load_mimic_iv = _loader("mimic-iv", "Load a MIMIC-IV PhysioNet folder (``hosp/``, ``icu/``, optional ``ed/``, ``note/``).")
+load_eicu = _loader("eicu", "Load an eICU-CRD PhysioNet folder (camelCase ``*.csv.gz`` files) into schema ``eicu_crd``.")
 
 
 def _data_files(folder: Path, src: Path, warn: Callable[[str], None]) -> dict[str, Path]:

@@ -10,6 +10,7 @@ full file stays linked beside them.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -37,33 +38,50 @@ def _as_text(value: Any) -> str:
     return json.dumps(value, indent=1, ensure_ascii=False, default=str)
 
 
-def _event_html(event: dict[str, Any]) -> str:
-    role = _role(event)
-    body: list[str] = []
-    used = set(_ROLE_KEYS)
+@dataclass
+class EventParts:
+    """One transcript event as read: who spoke, what it said (key, text), the tools it called
+    (name, input as text) and its other fields as one line."""
+
+    role: str
+    texts: list[tuple[str, str]] = field(default_factory=list)
+    calls: list[tuple[str, str]] = field(default_factory=list)
+    meta: str = ""
+
+
+def event_parts(event: dict[str, Any]) -> EventParts:
+    """The one reading of an event, for the report's transcript and the web app's steps."""
+    parts = EventParts(_role(event))
+    used = set(_ROLE_KEYS) | {"tool_calls"}
     for key in _TEXT_KEYS:
         if event.get(key) not in (None, "", []):
-            body.append(f"<pre>{escape(_as_text(event[key]))}</pre>")
+            parts.texts.append((key, _as_text(event[key])))
             used.add(key)
     for call in event.get("tool_calls") or []:
-        if isinstance(call, dict):
-            args = call.get("arguments")
-            if isinstance(args, str):
-                try:
-                    args = untrusted.loads(args)
-                except ValueError:
-                    pass
-            if isinstance(args, dict) and len(args) == 1:
-                args = next(iter(args.values()))
-            body.append(
-                f'<div class="call"><span class="tool">{escape(str(call.get("name", "tool")))}</span>'
-                f"<pre>{escape(_as_text(args))}</pre></div>"
-            )
-    used.add("tool_calls")
+        if not isinstance(call, dict):
+            continue
+        args = call.get("arguments")
+        if isinstance(args, str):
+            try:
+                args = untrusted.loads(args)
+            except ValueError:
+                pass
+        if isinstance(args, dict) and len(args) == 1:
+            args = next(iter(args.values()))
+        parts.calls.append((str(call.get("name", "tool")), _as_text(args)))
     rest = {k: v for k, v in event.items() if k not in used}
-    if rest:
-        summary = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in rest.items())
-        body.append(f'<div class="meta">{escape(summary)}</div>')
+    parts.meta = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in rest.items())
+    return parts
+
+
+def _event_html(event: dict[str, Any]) -> str:
+    parts = event_parts(event)
+    body = [f"<pre>{escape(text)}</pre>" for _, text in parts.texts]
+    body += [f'<div class="call"><span class="tool">{escape(name)}</span><pre>{escape(args)}</pre></div>'
+             for name, args in parts.calls]
+    if parts.meta:
+        body.append(f'<div class="meta">{escape(parts.meta)}</div>')
+    role = parts.role
     return f'<div class="ev ev-{escape(role.replace(" ", "-"))}"><div class="role">{escape(role)}</div>{"".join(body)}</div>'
 
 

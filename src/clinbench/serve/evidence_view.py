@@ -13,7 +13,6 @@ Everything here is plain data: the templates escape every string of it.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,7 +138,7 @@ def _cli_step(event: dict[str, Any]) -> Step | None:
 def derive_steps(path: Path | None, *, limit: int | None = MAX_STEPS) -> tuple[list[Step], int]:
     """A derivation transcript as steps: who spoke, what it said, the tools it called with their input
     (clinbench's own agents, the coding-agent CLIs' JSON events, anything else as its fields)."""
-    from clinbench.report.transcript import _ROLE_KEYS, _TEXT_KEYS, _as_text, _role
+    from clinbench.report.transcript import event_parts
 
     events, total = _events(path, limit)
     steps = []
@@ -148,27 +147,9 @@ def derive_steps(path: Path | None, *, limit: int | None = MAX_STEPS) -> tuple[l
         if known is not None:
             steps.append(known)
             continue
-        step = Step(_role(event))
-        used = set(_ROLE_KEYS) | {"tool_calls"}
-        for key in _TEXT_KEYS:
-            if event.get(key) not in (None, "", []):
-                step.texts.append((key, Text.of(_as_text(event[key]))))
-                used.add(key)
-        for call in event.get("tool_calls") or []:
-            if not isinstance(call, dict):
-                continue
-            args = call.get("arguments")
-            if isinstance(args, str):
-                try:
-                    args = untrusted.loads(args)
-                except ValueError:
-                    pass
-            if isinstance(args, dict) and len(args) == 1:
-                args = next(iter(args.values()))
-            step.calls.append((str(call.get("name", "tool")), Text.of(_as_text(args))))
-        rest = {k: v for k, v in event.items() if k not in used}
-        if rest:
-            step.meta = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in rest.items())[:2000]
+        parts = event_parts(event)
+        step = Step(parts.role, texts=[(key, Text.of(text)) for key, text in parts.texts],
+                    calls=[(name, Text.of(args)) for name, args in parts.calls], meta=parts.meta[:2000])
         steps.append(step)
     return steps, total
 

@@ -208,9 +208,17 @@ def _within_task_ci(ra: np.ndarray, rb: np.ndarray, *, draws: int, seed: int, le
     return Interval(*percentile_interval(out, level))
 
 
-def _headline(deltas: np.ndarray, *, draws: int, perm_draws: int, seed: int, level: float) -> tuple[Interval, float]:
-    ci = Interval(*percentile_interval(bootstrap_distribution(deltas, draws=draws, seed=seed), level))
-    return ci, sign_flip_test(deltas, draws=perm_draws, seed=seed)
+def _headline(runs: Runs, mask_a: np.ndarray, mask_b: np.ndarray, xa: np.ndarray, xb: np.ndarray, *, draws: int,
+              perm_draws: int, seed: int, level: float) -> dict[str, Any]:
+    """The paired headline of task means ``xa`` → ``xb`` (runs ``mask_a`` / ``mask_b``): the fields a
+    comparison and each of its groups share."""
+    deltas = xb - xa
+    return dict(
+        mean_a=float(xa.mean()), mean_b=float(xb.mean()), delta=float(deltas.mean()), improving=int((deltas > 0).sum()),
+        ci_task=Interval(*percentile_interval(bootstrap_distribution(deltas, draws=draws, seed=seed), level)),
+        sign_flip_p=sign_flip_test(deltas, draws=perm_draws, seed=seed),
+        strict_a=_strict(runs, mask_a), strict_b=_strict(runs, mask_b),
+    )
 
 
 def compare(
@@ -272,7 +280,7 @@ def compare(
     xa = np.array([means_a[t][0] for t in tasks])
     xb = np.array([means_b[t][0] for t in tasks])
     deltas = xb - xa
-    ci_task, p = _headline(deltas, draws=draws, perm_draws=permutation_draws, seed=seed, level=level)
+    draw = {"draws": draws, "perm_draws": permutation_draws, "seed": seed, "level": level}
 
     fam_of = [families.get(t, "") for t in tasks]
     fam_names = sorted(set(fam_of)) if families else []
@@ -331,59 +339,19 @@ def compare(
             gtasks = [t for t in tasks if t in ga and t in gb]
             if not gtasks:
                 continue
-            gxa = np.array([ga[t][0] for t in gtasks])
-            gxb = np.array([gb[t][0] for t in gtasks])
-            gd = gxb - gxa
-            gci, gp = _headline(gd, draws=draws, perm_draws=permutation_draws, seed=seed, level=level)
             in_tasks = np.isin(runs.task, gtasks)
-            groups.append(
-                GroupRow(
-                    by=by,
-                    value=str(value),
-                    tasks=len(gtasks),
-                    mean_a=float(gxa.mean()),
-                    mean_b=float(gxb.mean()),
-                    delta=float(gd.mean()),
-                    improving=int((gd > 0).sum()),
-                    ci_task=gci,
-                    sign_flip_p=gp,
-                    strict_a=_strict(runs, mask_a & gm & in_tasks),
-                    strict_b=_strict(runs, mask_b & gm & in_tasks),
-                )
-            )
+            groups.append(GroupRow(by=by, value=str(value), tasks=len(gtasks), **_headline(
+                runs, mask_a & gm & in_tasks, mask_b & gm & in_tasks, np.array([ga[t][0] for t in gtasks]),
+                np.array([gb[t][0] for t in gtasks]), **draw)))
 
     return Comparison(
-        source=runs.source,
-        condition_a=a,
-        condition_b=b,
-        seed=seed,
-        draws=draws,
-        permutation_draws=permutation_draws,
-        task_draws=task_draws,
-        level=level,
-        runs_a=int(mask_a.sum()),
-        runs_b=int(mask_b.sum()),
-        flagged_excluded=runs.n_flagged_excluded,
-        missing_reward=int(runs.reward_missing[mask_a | mask_b].sum()),
-        tasks=len(tasks),
-        families=len(fam_names),
-        mean_a=float(xa.mean()),
-        mean_b=float(xb.mean()),
-        delta=float(deltas.mean()),
-        improving=int((deltas > 0).sum()),
-        ci_task=ci_task,
-        ci_family=ci_family,
-        ci_family_balanced=ci_family_balanced,
+        source=runs.source, condition_a=a, condition_b=b, seed=seed, draws=draws, permutation_draws=permutation_draws,
+        task_draws=task_draws, level=level, runs_a=int(mask_a.sum()), runs_b=int(mask_b.sum()),
+        flagged_excluded=runs.n_flagged_excluded, missing_reward=int(runs.reward_missing[mask_a | mask_b].sum()),
+        tasks=len(tasks), families=len(fam_names), ci_family=ci_family, ci_family_balanced=ci_family_balanced,
         family_balanced_delta=family_balanced_delta,
-        sign_flip_p=p,
-        strict_a=_strict(runs, mask_a),
-        strict_b=_strict(runs, mask_b),
         key_f1=_paired_metric(runs, mask_a, mask_b, tasks, runs.key_f1, draws=draws, seed=seed, level=level),
         ordered_value_nmae=_paired_metric(runs, mask_a, mask_b, tasks, runs.nmae, draws=draws, seed=seed, level=level),
-        per_task=per_task,
-        per_family=per_family,
-        unpaired_tasks=unpaired,
-        groups=groups,
-        dimension=dimension,
-        harness_errors=harness_n,
+        per_task=per_task, per_family=per_family, unpaired_tasks=unpaired, groups=groups, dimension=dimension,
+        harness_errors=harness_n, **_headline(runs, mask_a, mask_b, xa, xb, **draw),
     )

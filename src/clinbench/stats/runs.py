@@ -36,6 +36,9 @@ HARNESS_ERROR = RunStatus.HARNESS_ERROR
 _ARRAYS = ("task", "condition", "model", "trial", "schema", "reward", "strict", "key_f1", "nmae", "run_id",
            "evidence_dir", "agent", "status", "reward_missing", "input_tokens", "output_tokens", "cost",
            "elapsed")
+# the columns read as they are: text ("" when NULL) and numbers (NaN when NULL)
+_TEXT = ("model", "schema", "run_id", "agent")
+_NUMBERS = ("key_f1", "nmae", "input_tokens", "output_tokens", "cost", "elapsed")
 
 
 @dataclass
@@ -206,27 +209,9 @@ def _to_runs(data: dict[str, np.ndarray], *, source: str, include_flagged: bool,
     evidence = strings("evidence_dir")
     evidence = np.asarray([str((base_dir / e).resolve()) if e else "" for e in evidence], dtype=object)
     runs = Runs(
-        source=source,
-        task=task,
-        condition=condition,
-        model=strings("model"),
-        trial=np.asarray(data["trial"], dtype=np.int64),
-        schema=strings("schema"),
-        reward=reward,
-        strict=strict,
-        key_f1=floats("key_f1"),
-        nmae=floats("nmae"),
-        run_id=strings("run_id"),
-        evidence_dir=evidence,
-        agent=strings("agent"),
-        status=status,
-        reward_missing=missing_reward,
-        input_tokens=floats("input_tokens"),
-        output_tokens=floats("output_tokens"),
-        cost=floats("cost"),
-        elapsed=floats("elapsed"),
-        benchmark=benchmark,
-        base_dir=base_dir,
+        source=source, task=task, condition=condition, trial=np.asarray(data["trial"], dtype=np.int64), reward=reward,
+        strict=strict, evidence_dir=evidence, status=status, reward_missing=missing_reward, benchmark=benchmark,
+        base_dir=base_dir, **{name: strings(name) for name in _TEXT}, **{name: floats(name) for name in _NUMBERS},
     )
     keep = publishable | include_flagged
     kept = runs.subset(keep & ~harness)

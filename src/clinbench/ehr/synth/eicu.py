@@ -25,8 +25,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from clinbench.ehr.schema import create_empty
-from clinbench.ehr.synth.frames import Events, atomic_database, record_synthesis, expand, grid, group_cumsum, insert, pick
-from clinbench.ehr.synth.knobs import Knobs, check_size, known_knobs
+from clinbench.ehr.synth.frames import Events, expand, grid, group_cumsum, insert, pick, synthesise
+from clinbench.ehr.synth.knobs import Knobs
 
 EICU = "eicu_crd"
 H = 60  # minutes per hour
@@ -502,12 +502,4 @@ def synth_eicu(out_path: str | Path, *, patients: int = 200, seed: int = 0,
     Same ``patients``, ``seed`` and knobs give identical tables; the file appears only when complete.
     Knobs as for MIMIC-IV (``aki``, ``crrt`` and ``liver`` shape MIMIC-IV only); ``after_raw`` as there.
     """
-    check_size(patients, seed)
-    settings = Knobs(**known_knobs(knobs))
-    out = Path(out_path)
-    with atomic_database(out) as con:
-        _Eicu(con, patients, seed, settings).build()
-        if after_raw is not None:
-            after_raw(con, "eicu")
-        record_synthesis(con, "eicu", patients, seed)
-    return out
+    return synthesise(out_path, "eicu", _Eicu, patients=patients, seed=seed, after_raw=after_raw, knobs=knobs)

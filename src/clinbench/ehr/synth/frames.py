@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Callable
+from typing import Any, Iterator
 
 import duckdb
 import numpy as np
@@ -139,3 +140,21 @@ def record_synthesis(con: duckdb.DuckDBPyConnection, dataset: str, patients: int
     con.execute("CREATE SCHEMA IF NOT EXISTS clinbench_meta")
     con.execute("CREATE OR REPLACE TABLE clinbench_meta.synthesis AS SELECT ? AS generator, ? AS dataset, "
                 "? AS patients, ? AS seed", [f"clinbench {__version__} data synth", dataset, patients, seed])
+
+
+def synthesise(out_path: str | os.PathLike, dataset: str, builder: Callable[..., Any], *, patients: int, seed: int,
+               after_raw: Callable[..., object] | None, knobs: dict) -> Path:
+    """The one way a synthetic database is written: size and knobs checked, ``builder(con, patients,
+    seed, Knobs).build()`` into a file that appears only when complete, ``after_raw(con, dataset)``
+    once the raw tables are written, and the database marked synthetic."""
+    from clinbench.ehr.synth.knobs import Knobs, check_size, known_knobs
+
+    check_size(patients, seed)
+    settings = Knobs(**known_knobs(knobs))
+    out = Path(out_path)
+    with atomic_database(out) as con:
+        builder(con, patients, seed, settings).build()
+        if after_raw is not None:
+            after_raw(con, dataset)
+        record_synthesis(con, dataset, patients, seed)
+    return out

@@ -28,9 +28,8 @@ from pathlib import Path
 
 from clinbench.ehr.mimic_iv_tables import CORE_SCHEMAS, MIMIC_IV_TABLES
 from clinbench.ehr.schema import create_empty
-from clinbench.ehr.synth.frames import atomic_database, record_synthesis
+from clinbench.ehr.synth.frames import synthesise
 from clinbench.ehr.synth.mimic_bedside import Bedside
-from clinbench.ehr.synth.knobs import Knobs, check_size, known_knobs
 from clinbench.ehr.synth.mimic_hosp import HospTables
 from clinbench.ehr.synth.mimic_icu import ICU, IcuEvents
 from clinbench.ehr.synth.mimic_markers import MarkerLabs
@@ -69,12 +68,4 @@ def synth_mimic_iv(out_path: str | Path, *, patients: int = 200, seed: int = 0,
     complete (written beside it, then renamed). Knobs: see ``Knobs``. ``after_raw(con, dataset)``:
     called once the raw tables are written (`data synth` passes ``clinbench.derive.raw_layer.keep``).
     """
-    check_size(patients, seed)
-    settings = Knobs(**known_knobs(knobs))
-    out = Path(out_path)
-    with atomic_database(out) as con:
-        _Mimic(con, patients, seed, settings).build()
-        if after_raw is not None:
-            after_raw(con, "mimic-iv")
-        record_synthesis(con, "mimic-iv", patients, seed)
-    return out
+    return synthesise(out_path, "mimic-iv", _Mimic, patients=patients, seed=seed, after_raw=after_raw, knobs=knobs)
