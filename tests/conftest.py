@@ -12,6 +12,13 @@ MIMIC_DEMO = SHARED_DATA / "mimic-iv-demo-2.2"
 EICU_DEMO = SHARED_DATA / "eicu-demo-2.0.1"
 
 
+def pytest_collection_modifyitems(items):
+    """Files holding a ``waits_first`` test go first: with one file per worker (--dist loadfile), a
+    long sleep then overlaps the other workers' work instead of ending the session after it."""
+    first = {item.path for item in items if item.get_closest_marker("waits_first")}
+    items.sort(key=lambda item: item.path not in first)  # stable: the order within each part is kept
+
+
 def _need(path: Path) -> Path:
     if not path.exists():
         pytest.skip(f"{path} is absent: the real open demo data lives in ../shared/data beside the repository")
@@ -60,20 +67,32 @@ def every_stored_run_spends_no_more_model_seconds_than_it_lasted(tmp_path_factor
     assert not over, "usage seconds past the run's wall-clock time:\n" + "\n".join(over[:20])
 
 
-def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build) -> Path:
-    """A database built once per test session however many xdist workers want it: the first
-    builds it (``build(path)``) under a lock in the session's shared temporary folder, and each
-    worker gets a copy of its own (DuckDB lets one process write a file)."""
+def _once(tmp_path_factory: pytest.TempPathFactory, name: str):
+    """The session's shared folder (one for all xdist workers) and an exclusive lock on ``name`` in it."""
+    import contextlib
     import fcntl
     import os
-    import shutil
 
     base = Path(tmp_path_factory.getbasetemp())
     shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "built-once"
     shared.mkdir(exist_ok=True)
-    done = shared / name
-    with open(shared / f"{name}.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+
+    @contextlib.contextmanager
+    def locked():
+        with open(shared / f"{name}.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield shared
+    return locked()
+
+
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build) -> Path:
+    """A database built once per test session however many xdist workers want it: the first
+    builds it (``build(path)``) under a lock in the session's shared temporary folder, and each
+    worker gets a copy of its own (DuckDB lets one process write a file)."""
+    import shutil
+
+    with _once(tmp_path_factory, name) as shared:
+        done = shared / name
         if not done.exists():
             partial = shared / f"partial-{name}"  # still ends in .duckdb, as the writers ask
             partial.unlink(missing_ok=True)
@@ -82,3 +101,21 @@ def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build) -> Pa
     mine = tmp_path_factory.mktemp(name.split(".")[0]) / name
     shutil.copyfile(done, mine)
     return mine
+
+
+def made_once(tmp_path_factory: pytest.TempPathFactory, name: str, make):
+    """An object made once per test session however many xdist workers want it: the first calls
+    ``make(folder)`` (a folder in the session's shared temporary folder, kept for the session) under a
+    lock and pickles what it returns; every worker reads that pickle. For read-only results only."""
+    import pickle
+
+    with _once(tmp_path_factory, name) as shared:
+        done = shared / f"{name}.pickle"
+        if not done.exists():
+            folder = shared / name
+            folder.mkdir()  # a builder that died leaves it behind: fail loudly rather than reuse half of it
+            made = make(folder)
+            partial = shared / f"partial-{name}.pickle"
+            partial.write_bytes(pickle.dumps(made))
+            partial.rename(done)
+    return pickle.loads(done.read_bytes())

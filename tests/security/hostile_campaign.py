@@ -31,6 +31,7 @@ from clinbench.records.store import Store
 
 from campaign.campaign_fixtures import SOFA_COLUMNS, SOFA_ROWS, build_tiny_db
 from hostile_agent import write_hostile_agent
+from tests.conftest import made_once
 
 TASK = "mimic-sofa-24h"
 ATTACKS = [
@@ -91,6 +92,17 @@ class Listener:
     def close(self) -> None:
         self.sock.close()
 
+    def heard(self) -> "Heard":
+        return Heard(self.address, self.connections, self.received)
+
+
+@dataclass(frozen=True)
+class Heard:
+    """What a listener had received when the campaign ended (what the tests read; it pickles)."""
+    address: object
+    connections: int
+    received: bytes
+
 
 @dataclass
 class Hostile:
@@ -102,7 +114,7 @@ class Hostile:
     earlier_run: str
     rows: dict[str, dict] = field(default_factory=dict)  # attack -> stored run
     reasons: dict[str, list[str]] = field(default_factory=dict)  # attack -> audit reasons
-    listeners: dict[str, Listener] = field(default_factory=dict)
+    listeners: dict[str, Heard] = field(default_factory=dict)
     leftover_processes: list[str] = field(default_factory=list)
     cgroup_available: bool = False
     summary: CampaignSummary | None = None  # what `clinbench run` prints its summary from
@@ -136,9 +148,14 @@ class Hostile:
 
 @pytest.fixture(scope="session")
 def hostile(tmp_path_factory) -> Hostile:
+    """Made once per test session, whichever xdist worker asks first (each of the security files may
+    run on a different worker); the others read what it recorded."""
     if not sb.bwrap_available():
         pytest.skip("bubblewrap cannot create namespaces here (.ci/run installs it)")
-    tmp = tmp_path_factory.mktemp("security")
+    return made_once(tmp_path_factory, "hostile-campaign", _run_hostile_campaign)
+
+
+def _run_hostile_campaign(tmp: Path) -> Hostile:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CLINBENCH_CACHE", str(tmp / "cache"))
         canary = f"canary-{secrets.token_hex(8)}"
@@ -205,16 +222,16 @@ def hostile(tmp_path_factory) -> Hostile:
                 if str(program) in cmdline:
                     leftovers.append(cmdline)
         verdicts = {v.run_id: v.reasons for v in audit_campaign(out)}
+    for listener in listeners.values():
+        listener.close()
     result = Hostile(out=out, source_db=source_db, tools=tools, victim=victim, canary=canary,
-                     earlier_run=earlier["run_id"], listeners=listeners, leftover_processes=leftovers,
-                     cgroup_available=probe is not None, summary=summary)
+                     earlier_run=earlier["run_id"], listeners={k: v.heard() for k, v in listeners.items()},
+                     leftover_processes=leftovers, cgroup_available=probe is not None, summary=summary)
     for row in Store.open(out).runs():
         key = row["model"] if row["agent"] == "command" else row["agent"]
         result.rows[key] = row
         result.reasons[key] = verdicts[row["run_id"]]
-    yield result
-    for listener in listeners.values():
-        listener.close()
+    return result
 
 
 def assert_refused(h: Hostile, attack: str, why: str) -> None:
