@@ -39,7 +39,7 @@ def test_ctrl_c_in_concepts_build_says_what_is_kept_and_the_rerun_builds_the_res
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(build._BuildState, "finish", finish)
-    args = ["concepts", "build", str(empty_mimic), "--only", "age,icustay_times,gcs", "--no-targets"]
+    args = ["concepts", "build", str(empty_mimic), "--only", "age,icustay_times,gcs"]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 130, res.output
     text = " ".join(res.output.split())

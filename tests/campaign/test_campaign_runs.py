@@ -176,8 +176,8 @@ def _cli(*args):
     return subprocess.run([sys.executable, "-m", "clinbench", *args], capture_output=True, text=True)
 
 
-def test_run_cli_refuses_a_database_without_references_before_recording_anything(tmp_path):
-    # Runs recorded as errors are skipped on rerun: failing late would outlive `concepts build`.
+def test_run_cli_builds_the_missing_reference_and_refuses_empty_sources_before_recording_anything(tmp_path):
+    # Runs recorded as errors are skipped on rerun: failing late would outlive the fix.
     import duckdb
 
     from clinbench.ehr.schema import create_empty
@@ -187,8 +187,9 @@ def test_run_cli_refuses_a_database_without_references_before_recording_anything
         create_empty(con, "mimic-iv")
     res = _cli("run", "--db", str(db), "--out", str(tmp_path / "c"), "--tasks", "mimic-sofa-24h", "--agent", "reference")
     assert res.returncode == 2
-    assert res.stderr.strip() == (f"error: reference table mimiciv_derived.target_sofa_24h is not in {db}; "
-                                  f"run `clinbench concepts build {db}`")
+    lines = res.stderr.strip().splitlines()
+    assert lines[0].startswith(f"built on demand in {db} (") and lines[0].endswith("): target_sofa_24h; 30 concept(s) it reads")
+    assert " ".join(lines[1:]).startswith(f"error: {db} cannot score mimic-sofa-24h: source tables mimiciv_hosp.labevents, ")
     assert not (tmp_path / "c").exists()
 
 

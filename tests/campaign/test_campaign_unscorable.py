@@ -78,7 +78,7 @@ def test_tasks_list_db_marks_the_tasks_the_database_cannot_score(tiny_db):
     assert text.startswith("task ") and text.count(f"not scorable on {tiny_db}: ") == 1
     assert "mimic-meld-24h, mimic-meld-24h-raw: reference mimiciv_derived.target_meld_24h has no rows" in text
     assert "not scorable on {}: mimic-apsiii-24h, mimic-apsiii-24h-raw, mimic-charlson-raw, ".format(tiny_db) in text
-    assert f"mimic-ventilation-raw: reference not built (`clinbench concepts build {tiny_db}`)" in text
+    assert f"mimic-ventilation-raw: reference not built yet (`run` builds it; or `clinbench concepts build {tiny_db} --all`)" in text
 
 
 def test_score_and_export_tasks_do_not_score_against_an_empty_reference(tiny_db, tmp_path):

@@ -321,10 +321,10 @@ def test_cli_list_show_sql_and_build(empty_db):
     assert inlined.returncode == 0 and "mimiciv_derived_urine_output" in inlined.stdout
     assert not any(ref.startswith("mimiciv_derived.") for ref in table_references(inlined.stdout))
 
-    first = _cli("build", str(empty_db), "--only", "icustay_times,age", "--no-targets")
+    first = _cli("build", str(empty_db), "--only", "icustay_times,age")
     assert first.returncode == 0, first.stderr
     assert "built" in first.stdout and "icustay_times" in first.stdout and "mimiciv_derived.age" in first.stdout
-    again = _cli("build", str(empty_db), "--only", "icustay_times", "--no-targets")
+    again = _cli("build", str(empty_db), "--only", "icustay_times")
     assert "unchanged" in again.stdout
 
     missing = _cli("build", "/nonexistent/x.duckdb")
@@ -358,7 +358,7 @@ def test_cli_only_concepts_the_database_cannot_hold_is_an_error(tmp_path):
     db = tmp_path / "eicu.duckdb"
     with duckdb.connect(str(db)) as con:
         create_empty(con, "eicu")
-    done = _cli("build", str(db), "--only", "icustay_times", "--no-targets")
+    done = _cli("build", str(db), "--only", "icustay_times")
     assert done.returncode == 2
     assert done.stderr.strip() == (f"error: none of icustay_times can be built in {db} (no mimiciv_icu schema in the "
                                    "database): use a database that holds the source tables they need")

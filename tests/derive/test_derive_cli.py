@@ -75,17 +75,17 @@ def test_workspace_command(source_db, tmp_path):
         cb("workspace", "mimic-sofa-24h", "--condition", "with-skill", "--db", source_db, "--out", tmp_path / "ws")
 
 
-def test_workspace_refuses_a_database_without_references(tmp_path):
+def test_workspace_builds_the_reference_its_database_lacks(tmp_path):
     from clinbench.ehr.schema import create_empty
 
     db = tmp_path / "raw.duckdb"
     with duckdb.connect(str(db)) as con:
         create_empty(con, "mimic-iv")
     r = cb_process("workspace", "mimic-sofa-24h", "--db", db, "--out", tmp_path / "ws")
-    assert r.returncode == 2
-    assert r.stderr.strip() == (f"error: reference table mimiciv_derived.target_sofa_24h is not in {db}; "
-                                f"run `clinbench concepts build {db}`")
-    assert not (tmp_path / "ws").exists()
+    assert r.returncode == 0, r.stderr
+    assert "target_sofa_24h" in r.stdout and (tmp_path / "ws" / "prompt.md").is_file()
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM mimiciv_derived.target_sofa_24h").fetchone() == (0,)
 
 
 def test_score_a_mistyped_output_path_is_an_error_and_wrong_columns_name_the_expected_ones(tmp_path):

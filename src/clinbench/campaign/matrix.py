@@ -152,6 +152,18 @@ def scorable_tasks(task_ids: list[str], db: Path) -> tuple[list[str], dict[str, 
     return kept, unscorable
 
 
+def check_names(conditions: list[str], schemas: list[str]) -> None:
+    """Fail on a condition or schema variant typo (before anything is built or run)."""
+    from clinbench.derive.catalogue import CONDITIONS
+    from clinbench.derive.schema_variants import plan_variant
+
+    for condition in conditions:
+        if condition not in CONDITIONS:
+            raise TaskError(f"unknown condition {condition!r}; use one of {', '.join(CONDITIONS)}")
+    for schema in schemas:
+        plan_variant(schema, [])
+
+
 def check_matrix(task_ids: list[str], conditions: list[str], schemas: list[str], db: Path) -> None:
     """Fail before any run is recorded on a condition or schema typo, or references not built in ``db``.
 
@@ -160,15 +172,10 @@ def check_matrix(task_ids: list[str], conditions: list[str], schemas: list[str],
     """
     import duckdb
 
-    from clinbench.derive.catalogue import CONDITIONS, get_task
-    from clinbench.derive.schema_variants import plan_variant
+    from clinbench.derive.catalogue import get_task
 
     specs = [get_task(t) for t in task_ids]
-    for condition in conditions:
-        if condition not in CONDITIONS:
-            raise TaskError(f"unknown condition {condition!r}; use one of {', '.join(CONDITIONS)}")
-    for schema in schemas:
-        plan_variant(schema, [])
+    check_names(conditions, schemas)
     from clinbench.derive.reference import missing_reference
 
     with duckdb.connect(str(db), read_only=True) as con:
@@ -179,4 +186,4 @@ def check_matrix(task_ids: list[str], conditions: list[str], schemas: list[str],
         raise TaskError(missing_reference(missing[0], db, {s for s, _ in tables}))
     if missing:
         raise TaskError(f"reference tables {', '.join(s.target_table for s in missing)} not in {db}; "
-                        f"run `clinbench concepts build {db}`")
+                        f"run `clinbench concepts build {db} --only {','.join(s.id for s in missing)}`")

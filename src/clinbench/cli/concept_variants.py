@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -14,15 +15,21 @@ console = make_console()
 
 
 def variants(
-    db: Annotated[Path, typer.Argument(help="DuckDB database with concepts, targets and variants built")],
+    db: Annotated[Path, typer.Argument(help="DuckDB database (the variants and targets it lacks are built into it first)")],
     name: Annotated[Optional[str], typer.Argument(help="One variant: also print example rows that move")] = None,
     examples: Annotated[int, typer.Option("--examples", min=0, help="How many moved cells to print for NAME")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print the variants and what they move as JSON")] = False,
 ) -> None:
     """List reference-validity variants with the rows and values that differ from each default target."""
-    from clinbench.concepts.variants import list_variants, variant_diff
+    from clinbench.cli._references import say_built
+    from clinbench.concepts.build import build_absent
+    from clinbench.concepts.variants import find_variant, list_variants, variant_diff
 
-    chosen = [v.name for v in list_variants()] if name is None else [name]
+    chosen = [v.name for v in list_variants()] if name is None else [find_variant(name).name]
+    tables = [t for v in map(find_variant, chosen) for t in (v.table, v.target_table)]
+    started = time.perf_counter()
+    results = build_absent(db, tables)
+    say_built(make_console(stderr=True) if as_json else console, results, db, time.perf_counter() - started)
     if as_json:
         import json
         from dataclasses import asdict

@@ -24,10 +24,10 @@ def build(
     schema: Annotated[str, typer.Option("--derived-schema", help="Name of the MIMIC-IV derived schema")] = "mimiciv_derived",
     summary: Annotated[bool, typer.Option("--summary", help="Print cohort shares (SOFA>=2, KDIGO>=1, Sepsis-3)")] = False,
     force: Annotated[bool, typer.Option("--force", help="Rebuild even when SQL and inputs are unchanged")] = False,
-    no_targets: Annotated[bool, typer.Option("--no-targets", help="Skip the task reference targets")] = False,
+    everything: Annotated[bool, typer.Option("--all", help="Also build every task reference and variant (by default each is built when a command first needs it: run, tasks reference, tasks verify, concepts variants)")] = False,
     profile: Annotated[Optional[str], typer.Option("--profile", help=PROFILE_HELP)] = None,
 ) -> None:
-    """Build the concepts of a reference profile in dependency order; unchanged concepts are skipped."""
+    """Build a reference profile's concept layer (and the references already in DB) in dependency order; unchanged tables are skipped."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from clinbench.concepts.build import build_concepts
@@ -65,7 +65,7 @@ def build(
 
         started = time.perf_counter()
         try:
-            results = build_concepts(db, only=names, schema=schema, targets=not no_targets, progress=report,
+            results = build_concepts(db, only=names, schema=schema, targets=everything, progress=report,
                                      force=force, profile=profile)
         except BaseException as exc:
             if not is_interrupt(exc):
@@ -94,6 +94,12 @@ def build(
         except ModuleNotFoundError:
             console.print("no cohort summary available (clinbench.concepts.summary is not installed)")
             return
+        from clinbench.cli._references import say_built
+        from clinbench.concepts.build import build_absent
+
+        started = time.perf_counter()
+        results = build_absent(db, module.summary_tables(), profile=profile)
+        say_built(console, results, db, time.perf_counter() - started)
         for key, share in module.cohort_shares(db).items():
             console.print(f"  {key}: {share:.1%}")
 

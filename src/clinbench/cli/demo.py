@@ -75,18 +75,19 @@ def demo_command(
     fresh: bool = typer.Option(False, "--fresh", help="Regenerate the database even when present."),
     db: Path | None = typer.Option(None, "--db", help="Run on this MIMIC-IV database instead of a synthetic one "
                                                       "(e.g. the MIMIC-IV demo from `clinbench data load`); its "
-                                                      "concepts and task references are built into it."),
+                                                      "concepts and references the demo's tasks need are built into it."),
     profile: str = typer.Option(None, "--profile", help=PROFILE_HELP),
 ) -> None:
-    """Synthesise MIMIC-IV (or take --db), build the concepts and task references, compare the reference and
-    variant agents, reproduce M4Bench's campaign, diagnose the synthetic demo cases, write one report."""
+    """Synthesise MIMIC-IV (or take --db), build what its tasks need (references, variants, their concepts),
+    compare the reference and variant agents, reproduce M4Bench's campaign, diagnose the demo cases, write one report."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from clinbench.campaign.demo import DEMO_COMPARE, demo_tasks, run_demo_campaign, variant_notes
     from clinbench.campaign.progress import PlainLines, RichReporter
     from clinbench.concepts.build import build_concepts
-    from clinbench.concepts.summary import cohort_shares
-    from clinbench.derive.catalogue import load_catalogue
+    from clinbench.concepts.summary import cohort_shares, summary_tables
+    from clinbench.derive.catalogue import get_task
+    from clinbench.derive.reference import variant_table
     from clinbench.derive.scorable import describe, unscorable_tasks
     from clinbench.derive import raw_layer
     from clinbench.ehr.synth import synth_mimic_iv
@@ -112,12 +113,14 @@ def demo_command(
         else:
             console.print(f"reusing {mimic} (--fresh regenerates)")
 
-    tasks = load_catalogue()
-    targets = len({spec.reference for spec in tasks.values() if spec.database == "mimic-iv"})
-    with _step(f"2. Concepts and the task references ({targets} MIMIC-IV targets)", out):
+    chosen = demo_tasks()
+    # what the demo reads, and only that: the references and variants of its tasks, and the cohort shares'
+    tables = sorted({get_task(t).target_table for t in chosen} | {variant_table(get_task(t), v) for t, v in chosen.items()}
+                    | set(summary_tables()))
+    with _step(f"2. The concepts of the demo's {len(chosen)} tasks, their references and variants", out):
         if not console.is_terminal:  # a log or a pipe: plain lines, not a bar drawn only at the end
             plain = PlainLines(console, "concepts")
-            results = build_concepts(mimic, progress=lambda name, index, total, result: plain.update(
+            results = build_concepts(mimic, only=tables, progress=lambda name, index, total, result: plain.update(
                 index + (result is not None), total, name, final=result is not None and index + 1 == total),
                 profile=profile)
         else:
@@ -128,7 +131,7 @@ def demo_command(
                 def report(name, index, total, result):
                     bar.update(job, total=total, completed=index + (result is not None), description=name)
 
-                results = build_concepts(mimic, progress=report, profile=profile)
+                results = build_concepts(mimic, only=tables, progress=report, profile=profile)
         counts = Counter(r.status for r in results)
         console.print(f"{mimic.name}: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())))
         print_table(console, [Col("definition"), Col("share of ICU stays", numeric=True)],
@@ -136,7 +139,6 @@ def demo_command(
                     title=f"{'Synthetic MIMIC-IV' if db is None else 'MIMIC-IV'} cohort")
 
     campaign = out / "campaign"
-    chosen = demo_tasks()
     unscorable = unscorable_tasks(mimic, list(chosen))
     if unscorable:  # an empty reference would score both agents 0 and read as a convention's effect
         console.print(f"skipped, this database cannot score them: {describe(unscorable)}", highlight=False)

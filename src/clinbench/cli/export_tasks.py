@@ -13,7 +13,7 @@ def register(app: typer.Typer) -> None:
     @app.command("export-tasks")
     def export_tasks(
         out: Path = typer.Argument(..., help="Folder to write one task folder per task into."),
-        db: Path = typer.Option(..., "--db", help="Database with the task references built (clinbench concepts build)."),
+        db: Path = typer.Option(..., "--db", help="Database; the task references it lacks are built into it first."),
         fmt: str = typer.Option("harbor", "--format", help="Task format: harbor (Harbor / Terminal-Bench folders)."),
         tasks: list[str] = typer.Option(["all"], "--task", help="Task ids (comma-separated or repeated) or 'all'."),
         condition: str = typer.Option("no-skill", "--condition", help="Condition whose prompt and skills the folders carry."),
@@ -24,7 +24,8 @@ def register(app: typer.Typer) -> None:
         """Write Harbor task folders (instruction, task.toml, environment/, tests/ running clinbench's scorer)."""
         from clinbench.campaign.matrix import split_list
         from clinbench.cli._console import make_console
-        from clinbench.campaign.matrix import check_matrix, resolve_tasks, scorable_tasks
+        from clinbench.campaign.matrix import check_matrix, check_names, resolve_tasks, scorable_tasks
+        from clinbench.cli._references import build_for_tasks
         from clinbench.concepts.manifest import profile_of
         from clinbench.concepts.profiles import get_profile, label
         from clinbench.derive.catalogue import get_task
@@ -37,6 +38,9 @@ def register(app: typer.Typer) -> None:
         if not db.is_file():
             raise DataError(f"database {db} not found; pass --db the database the references were built in")
         task_ids = resolve_tasks(split_list(tasks), db)
+        console = make_console(stderr=True)
+        check_names([condition], [schema])
+        build_for_tasks(db, task_ids, profile=profile, out=console)  # the folders carry the references
         check_matrix(task_ids, [condition], [schema], db)
         built = profile_of(db, [get_task(t).target_table for t in task_ids])
         if built is not None and built != label(profile):  # the folders carry the references of the profile asked for
@@ -44,7 +48,6 @@ def register(app: typer.Typer) -> None:
                             f"run `clinbench concepts build {db} --profile {get_profile(profile).name}`, "
                             f"or pass --profile {built.split('@')[0]}")
         task_ids, unscorable = scorable_tasks(task_ids, db)  # a folder whose tests score every answer 0
-        console = make_console(stderr=True)
         if unscorable:
             console.print(f"skipped {len(unscorable)} task(s) this database cannot score: {describe(unscorable)}",
                           highlight=False, soft_wrap=True)

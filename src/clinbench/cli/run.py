@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 from clinbench.agents.attribution import ENDPOINT_DOWN_SECONDS
-from clinbench.campaign.matrix import (MatrixError, check_matrix, expand, resolve_conditions, resolve_tasks,
+from clinbench.campaign.matrix import (MatrixError, check_matrix, check_names, expand, resolve_conditions, resolve_tasks,
                                       scorable_tasks, split_list, supported_pairs)
 from clinbench.cli._campaign import finished, interrupted
 from clinbench.cli._console import make_console
@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the agents and the campaign runner import DuckDB: loaded wh
 
 
 def run_command(
-    db: Path = typer.Option(..., "--db", help="Database with the task reference targets built (clinbench concepts build)."),
+    db: Path = typer.Option(..., "--db", help="MIMIC-IV or eICU database; the task references it lacks are built into it first."),
     out: Path = typer.Option(..., "--out", help="Campaign folder: results.duckdb and runs/<run_id>/ evidence."),
     tasks: list[str] = typer.Option(["all"], "--task", help="Task ids (comma-separated or repeated) or 'all'."),
     conditions: list[str] = typer.Option(["no-skill"], "--condition", help="Conditions (comma-separated or repeated), e.g. no-skill,with-skill, or 'all' (every control)."),
@@ -73,6 +73,12 @@ def run_command(
         raise typer.BadParameter(f"must be value or required, not {scored_columns!r}", param_hint="--scored-columns")
     task_ids = resolve_tasks(split_list(tasks), db)
     conditions = resolve_conditions(split_list(conditions))
+    check_names(conditions, split_list(schema))  # a typo is named before a reference is built
+    console = make_console(stderr=True)
+    from clinbench.cli._references import build_for_tasks
+
+    build_for_tasks(db, task_ids, profile=profile, variants=[variant] if "variant" in split_list(agent) else [],
+                    out=console)
     check_matrix(task_ids, conditions, split_list(schema), db)
     from clinbench.derive.scorable import describe
 
@@ -96,7 +102,6 @@ def run_command(
     check_endpoints(split_list(agent), split_list(model), options)
     config = CampaignConfig(db=str(db.resolve()), out=str(out.resolve()), options=options, timeout_seconds=timeout * 60,
                             scored_columns=scored_columns)
-    console = make_console(stderr=True)
     from clinbench.report.provenance import record_command
 
     if unscorable:

@@ -108,11 +108,15 @@ def register(app: typer.Typer) -> None:
         variant: str = typer.Option(None, "--variant", help="Export a reference-validity variant instead."),
         profile: str = typer.Option(None, "--profile", help=PROFILE_HELP),
     ) -> None:
-        """Export a task's reference output as CSV (for auditing a target)."""
-        from clinbench.derive.reference import export_reference
-
+        """Export a task's reference output as CSV (for auditing a target); builds it first if DB lacks it."""
+        from clinbench.cli._references import build_for_tasks
         from clinbench.concepts.profiles import get_profile
+        from clinbench.derive.reference import check_variant, export_reference
+        from clinbench.derive.catalogue import get_task
 
+        if variant is not None:
+            check_variant(get_task(task_id), variant)  # a typo is named before anything is built
+        build_for_tasks(db, [task_id], profile=profile, variants=[variant] if variant else [], out=console)
         rows = export_reference(task_id, db, out, variant=variant, profile=get_profile(profile).name)
         console.print(f"wrote {rows} rows to {out}")
 
@@ -122,12 +126,15 @@ def register(app: typer.Typer) -> None:
         task: list[str] = typer.Option([], "--task", help="Only these task ids (comma-separated or repeated)."),
         profile: str = typer.Option(None, "--profile", help=PROFILE_HELP),
     ) -> None:
-        """Check each task reference against its manifest (SQL, source tables, content); exit 1 if any is stale or missing."""
+        """Check each task reference against its manifest (SQL, source tables, content), building those DB lacks first;
+        exit 1 if any is stale or cannot be built."""
         from clinbench.campaign.matrix import resolve_tasks, split_list
+        from clinbench.cli._references import build_for_tasks
         from clinbench.concepts.manifest import verify as verify_references
         from clinbench.derive.catalogue import get_task
 
         ids = split_list(task) or resolve_tasks(["all"], db)  # every task whose dataset the database holds
+        build_for_tasks(db, ids, profile=profile, out=console)
         problems = verify_references(db, sorted({get_task(t).target_table for t in ids}), profile)
         for problem in problems:
             console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
@@ -154,6 +161,6 @@ def _on_database(db: Path, task_ids: list[str]) -> dict[str, str]:
     for t in task_ids:
         spec = get_task(t)
         out[t] = ("no data" if spec.database not in present else
-                  f"reference not built (`clinbench concepts build {db}`)" if spec.target_table not in built else
+                  f"reference not built yet (`run` builds it; or `clinbench concepts build {db} --all`)" if spec.target_table not in built else
                   unscorable.get(t, "yes"))
     return out

@@ -17,14 +17,17 @@ def register(app: typer.Typer) -> None:
         task_id: str = typer.Argument(..., help="Task id, e.g. mimic-sofa-24h (see `clinbench tasks list`)."),
         condition: str = typer.Option("no-skill", "--condition", help="no-skill | with-skill | with-skill-all | with-skill-decoy | with-skill-rawsql | operational-spec"),
         schema: str = typer.Option("native", "--schema-variant", help="native | obfuscated | restructured"),
-        db: Path = typer.Option(..., "--db", help="Source database (with concepts built)."),
+        db: Path = typer.Option(..., "--db", help="Source database (the task's reference is built into it if absent)."),
         out: Path = typer.Option(..., "--out", help="New folder for the workspace."),
     ) -> None:
         """Prepare a workspace: masked database.duckdb, prompt.md and skills/."""
-        from clinbench.campaign.matrix import check_matrix
+        from clinbench.campaign.matrix import check_matrix, check_names
+        from clinbench.cli._references import build_for_tasks
         from clinbench.derive.workspace import prepare_workspace
 
         if db.is_file():  # a missing file gets prepare_workspace's own message
+            check_names([condition], [schema])
+            build_for_tasks(db, [task_id], out=console)  # the reference the run will be scored against
             check_matrix([task_id], [condition], [schema], db)
 
         with console.status(f"preparing {task_id} ({condition}, {schema})"):

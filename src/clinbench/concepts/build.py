@@ -116,14 +116,17 @@ def _open(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
                         "that it is a DuckDB database, and retry") from exc
 
 
-def _select(concepts: dict[str, Concept], deps: dict[str, Dependencies], only: list[str] | None, targets: bool) -> list[str]:
-    universe = {q for q, c in concepts.items() if targets or c.kind == "concept"}
+def _select(concepts: dict[str, Concept], deps: dict[str, Dependencies], only: list[str] | None, targets: bool,
+            present: Callable[[], set[str]], schema: str) -> list[str]:
+    """What a build builds: ``only``'s closure; else everything (``targets``); else the concept layer and the
+    references and variants ``present()`` already holds (kept fresh: a changed concept rebuilds them too)."""
     if only:
-        wanted = [find_concept(n, concepts).qualified for n in only]
-        selected = closure(wanted, deps)
-    else:
-        selected = universe
-    return topological_order(selected, deps)
+        return topological_order(closure([find_concept(n, concepts).qualified for n in only], deps), deps)
+    if targets:
+        return topological_order(set(concepts), deps)
+    held = present()
+    wanted = [q for q, c in concepts.items() if c.kind == "concept" or output_table(c, schema) in held]
+    return topological_order(closure(wanted, deps), deps)
 
 
 def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql: str, meta: tuple[str, str],
@@ -165,7 +168,11 @@ def build_concepts(
     workers: int | None = None,
     profile: str | None = None,
 ) -> list[BuildResult]:
-    """Build concepts (``only`` and what they need, or all) into ``db_path``; return one result each, in build order.
+    """Build concepts into ``db_path``; return one result each, in build order.
+
+    What is built: ``only`` and what it needs; else, with ``targets``, every concept, task reference
+    and variant (``concepts build --all``); else the concept layer and the references and variants
+    the database already holds (``concepts build``: the others are built on demand, ``build_absent``).
 
     ``schema`` renames the MIMIC-IV derived schema (SQL references are rewritten); eICU concepts
     stay in ``eicu_derived``. Concepts whose raw tables are absent are skipped with a note.
@@ -180,10 +187,10 @@ def build_concepts(
     profile = get_profile(profile).name
     concepts = load_concepts(profile=profile)
     deps = dependency_map(concepts)
-    order = _select(concepts, deps, only, targets)
 
     con = _open(db_path)
     try:
+        order = _select(concepts, deps, only, targets, lambda: _existing_tables(con), schema)
         con.execute("SET enable_progress_bar = false")
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {META_SCHEMA}")
         con.execute(
@@ -215,6 +222,31 @@ def build_concepts(
 
 
 DEFAULT_WORKERS = 2
+
+
+def build_absent(db_path: str | os.PathLike[str], tables: list[str], *, profile: str | None = None,
+                 progress: Progress | None = None) -> list[BuildResult]:
+    """Build on demand those of ``tables`` (qualified references or variants) that ``db_path`` lacks, with
+    the part of their dependency closure not built yet; [] when each is there (one read-only look).
+
+    A name no concept of ``profile`` defines, or a database that does not exist, builds nothing: the
+    caller's own check says what is wrong. Tables already built are left as they are, stale or not
+    (``tasks verify`` and ``run`` report a stale one).
+    """
+    path = Path(db_path)
+    if not path.is_file():
+        return []
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error:
+        return []  # not a DuckDB file, or held by a writer: the caller's own open says so
+    try:
+        existing = _existing_tables(con)
+    finally:
+        con.close()
+    known = {output_table(c, MIMIC_DERIVED) for c in load_concepts(profile=profile).values()}
+    absent = sorted({t for t in tables if t not in existing and t in known})
+    return build_concepts(path, only=absent, profile=profile, progress=progress) if absent else []
 
 
 def _drop_omitted(con: duckdb.DuckDBPyConnection, profile: str, schema: str) -> None:

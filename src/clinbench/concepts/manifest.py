@@ -204,7 +204,7 @@ def check_tables(con: duckdb.DuckDBPyConnection, tables: list[str], db_label: st
     for table in tables:
         entry = rows.get(table)
         if table not in existing:
-            problems.append(Problem(table, f"not built; run `clinbench concepts build {db_label}`"))
+            problems.append(Problem(table, f"not built; run `clinbench concepts build {db_label} --only {table}`"))
             continue
         if entry is None:
             problems.append(Problem(table, f"has no manifest (built by hand or before manifests); "

@@ -16,6 +16,11 @@ SHARES = {
 }
 
 
+def summary_tables() -> list[str]:
+    """The task references the cohort shares read (built on demand by `concepts build --summary`)."""
+    return [table for table, _ in SHARES.values()]
+
+
 def cohort_shares(db_path: str | os.PathLike[str]) -> dict[str, float]:
     """Share (0-1) of ICU stays meeting each definition, from the built targets."""
     if not os.path.exists(db_path):
@@ -25,7 +30,7 @@ def cohort_shares(db_path: str | os.PathLike[str]) -> dict[str, float]:
         built = {f"{s}.{t}" for s, t in con.execute("SELECT table_schema, table_name FROM information_schema.tables").fetchall()}
         missing = [t for t, _ in SHARES.values() if t not in built]
         if "mimiciv_icu.icustays" not in built or missing:
-            raise ConceptError(f"{', '.join(missing) or 'mimiciv_icu.icustays'} missing in {db_path}: run `clinbench concepts build {db_path}` on a MIMIC-IV database")
+            raise ConceptError(f"{', '.join(missing) or 'mimiciv_icu.icustays'} missing in {db_path}: run `clinbench concepts build {db_path} --summary` on a MIMIC-IV database")
         stays = con.execute("SELECT count(DISTINCT stay_id) FROM mimiciv_icu.icustays").fetchone()[0]
         if stays == 0:
             raise ConceptError(f"{db_path} has no ICU stays: load or synthesise data first")

@@ -77,20 +77,26 @@ def _columns(con: duckdb.DuckDBPyConnection, qualified: str) -> list[str]:
     ).fetchall()]
 
 
-def variant_diff(db_path: str | os.PathLike[str], name: str, *, examples: int = 10) -> VariantDiff:
-    """Rows and values of variant ``name`` that differ from its default target in ``db_path``."""
+def find_variant(name: str) -> Variant:
+    """The variant called ``name`` (file stem or table); anything else is a one-line error."""
     concepts = load_concepts()
     concept = find_concept(name, concepts)
     if concept.kind != "variant":
         raise ConceptError(f"{name!r} is not a variant: run `clinbench concepts variants DB` to list them")
-    variant = _variant(concept, concepts)
+    return _variant(concept, concepts)
+
+
+def variant_diff(db_path: str | os.PathLike[str], name: str, *, examples: int = 10) -> VariantDiff:
+    """Rows and values of variant ``name`` that differ from its default target in ``db_path``."""
+    concepts = load_concepts()
+    variant = find_variant(name)
     if not os.path.exists(db_path):
         raise ConceptError(f"database {db_path} does not exist: build it with `clinbench data synth` or `clinbench data load`")
     con = duckdb.connect(str(db_path), read_only=True)
     try:
         missing = [t for t in (variant.table, variant.target_table) if not _columns(con, t)]
         if missing:
-            raise ConceptError(f"{', '.join(missing)} not built in {db_path}: run `clinbench concepts build {db_path}`")
+            raise ConceptError(f"{', '.join(missing)} not built in {db_path}: run `clinbench concepts build {db_path} --only {variant.name}`")
         columns = _columns(con, variant.target_table)
         target = find_concept(variant.target_table, concepts)
         keys = target.grain_columns(columns)

@@ -26,7 +26,8 @@ def missing_reference(spec: TaskSpec, db_path: Path, schemas: set[str]) -> str:
     if {t.schema for t in dataset_tables(spec.database)}.isdisjoint(schemas):
         return (f"{db_path} holds no {spec.database} data, so it has no reference for {spec.id}; "
                 f"pass --db a database loaded from {spec.database} with the concepts built")
-    return f"reference table {spec.target_table} is not in {db_path}; run `clinbench concepts build {db_path}`"
+    return (f"reference table {spec.target_table} is not in {db_path}; "
+            f"run `clinbench concepts build {db_path} --only {spec.id}`")
 
 
 def variant_table(spec: TaskSpec, variant: str) -> str:
@@ -44,7 +45,7 @@ def export_reference(task_id: str, db_path: str | Path, out_csv: str | Path, *, 
     if not db_path.is_file():
         raise DataError(f"database {db_path} not found; pass --db the database the references were built in")
     if variant is not None:
-        _check_variant(spec, variant)
+        check_variant(spec, variant)
     table = spec.target_table if variant is None else variant_table(spec, variant)
     con = duckdb.connect(str(db_path), read_only=True)
     try:
@@ -56,7 +57,8 @@ def export_reference(task_id: str, db_path: str | Path, out_csv: str | Path, *, 
             schemas = {s for (s,) in con.execute("SELECT DISTINCT schema_name FROM duckdb_tables()").fetchall()}
             message = missing_reference(spec, db_path, schemas)
             if variant is not None and message.startswith("reference table"):
-                message = f"variant {variant!r} table {table} is not in {db_path}; run `clinbench concepts build {db_path}`"
+                message = (f"variant {variant!r} table {table} is not in {db_path}; "
+                           f"run `clinbench concepts build {db_path} --only {table}`")
             raise TaskError(message)
         if profile is not None:
             _check_profile(con, table, profile, db_path)
@@ -88,7 +90,7 @@ def _check_profile(con: duckdb.DuckDBPyConnection, table: str, profile: str, db_
                         f"run `clinbench concepts build {db_path}{option}`, or pass --profile {built.split('@')[0]}")
 
 
-def _check_variant(spec: TaskSpec, variant: str) -> None:
+def check_variant(spec: TaskSpec, variant: str) -> None:
     """An unknown variant name is a typo to name, not a database to rebuild."""
     from clinbench.concepts.variants import list_variants
 

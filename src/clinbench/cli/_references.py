@@ -1,0 +1,38 @@
+"""Task references and variants built on demand by the commands that need them (`concepts build` builds
+only the concept layer): the one place that turns task ids into the tables to build and says what it built."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def say_built(out, results, db: Path, seconds: float) -> None:
+    """One line naming the references and variants a command built on demand, and how many concepts they
+    needed built (nothing when nothing was built)."""
+    built = [r for r in results if r.status == "built"]
+    if not built:
+        return
+    named = [r.name for r in built if r.name.split(".", 1)[1].startswith(("target_", "variant_"))]
+    others = len(built) - len(named)
+    shown = ", ".join(n.split(".", 1)[1] for n in named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
+    out.print(f"built on demand in {db} ({seconds:.1f} s): {shown or 'no reference or variant'}"
+              + (f"; {others} concept(s) {'they read' if len(named) > 1 else 'it reads'}" if others else ""),
+              highlight=False, soft_wrap=True)
+
+
+def build_for_tasks(db: Path, task_ids: Iterable[str], *, profile: str | None = None, variants: Iterable[str] = (),
+                    out=None) -> None:
+    """Build the references of ``task_ids`` that ``db`` lacks, and for each task the named ``variants`` it has
+    (their dependency closure only; what is built is left as it is). ``out`` (a console) is told what was built."""
+    from clinbench.concepts.build import build_absent
+    from clinbench.derive.catalogue import get_task
+    from clinbench.derive.reference import variant_table
+
+    specs = [get_task(t) for t in task_ids]
+    tables = [s.target_table for s in specs] + [variant_table(s, v) for s in specs for v in variants if v]
+    started = time.perf_counter()
+    results = build_absent(db, tables, profile=profile)
+    if out is not None:
+        say_built(out, results, db, time.perf_counter() - started)

@@ -1,0 +1,95 @@
+"""`concepts build DB` builds the concept layer only; references and variants are built when a command needs them.
+
+A user who wants one task no longer waits for 15 references and 25 variants; `--all` builds everything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from clinbench.cli import app
+
+# the 15 MIMIC-IV task references (targets/*.sql, eicu-* excepted), as `concepts build --all` makes them
+REFERENCES = ["target_apsiii_24h", "target_charlson", "target_creatinine_baseline", "target_gcs_24h", "target_kdigo_48h",
+              "target_meld_24h", "target_oasis_24h", "target_sapsii_24h", "target_sepsis3", "target_sirs_24h",
+              "target_sofa_24h", "target_suspicion_infection", "target_urine_output_rate",
+              "target_vasopressor_equivalents", "target_ventilation"]
+
+
+def _tables(db: Path) -> set[str]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return {n for (n,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'mimiciv_derived'").fetchall()}
+
+
+def _invoke(*args: str):
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    return " ".join(result.output.split())
+
+
+@pytest.fixture(scope="module")
+def small_synth(tmp_path_factory) -> Path:
+    """20 synthetic patients, nothing derived built: what `data synth` leaves."""
+    from clinbench.ehr.synth import synth_mimic_iv
+
+    path = tmp_path_factory.mktemp("on-demand") / "synth.duckdb"
+    synth_mimic_iv(path, patients=20, seed=0)
+    return path
+
+
+def test_the_default_build_is_the_concept_layer_and_all_adds_the_15_references_and_25_variants(tmp_path):
+    from clinbench.concepts.catalog import load_concepts
+    from clinbench.ehr.schema import create_empty
+
+    db = tmp_path / "empty.duckdb"
+    with duckdb.connect(str(db)) as con:
+        create_empty(con, "mimic-iv")
+    layer = sorted(c.table for c in load_concepts(profile="m4bench").values()
+                   if c.kind == "concept" and c.schema == "mimiciv_derived")
+    assert len(layer) == 70 and "arb" not in layer  # the profile omits arb and code_status
+
+    default = _invoke("concepts", "build", str(db), "--profile", "m4bench")
+    assert sorted(_tables(db)) == layer  # not one reference or variant
+    assert "70 built, 0 unchanged," in default
+
+    everything = _invoke("concepts", "build", str(db), "--profile", "m4bench", "--all")
+    added = _tables(db) - set(layer)
+    assert sorted(t for t in added if t.startswith("target_")) == REFERENCES
+    assert len([t for t in added if t.startswith("variant_")]) == 25 and len(added) == 40
+    assert "40 built, 70 unchanged," in everything
+
+    again = _invoke("concepts", "build", str(db), "--profile", "m4bench")  # the references held are kept fresh
+    assert "0 built, 110 unchanged," in again
+
+
+def test_run_builds_the_reference_it_was_not_given_and_only_its_closure(small_synth, tmp_path):
+    before = _tables(small_synth)  # nothing derived yet, or the other tests' tables
+    assert not any(t.startswith("target_") for t in before)
+    text = _invoke("run", "--db", str(small_synth), "--out", str(tmp_path / "c"), "--task", "mimic-meld-24h",
+                   "--agent", "reference", "--profile", "m4bench")
+    assert f"built on demand in {small_synth}" in text and "target_meld_24h" in text
+    assert "1 run(s) done (1 ok)" in text
+    built = _tables(small_synth) - before
+    assert "target_meld_24h" in built and not any(t.startswith(("variant_", "target_sofa")) for t in built)
+    from clinbench.concepts.build import build_concepts
+
+    # exactly the reference's closure: what `--only mimic-meld-24h` would build, and it finds nothing to do
+    again = build_concepts(small_synth, only=["mimiciv_derived.target_meld_24h"], profile="m4bench")
+    assert {r.name.split(".")[1] for r in again} == built and {r.status for r in again} == {"unchanged"}
+    rerun = _invoke("run", "--db", str(small_synth), "--out", str(tmp_path / "c"), "--task", "mimic-meld-24h",
+                    "--agent", "reference", "--profile", "m4bench")
+    assert "built on demand" not in rerun and "1 already recorded" in rerun
+
+
+def test_tasks_reference_and_concepts_variants_build_what_they_show(small_synth, tmp_path):
+    text = _invoke("tasks", "reference", "mimic-kdigo-48h", "--db", str(small_synth), "--out", str(tmp_path / "r.csv"),
+                   "--variant", "creatinine_rounding", "--profile", "m4bench")
+    assert "variant_kdigo_48h__creatinine_rounding" in text and (tmp_path / "r.csv").is_file()
+    shown = _invoke("concepts", "variants", str(small_synth), "gcs-24h__latest_charting")
+    assert "target_gcs_24h, variant_gcs_24h__latest_charting" in shown
+    assert {"target_gcs_24h", "variant_gcs_24h__latest_charting"} <= _tables(small_synth)
+    assert "variant_sofa_24h__missing_as_null" not in _tables(small_synth)
