@@ -26,7 +26,7 @@ def _tables(db: Path) -> set[str]:
 
 
 def _invoke(*args: str):
-    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "400"})
+    result = CliRunner().invoke(app, list(args))
     assert result.exit_code == 0, result.output
     return " ".join(result.output.split())
 
