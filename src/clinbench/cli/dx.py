@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 from rich.table import Table
@@ -18,14 +21,48 @@ console = make_console()
 
 
 ROLE_PARAMS = ("temperature", "max_tokens", "price_in", "price_out")
-# The llm judge's options, declared once for every command that takes a judge (run, rejudge, judge, judge-calibrate).
-JUDGE_MODEL = typer.Option(None, "--judge-model", help="model of the llm judge (--judge llm)")
-JUDGE_PROVIDER = typer.Option("openai", "--judge-provider", help="openai | anthropic")
-JUDGE_BASE_URL = typer.Option(None, "--judge-base-url", help="judge endpoint (default OPENAI_BASE_URL / ANTHROPIC_BASE_URL)")
-JUDGE_API_KEY_ENV = typer.Option(None, "--judge-api-key-env", help="environment variable holding the judge's API key "
-                                                                 "(default OPENAI_API_KEY / ANTHROPIC_API_KEY)")
-JUDGE_API_KEY = typer.Option(None, "--judge-api-key", hidden=True,
-                             help="the judge's API key itself (prefer --judge-api-key-env)")
+_ROLE_MODEL_HELP = {"agent": "model of the baseline/dxo agent", "gatekeeper": "model of the llm gatekeeper",
+                    "judge": "model of the llm judge (--judge llm)"}
+
+
+def _role_parameters(role: str) -> list[inspect.Parameter]:
+    """The five options of one model role: --ROLE-model, -provider, -base-url, -api-key-env, hidden -api-key."""
+    def option(name: str, annotation: Any, default: Any, **kw: Any) -> inspect.Parameter:
+        return inspect.Parameter(f"{role}_{name.replace('-', '_')}", inspect.Parameter.KEYWORD_ONLY,
+                                 default=typer.Option(default, f"--{role}-{name}", rich_help_panel=f"The {role}'s model",
+                                                      **kw), annotation=annotation)
+
+    return [
+        option("model", Optional[str], None, help=_ROLE_MODEL_HELP[role]),
+        option("provider", str, "openai", help="openai (any compatible server) | anthropic"),
+        option("base-url", Optional[str], None, help=f"{role} endpoint (default OPENAI_BASE_URL / ANTHROPIC_BASE_URL)"),
+        option("api-key-env", Optional[str], None,
+               help=f"environment variable holding the {role}'s API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY)"),
+        option("api-key", Optional[str], None, hidden=True, help=f"the {role}'s API key itself (prefer --{role}-api-key-env)"),
+    ]
+
+
+def with_roles(*roles: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command the five options of each model role, declared once here; the command gets them
+    as ``models={role: (model, provider, base_url, api_key)}`` (the key given, else its variable's)."""
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(command)
+        own = [p for name, p in signature.parameters.items() if name != "models"]
+
+        @functools.wraps(command)
+        def with_models(**kw: Any) -> None:
+            models = {}
+            for role in roles:
+                model, provider, base_url, key_env, key = (kw.pop(f"{role}_{n}") for n in
+                                                           ("model", "provider", "base_url", "api_key_env", "api_key"))
+                models[role] = (model, provider, base_url, _key(key, key_env))
+            return command(models=models, **kw)
+
+        with_models.__signature__ = signature.replace(
+            parameters=own + [p for role in roles for p in _role_parameters(role)])
+        return with_models
+
+    return decorate
 
 
 def _key(api_key: Optional[str], api_key_env: Optional[str]) -> Optional[str]:
@@ -74,10 +111,10 @@ def _scored_line(records) -> str:
     return f"accuracy {acc:.1%} of {len(scored)} scored, mean cost ${cost:,.0f}" + (f"; {notes}" if notes else "")
 
 
-def _judge_model(model, provider, base_url, api_key):
+def _judge_model(models: dict[str, tuple]):
     from clinbench.dx.models import RoleModel
 
-    spec = role_specs({"judge": (model, provider, base_url, api_key)}, []).get("judge")
+    spec = role_specs(models, []).get("judge")
     return RoleModel(spec) if spec else None
 
 
@@ -86,6 +123,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(dx, name="dx")
 
     @dx.command("run")
+    @with_roles("agent", "gatekeeper", "judge")
     def run(
         cases: str = typer.Option("demo", help="'demo', 'demo-notes' (the demo cases as MIMIC-IV-Note discharge summaries) or the path of a dataset.json of MIMIC-IV-Ext-SDBench"),
         split: Optional[str] = typer.Option(None, help="train, validation or test"),
@@ -99,21 +137,6 @@ def register(app: typer.Typer) -> None:
         trials: int = typer.Option(1, min=1, help="encounters per case and agent"),
         max_turns: int = typer.Option(20, min=1, help="turns before a forced diagnosis"),
         prices: Optional[Path] = typer.Option(None, "--test-prices", help="your price CSV of tests (code, description, price[, source])"),
-        agent_model: Optional[str] = typer.Option(None, help="model of the baseline/dxo agent"),
-        agent_provider: str = typer.Option("openai", help="openai (any compatible server) | anthropic"),
-        agent_base_url: Optional[str] = typer.Option(None, help="agent endpoint (default OPENAI_BASE_URL / ANTHROPIC_BASE_URL)"),
-        agent_api_key_env: Optional[str] = typer.Option(None, help="environment variable holding the agent's API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY)"),
-        agent_api_key: Optional[str] = typer.Option(None, hidden=True, help="the agent's API key itself (prefer --agent-api-key-env)"),
-        gatekeeper_model: Optional[str] = typer.Option(None, help="model of the llm gatekeeper"),
-        gatekeeper_provider: str = typer.Option("openai", help="openai | anthropic"),
-        gatekeeper_base_url: Optional[str] = typer.Option(None, help="gatekeeper endpoint"),
-        gatekeeper_api_key_env: Optional[str] = typer.Option(None, help="environment variable holding the gatekeeper's API key (default OPENAI_API_KEY / ANTHROPIC_API_KEY)"),
-        gatekeeper_api_key: Optional[str] = typer.Option(None, hidden=True, help="the gatekeeper's API key itself (prefer --gatekeeper-api-key-env)"),
-        judge_model: Optional[str] = JUDGE_MODEL,
-        judge_provider: str = JUDGE_PROVIDER,
-        judge_base_url: Optional[str] = JUDGE_BASE_URL,
-        judge_api_key_env: Optional[str] = JUDGE_API_KEY_ENV,
-        judge_api_key: Optional[str] = JUDGE_API_KEY,
         param: list[str] = typer.Option([], help="ROLE.KEY=VALUE: temperature, max_tokens, price_in or price_out (USD per 1M tokens)"),
         allow_self_judge: bool = typer.Option(False, "--allow-self-judge", help="let the agent's own model judge it (marked in reports)"),
         cache: Optional[Path] = typer.Option(None, help="model-call cache folder (off by default)"),
@@ -124,6 +147,7 @@ def register(app: typer.Typer) -> None:
         retry_failed: bool = typer.Option(False, "--retry-failed", help="redo runs recorded as agent-failed or harness-error"),
         mimic_db: Optional[Path] = typer.Option(None, help="MIMIC-IV DuckDB: lab orders of cases with a hadm_id get the admission's real labevents"),
         max_cases: Optional[int] = typer.Option(None, "--max-cases", min=1, help="run only the first N cases"),
+        *, models: dict[str, tuple],
     ) -> None:
         """Play encounters and record them in the campaign store."""
         from clinbench.campaign.progress import RichReporter
@@ -135,11 +159,7 @@ def register(app: typer.Typer) -> None:
         from clinbench.dx.run import DxConfig, check_configs, preflight, run_dx_campaign
         from clinbench.report.provenance import record_command
 
-        roles = role_specs({
-            "agent": (agent_model, agent_provider, agent_base_url, _key(agent_api_key, agent_api_key_env)),
-            "gatekeeper": (gatekeeper_model, gatekeeper_provider, gatekeeper_base_url,
-                           _key(gatekeeper_api_key, gatekeeper_api_key_env)),
-            "judge": (judge_model, judge_provider, judge_base_url, _key(judge_api_key, judge_api_key_env))}, param)
+        roles = role_specs(models, param)
         selected = load_cases(cases, split=split)[:max_cases]
         configs = [DxConfig(agent=a.strip(), gatekeeper=gatekeeper, judge=judge, trials=trials, max_turns=max_turns,
                             roles=roles, dxo=DxoSettings(mode, budget, panels), allow_self_judge=allow_self_judge,
@@ -175,24 +195,20 @@ def register(app: typer.Typer) -> None:
                       f"(others charged ${DEFAULT_UNMATCHED_PRICE:,.0f})")
 
     @dx.command("rejudge")
+    @with_roles("judge")
     def rejudge_cmd(
         directory: Path = typer.Argument(..., help="campaign folder with stored encounters"),
         judge: str = typer.Option("llm", help="offline | llm"),
-        judge_model: Optional[str] = JUDGE_MODEL,
-        judge_provider: str = JUDGE_PROVIDER,
-        judge_base_url: Optional[str] = JUDGE_BASE_URL,
-        judge_api_key_env: Optional[str] = JUDGE_API_KEY_ENV,
-        judge_api_key: Optional[str] = JUDGE_API_KEY,
         param: list[str] = typer.Option([], help="judge.KEY=VALUE: temperature, max_tokens, price_in, price_out"),
         allow_self_judge: bool = typer.Option(False, "--allow-self-judge", help="let an agent's own model judge it (marked)"),
         cache: Optional[Path] = typer.Option(None, help="model-call cache folder"),
+        *, models: dict[str, tuple],
     ) -> None:
         """Score stored encounters again with another judge (new rows; sealed evidence untouched)."""
         from clinbench.campaign.progress import RichReporter
         from clinbench.dx.rejudge import rejudge
 
-        spec = role_specs({"judge": (judge_model, judge_provider, judge_base_url,
-                                     _key(judge_api_key, judge_api_key_env))}, param).get("judge")
+        spec = role_specs(models, param).get("judge")
         new = rejudge(directory, judge, spec, allow_self_judge=allow_self_judge, cache_dir=cache,
                       reporter=RichReporter(console))
         console.print(f"{len(new)} encounter(s) re-judged in {directory}: {_scored_line(new)}")
@@ -240,17 +256,14 @@ def register(app: typer.Typer) -> None:
         console.print(f"plot: {svg}" if svg else "no plot: no run was scored")
 
     @dx.command("judge")
+    @with_roles("judge")
     def judge_cmd(
         reference: Optional[str] = typer.Option(None, help="reference diagnosis"),
         candidate: Optional[str] = typer.Option(None, help="candidate diagnosis"),
         pairs: Optional[Path] = typer.Option(None, help="CSV with columns reference, candidate"),
         judge: str = typer.Option("offline", help="offline | llm"),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
-        judge_model: Optional[str] = JUDGE_MODEL,
-        judge_provider: str = JUDGE_PROVIDER,
-        judge_base_url: Optional[str] = JUDGE_BASE_URL,
-        judge_api_key_env: Optional[str] = JUDGE_API_KEY_ENV,
-        judge_api_key: Optional[str] = JUDGE_API_KEY,
+        *, models: dict[str, tuple],
     ) -> None:
         """Score one (reference, candidate) pair, or every row of --pairs, on the 1-5 rubric."""
         from clinbench.dx.judge import make_judge, read_pairs
@@ -262,8 +275,7 @@ def register(app: typer.Typer) -> None:
             items = [(reference, candidate)]
         else:
             raise ClinbenchError("give --reference and --candidate, or --pairs FILE.csv")
-        j = make_judge(judge, _judge_model(judge_model, judge_provider, judge_base_url,
-                                             _key(judge_api_key, judge_api_key_env)))
+        j = make_judge(judge, _judge_model(models))
         rows = []
         for ref, cand in items:
             v = j.score(ref, cand)
@@ -275,16 +287,13 @@ def register(app: typer.Typer) -> None:
             console.print(f"[bold]{r['score']}[/] {'correct' if r['correct'] else 'not correct'}: "
                           f"{r['candidate']!r} vs {r['reference']!r} ({r['reason']})", highlight=False)
 
+    @with_roles("judge")
     def judge_check(
         judge: str = typer.Option("offline", help="offline | llm"),
         pairs: Optional[Path] = typer.Option(None, help="CSV reference,candidate,expected (default: the three bundled sets)"),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
         show: int = typer.Option(0, help="print up to N pairs where judge and expectation disagree on correctness"),
-        judge_model: Optional[str] = JUDGE_MODEL,
-        judge_provider: str = JUDGE_PROVIDER,
-        judge_base_url: Optional[str] = JUDGE_BASE_URL,
-        judge_api_key_env: Optional[str] = JUDGE_API_KEY_ENV,
-        judge_api_key: Optional[str] = JUDGE_API_KEY,
+        *, models: dict[str, tuple],
     ) -> None:
         """Agreement of a judge with labelled pairs: Cohen's kappa on correct (score >= 4), exact agreement.
 
@@ -294,8 +303,7 @@ def register(app: typer.Typer) -> None:
 
         sets = {str(pairs): calibration_pairs(pairs)} if pairs is not None else {
             name: calibration_pairs(path) for name, path in LABELLED_SETS.items()}
-        j = make_judge(judge, _judge_model(judge_model, judge_provider, judge_base_url,
-                                             _key(judge_api_key, judge_api_key_env)))
+        j = make_judge(judge, _judge_model(models))
         results = {}
         for name, items in sets.items():
             with console.status(f"judging {len(items)} pairs of {name}"):
