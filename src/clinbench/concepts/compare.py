@@ -50,14 +50,62 @@ def table_mismatch(con: duckdb.DuckDBPyConnection, ours: str, anchor: str, ignor
     if anchor_cols != ours_cols:
         return f"columns differ: anchor {anchor_cols}, clinbench {ours_cols}"
     select = ", ".join(f'"{c}"' for c in anchor_cols)
-    theirs = sorted(con.execute(f"SELECT {select} FROM {anchor}").fetchall(), key=_sort_key)
-    mine = sorted(con.execute(f"SELECT {select} FROM {ours}").fetchall(), key=_sort_key)
+    theirs = con.execute(f"SELECT {select} FROM {anchor}").fetchall()
+    mine = con.execute(f"SELECT {select} FROM {ours}").fetchall()
     if len(theirs) != len(mine):
         return f"{len(mine)} rows, anchor {len(theirs)}"
-    differing = [(a, o) for a, o in zip(theirs, mine) if not all(same_value(x, y) for x, y in zip(a, o))]
+    differing = _unpaired(theirs, mine)
     if not differing:
         return None
     a, o = differing[0]
     bad = [(c, x, y) for c, x, y in zip(anchor_cols, a, o) if not same_value(x, y)]
     return (f"{len(differing)} of {len(theirs)} rows differ (paired in sorted order); first {dict(zip(anchor_cols, a))}: "
             + "; ".join(f"{c} anchor {x!r} clinbench {y!r}" for c, x, y in bad[:4]))
+
+
+def _unpaired(theirs: list[tuple], mine: list[tuple]) -> list[tuple[tuple, tuple]]:
+    """(anchor row, clinbench row) for each row without an equal partner, paired in sorted order.
+
+    Rows are grouped by their exact columns (no float or decimal value on either side) and matched within a
+    group: in sorted order first, then, for rows left over, with any equal partner, since a sort on rounded
+    numbers can order a REAL and a DOUBLE of one value differently (0.0645 rounds to 0.064 as a REAL).
+    """
+    width = len(theirs[0]) if theirs else 0
+    approx = [i for i in range(width)
+              if any(isinstance(r[i], (float, decimal.Decimal)) for rows in (theirs, mine) for r in rows)]
+    exact = [i for i in range(width) if i not in approx]
+
+    def groups(rows):
+        found: dict[tuple, list[tuple]] = {}
+        for r in rows:
+            found.setdefault(tuple(_sort_key([r[i] for i in exact])), []).append(r)
+        return found
+
+    ours_by, theirs_by = groups(mine), groups(theirs)
+    left_a, left_o = [], []
+    for key in sorted(set(theirs_by) | set(ours_by)):
+        a_rows = sorted(theirs_by.get(key, []), key=_sort_key)
+        o_rows = sorted(ours_by.get(key, []), key=_sort_key)
+        unmatched_a = []
+        for i, a in enumerate(a_rows):
+            o = o_rows[i] if i < len(o_rows) else None
+            if o is not None and _same_row(a, o):
+                o_rows[i] = None
+            else:
+                unmatched_a.append(a)
+        rest = [o for o in o_rows if o is not None]
+        for a in unmatched_a:
+            partner = next((j for j, o in enumerate(rest) if _same_row(a, o)), None)
+            if partner is None:
+                left_a.append(a)
+            else:
+                rest.pop(partner)
+        left_o.extend(rest)
+    left_a.sort(key=_sort_key)
+    left_o.sort(key=_sort_key)
+    pad = max(len(left_a), len(left_o))
+    return list(zip(left_a + [(None,) * width] * (pad - len(left_a)), left_o + [(None,) * width] * (pad - len(left_o))))
+
+
+def _same_row(a: tuple, b: tuple) -> bool:
+    return all(same_value(x, y) for x, y in zip(a, b))
