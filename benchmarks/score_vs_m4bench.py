@@ -6,7 +6,8 @@ two agent outputs: ``perfect.csv`` (the reference itself) and ``perturbed.csv`` 
 cells off by one). Each is then scored, alternating, in fresh processes (process start
 included), ``--runs`` times:
 
-- clinbench: ``python -m clinbench score TASK OUTPUT --db DB --json``, once with the default
+- clinbench: ``python -m clinbench score TASK OUTPUT --db DB --json`` (bytecode cached, as an installed
+  package's is: ``PYTHONDONTWRITEBYTECODE`` is dropped for both sides), once with the default
   columns (``value``) and once with ``--scored-columns required`` (the columns M4Bench 0.5.3
   scores). The reference cache is warm (``cold`` is the first score, which prepares it);
 - anchor: ``python <copy of benchmark/>/evaluate.py --task TASK --output OUTPUT``, with the same
@@ -15,7 +16,7 @@ included), ``--runs`` times:
 
 It prints the median wall and CPU seconds (user + system, of the child process) of each, the
 ratio anchor / clinbench, and both rewards (they must agree under ``required``). The anchor
-needs pandas, which clinbench does not depend on: ``pip install pandas``. Without ``--m4`` the
+needs pandas, which clinbench does not depend on: ``pip install pandas``, or ``--anchor-python`` a Python with it. Without ``--m4`` the
 anchor is skipped, saying so.
 
     .venv/bin/python benchmarks/score_vs_m4bench.py --m4 PATH/TO/m4 [--patients 3100] [--runs 5] [--work DIR]
@@ -83,7 +84,7 @@ def prepare(work: Path, patients: int) -> tuple[Path, Path, Path, int]:
     return db, perfect, perturbed, rows
 
 
-def anchor_copy(m4: Path, work: Path, perfect: Path, task: str = TASK) -> Path | str:
+def anchor_copy(m4: Path, work: Path, perfect: Path, task: str = TASK, python: str = sys.executable) -> Path | str:
     """A copy of the checkout's ``benchmark`` folder with ``perfect`` as ``task``'s ground truth, or why not."""
     from anchor_runs import AnchorMissing, m4_benchmark
 
@@ -93,9 +94,8 @@ def anchor_copy(m4: Path, work: Path, perfect: Path, task: str = TASK) -> Path |
         return str(exc)
     if not (bench / "evaluate.py").is_file():
         return f"{bench} has no evaluate.py: pass an M4Bench checkout at 0.5.3"
-    probe = subprocess.run([sys.executable, "-c", "import pandas"], capture_output=True)
-    if probe.returncode != 0:
-        return f"M4Bench's evaluator needs pandas, which {sys.executable} lacks: pip install pandas"
+    if problem := anchor_python_problem(python):
+        return problem
     copy = work / "m4-benchmark"
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(bench, copy, ignore=shutil.ignore_patterns("agent_db", "results", "*.duckdb"))
@@ -104,6 +104,14 @@ def anchor_copy(m4: Path, work: Path, perfect: Path, task: str = TASK) -> Path |
         old.unlink()
     shutil.copyfile(perfect, copy / "ground_truth" / f"{key}.csv")
     return copy / "evaluate.py"
+
+
+def anchor_python_problem(python: str) -> str | None:
+    """Why ``python`` cannot run M4Bench's evaluator (it needs pandas, which clinbench does not), or None."""
+    if subprocess.run([python, "-c", "import pandas"], capture_output=True).returncode != 0:
+        return (f"M4Bench's evaluator needs pandas, which {python} lacks: pip install pandas (M4Bench 0.5.3 locks "
+                "pandas 2.3.1, numpy 2.2.6), or pass --anchor-python a Python that has it")
+    return None
 
 
 def m4_reward(stdout: str) -> float:
@@ -117,6 +125,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--m4", type=Path, help="an M4Bench (hannesill/m4) checkout at 0.5.3; without it the anchor is skipped")
     ap.add_argument("--patients", type=int, default=3100, help="synthetic patients (default 3,100: ~209 k reference rows)")
+    ap.add_argument("--anchor-python", default=sys.executable, help="the Python that runs the anchor (needs pandas; "
+                    "default: this one)")
     ap.add_argument("--runs", type=int, default=5, help="repetitions of each measurement (median kept)")
     ap.add_argument("--work", type=Path, help="folder to keep the database and outputs in (reused when present)")
     a = ap.parse_args()
@@ -125,13 +135,15 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     db, perfect, perturbed, rows = prepare(work, a.patients)
     env = {**os.environ, "CLINBENCH_CACHE": str(work / "cache")}
+    # as installed packages are: compiled once (both sides; the cold run writes clinbench's)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     shutil.rmtree(work / "cache", ignore_errors=True)
 
     evaluate: Path | None = None
     if a.m4 is None:
         print("anchor skipped: pass --m4 PATH, an M4Bench (hannesill/m4) checkout at 0.5.3")
     else:
-        found = anchor_copy(a.m4.resolve(), work, perfect)
+        found = anchor_copy(a.m4.resolve(), work, perfect, python=a.anchor_python)
         if isinstance(found, str):
             print(f"anchor skipped: {found}")
         else:
@@ -157,7 +169,7 @@ def main() -> None:
                 samples[columns].append((wall, cpu))
                 rewards[columns] = json.loads(out)["reward"]
             if evaluate is not None:
-                wall, cpu, out = timed([sys.executable, str(evaluate), "--task", TASK, "--output", str(output)], env)
+                wall, cpu, out = timed([a.anchor_python, str(evaluate), "--task", TASK, "--output", str(output)], env)
                 samples["m4"].append((wall, cpu))
                 rewards["m4"] = m4_reward(out)
         med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in samples.items() if v}

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import clinbench
 
-BOTTOM = {"errors", "atomic", "cache", "write_errors", "fileid", "versions", "untrusted", "clinbench"}  # clinbench: __version__
+BOTTOM = {"errors", "atomic", "cache", "write_errors", "fileid", "versions", "untrusted", "duck", "clinbench"}  # clinbench: __version__
 ALLOWED: dict[str, set[str]] = {
     "records": set(),
     "ehr": {"records"},

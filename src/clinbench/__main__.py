@@ -1,3 +1,59 @@
-from clinbench.cli import main
+"""`python -m clinbench` (and the `clinbench` script): the command line.
 
-main()
+`clinbench score TASK OUTPUT --db DB --json [--scored-columns value|required]`, the one command a
+scoring loop runs once per output, is answered here without loading Typer and the command tree
+(about 0.1 s of CPU a process: benchmarks/score_vs_m4bench.py). Anything else, and any error
+(its message comes from the full command line, which runs the command again), goes to
+``clinbench.cli``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def _score_json(args: list[str]) -> bool:
+    """Run ``args`` if they are exactly a JSON `score` command; False when the full command line must."""
+    if not args or args[0] != "score" or "--json" not in args:
+        return False
+    positional, options = [], {"--db": None, "--scored-columns": "value"}
+    rest = iter(args[1:])
+    for arg in rest:
+        name, eq, value = arg.partition("=")
+        if arg == "--json":
+            continue
+        if name in options and not arg.startswith("---"):
+            options[name] = value if eq else next(rest, None)
+            if options[name] is None:
+                return False
+        elif arg.startswith("-"):
+            return False  # --help, a typo, an old spelling: the full command line says what to do
+        else:
+            positional.append(arg)
+    if len(positional) != 2 or options["--db"] is None or options["--scored-columns"] not in ("value", "required"):
+        return False
+    from clinbench.derive.score import score_command
+    from clinbench.errors import ClinbenchError
+
+    try:
+        result = score_command(positional[0], positional[1], options["--db"], scored_columns=options["--scored-columns"])
+    except ClinbenchError:
+        return False
+    print(result.to_json())
+    return True
+
+
+def main() -> None:
+    try:
+        if _score_json(sys.argv[1:]):
+            sys.exit(0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    from clinbench.cli import main as cli_main
+
+    cli_main()
+
+
+if __name__ == "__main__":
+    main()

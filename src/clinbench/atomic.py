@@ -22,7 +22,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-import duckdb
+from clinbench.duck import duckdb
 
 _TEMP_PID = re.compile(r"\.tmp-(\d+)-")
 

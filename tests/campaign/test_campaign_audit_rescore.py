@@ -147,3 +147,27 @@ def test_run_refuses_external_agent_without_sandbox(monkeypatch, tiny_db, tmp_pa
                                       "--agent", "command", "--agent-command", "/bin/true"])
     assert isinstance(result.exception, SandboxError) and "--unsafe-no-isolation" in str(result.exception)
     assert not (tmp_path / "c" / "results.duckdb").exists()
+
+
+def test_a_seal_chain_read_again_after_it_grew_still_catches_an_earlier_line_rewritten(tmp_path):
+    from clinbench.campaign import evidence
+
+    def run(name: str) -> Path:
+        folder = tmp_path / "runs" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / evidence.MANIFEST).write_text(json.dumps({"run": name}))
+        return folder
+
+    for name in ("a", "b"):
+        evidence.seal_manifest(run(name), tmp_path, name)
+    assert set(evidence.read_seals(tmp_path)[0]) == {"a", "b"}
+    evidence.seal_manifest(run("c"), tmp_path, "c", sync=False)  # grown: read on from where it was left
+    sealed, broken = evidence.read_seals(tmp_path)
+    assert set(sealed) == {"a", "b", "c"} and broken is None
+    chain = tmp_path / evidence.SEALS
+    lines = chain.read_bytes().splitlines(keepends=True)
+    forged = lines[0].replace(b'"a"', b'"x"')  # same length: only the bytes of line 1 change
+    chain.write_bytes(forged + b"".join(lines[1:]))
+    evidence.seal_manifest(run("d"), tmp_path, "d")
+    sealed, broken = evidence.read_seals(tmp_path)
+    assert broken == f"manifest not sealed: {evidence.SEALS} is broken at line 2" and set(sealed) == {"x"}

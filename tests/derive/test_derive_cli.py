@@ -144,3 +144,25 @@ def test_score_scored_columns_option_is_applied_and_recorded(tmp_path):
     assert required["columns"]["gender"]["match_rate"] == 0.5
     bad = cb_process("score", "mimic-creatinine-baseline", out, "--db", db, "--scored-columns", "all")
     assert bad.returncode == 2 and "must be value or required" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_score_json_skips_typer_and_the_duckdb_python_layer_and_prints_what_the_command_line_prints(tmp_path):
+    import os
+
+    db = _meld_db(tmp_path / "m.duckdb")
+    output = tmp_path / "output.csv"
+    output.write_text("subject_id,hadm_id,stay_id,meld\n1,10,100,20.0\n2,20,200,9.0\n")
+    args = ["score", "mimic-meld-24h", str(output), "--db", str(db), "--json"]
+    script = ("import sys, json, runpy\n"
+              f"sys.argv = ['clinbench', *{args!r}]\n"
+              "try:\n    runpy.run_module('clinbench', run_name='__main__')\nexcept SystemExit as exc:\n"
+              "    print(json.dumps([exc.code, 'typer' in sys.modules, 'duckdb' in sys.modules]), file=sys.stderr)\n")
+    env = {**os.environ, "CLINBENCH_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == [0, False, False]
+    assert json.loads(done.stdout)["reward"] == 0.5  # meld 20.0 matches, 9.0 against 7.5 does not
+    assert done.stdout == cb(*args).output  # the full command line's answer, byte for byte
+    # an error is the full command line's own one-line message (it runs the command again)
+    missing = subprocess.run([sys.executable, "-m", "clinbench", *args[:2], str(tmp_path / "no.csv"), *args[3:]],
+                             capture_output=True, text=True, env=env)
+    assert missing.returncode == 2 and missing.stderr.startswith(f"error: {tmp_path / 'no.csv'} does not exist")

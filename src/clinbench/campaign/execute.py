@@ -68,8 +68,9 @@ class RunResult:
 
 
 def score_into_record(record: RunRecord, task_id: str, output_csv: Path | None, db: str | Path,
-                      scored_columns: str = "value") -> dict[str, Any]:
-    """Score an output (or its absence) and copy the numbers into ``record``; return score.json content."""
+                      scored_columns: str = "value", scorer=None) -> dict[str, Any]:
+    """Score an output (or its absence) and copy the numbers into ``record``; return score.json content.
+    ``scorer`` (a ``derive.score.Scorer``, default: a fresh one) scores it."""
     if record.status == RunStatus.HARNESS_ERROR:
         record.reward = record.strict = record.key_f1 = record.ordered_value_nmae = None
         record.column_scores = []
@@ -83,7 +84,7 @@ def score_into_record(record: RunRecord, task_id: str, output_csv: Path | None, 
                 "reason": "no output.csv was written"}
     from clinbench.derive.score import score_output
 
-    result = score_output(task_id, output_csv, db, scored_columns=scored_columns)
+    result = (scorer or score_output)(task_id, output_csv, db, scored_columns=scored_columns)
     data = result.as_dict()
     if result.reference_rows == 0:  # every answer would score 0: the database's fault, never the agent's
         record.status = RunStatus.HARNESS_ERROR

@@ -18,20 +18,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Score an agent's output CSV for a task (reward, strict pass, key F1, per-column rates)."""
         from clinbench.derive.catalogue import get_task
-        from clinbench.derive.score import score_output
-        from clinbench.errors import DataError
+        from clinbench.derive.score import score_command
 
         spec = get_task(task_id)
         if scored_columns not in ("value", "required"):
             raise typer.BadParameter(f"must be value or required, not {scored_columns!r}", param_hint="--scored-columns")
-        if not output_csv.is_file():  # a run without output scores 0, but here it is a mistyped path
-            raise DataError(f"{output_csv} does not exist: give the CSV the agent wrote (e.g. WORKSPACE/output.csv)")
-        r = score_output(task_id, output_csv, db, scored_columns=scored_columns)
-        if r.reference_rows == 0:  # every answer would score 0: that measures the database, not the output
-            from clinbench.errors import TaskError
-
-            raise TaskError(f"{db} cannot score {task_id}: reference {spec.target_table} has no rows, so every "
-                            f"answer would score 0; not scored (`clinbench data info {db}` says why)")
+        r = score_command(task_id, output_csv, db, scored_columns=scored_columns)
         if as_json:
             print(r.to_json())
             return

@@ -25,11 +25,12 @@ instead of raising. docs/scoring.md lists where this reader differs from M4Bench
 from __future__ import annotations
 
 import json
+from contextlib import suppress
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import duckdb
+from clinbench.duck import duckdb
 
 from clinbench.derive.catalogue import TaskSpec, get_task
 from clinbench.derive.score_read import NULL_TOKENS  # noqa: F401  (re-exported: the rule lives there)
@@ -97,25 +98,67 @@ def score_output(task_id: str, output_csv: str | Path, db_path: str | Path, *,
     The reference is prepared once per database file and cached (``score_reference``);
     ``cache=False`` prepares it from the database without reading or writing the cache (a
     one-off score, such as a Harbor verifier's)."""
-    from clinbench.derive import score_reference
+    with Scorer(cache=cache) as scorer:
+        return scorer(task_id, output_csv, db_path, scored_columns=scored_columns)
 
+
+def score_command(task_id: str, output_csv: str | Path, db_path: str | Path, *,
+                  scored_columns: str = "value") -> ScoreResult:
+    """What `clinbench score` does: a mistyped output path and a reference without rows are errors here
+    (a run without output scores 0, and every answer would score 0), not scores."""
     spec = get_task(task_id)
-    scored_columns_for(spec, scored_columns)  # a bad setting fails before any work
-    db_path = Path(db_path)
-    if not db_path.is_file():
-        raise DataError(f"database {db_path} not found; pass --db the database the references were built in")
+    if not Path(output_csv).is_file():
+        raise DataError(f"{output_csv} does not exist: give the CSV the agent wrote (e.g. WORKSPACE/output.csv)")
+    result = score_output(task_id, output_csv, db_path, scored_columns=scored_columns)
+    if result.reference_rows == 0:  # that measures the database, not the output
+        raise TaskError(f"{db_path} cannot score {task_id}: reference {spec.target_table} has no rows, so every "
+                        f"answer would score 0; not scored (`clinbench data info {db_path}` says why)")
+    return result
 
-    def on_missing(schemas: set[str]) -> str:
-        from clinbench.derive.reference import missing_reference
 
-        return missing_reference(spec, db_path, schemas)
+class Scorer:
+    """Scores outputs one after another on one DuckDB connection, each reference read once while the
+    outputs of its task follow each other (``rescore`` scores a campaign with one): the same results
+    as ``score_output`` for each."""
 
-    con = duckdb.connect()
-    try:
-        ref = score_reference.cached(con, db_path, spec.target_table, list(spec.keys), on_missing, use_cache=cache)
-        return _score(spec, output_csv, con, ref, scored_columns)
-    finally:
-        con.close()
+    def __init__(self, *, cache: bool = True) -> None:
+        self.cache = cache
+        self.con = duckdb.connect()
+        self._current: tuple[str, tuple, str] | None = None  # (database, its identity, table) of ``self._ref``
+        self._ref = None
+
+    def __enter__(self) -> Scorer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.con.close()
+
+    def __call__(self, task_id: str, output_csv: str | Path, db_path: str | Path, *,
+                 scored_columns: str = "value") -> ScoreResult:
+        from clinbench.derive import score_reference
+        from clinbench.fileid import file_identity
+
+        spec = get_task(task_id)
+        scored_columns_for(spec, scored_columns)  # a bad setting fails before any work
+        db_path = Path(db_path)
+        if not db_path.is_file():
+            raise DataError(f"database {db_path} not found; pass --db the database the references were built in")
+
+        def on_missing(schemas: set[str]) -> str:
+            from clinbench.derive.reference import missing_reference
+
+            return missing_reference(spec, db_path, schemas)
+
+        key = (str(db_path), file_identity(db_path), spec.target_table)
+        if key != self._current:
+            if self._current is not None:  # the previous reference: a view of the cache or a table
+                for kind in ("VIEW", "TABLE"):
+                    with suppress(duckdb.Error):
+                        self.con.execute(f"DROP {kind} IF EXISTS __ref")
+            self._ref = score_reference.cached(self.con, db_path, spec.target_table, list(spec.keys), on_missing,
+                                               use_cache=self.cache)
+            self._current = key
+        return _score(spec, output_csv, self.con, self._ref, scored_columns)
 
 
 def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyConnection,
@@ -174,15 +217,20 @@ def _score(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyConnectio
     if n_agent == 0:
         return failed("output has a header but no rows", checks={"output_exists": True, "non_empty": False})
     join_on = " AND ".join(f"r.{_q(ref.join_column(i))} = a.__k{i}" for i in range(len(spec.keys)))
-    aggregates = ["count(*)", "count(a.__k0)"]
-    for c in present:
-        match = _match_expr(spec, c, kinds[c])
-        aggregates.append(f"count_if({match})")
+    # each column's match flag and nMAE cost computed once per joined row, then aggregated (writing the
+    # flag out in count_if and in the FILTER made DuckDB bind and plan it twice: 30 ms a run on 17 columns)
+    cells = ["a.__k0 AS __found", "r.__pos AS __pos"]
+    aggregates = ["count(*)", "count(__found)"]
+    for i, c in enumerate(present):
+        cells.append(f"{_match_expr(spec, c, kinds[c])} AS __m{i}")
+        aggregates.append(f"count_if(__m{i})")
         # positions of the first few mismatching reference rows (an integer heap: cheap)
-        aggregates.append(f"min_by(r.__pos, r.__pos, {_EXAMPLES}) FILTER (WHERE NOT ({match}))")
+        aggregates.append(f"min_by(__pos, __pos, {_EXAMPLES}) FILTER (WHERE NOT __m{i})")
         if c in ref.scales:
-            aggregates.append(f"avg({_cost_expr(c, ref.scales[c])}) FILTER (WHERE a.__k0 IS NOT NULL)")
-    query = f"SELECT {', '.join(aggregates)} FROM {ref.relation} r LEFT JOIN __agent a ON {join_on}"
+            cells.append(f"{_cost_expr(c, ref.scales[c])} AS __c{i}")
+            aggregates.append(f"avg(__c{i}) FILTER (WHERE __found IS NOT NULL)")
+    query = (f"SELECT {', '.join(aggregates)} FROM (SELECT {', '.join(cells)} "
+             f"FROM {ref.relation} r LEFT JOIN __agent a ON {join_on})")
     con.execute("CREATE OR REPLACE TEMP VIEW __agent AS SELECT * FROM __parsed")
     key_names = ", ".join(f"__k{i}" for i in range(len(spec.keys)))
 

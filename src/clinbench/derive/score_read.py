@@ -19,7 +19,7 @@ import codecs
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
+from clinbench.duck import duckdb
 
 # Cells an agent writes for "no value".
 NULL_TOKENS = ("", "null", "none", "nan", "na", "n/a", "<na>", "nat")

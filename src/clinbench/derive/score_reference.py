@@ -27,7 +27,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
+from clinbench.duck import duckdb
 
 from clinbench.errors import TaskError
 

@@ -61,19 +61,24 @@ _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (\S+) \(PID (\d+)\)")
 _RUNS_WITH_USAGE = f"SELECT r.*, {', '.join(f'u.{c}' for c in USAGE_FIELDS)} FROM runs r "
 
 
-def _carry_failed_usage(con: duckdb.DuckDBPyConnection, run: RunRecord) -> None:
-    """A failed run being replaced (``--retry-failed``) leaves its tokens in the new record's ``earlier_*``."""
-    if run.usage is None:
+def _carry_failed_usage(con: duckdb.DuckDBPyConnection, runs: list[RunRecord]) -> None:
+    """A failed run being replaced (``--retry-failed``) leaves its tokens in the new record's ``earlier_*``
+    (one query for all of ``runs``)."""
+    with_usage = {run.run_id: run for run in runs if run.usage is not None}
+    if not with_usage:
         return
-    old = con.execute(
-        "SELECT coalesce(u.input_tokens, 0) + coalesce(u.earlier_input_tokens, 0), "
+    rows = con.execute(
+        "SELECT r.run_id, coalesce(u.input_tokens, 0) + coalesce(u.earlier_input_tokens, 0), "
         "coalesce(u.output_tokens, 0) + coalesce(u.earlier_output_tokens, 0), "
         "coalesce(u.requests, 0) + coalesce(u.earlier_requests, 0), r.finished_at "
-        "FROM runs r JOIN usage u USING (run_id) WHERE r.run_id = ? AND r.status <> 'ok'", [run.run_id]).fetchone()
-    # recording the same attempt again (idempotent) carries nothing
-    if old is not None and old[3] != run.finished_at and run.usage.earlier_requests == 0:
-        run.usage.earlier_input_tokens, run.usage.earlier_output_tokens, run.usage.earlier_requests = (
-            int(old[0] or 0), int(old[1] or 0), int(old[2] or 0))
+        "FROM runs r JOIN usage u USING (run_id) WHERE r.run_id IN (SELECT unnest(?)) AND r.status <> 'ok'",
+        [list(with_usage)]).fetchall()
+    for run_id, *old in rows:
+        run = with_usage[run_id]
+        # recording the same attempt again (idempotent) carries nothing
+        if old[3] != run.finished_at and run.usage.earlier_requests == 0:
+            run.usage.earlier_input_tokens, run.usage.earlier_output_tokens, run.usage.earlier_requests = (
+                int(old[0] or 0), int(old[1] or 0), int(old[2] or 0))
 
 
 def _ddl() -> list[str]:
@@ -190,23 +195,23 @@ class Store:
         if not runs:
             return
         marks = ", ".join("?" for _ in RUN_COLUMNS)
+        latest = {run.run_id: run for run in runs}  # a run named twice: its last record is kept
+        runs = list(latest.values())
+        ids = list(latest)
         with self.connect(**wait) as con:
             con.execute("BEGIN TRANSACTION")
             try:
-                for run in runs:
-                    _carry_failed_usage(con, run)
-                    for table in _TABLES:
-                        con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run.run_id])
-                    con.execute(f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ({marks})", run.row())
-                    if run.column_scores:
-                        con.executemany(
-                            "INSERT INTO column_scores VALUES (?, ?, ?, ?)",
-                            [[run.run_id, c.name, c.match_rate, c.nmae] for c in run.column_scores],
-                        )
-                    if run.usage is not None:
-                        con.execute(f"INSERT INTO usage (run_id, {', '.join(USAGE_FIELDS)}) VALUES "
-                                    f"(?{', ?' * len(USAGE_FIELDS)})",
-                                    [run.run_id, *(getattr(run.usage, f) for f in USAGE_FIELDS)])
+                _carry_failed_usage(con, runs)
+                for table in _TABLES:
+                    con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT unnest(?))", [ids])
+                con.executemany(f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ({marks})", [run.row() for run in runs])
+                scores = [[run.run_id, c.name, c.match_rate, c.nmae] for run in runs for c in run.column_scores]
+                if scores:
+                    con.executemany("INSERT INTO column_scores VALUES (?, ?, ?, ?)", scores)
+                usage = [[run.run_id, *(getattr(run.usage, f) for f in USAGE_FIELDS)] for run in runs if run.usage is not None]
+                if usage:
+                    con.executemany(f"INSERT INTO usage (run_id, {', '.join(USAGE_FIELDS)}) VALUES "
+                                    f"(?{', ?' * len(USAGE_FIELDS)})", usage)
                 con.execute("COMMIT")
             except BaseException:
                 # an interrupt or a failed write may already have ended the transaction
@@ -216,14 +221,30 @@ class Store:
 
     def record_of(self, run_id: str) -> RunRecord | None:
         """A recorded run back as a ``RunRecord`` (with its column scores and usage)."""
-        row = self.get(run_id)
-        if row is None:
-            return None
-        usage = None
-        if row.get("input_tokens") is not None or row.get("requests") is not None:
-            usage = Usage(**{f: row[f] if row.get(f) is not None else getattr(Usage, f) for f in USAGE_FIELDS})
-        scores = [ColumnScore(c["column_name"], c["match_rate"], c["nmae"]) for c in self.column_scores(run_id)]
-        return RunRecord(**{name: row.get(name) for name in RUN_COLUMNS}, column_scores=scores, usage=usage)
+        return self.records([run_id]).get(run_id)
+
+    def records(self, run_ids: Iterable[str] | None = None) -> dict[str, RunRecord]:
+        """Recorded runs back as ``RunRecord``s (with column scores and usage), by run id: the ones named, or
+        every run; read in one connection (a campaign's worth in two queries)."""
+        wanted = None if run_ids is None else set(run_ids)
+        with self.connect(read_only=True) as con:
+            cur = con.execute(_RUNS_WITH_USAGE + "LEFT JOIN usage u USING (run_id) ORDER BY r.run_id")
+            names = [d[0] for d in cur.description]
+            rows = [dict(zip(names, r)) for r in cur.fetchall()]
+            scores: dict[str, list[ColumnScore]] = {}
+            for run_id, name, rate, nmae in con.execute(
+                    "SELECT run_id, column_name, match_rate, nmae FROM column_scores ORDER BY run_id, column_name").fetchall():
+                scores.setdefault(run_id, []).append(ColumnScore(name, rate, nmae))
+        out = {}
+        for row in rows:
+            if wanted is not None and row["run_id"] not in wanted:
+                continue
+            usage = None
+            if row.get("input_tokens") is not None or row.get("requests") is not None:
+                usage = Usage(**{f: row[f] if row.get(f) is not None else getattr(Usage, f) for f in USAGE_FIELDS})
+            out[row["run_id"]] = RunRecord(**{name: row.get(name) for name in RUN_COLUMNS},
+                                           column_scores=scores.get(row["run_id"], []), usage=usage)
+        return out
 
     def set_verdict(self, run_id: str, publishable: bool, flag_reason: str | None) -> None:
         """Store the audit verdict of one run."""

@@ -1,0 +1,176 @@
+"""Re-scoring a campaign: ``clinbench rescore`` of 560 runs against M4Bench 0.5.3's evaluator called once per run.
+
+Synthesises ``--patients`` MIMIC-IV patients and records a 560-run campaign on it (once; kept
+in ``--work``): 7 standard tasks whose reference has a variant and their 7 raw-mode twins, the
+built-in ``reference`` agent (a perfect output) and ``variant`` agent (a documented alternative
+convention: rewards below 1), 20 trials each, scored on M4Bench 0.5.3's columns
+(``--scored-columns required``). Then, alternating, ``--runs`` times:
+
+- clinbench: ``python -m clinbench rescore CAMPAIGN`` (one process, start included: every run's
+  evidence verified, re-scored, the store and each score.json resealed);
+- anchor: one Python process that calls M4Bench's ``benchmark/evaluate.py`` ``evaluate(task,
+  output)`` for each of the 560 outputs, with each task's reference written once as its ground
+  truth CSV in a copy of the checkout's ``benchmark`` folder and read once per task (the ground
+  truth read is memoised: the fairest per-run loop M4Bench's own code allows).
+
+It prints the median wall and CPU seconds of each, the ratio anchor / clinbench (goal >= 20x),
+and on how many runs the two rewards agree. The anchor needs pandas (``pip install pandas``, or ``--anchor-python`` a Python with it).
+
+    .venv/bin/python benchmarks/rescore_vs_m4bench.py --m4 PATH/TO/m4 [--patients 200] [--runs 5] [--work DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from score_vs_m4bench import anchor_python_problem, timed  # noqa: E402
+
+TASKS = ["mimic-apsiii-24h", "mimic-kdigo-48h", "mimic-oasis-24h", "mimic-sapsii-24h", "mimic-sofa-24h",
+         "mimic-suspicion-infection", "mimic-urine-output-rate"]
+TASKS = TASKS + [t + "-raw" for t in TASKS]
+TRIALS = 20
+
+# The anchor's loop, run by the interpreter clinbench runs under: argv = benchmark folder, runs JSON.
+ANCHOR_LOOP = '''
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import evaluate
+from lib import runner
+
+read = runner.read_benchmark_csv
+truths = {}
+
+def read_once(path):  # each task's ground truth is read once; every agent output is read per run
+    if "/ground_truth/" in str(path):
+        if path not in truths:
+            truths[path] = read(path)
+        return truths[path]
+    return read(path)
+
+runner.read_benchmark_csv = read_once
+rewards = {run: evaluate.evaluate(task, output)["reward"] for run, task, output in json.load(open(sys.argv[2]))}
+print(json.dumps(rewards))
+'''
+
+
+def campaign(work: Path, patients: int) -> tuple[Path, Path]:
+    """(database, campaign folder) of the 560 runs, recorded once."""
+    from clinbench.campaign.campaign import run_campaign
+    from clinbench.campaign.demo import execute_demo_run
+    from clinbench.campaign.execute import CampaignConfig
+    from clinbench.campaign.matrix import expand
+    from clinbench.concepts.build import build_concepts
+    from clinbench.derive.catalogue import get_task
+    from clinbench.derive.reference import variant_table
+    from clinbench.campaign.demo import task_variant
+    from clinbench.ehr.synth import synth_mimic_iv
+
+    db, out = work / f"mimic-{patients}.duckdb", work / "campaign"
+    if not db.is_file():
+        synth_mimic_iv(db, patients=patients, seed=0)
+    tables = [get_task(t).target_table for t in TASKS] + [variant_table(get_task(t), task_variant(t)) for t in TASKS]
+    build_concepts(db, only=sorted(set(tables)))
+    specs = expand(TASKS, ["no-skill"], ["native"], ["reference", "variant"], [], TRIALS)
+    config = CampaignConfig(db=str(db.resolve()), out=str(out.resolve()), scored_columns="required")
+    run_campaign(specs, config, jobs=2, runner=execute_demo_run)
+    return db, out
+
+
+def anchor_setup(m4: Path, work: Path, db: Path, out: Path, python: str) -> tuple[Path, Path] | str:
+    """(benchmark copy, runs JSON) for the anchor loop, or why it cannot run."""
+    from anchor_runs import AnchorMissing, m4_benchmark
+
+    from clinbench.derive.reference import export_reference
+    from clinbench.records.store import Store
+
+    try:
+        bench = m4_benchmark(m4)
+    except AnchorMissing as exc:
+        return str(exc)
+    if not (bench / "evaluate.py").is_file():
+        return f"{bench} has no evaluate.py: pass an M4Bench checkout at 0.5.3"
+    if problem := anchor_python_problem(python):
+        return problem
+    copy = work / "m4-benchmark"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(bench, copy, ignore=shutil.ignore_patterns("agent_db", "results", "*.duckdb"))
+    for task in TASKS:  # the reference written once per task, as M4Bench's setup writes its ground truth
+        key = task.removeprefix("mimic-")
+        for old in (copy / "ground_truth").glob(f"{key}.csv*"):
+            old.unlink()
+        export_reference(task, db, copy / "ground_truth" / f"{key}.csv")
+    runs = [(r["run_id"], r["task"], str(out / (r["evidence_dir"] or f"runs/{r['run_id']}") / "output.csv"))
+            for r in Store.open(out).runs()]
+    (work / "anchor-runs.json").write_text(json.dumps(runs))
+    (work / "anchor_loop.py").write_text(ANCHOR_LOOP)
+    return copy, work / "anchor-runs.json"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--m4", type=Path, help="an M4Bench (hannesill/m4) checkout at 0.5.3; without it the anchor is skipped")
+    ap.add_argument("--patients", type=int, default=200, help="synthetic patients (default 200)")
+    ap.add_argument("--anchor-python", default=sys.executable, help="the Python that runs the anchor (needs pandas; "
+                    "default: this one)")
+    ap.add_argument("--runs", type=int, default=5, help="repetitions of each measurement (median kept)")
+    ap.add_argument("--work", type=Path, help="folder to keep the database and campaign in (reused when present)")
+    a = ap.parse_args()
+    tmp = tempfile.TemporaryDirectory()
+    work = (a.work or Path(tmp.name)).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    os.environ["CLINBENCH_CACHE"] = str(work / "cache")
+    db, out = campaign(work, a.patients)
+    from clinbench.records.store import Store
+
+    stored = {r["run_id"]: r["reward"] for r in Store.open(out).runs()}
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed packages are: compiled once (both sides)
+    anchor = None
+    if a.m4 is None:
+        print("anchor skipped: pass --m4 PATH, an M4Bench (hannesill/m4) checkout at 0.5.3")
+    else:
+        found = anchor_setup(a.m4.resolve(), work, db, out, a.anchor_python)
+        if isinstance(found, str):
+            print(f"anchor skipped: {found}")
+        else:
+            anchor = [a.anchor_python, str(work / "anchor_loop.py"), str(found[0]), str(found[1])]
+    load = os.getloadavg()
+    print(f"rescore of {len(stored)} runs ({len(TASKS)} tasks x reference/variant agents x {TRIALS} trials, "
+          f"{a.patients} synthetic patients), {os.cpu_count()} CPUs, load average {load[0]:.1f} at the start; "
+          f"median of {a.runs} runs, alternating")
+    samples: dict[str, list[tuple[float, float]]] = {"clinbench": [], "m4": []}
+    m4_rewards: dict[str, float] = {}
+    for _ in range(a.runs):
+        wall, cpu, text = timed([sys.executable, "-m", "clinbench", "rescore", str(out)], env)
+        samples["clinbench"].append((wall, cpu))
+        if "0 changed" not in text:
+            raise SystemExit(f"rescore changed stored rewards: {text[-400:]}")
+        if anchor is not None:
+            wall, cpu, text = timed(anchor, env)
+            samples["m4"].append((wall, cpu))
+            m4_rewards = json.loads(text)
+    names = {"clinbench": "clinbench rescore", "m4": "M4Bench evaluate() x runs"}
+    med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in samples.items() if v}
+    print(f"{'scorer':<28} {'wall s':>8} {'CPU s':>8} {'ms/run CPU':>11}")
+    for k, (wall, cpu) in med.items():
+        print(f"{names[k]:<28} {wall:8.2f} {cpu:8.2f} {cpu / len(stored) * 1000:11.2f}")
+    if "m4" in med:
+        print(f"anchor / clinbench rescore   {med['m4'][0] / med['clinbench'][0]:7.1f}x wall "
+              f"{med['m4'][1] / med['clinbench'][1]:7.1f}x CPU   (goal >= 20x)")
+        agree = sum(abs(m4_rewards[r] - stored[r]) <= 1e-6 for r in stored if r in m4_rewards)
+        print(f"rewards agree (M4Bench evaluate vs clinbench, required columns) on {agree} of {len(stored)} runs")
+    load = os.getloadavg()
+    print(f"load average {load[0]:.1f} at the end")
+
+
+if __name__ == "__main__":
+    main()
