@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import os
 import subprocess
 import sys
@@ -38,6 +39,7 @@ def _all_commands():
     yield from walk(typer.main.get_command(app), ())
 
 
+@pytest.mark.slow
 def test_every_option_name_of_every_command_is_whole_in_its_help_at_80_columns():
     """`dx run --help` cut `--gatekeeper-model` to `--gatekeeper-mo…`: a reader could not type it."""
     from typer.testing import CliRunner
@@ -79,6 +81,7 @@ def test_dx_run_takes_max_cases_and_limit_means_a_sandbox_limit_only_in_run():
     assert current_spellings("dx", ["run", "--prices", "p.csv"]) == ["run", "--test-prices", "p.csv"]
 
 
+@pytest.mark.slow
 def test_a_usage_error_is_one_line_like_every_other_error(tmp_path):
     """A wrong dataset name or `--patients -5` printed a 5-line boxed panel; a ClinbenchError prints one line."""
     for args in (["data", "synth", "mimic-iv", "--patients", "-5", "--out", str(tmp_path / "x.duckdb")],

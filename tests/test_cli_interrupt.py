@@ -51,6 +51,7 @@ def test_ctrl_c_in_concepts_build_says_what_is_kept_and_the_rerun_builds_the_res
     assert unchanged >= 1 and built + unchanged == 3  # what the interrupted build finished is not built again
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_run_before_the_first_run_says_nothing_was_recorded(tmp_path, monkeypatch):
     from campaign.campaign_fixtures import build_tiny_db
     from clinbench.concepts import manifest

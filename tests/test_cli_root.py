@@ -1,3 +1,4 @@
+import pytest
 import subprocess
 import sys
 
@@ -51,6 +52,7 @@ def test_every_command_documents_every_argument_and_option():
     assert undocumented == []
 
 
+@pytest.mark.slow
 def test_a_database_held_open_elsewhere_is_a_one_line_error(tmp_path):
     import duckdb
 

@@ -3,6 +3,7 @@ and the root's list of areas (what --help shows without importing them) matches 
 
 from __future__ import annotations
 
+import pytest
 import json
 import os
 import subprocess
@@ -65,6 +66,7 @@ def _every_command() -> list[list[str]]:
     return [p for name in ["version", *cli.AREAS] for p in walk(root.commands.get(name) or cli._load(name), [name])]
 
 
+@pytest.mark.slow
 def test_no_command_help_imports_a_heavy_dependency():
     """Every `clinbench <command> --help`, run one after another in one process: the first help
     that imports a heavy module is named (none may; modules stay loaded, so later helps are
@@ -87,6 +89,7 @@ def test_no_command_help_imports_a_heavy_dependency():
     assert json.loads(out.stderr.strip().splitlines()[-1]) == {}
 
 
+@pytest.mark.slow
 def test_one_command_loads_only_its_own_module():
     loaded = _modules_after("tasks", "list")
     assert _command_modules(loaded) == ["clinbench.cli.tasks"]

@@ -17,6 +17,8 @@ from clinbench.records import Usage
 from clinbench.records.store import Store
 from clinbench.errors import AgentError
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
+
 TASK = "mimic-sofa-24h"
 PRICES = '[models."my-local*"]\ninput = 2.0\ncached_input = 0.5\noutput = 8.0\n'
 

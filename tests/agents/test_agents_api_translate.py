@@ -3,6 +3,7 @@ answers written back, on hand-made requests shaped like the real CLIs' (see docs
 
 from __future__ import annotations
 
+import pytest
 import json
 
 from clinbench.agents.api_translate import (ChatTranslator, chat_to_messages, chat_to_responses, messages_to_chat,
@@ -88,6 +89,7 @@ def test_the_translator_caps_max_tokens_and_passes_the_servers_error_back():
     assert (tr.usage.requests, tr.usage.input_tokens) == (2, 20)
 
 
+@pytest.mark.slow
 def test_a_slow_streamed_answer_starts_at_once_and_sends_keepalives(monkeypatch):
     monkeypatch.setattr(ChatTranslator, "first_byte_seconds", 0.1)
     monkeypatch.setattr(ChatTranslator, "keepalive_seconds", 0.2)

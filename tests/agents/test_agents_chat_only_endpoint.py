@@ -24,6 +24,8 @@ from clinbench.campaign.execute import CampaignConfig
 from clinbench.campaign.matrix import RunSpec
 from clinbench.records.store import Store
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
+
 TASK = "mimic-sofa-24h"
 PREFIX = os.environ.get("CLINBENCH_REAL_CLIS")
 BIN = Path(PREFIX or "/nonexistent") / "node_modules" / ".bin"

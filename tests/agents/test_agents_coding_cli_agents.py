@@ -21,6 +21,7 @@ def _ctx(tmp_path, **kw):
     return RunContext(evidence_dir=tmp_path / "evidence", task_id="demo-task", timeout_seconds=60, **kw)
 
 
+@pytest.mark.slow
 def test_standins_refuse_what_the_real_clis_refuse(standin_path):
     bad = subprocess.run(["codex", "exec", "-a", "never", "hi"], capture_output=True, text=True)
     assert bad.returncode == 2 and "unexpected argument '-a'" in bad.stderr
@@ -29,6 +30,7 @@ def test_standins_refuse_what_the_real_clis_refuse(standin_path):
     assert subprocess.run(["codex", "--version"], capture_output=True, text=True).stdout.strip() == "codex-cli 0.171.0"
 
 
+@pytest.mark.slow
 def test_codex_command_line_skills_and_transcript(workspace, standin_path, tmp_path):
     with ScriptedServer([{"shell": WRITE}, {"text": "Wrote output.csv.", "usage": {"input_tokens": 50, "output_tokens": 5}}], skip_toolless=True) as srv:
         agent = CodexAgent(sandbox=NoSandbox(), base_url=srv.base_url, api_key="dummy", model="gpt-5.5", reasoning_effort="high")
@@ -54,6 +56,7 @@ def test_codex_command_line_skills_and_transcript(workspace, standin_path, tmp_p
     assert all(r["stream"] for r in srv.requests) and "Skill roots" in json.dumps(srv.requests[0]["input"])
 
 
+@pytest.mark.slow
 def test_claude_command_line_skills_and_transcript(workspace, standin_path, tmp_path):
     with ScriptedServer([{"shell": WRITE}, {"text": "Done here."}], skip_toolless=True) as srv:
         agent = ClaudeCodeAgent(sandbox=NoSandbox(), base_url=srv.url, api_key="dummy", model="claude-sonnet-4-5", allowed_tools="Bash,Read")
@@ -123,6 +126,7 @@ def test_codex_cached_tokens_and_failure_events():
 
 
 @pytest.mark.skipif(not bwrap_available(), reason="bubblewrap cannot create namespaces here (.ci/run installs it)")
+@pytest.mark.slow
 def test_codex_in_bwrap_reaches_its_endpoint_only_through_the_logged_egress_proxy(workspace, standin_path, tmp_path):
     with ScriptedServer([{"shell": WRITE}, {"text": "Done."}], skip_toolless=True) as srv:
         agent = CodexAgent(sandbox=BwrapSandbox(), base_url=srv.base_url, api_key="dummy")

@@ -35,6 +35,7 @@ PATHS = {"codex": "/v1/responses", "claude": "/v1/messages?beta=true",
 
 @pytest.mark.skipif(not bwrap_available(), reason="bubblewrap cannot create namespaces here")
 @pytest.mark.parametrize("name", ["claude", "gemini"])  # codex: through a campaign and --retry-failed, below
+@pytest.mark.slow
 def test_a_server_killed_mid_run_is_a_harness_error_for_each_cli(name, workspace, tmp_path, monkeypatch):
     # before: "codex exited with status 1: ... 502 Bad Gateway: chat endpoint unreachable: Connection refused" -> agent-failed
     if not (BIN / name).exists():
@@ -72,6 +73,7 @@ def test_a_server_killed_mid_run_is_a_harness_error_for_the_llm_agent(workspace,
 
 
 @pytest.mark.skipif(not bwrap_available(), reason="bubblewrap cannot create namespaces here")
+@pytest.mark.slow
 def test_retry_failed_redoes_a_codex_run_whose_server_died_once_it_is_back(tmp_path, monkeypatch):
     from clinbench.agents.factory import AgentOptions
     from clinbench.campaign.campaign import run_campaign

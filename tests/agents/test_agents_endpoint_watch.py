@@ -20,6 +20,8 @@ from clinbench.agents.base import RunContext, Workspace
 from clinbench.agents.command import CommandAgent
 from clinbench.agents.sandbox import BwrapSandbox, bwrap_available
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
+
 needs_bwrap = pytest.mark.skipif(not bwrap_available(), reason="bubblewrap cannot create namespaces here")
 
 AGENT = """

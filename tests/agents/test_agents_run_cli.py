@@ -15,6 +15,8 @@ from tests.agents.scripted_server import ScriptedServer
 from clinbench.errors import AgentError
 from clinbench.records.store import Store
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
+
 
 def _run(*args):
     return subprocess.run([sys.executable, "-m", "clinbench", "run", *args], capture_output=True, text=True, timeout=300)

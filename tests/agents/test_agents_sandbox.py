@@ -91,6 +91,7 @@ def _probe(tmp_path, sandbox, private):
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_bwrap_blocks_network_reference_other_runs_and_outside_writes(tmp_path):
     private = Path(f"/tmp/clinbench-probe-{tmp_path.name}")
     outcome, seen, accepted, outside = _probe(tmp_path, BwrapSandbox(), private)
@@ -105,6 +106,7 @@ def test_bwrap_blocks_network_reference_other_runs_and_outside_writes(tmp_path):
     assert not private.exists()  # the sandbox's /tmp is its own
 
 
+@pytest.mark.slow
 def test_unsafe_run_sees_everything_and_is_marked_not_isolated(tmp_path):
     outcome, seen, accepted, _ = _probe(tmp_path, NoSandbox(), tmp_path / "private")
     assert outcome.isolated is False
@@ -157,6 +159,7 @@ def test_an_agent_past_its_timeout_is_killed_and_marked_timeout(tmp_path):
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_a_reference_under_a_mounted_program_folder_is_masked(tmp_path):
     program = tmp_path / "tools"
     program.mkdir()

@@ -55,6 +55,7 @@ def test_streamed_chat_tool_call():
     assert json.loads(calls[0].function.arguments) == {"sql": "select 2"}
 
 
+@pytest.mark.slow
 def test_responses_api_shell_step_uses_offered_exec_command():
     tools = [{"type": "function", "name": "exec_command", "parameters": {"type": "object"}}]
     with ScriptedServer([{"shell": "ls"}, {"text": "fin"}]) as srv:

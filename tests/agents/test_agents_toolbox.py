@@ -25,6 +25,7 @@ def _in_sandbox(sandbox, workspace: Path, tmp_path: Path, script: str) -> subpro
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_duckdb_cli_and_python_module_read_the_workspace_database_in_bwrap(workspace, tmp_path):
     done = _in_sandbox(BwrapSandbox(), workspace, tmp_path,
                        "duckdb database.duckdb -csv -c 'SELECT stay_id, los FROM mimiciv_icu.icustays ORDER BY 1' && "
@@ -50,6 +51,7 @@ def test_the_toolbox_database_is_read_only_and_the_harness_environment_stays_out
     assert not any(line in ("httpx", "openai", "numpy") for line in lines)  # only the duckdb files are mounted
 
 
+@pytest.mark.slow
 def test_preflight_passes_where_the_toolbox_works_and_names_the_failure_where_not(monkeypatch, tmp_path):
     assert toolbox.preflight(NoSandbox()).split() == ["6", "4"]
     monkeypatch.setattr(toolbox, "SHELL_SCRIPT", tmp_path / "missing_shell.py")

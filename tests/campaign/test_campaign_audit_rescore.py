@@ -28,6 +28,8 @@ from agents.standins import install_standins
 from campaign_fixtures import build_tiny_db
 from test_campaign_runs import SOFA_SQL
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
+
 GOOD = SOFA_SQL.replace("v.*", "v.* EXCLUDE (sid)")
 
 
@@ -82,12 +84,14 @@ def test_audit_flags_each_kind_of_problem_and_spares_clean_runs(campaign):
     assert [r["agent"] for r in Store.open(campaign).runs(publishable_only=True)] == ["empty"]
 
 
+@pytest.mark.slow
 def test_audit_cli_prints_the_flagged_runs(campaign):
     res = subprocess.run([sys.executable, "-m", "clinbench", "audit", str(campaign)], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert "5 of 6 runs flagged" in res.stdout
 
 
+@pytest.mark.slow
 def test_tampered_evidence_is_flagged(campaign, tmp_path):
     campaign = shutil.copytree(campaign, tmp_path / "copy")
     run = Store.open(campaign).runs(benchmark="derive")[0]
@@ -96,6 +100,7 @@ def test_tampered_evidence_is_flagged(campaign, tmp_path):
     assert any("evidence changed since the run: output.csv" in r for r in verdict.reasons)
 
 
+@pytest.mark.slow
 def test_rescore_reproduces_then_follows_a_changed_reference(campaign, tmp_path):
     original_db = campaign.parent / "tiny.duckdb"
     campaign = shutil.copytree(campaign, tmp_path / "copy")

@@ -13,6 +13,8 @@ import pytest
 from campaign_fixtures import build_tiny_db, stamp
 from clinbench.records.store import Store
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
+
 
 def _cli(*args, timeout=300):
     return subprocess.run([sys.executable, "-m", "clinbench", *args], capture_output=True, text=True, timeout=timeout)

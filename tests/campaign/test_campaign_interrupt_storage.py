@@ -14,6 +14,8 @@ import pytest
 
 from clinbench.records.store import Store
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
+
 TASKS = "mimic-sofa-24h,mimic-meld-24h"
 
 

@@ -56,6 +56,7 @@ def _campaign(db, out, script, specs, **kw):
         return run_campaign(specs, config, **kw)
 
 
+@pytest.mark.slow
 def test_runs_record_version_and_served_model_and_a_mixed_comparison_is_refused(tiny_db, tmp_path):
     out = tmp_path / "camp"
     write = {"tool": "write_output", "arguments": {"sql": "SELECT 1 AS stay_id"}}
@@ -80,6 +81,7 @@ def test_runs_record_version_and_served_model_and_a_mixed_comparison_is_refused(
     assert written.exit_code == 0 and "m-routed" in page.read_text()
 
 
+@pytest.mark.slow
 def test_a_campaign_refuses_runs_of_another_agent_version(tiny_db, tmp_path, monkeypatch):
     out = tmp_path / "camp"
     script = [{"text": "nothing"}] * 4

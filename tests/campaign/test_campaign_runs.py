@@ -24,6 +24,7 @@ SOFA_SQL = (
 )
 
 
+@pytest.mark.slow
 def test_llm_agent_campaign_scores_one_with_full_evidence(tiny_db, tmp_path):
     script = [
         {"tool": "list_tables", "arguments": {}},
@@ -50,6 +51,7 @@ def test_llm_agent_campaign_scores_one_with_full_evidence(tiny_db, tmp_path):
     assert not (out / ".work").exists() or not any((out / ".work").iterdir())
 
 
+@pytest.mark.slow
 def test_empty_agent_scores_zero_and_rerun_skips_recorded_runs(tiny_db, tmp_path):
     out = tmp_path / "camp"
     specs = expand(["mimic-sofa-24h", "mimic-meld-24h"], ["no-skill"], ["native"], ["empty"], [], 2)
@@ -63,6 +65,7 @@ def test_empty_agent_scores_zero_and_rerun_skips_recorded_runs(tiny_db, tmp_path
     assert Store.open(out).count() == 4
 
 
+@pytest.mark.slow
 def test_bad_task_becomes_a_harness_error_run_not_a_crash(tiny_db, tmp_path):
     out = tmp_path / "camp"
     summary = run_campaign([RunSpec("mimic-sofa-24h", "no-such-condition", "native", "empty", "-", 0)],
@@ -87,6 +90,7 @@ def test_two_campaigns_cannot_share_a_folder(tmp_path):
                 pass
 
 
+@pytest.mark.slow
 def test_reference_variant_and_replay_builtins(tiny_db, tmp_path):
     import duckdb
 
@@ -113,6 +117,7 @@ def test_reference_variant_and_replay_builtins(tiny_db, tmp_path):
     assert (second / replayed["evidence_dir"] / "output.csv").read_bytes() == (first / "runs" / source / "output.csv").read_bytes()
 
 
+@pytest.mark.slow
 def test_demo_campaign_runs_reference_against_variant(tiny_db, tmp_path):
     from clinbench.campaign.demo import run_demo_campaign, task_variant
 
@@ -129,6 +134,7 @@ def test_demo_campaign_runs_reference_against_variant(tiny_db, tmp_path):
     assert rewards == {"reference": 1.0, "variant": pytest.approx(6.5 / 7)}
 
 
+@pytest.mark.slow
 def test_run_cli_all_means_the_tasks_of_the_databases_dataset(tiny_db, tmp_path):
     from typer.testing import CliRunner
 
@@ -161,6 +167,7 @@ def test_matrix_ids_are_stable_and_builtins_ignore_models():
     assert split_list(["no-skill,with-skill", "with-skill"]) == ["no-skill", "with-skill"]
 
 
+@pytest.mark.slow
 def test_run_cli_refuses_an_llm_agent_without_a_model(tiny_db, tmp_path):
     res = __import__("subprocess").run(
         [__import__("sys").executable, "-m", "clinbench", "run", "--db", str(tiny_db), "--out", str(tmp_path / "c"),
@@ -193,6 +200,7 @@ def test_run_cli_builds_the_missing_reference_and_refuses_empty_sources_before_r
     assert not (tmp_path / "c").exists()
 
 
+@pytest.mark.slow
 def test_run_cli_refuses_condition_and_schema_typos_before_recording_anything(tiny_db, tmp_path):
     base = ("run", "--db", str(tiny_db), "--out", str(tmp_path / "c"), "--tasks", "mimic-meld-24h", "--agent", "reference")
     res = _cli(*base, "--conditions", "no-skill,with-skil")
@@ -204,6 +212,7 @@ def test_run_cli_refuses_condition_and_schema_typos_before_recording_anything(ti
     assert "Traceback" not in res.stderr and not (tmp_path / "c").exists()
 
 
+@pytest.mark.slow
 def test_run_cli_refuses_a_timeout_that_would_time_out_every_run(tiny_db, tmp_path):
     res = _cli("run", "--db", str(tiny_db), "--out", str(tmp_path / "c"), "--tasks", "mimic-meld-24h",
                "--agent", "reference", "--timeout", "-1")
@@ -211,6 +220,7 @@ def test_run_cli_refuses_a_timeout_that_would_time_out_every_run(tiny_db, tmp_pa
     assert not (tmp_path / "c").exists()
 
 
+@pytest.mark.slow
 def test_run_cli_says_where_errors_are_and_how_to_redo_them(tiny_db, tmp_path):
     import json
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import json
 
 from clinbench.campaign.audit import agent_authored_text
@@ -64,6 +65,7 @@ def test_counts_per_condition(tmp_path):
                                "no-skill": {"runs": 1, "given": 0, "read_given": 0, "opened_not_given": 0}}
 
 
+@pytest.mark.slow
 def test_audit_counts_with_skill_runs_that_opened_their_skill(tmp_path, monkeypatch):
     """Two llm-agent runs given the SOFA skill: one reads it through read_skill, one does not."""
     from typer.testing import CliRunner

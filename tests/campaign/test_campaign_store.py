@@ -37,6 +37,7 @@ def test_tables_and_columns_match_the_planned_interface(tmp_path):
     assert store.count() == 0
 
 
+@pytest.mark.slow
 def test_recording_twice_keeps_one_row_with_the_latest_values(tmp_path):
     store = Store.create(tmp_path)
     store.record(_run("a", reward=0.5))
@@ -89,6 +90,7 @@ def _writer(directory, start):
         store.record(_run(f"r{i:03d}"))
 
 
+@pytest.mark.slow
 def test_two_processes_recording_concurrently_lose_nothing(tmp_path):
     Store.create(tmp_path)
     ctx = mp.get_context("fork")

@@ -7,6 +7,7 @@ mean to 0.923 with every run `ok`. Here the tiny database's MELD reference is em
 
 from __future__ import annotations
 
+import pytest
 import duckdb
 from typer.testing import CliRunner
 
@@ -37,6 +38,7 @@ def test_run_refuses_a_task_whose_reference_is_empty_in_one_line_and_records_not
     assert not (tmp_path / "c" / "results.duckdb").exists()
 
 
+@pytest.mark.slow
 def test_a_matrix_skips_the_unscorable_task_with_its_reason_and_runs_the_rest(tiny_db, tmp_path):
     _empty(tiny_db, "mimiciv_derived.target_meld_24h")
     res = _run(tiny_db, tmp_path / "c", "mimic-sofa-24h,mimic-meld-24h")
@@ -53,6 +55,7 @@ def test_an_empty_source_table_the_family_needs_makes_its_task_unscorable(tiny_d
         "mimic-sofa-24h": "source table mimiciv_icu.outputevents empty"}
 
 
+@pytest.mark.slow
 def test_a_run_scored_against_an_empty_reference_is_a_harness_error_left_out_of_the_mean(tiny_db, tmp_path):
     """What `run` refuses can still reach the scorer (a campaign started another way, `rescore`): not a 0."""
     from clinbench.stats.analysis import analyse
@@ -81,6 +84,7 @@ def test_tasks_list_db_marks_the_tasks_the_database_cannot_score(tiny_db):
     assert f"mimic-ventilation-raw: reference not built yet (`run` builds it; or `clinbench concepts build {tiny_db} --all`)" in text
 
 
+@pytest.mark.slow
 def test_score_and_export_tasks_do_not_score_against_an_empty_reference(tiny_db, tmp_path):
     _empty(tiny_db, "mimiciv_derived.target_meld_24h")
     output = tmp_path / "output.csv"

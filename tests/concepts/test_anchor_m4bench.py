@@ -56,6 +56,7 @@ def test_the_profile_builds_exactly_the_63_tables_m4_materializes(con, pipeline)
     assert {"arb", "code_status"} & built == set()  # mimic-code builds them, M4 does not
 
 
+@pytest.mark.slow
 def test_every_table_equals_m4bench_pipeline_on_the_demo(con, pipeline):
     differing = {}
     for table in _tables(pipeline):
@@ -66,6 +67,7 @@ def test_every_table_equals_m4bench_pipeline_on_the_demo(con, pipeline):
     assert differing == {}
 
 
+@pytest.mark.slow
 def test_every_reference_equals_m4bench_pipeline_cell_for_cell_and_scores_1(con, pipeline):
     manifest = json.loads((pipeline / "references" / "MANIFEST.json").read_text(encoding="utf-8"))
     assert manifest["provenance"]["m4bench_commit"] == "6ed55907679157e3dff46e99da487bb969c04a9c"

@@ -53,6 +53,7 @@ def test_the_list_names_every_anchor_table_clinbench_builds(anchored):
 
 
 @pytest.mark.parametrize("table", TABLES)
+@pytest.mark.slow
 def test_table_equals_mimic_code_on_the_demo(anchored, table):
     assert _mismatch(anchored, table) is None
 
@@ -82,6 +83,7 @@ def _content(db: Path) -> dict[str, list[tuple]]:
         con.close()
 
 
+@pytest.mark.slow
 def test_two_builds_of_the_demo_give_identical_tables(demo_db, mimic_demo_dir, tmp_path):
     from clinbench.concepts.build import build_concepts
     from clinbench.ehr.load import load_mimic_iv
@@ -95,6 +97,7 @@ def test_two_builds_of_the_demo_give_identical_tables(demo_db, mimic_demo_dir, t
     assert differing == []
 
 
+@pytest.mark.slow
 def test_two_builds_of_a_synthetic_database_give_identical_tables(tmp_path):
     from clinbench.concepts.build import build_concepts
     from clinbench.ehr.synth import synth_mimic_iv

@@ -18,6 +18,8 @@ from clinbench.derive.catalogue import load_catalogue
 from clinbench.derive.score import SCORED_COLUMN_SETS, score_against
 from tests.concepts.anchor_fixtures import anchors_dir, build_on_top, load_mimic_code_derived, manifest, plan_on_top
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
+
 # the references M4Bench made on the demo; ventilation is empty there (no text chartevents)
 NON_EMPTY = ["apsiii-24h", "charlson", "creatinine-baseline", "gcs-24h", "kdigo-48h", "meld-24h", "oasis-24h",
              "sapsii-24h", "sepsis3", "sirs-24h", "sofa-24h", "suspicion-infection", "urine-output-rate",

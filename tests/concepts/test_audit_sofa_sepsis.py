@@ -20,6 +20,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # ---------------------------------------------------------------- SOFA cardiovascular
 
+@pytest.mark.slow
 def test_first_day_sofa_zero_rate_norepinephrine_scores_3_and_the_variant_does_not(template, tmp_path):
     """mimic-code's "<= 0.1" counts a norepinephrine row at 0 mcg/kg/min: 3. Variant
     sofa-24h__running_infusions reads it as a paused infusion: MAP 65 alone scores 1."""
@@ -63,6 +64,7 @@ def test_hourly_sofa_zero_rate_norepinephrine_scores_3_as_mimic_code(template, t
     con.close()
 
 
+@pytest.mark.slow
 def test_sepsis3_variant_leaves_a_paused_infusion_unscored(template, tmp_path):
     """mimic-code's hourly "<= 0.1" makes a norepinephrine row at 0 worth 3 points, enough for
     Sepsis-3 on its own; variant sepsis3__paused_infusions_unscored scores it 0."""
@@ -221,6 +223,7 @@ def test_angiotensin_variant_reads_both_giapreza_items(template, tmp_path):
     con.close()
 
 
+@pytest.mark.slow
 def test_first_day_sofa_counts_infusions_starting_in_the_window_only(template, tmp_path):
     """The window opens at intime - 6 h. mimic-code counts an infusion that starts in it, so
     norepinephrine 0.2 started at -10 h scores nothing (MAP 80 -> 0) whether it stops at -6 h or

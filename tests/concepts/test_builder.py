@@ -107,6 +107,7 @@ def test_dependency_cache_follows_edits_and_ignores_a_damaged_file(toy_root, tmp
     assert len(json.loads(cache.read_text(encoding="utf-8"))) == len(load_concepts(toy_root))  # rewritten whole
 
 
+@pytest.mark.slow
 def test_a_second_process_reads_the_dependencies_without_parsing_sql(tmp_path):
     probe = ("import sys; from clinbench.concepts.catalog import load_concepts; "
              "from clinbench.concepts.graph import dependency_map; "
@@ -120,6 +121,7 @@ def test_a_second_process_reads_the_dependencies_without_parsing_sql(tmp_path):
     assert second.stdout.split() == [str(count), "True", "False"], second.stderr
 
 
+@pytest.mark.slow
 def test_concurrent_and_serial_builds_give_the_same_tables_and_order(toy_root, toy_db, tmp_path):
     import shutil
 
@@ -157,6 +159,7 @@ def test_only_builds_the_closure_and_skips_absent_schemas(toy_root, toy_db):
     assert everything["mimiciv_derived.stays"].status == "unchanged"
 
 
+@pytest.mark.slow
 def test_unchanged_concepts_are_skipped_until_sql_or_inputs_change(toy_root, toy_db):
     first = {r.name: r.status for r in build_concepts(toy_db)}
     assert first["mimiciv_derived.stay_hours"] == "built"
@@ -276,6 +279,7 @@ def raw_demo(demo_db, tmp_path_factory) -> Path:
     "name",
     ["urine_output_rate", "norepinephrine_equivalent_dose", "first_day_lab", "icustay_hourly", "creatinine_baseline", "first_day_gcs", "bg"],
 )
+@pytest.mark.slow
 def test_inlined_concept_on_raw_demo_equals_built_table(demo_db, raw_demo, name):
     """The single statement, run where no derived schema exists, returns the built table's rows."""
     concept = find_concept(name)
@@ -297,6 +301,7 @@ def test_inlined_concept_on_raw_demo_equals_built_table(demo_db, raw_demo, name)
     assert ours == [] and theirs == []
 
 
+@pytest.mark.slow
 def test_target_sql_is_self_contained():
     concepts = load_concepts()
     targets = [c for c in concepts.values() if c.kind == "target" and c.schema == "mimiciv_derived"]
@@ -309,6 +314,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "clinbench", "concepts", *args], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_cli_list_show_sql_and_build(empty_db):
     listed = _cli("list")
     assert listed.returncode == 0, listed.stderr
@@ -350,6 +356,7 @@ def test_progress_reports_start_and_result_of_each_concept(toy_root, toy_db):
     ]
 
 
+@pytest.mark.slow
 def test_cli_only_concepts_the_database_cannot_hold_is_an_error(tmp_path):
     import duckdb
 
@@ -372,6 +379,7 @@ SOFA_24H_CLOSURE = [  # the m4bench profile's SOFA chain: every table the sofa-2
     "ventilation_episodes", "ventilation_status", "ventilator_setting", "vitalsign", "weight_durations"]
 
 
+@pytest.mark.slow
 def test_only_a_task_builds_exactly_its_references_closure_and_a_rerun_builds_nothing(tmp_path):
     from typer.testing import CliRunner
 

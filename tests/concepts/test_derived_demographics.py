@@ -12,6 +12,7 @@ def test_age_counts_calendar_years_from_anchor_year(hand):
     assert hand.one("SELECT age, anchor_age FROM mimiciv_derived.age") == {"age": 62, "anchor_age": 60}
 
 
+@pytest.mark.slow
 def test_hourly_grid_is_anchored_on_heart_rate_not_intime(hand):
     hand.add_stay()  # intime 10:00
     hand.add_stay(subject=2, hadm=20, stay=200)  # no heart rate charted
@@ -41,6 +42,7 @@ def test_icustay_detail_lengths_and_sequence(hand):
     assert rows[100]["los_hospital"] == 10 and rows[100]["admission_age"] == 60 and rows[100]["race"] == "WHITE"
 
 
+@pytest.mark.slow
 def test_weight_durations_admission_weight_daily_weights_and_backfill(hand):
     hand.add_stay()  # 2150-01-01 10:00 .. 2150-01-05 10:00
     hand.chart(226512, "2150-01-01 12:00", 80.0)  # admission weight: from intime - 2 h
@@ -65,6 +67,7 @@ def test_weight_durations_admission_weight_daily_weights_and_backfill(hand):
     ]
 
 
+@pytest.mark.slow
 def test_height_inches_converted_and_implausible_dropped(hand):
     hand.add_stay()
     hand.chart(226707, "2150-01-01 11:00", 70.0)  # 70 in = 177.8 cm (no cm charted at that time)

@@ -3,7 +3,10 @@ GCS with its components, urine output from intime, first-day weight."""
 
 from __future__ import annotations
 
+import pytest
 
+
+@pytest.mark.slow
 def test_first_day_lab_window_is_inclusive_at_both_ends(hand):
     hand.add_stay()  # intime 2150-01-01 10:00 -> window 04:00 .. 01-02 10:00
     hand.lab(1, 50912, "2150-01-01 03:59", 9.0)  # one minute too early
@@ -20,6 +23,7 @@ def test_first_day_lab_window_is_inclusive_at_both_ends(hand):
     assert row["albumin_min"] is None
 
 
+@pytest.mark.slow
 def test_first_day_vitalsign_min_max_mean(hand):
     hand.add_stay()
     hand.chart(220045, "2150-01-01 04:00", 60)
@@ -33,6 +37,7 @@ def test_first_day_vitalsign_min_max_mean(hand):
     assert row["temperature_max"] == 37.0 and row["sbp_min"] is None
 
 
+@pytest.mark.slow
 def test_first_day_gcs_lowest_with_latest_tie(hand):
     hand.add_stay()
     hand.add_stay(subject=2, hadm=20, stay=200)  # no GCS: a row of NULLs
@@ -57,6 +62,7 @@ def test_first_day_urine_output_starts_at_intime(hand):
     assert hand.one("SELECT urineoutput FROM mimiciv_derived.first_day_urine_output")["urineoutput"] == 150.0
 
 
+@pytest.mark.slow
 def test_first_day_weight_ignores_weights_after_day_one(hand):
     hand.add_stay()
     hand.chart(226512, "2150-01-01 12:00", 80.0)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
+
 IN = "2150-01-01 10:00:00"  # ICU intime used by hand.add_stay
 
 

@@ -26,6 +26,7 @@ def test_vasopressin_units_per_minute_become_units_per_hour(hand):
     assert rates == [2.4, pytest.approx(2.4)]
 
 
+@pytest.mark.slow
 def test_weight_based_rates(hand):
     hand.add_stay()
     _infusion(hand, 221749, "2150-01-01 11:00", "2150-01-01 12:00", 80.0, "mcg/min", weight=80.0)  # 80 mcg/min / 80 kg = 1.0
@@ -53,6 +54,7 @@ def test_charted_point_one_stays_on_the_threshold(hand):
     assert row == {"nor_le": True, "epi_le": True, "as_real": True}
 
 
+@pytest.mark.slow
 def test_vasoactive_intervals_and_norepinephrine_equivalent_dose(hand):
     hand.add_stay()
     _infusion(hand, 221906, "2150-01-01 10:00", "2150-01-01 14:00", 0.1, "mcg/kg/min")  # norepinephrine
@@ -77,6 +79,7 @@ def _rx(hand, drug, route, start, drug_type="MAIN", pharmacy_id=None):
     )
 
 
+@pytest.mark.slow
 def test_antibiotic_keeps_systemic_routes_only(hand):
     hand.add_stay()
     _rx(hand, "Vancomycin", "IV", "2150-01-01 12:00")  # in the ICU stay

@@ -3,12 +3,15 @@ RRT and CRRT detection."""
 
 from __future__ import annotations
 
+import pytest
+
 
 def _o2(hand, time, device, flow=2.0):
     hand.chart(223834, time, flow)  # O2 flow: an O2 device row only exists with a flow at the same time
     hand.chart(226732, time, None, value=device)
 
 
+@pytest.mark.slow
 def test_ventilation_priority_gap_and_single_observations(hand):
     hand.add_stay()
     # day 1: invasive ventilation by ventilator mode; at 12:00 a BiPAP mask is charted too -> still InvasiveVent

@@ -7,6 +7,8 @@ import pytest
 
 from tests.concepts.conftest import chart
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
+
 _order = iter(range(1, 10**6))
 
 

@@ -265,6 +265,7 @@ def test_sofa_target_columns(scored):
 
 # ---------------------------------------------------------------- hourly SOFA
 
+@pytest.mark.slow
 def test_hourly_sofa_keeps_a_component_for_24_hourly_rows(tmp_path):
     con = fresh(make_template(tmp_path / "t.duckdb"), tmp_path / "hourly.duckdb")
     stay(con, 7)

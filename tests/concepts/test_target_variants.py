@@ -57,6 +57,7 @@ def test_apsiii_missing_as_null_empties_only_unmeasured_components(template, tmp
     ("sapsii-24h__missing_as_null", "sapsii", {"sapsii": 9, "bilirubin_score": 9}, "hr_score"),
     ("sirs-24h__missing_as_null", "sirs", {"sirs": 1, "temp_score": 1}, "wbc_score"),
 ])
+@pytest.mark.slow
 def test_missing_as_null_is_the_concept_with_its_empty_components(template, tmp_path, name, table, measured, unmeasured):
     db = tmp_path / "v.duckdb"
     con = fresh(template, db)

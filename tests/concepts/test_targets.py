@@ -102,6 +102,7 @@ def test_cohort_shares_refuses_an_unbuilt_database(tmp_path):
 
 
 @pytest.mark.parametrize(("reference", "database"), REFERENCES, ids=[r for r, _ in REFERENCES])
+@pytest.mark.slow
 def test_inlined_reference_sql_reproduces_the_built_target(databases, reference, database):
     """target_sql() is what raw tasks and the with-skill-rawsql condition use: it must give the same rows."""
     from clinbench.concepts.build import target_sql

@@ -41,6 +41,7 @@ QUIET_ON_SYNTHETIC = {"kdigo-48h__creatinine_rounding", "sepsis3__paused_infusio
                       "suspicion-infection__cancelled_not_positive", "urine-output-rate__hour_boundaries"}
 
 
+@pytest.mark.slow
 def test_the_quiet_variants_really_move_nothing_on_synthetic_data(synth_db):
     # if the generator starts exercising one, move it back into the test above
     assert {n for n in QUIET_ON_SYNTHETIC if variant_diff(synth_db, n).differs} == set()
@@ -165,6 +166,7 @@ def test_variant_diff_errors_are_actionable(synth_db, tmp_path):
         variant_diff(raw, NAMES[0])
 
 
+@pytest.mark.slow
 def test_cli_lists_variants_and_moved_rows(synth_db):
     run = subprocess.run([sys.executable, "-m", "clinbench", "concepts", "variants", str(synth_db), ANGIOTENSIN],
                          capture_output=True, text=True, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})

@@ -123,6 +123,7 @@ def test_sofa_running_infusions_count_a_pre_admission_start_and_not_a_pause(temp
     con.close()
 
 
+@pytest.mark.slow
 def test_same_instant_weights_average_the_weight_behind_the_urine_rate(template, tmp_path):
     con = fresh(template, tmp_path / "v.duckdb")
     for sid in (1, 2):

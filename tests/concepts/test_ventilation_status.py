@@ -2,6 +2,9 @@
 and the CPAP/PSV-as-non-invasive status side by side, and the episodes each rule gives."""
 
 from __future__ import annotations
+import pytest
+
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
 
 VENT_MODE, O2_FLOW, O2_DEVICE = 223849, 223834, 226732
 

@@ -9,6 +9,8 @@ import sys
 import duckdb
 import pytest
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
+
 
 def cb(*args):
     """In-process run of the Typer app (fast); exit codes and output as the user sees them."""

@@ -14,6 +14,8 @@ from clinbench.derive.conditions import reference_sql
 from clinbench.derive.score import score_output
 from clinbench.derive.workspace import prepare_database, prepare_workspace
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
+
 TASKS = list(load_catalogue().values())
 
 

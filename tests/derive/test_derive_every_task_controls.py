@@ -50,6 +50,7 @@ def test_standard_and_raw_tasks_of_a_reference_get_the_same_spec(source_db, tmp_
 
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)
+@pytest.mark.slow
 def test_rawsql_skill_builds_and_runs_in_the_tasks_workspace(task, source_db, tmp_path):
     ws = prepare_workspace(task.id, "with-skill-rawsql", "native", source_db, tmp_path / "ws")
     skill = (ws / "skills" / "reference-sql" / "SKILL.md").read_text(encoding="utf-8")

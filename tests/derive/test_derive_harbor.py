@@ -48,6 +48,7 @@ def test_folder_has_the_harbor_layout_and_no_reference_in_the_agent_image(folder
     assert MARKER.encode() in (folder / "tests" / "reference.duckdb").read_bytes()  # positive control
 
 
+@pytest.mark.slow
 def test_verifier_scores_the_reference_one_and_nothing_zero(folder, source_db, tmp_path):
     app = tmp_path / "app"
     app.mkdir()
@@ -66,6 +67,7 @@ def test_verifier_refuses_a_symlinked_output(folder, source_db, tmp_path):
     assert reward == 0.0 and "not a regular file" in detail["reason"]
 
 
+@pytest.mark.slow
 def test_solution_is_the_reference_and_cli_writes_folders(source_db, tmp_path):
     # This small fixture can score sirs and gcs but not meld (inputevents/procedureevents are empty):
     # the scorable tasks are exported and meld is skipped with its reason, never exported to score 0.

@@ -12,6 +12,8 @@ from inspect_ai.model import ModelOutput, get_model  # noqa: E402
 from clinbench.derive.reference import export_reference  # noqa: E402
 from clinbench.inspect_tasks import derive  # noqa: E402
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
+
 
 @pytest.fixture(autouse=True)
 def offline_token_estimate(monkeypatch):

@@ -96,6 +96,7 @@ def test_reference_key_values_flagged_with_db(copy, tmp_path):
     assert issues and "424242" in issues[0].detail
 
 
+@pytest.mark.slow
 def test_lint_with_a_missing_database_is_a_one_line_error(tmp_path):
     import subprocess
     import sys

@@ -89,6 +89,7 @@ def test_synth_without_the_flag_keeps_nothing(tmp_path, monkeypatch):
     assert not (tmp_path / "cache").exists()
 
 
+@pytest.mark.slow
 def test_no_layer_is_kept_when_it_would_leave_the_disk_short(tmp_path, monkeypatch):
     from collections import namedtuple
 
@@ -111,6 +112,7 @@ def test_keep_refuses_a_file_with_other_tables(tmp_path, monkeypatch):
     con.close()
 
 
+@pytest.mark.slow
 def test_masked_databases_from_the_layer_hold_what_they_held_without_it(synth_with_layer, tmp_path, monkeypatch):
     db, layer_cache = synth_with_layer
     source = tmp_path / "source.duckdb"
@@ -143,6 +145,7 @@ def test_masked_databases_from_the_layer_hold_what_they_held_without_it(synth_wi
     "INSERT INTO mimiciv_hosp.patients (subject_id, gender, anchor_age, anchor_year) VALUES (99999999, 'F', 50, 2150)",
     "ALTER TABLE mimiciv_hosp.patients ADD COLUMN extra INTEGER",
 ])
+@pytest.mark.slow
 def test_a_changed_raw_table_is_never_served_from_the_layer(synth_with_layer, tmp_path, monkeypatch, change):
     db, layer_cache = synth_with_layer
     source = tmp_path / "source.duckdb"
@@ -157,6 +160,7 @@ def test_a_changed_raw_table_is_never_served_from_the_layer(synth_with_layer, tm
     assert contents(masked) == {k: v for k, v in contents(source).items() if not k.startswith("clinbench_meta.")}
 
 
+@pytest.mark.slow
 def test_only_the_newest_layers_of_a_dataset_stay(tmp_path, monkeypatch):
     monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
     kept = []
@@ -196,6 +200,7 @@ def test_a_raw_block_with_other_contents_is_never_served_from_the_layer(synth_wi
     con.close()
 
 
+@pytest.mark.slow
 def test_a_cache_that_cannot_be_written_never_fails_the_synthesis(tmp_path, monkeypatch):
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("x")
@@ -204,6 +209,7 @@ def test_a_cache_that_cannot_be_written_never_fails_the_synthesis(tmp_path, monk
     assert "eicu_crd.patient" in contents(db)
 
 
+@pytest.mark.slow
 def test_a_database_from_elsewhere_gets_its_raw_layer_on_first_use(source_db, tmp_path):
     """No `data load` layer: the first masked database writes the raw tables into a new file first and
     keeps that as the layer; a raw task then links to it, and rebuilding concepts keeps it."""
@@ -227,6 +233,7 @@ def test_a_database_from_elsewhere_gets_its_raw_layer_on_first_use(source_db, tm
                                                                         source).path)
 
 
+@pytest.mark.slow
 def test_concurrent_first_uses_write_each_layer_once(source_db, tmp_path):
     """Standard and raw tasks prepared at once on a new source: one raw layer, one shared layer, and
     every raw task's database is that raw layer."""

@@ -36,6 +36,7 @@ def tables(db) -> set[str]:
         con.close()
 
 
+@pytest.mark.slow
 def test_standard_keeps_derived_minus_targets(source_db, tmp_path):
     ws = prepare_workspace("mimic-sofa-24h", "no-skill", "native", source_db, tmp_path / "ws")
     names = tables(ws / "database.duckdb")
@@ -69,6 +70,7 @@ def test_rows_copied_unchanged(source_db, tmp_path):
     con.close()
 
 
+@pytest.mark.slow
 def test_runs_share_the_read_only_cached_database_without_a_copy(source_db, tmp_path):
     a = prepare_workspace("mimic-meld-24h", "no-skill", "native", source_db, tmp_path / "a", shared=True)
     b = prepare_workspace("mimic-meld-24h", "no-skill", "native", source_db, tmp_path / "b", shared=True)
@@ -80,6 +82,7 @@ def test_runs_share_the_read_only_cached_database_without_a_copy(source_db, tmp_
     assert "read-only" in prompt and "ATTACH 'scratch.duckdb' AS scratch (READ_WRITE)" in prompt
 
 
+@pytest.mark.slow
 def test_standard_tasks_start_from_one_shared_layer_without_any_dropped_concept(source_db, tmp_path):
     sofa = prepare_workspace("mimic-sofa-24h", "no-skill", "native", source_db, tmp_path / "sofa")
     meld = prepare_workspace("mimic-meld-24h", "no-skill", "native", source_db, tmp_path / "meld")
@@ -108,6 +111,7 @@ def test_a_workspace_on_another_filesystem_gets_a_read_only_copy(source_db, tmp_
     assert stat.S_IMODE(db.stat().st_mode) == 0o444
 
 
+@pytest.mark.slow
 def test_a_cached_database_written_by_an_unsandboxed_process_is_rebuilt(source_db, tmp_path):
     first = prepare_workspace("mimic-meld-24h-raw", "no-skill", "native", source_db, tmp_path / "a", shared=True)
     db = first / "database.duckdb"
@@ -122,6 +126,7 @@ def test_a_cached_database_written_by_an_unsandboxed_process_is_rebuilt(source_d
     con.close()
 
 
+@pytest.mark.slow
 def test_concurrent_processes_build_the_cached_database_once(source_db, tmp_path):
     script = ("import sys\nfrom clinbench.derive.workspace import prepare_workspace\n"
               "prepare_workspace('mimic-sofa-24h-raw', 'no-skill', 'native', sys.argv[1], sys.argv[2], shared=True)\n")
@@ -170,6 +175,7 @@ def test_inside_bwrap_a_run_cannot_change_the_shared_database_but_can_keep_its_o
     assert cached.read_bytes() == before and (ws / "database.duckdb").stat().st_ino == cached.stat().st_ino
 
 
+@pytest.mark.slow
 def test_cache_invalidated_when_source_changes(tmp_path):
     from derive_fixtures import make_source_db
 
@@ -203,6 +209,7 @@ def test_bad_inputs(source_db, tmp_path):
     assert not (tmp_path / "x" / "database.duckdb").exists()
 
 
+@pytest.mark.slow
 def test_leak_scan_every_task_and_variant(source_db, tmp_path):
     """No workspace database holds a target/variant table name, the reference marker, or its dropped concepts."""
     raw = source_db.read_bytes()
@@ -247,6 +254,7 @@ def test_obfuscated_mapping_kept_outside_workspace(source_db, tmp_path):
     assert len(mappings) == 1 and "mimiciv_icu.chartevents" in mappings[0].read_text()
 
 
+@pytest.mark.slow
 def test_tasks_with_the_same_table_set_share_one_cached_database(source_db, tmp_path):
     from clinbench.derive.workspace import variant_mapping
 

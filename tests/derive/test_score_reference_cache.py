@@ -75,6 +75,7 @@ def test_a_damaged_cache_file_is_prepared_again(db, tmp_path):
     assert score_output(TASK, out, db).as_dict() == expected
 
 
+@pytest.mark.slow
 def test_scoring_imports_neither_pydantic_nor_rich():
     """The scorer runs in every Harbor verifier and campaign run; its imports are its start-up cost."""
     import subprocess

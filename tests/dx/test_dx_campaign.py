@@ -80,6 +80,7 @@ def test_kill_9_then_ctrl_c_then_rerun_records_every_encounter_once(tmp_path):
     assert (out / "versions.json").is_file() and not any((out / ".partial").glob("*"))
 
 
+@pytest.mark.slow
 def test_an_endpoint_not_listening_is_refused_before_anything_is_recorded(tmp_path):
     res = subprocess.run(_dx("--agent", "baseline", "--agent-model", "m", "--agent-base-url", _closed_port_url(),
                              "--agent-api-key", "k", "--max-cases", "1", "--out", str(tmp_path / "c")),
@@ -89,6 +90,7 @@ def test_an_endpoint_not_listening_is_refused_before_anything_is_recorded(tmp_pa
     assert not (tmp_path / "c" / STORE_FILE).exists()
 
 
+@pytest.mark.slow
 def test_an_endpoint_lost_mid_run_is_a_harness_error_with_its_reason(tmp_path, monkeypatch):
     monkeypatch.setattr(RetryPolicy, "sleep", lambda self, seconds: None)  # the retries' waits are not the fact
     cfg = DxConfig(agent="baseline", roles={"agent": RoleSpec("agent", "m", base_url=_closed_port_url(), api_key="k")})

@@ -1,5 +1,6 @@
 """The numpy all-MiniLM-L6-v2 forward pass reproduces the published model."""
 
+import pytest
 import numpy as np
 
 from clinbench.dx.embeddings import cosine, embed, embedder
@@ -25,6 +26,7 @@ def _encode(texts):
     return embedder()._embed(texts, np.zeros((len(texts), 384), dtype=np.float32), 64)
 
 
+@pytest.mark.slow
 def test_batching_does_not_change_vectors():
     texts = ["pneumonia", "acute pancreatitis with a long qualifier about gallstones", "ITP"]
     together = _encode(texts)
@@ -33,6 +35,7 @@ def test_batching_does_not_change_vectors():
     assert np.allclose(embed(texts), together, atol=1e-6)  # the cached vectors are the same
 
 
+@pytest.mark.slow
 def test_forward_pass_stays_float32():
     # A float64 scalar in the attention scale made every later step float64 (NumPy 2
     # promotion): 3x the CPU of the demo's offline stack (38.5 s -> 12.3 s on 32 cases).

@@ -7,6 +7,7 @@ import pytest
 from clinbench.dx.gatekeeper import REAL, REFUSED, SYNTHETIC, OfflineGatekeeper, find_normal, normal_results
 
 
+@pytest.mark.slow
 def test_every_listed_test_of_every_demo_case_is_answered_from_the_record(cases):
     for c in cases:
         gk = OfflineGatekeeper(c)
@@ -73,6 +74,7 @@ def test_questions_reach_history_and_examination(case_by_id):
     assert other.source == SYNTHETIC
 
 
+@pytest.mark.slow
 def test_discharge_summary_layout_with_withheld_sections():
     # A note laid out like a hospital discharge summary (text written for this test).
     from clinbench.dx.cases import Case
@@ -103,6 +105,7 @@ def test_discharge_summary_layout_with_withheld_sections():
     assert "UROLOGY" not in served and "stent" not in served.lower()
 
 
+@pytest.mark.slow
 def test_other_names_of_a_recorded_test_get_the_record_not_a_normal_value(cases):
     # Ordering a recorded test under any name the reference table gives it must return the
     # record's result: a synthetic normal value there would contradict the case.

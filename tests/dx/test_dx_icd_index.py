@@ -8,6 +8,9 @@ import json
 import simple_icd_10_cm as cm
 
 from clinbench.dx import icd_index
+import pytest
+
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
 
 
 def _fresh(monkeypatch, tmp_path):

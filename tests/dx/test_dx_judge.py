@@ -20,6 +20,7 @@ def test_calibration_set_is_large_and_spans_the_rubric():
     assert {"synonym", "more_specific", "less_specific", "wrong_site", "wrong_etiology", "unrelated"} <= kinds
 
 
+@pytest.mark.slow
 def test_offline_judge_agrees_with_calibration_set(judge):
     cal = calibrate(judge, calibration_pairs())
     assert cal.kappa_correct >= 0.6
@@ -69,6 +70,7 @@ def _set(name):
     return calibration_pairs(LABELLED_SETS[name])
 
 
+@pytest.mark.slow
 def test_held_out_check_set_has_kappa_at_least_0_8(judge):
     # Issue 24: 61 pairs written after the judge's rules (synonyms, more and less specific,
     # wrong organ, right organ wrong cause); kappa was 0.57 before the ICD-10-CM rule and

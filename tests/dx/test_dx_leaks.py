@@ -6,6 +6,7 @@ listed in the case file. The agent's own request is cut out of the reply first: 
 what it typed ("Acute appendicitis: no abnormality detected.") tells it nothing.
 """
 
+import pytest
 import re
 
 from clinbench.dx.gatekeeper import OfflineGatekeeper
@@ -32,6 +33,7 @@ def leaks(text: str, terms: list[str]) -> list[str]:
     return [term for term in terms if re.search(rf"(?<![a-z0-9]){re.escape(term)}(?![a-z0-9])", t)]
 
 
+@pytest.mark.slow
 def test_adversarial_requests_never_reveal_the_diagnosis(cases):
     for case in cases:
         gk = OfflineGatekeeper(case)

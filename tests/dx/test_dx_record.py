@@ -84,6 +84,7 @@ def test_the_three_styles_really_differ(case_by_id):
     assert "**Complete blood count**\n  - white cell count" in md
 
 
+@pytest.mark.slow
 def test_every_listed_test_is_served_its_real_result_every_time(styled):
     style, case = styled
     gk = OfflineGatekeeper(case)

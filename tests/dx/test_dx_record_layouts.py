@@ -26,6 +26,7 @@ LAYOUTS = {"mimic_note": (mimic_note_case, MIMIC_HOLDS), "test_results": (test_r
 
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.slow
 def test_every_test_the_record_holds_is_served_in_the_record_s_words(layout):
     make, holds = LAYOUTS[layout]
     gk = OfflineGatekeeper(make())
@@ -57,6 +58,7 @@ def test_the_demo_layout_serves_every_recorded_result_line(cases):
     assert checked >= 200
 
 
+@pytest.mark.slow
 def test_the_hypertrophic_cardiomyopathy_record_is_served_not_contradicted():
     gk = OfflineGatekeeper(test_results_case())
     ecg, echo = gk.answer("test", "ECG"), gk.answer("test", "echocardiogram")

@@ -49,6 +49,7 @@ def test_per_case_rows_link_to_existing_transcripts(store, tmp_path):
     assert "Acute appendicitis — 5, $0" in page
 
 
+@pytest.mark.slow
 def test_report_benchmark_dx_on_a_dx_store_alone(store, tmp_path):
     out = subprocess.run([sys.executable, "-m", "clinbench", "report", str(store), "--benchmark", "dx",
                           "--html", str(tmp_path / "r.html")], capture_output=True, text=True, timeout=600,

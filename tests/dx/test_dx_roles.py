@@ -34,6 +34,7 @@ def score(out, rec):
     return json.loads((Path(out) / rec.evidence_dir / "score.json").read_text())
 
 
+@pytest.mark.slow
 def test_each_role_talks_to_its_own_endpoint_and_usage_is_kept_per_role(tmp_path, case_by_id):
     agent = [tool("order", tests=["lipase"]), tool("diagnose", diagnosis="Acute appendicitis")]
     gk = [tool("reply", reply="Lipase: 28 U/L.", source="REAL")]
@@ -53,6 +54,7 @@ def test_each_role_talks_to_its_own_endpoint_and_usage_is_kept_per_role(tmp_path
     assert rec.usage.requests == 4 and rec.usage.input_tokens == 400
 
 
+@pytest.mark.slow
 def test_model_prices_give_each_role_its_cost(tmp_path, case_by_id):
     with ModelServer([tool("diagnose", diagnosis="Appendicitis")]) as a:
         s = RoleSpec("agent", "m", base_url=a.base_url, api_key="k", price_in=2.0, price_out=10.0)
@@ -61,6 +63,7 @@ def test_model_prices_give_each_role_its_cost(tmp_path, case_by_id):
     assert score(tmp_path, rec)["roles"]["agent"]["model_cost_usd"] == pytest.approx(0.0004)
 
 
+@pytest.mark.slow
 def test_a_judge_that_is_the_agents_model_is_refused_unless_allowed(tmp_path, case_by_id):
     with ModelServer([tool("diagnose", diagnosis="Appendicitis"), tool("grade", score=5, reason="x")]) as s:
         roles = {"agent": spec("agent", s, "same-model"), "judge": spec("judge", s, "Same-Model")}
@@ -72,6 +75,7 @@ def test_a_judge_that_is_the_agents_model_is_refused_unless_allowed(tmp_path, ca
     assert rec.judge == "llm:Same-Model+self-judge" and score(tmp_path / "b", rec)["self_judge"] is True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad", [NOT_JSON, NO_CHOICES, NULL_MESSAGE], ids=["not-json", "no-choices", "null-message"])
 def test_a_malformed_agent_reply_is_a_recorded_error_and_the_campaign_goes_on(tmp_path, cases, bad):
     script = [tool("ask", questions=["Where did the pain start?"]), bad, tool("diagnose", diagnosis="Acute appendicitis")]
@@ -115,6 +119,7 @@ def no_nan(text: str) -> bool:
     return not re.search(r"\bnan\b", text, re.I)
 
 
+@pytest.mark.slow
 def test_judge_failure_keeps_the_encounter_and_rejudge_scores_it(tmp_path, case_by_id):
     script = tmp_path / "s.txt"
     script.write_text("<test>CBC</test>\n<diagnosis>Appendicitis</diagnosis>\n")
@@ -133,6 +138,7 @@ def test_judge_failure_keeps_the_encounter_and_rejudge_scores_it(tmp_path, case_
     assert {r.task: r.judge_score for r in new} == {"1": 5, "2": 1} and all(r.status == "ok" for r in new)
 
 
+@pytest.mark.slow
 def test_an_all_error_campaign_prints_no_nan(tmp_path):
     script = tmp_path / "s.txt"
     script.write_text("<diagnosis>Appendicitis</diagnosis>\n")
@@ -145,6 +151,7 @@ def test_an_all_error_campaign_prints_no_nan(tmp_path):
     assert "n/a" in stats.stdout
 
 
+@pytest.mark.slow
 def test_rejudge_reproduces_stored_scores_with_the_same_judge_and_changes_with_another(tmp_path, cases):
     script = tmp_path / "s.txt"
     script.write_text("<diagnosis>Appendicitis</diagnosis>\n")
@@ -165,6 +172,7 @@ def test_rejudge_reproduces_stored_scores_with_the_same_judge_and_changes_with_a
     assert rejudge(tmp_path / "c", "llm", spec("judge", k, "j2")) == []  # done ones are skipped
 
 
+@pytest.mark.slow
 def test_cache_makes_a_rerun_free_and_identical(tmp_path, case_by_id):
     steps = [tool("ask", questions=["Any fever?"]), tool("diagnose", diagnosis="Acute appendicitis")]
     with ModelServer(list(steps)) as a:
@@ -229,6 +237,7 @@ def test_budgeted_dxo_stops_ordering_at_the_budget(tmp_path, case_by_id):
     assert "Budget $400; remaining $100" in a.requests[1]["messages"][-1]["content"]
 
 
+@pytest.mark.slow
 def test_question_only_and_instant_modes(tmp_path, case_by_id):
     with ModelServer([panel("test", tests=["CBC"]), panel("diagnose", diagnosis="Appendicitis")]) as a:
         cfg = DxConfig(agent="dxo", roles={"agent": spec("agent", a)}, dxo=DxoSettings("question-only"))
@@ -240,6 +249,7 @@ def test_question_only_and_instant_modes(tmp_path, case_by_id):
     assert rec.agent == "dxo-instant" and rec.cost == 0.0 and rec.judge_score == 5 and len(a.requests) == 1
 
 
+@pytest.mark.slow
 def test_ensemble_aggregates_n_panels_and_counts_each_distinct_test_once(tmp_path, case_by_id):
     one = [panel("test", tests=["CBC", "lipase"]), panel("diagnose", diagnosis="Acute appendicitis")]
     two = [panel("test", tests=["CBC"]), panel("diagnose", diagnosis="Mesenteric adenitis")]
@@ -260,6 +270,7 @@ def test_ensemble_aggregates_n_panels_and_counts_each_distinct_test_once(tmp_pat
     assert final[0]["content"] == "Acute appendicitis" and final[0]["panels_summed_cost"] == 385.0
 
 
+@pytest.mark.slow
 def test_jobs_run_encounters_in_parallel_and_a_rerun_resumes(tmp_path, cases):
     with ModelServer([tool("diagnose", diagnosis="Acute appendicitis")] * 4) as a:
         cfg = DxConfig(agent="baseline", roles={"agent": spec("agent", a)})
@@ -269,6 +280,7 @@ def test_jobs_run_encounters_in_parallel_and_a_rerun_resumes(tmp_path, cases):
     assert len(a.requests) == 4 and len(Store.open(tmp_path).runs()) == 4
 
 
+@pytest.mark.slow
 def test_parameters_are_sent_only_when_set(tmp_path):
     steps = [text("ok"), tool("diagnose", diagnosis="Appendicitis")] * 2  # each run's preflight, then its case
     with ModelServer(list(steps)) as a:

@@ -25,12 +25,14 @@ def campaign(tmp_path_factory, cases):
     return out
 
 
+@pytest.mark.slow
 def test_oracle_scores_100_percent_on_demo_cases(campaign, cases):
     runs = [r for r in Store.open(campaign).runs(benchmark="dx") if r["agent"] == "oracle"]
     assert len(runs) == len(cases)
     assert all(r["status"] == "ok" and r["reward"] == 1.0 and r["judge_score"] == 5 for r in runs)
 
 
+@pytest.mark.slow
 def test_ed_instant_runs_offline_on_every_demo_case(campaign, cases):
     runs = [r for r in Store.open(campaign).runs(benchmark="dx") if r["agent"] == "ed-instant"]
     assert sorted(int(r["task"]) for r in runs) == sorted(c.case_id for c in cases)
@@ -40,6 +42,7 @@ def test_ed_instant_runs_offline_on_every_demo_case(campaign, cases):
         assert score["diagnosis"] and score["turns"] == 1
 
 
+@pytest.mark.slow
 def test_evidence_is_complete_and_hashed(campaign):
     run = Store.open(campaign).runs(benchmark="dx")[0]
     folder = campaign / run["evidence_dir"]
@@ -50,10 +53,12 @@ def test_evidence_is_complete_and_hashed(campaign):
     assert manifest["data"] == "SYNTHETIC" and manifest["benchmark"] == "dx"
 
 
+@pytest.mark.slow
 def test_rerun_skips_finished_runs(campaign, cases):
     assert run_dx(cases, DxConfig(agent="oracle"), campaign) == []
 
 
+@pytest.mark.slow
 def test_stats_accuracy_ci_plot_and_paired_test(campaign, tmp_path):
     runs = dxstats.dx_runs(campaign)
     by = {s.agent: s for s in dxstats.summarise(runs)}
@@ -67,6 +72,7 @@ def test_stats_accuracy_ci_plot_and_paired_test(campaign, tmp_path):
     assert svg.startswith("<svg") and "oracle: 100% [100%, 100%], $0 (Pareto front)" in svg
 
 
+@pytest.mark.slow
 def test_compare_base_new_has_delta_new_minus_base_in_dx_stats_as_in_stats(campaign):
     """`--compare BASE:NEW` means the same in `dx stats` and `stats`: delta = NEW − BASE, NEW tested better."""
     from clinbench.stats.analysis import analyse
@@ -82,6 +88,7 @@ def test_compare_base_new_has_delta_new_minus_base_in_dx_stats_as_in_stats(campa
     assert f"delta {up.delta * 100:+.1f} points" in " ".join(out.stdout.split())
 
 
+@pytest.mark.slow
 def test_scripted_agent_cost_lands_in_the_store(tmp_path, cases):
     script = tmp_path / "appendix.txt"
     script.write_text("<question>Where did the pain start?</question>\n<test>CBC</test>\n"
@@ -95,6 +102,7 @@ def cli(*args):
     return subprocess.run([sys.executable, "-m", "clinbench", "dx", *args], capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_cli_stats_and_judge(campaign, tmp_path):
     out = cli("stats", str(campaign), "--compare", "ed-instant:oracle", "--json")
     assert out.returncode == 0, out.stderr
@@ -109,6 +117,7 @@ def test_cli_stats_and_judge(campaign, tmp_path):
     assert [r["correct"] for r in many] == [True, False]
 
 
+@pytest.mark.slow
 def test_cli_errors_are_one_line(tmp_path):
     bad = cli("run", "--agent", "nope", "--out", str(tmp_path / "x"))
     assert bad.returncode == 2 and bad.stderr.strip().startswith("error: unknown dx agent 'nope'")
@@ -117,6 +126,7 @@ def test_cli_errors_are_one_line(tmp_path):
     assert missing.returncode == 2 and "no dataset file" in missing.stderr
 
 
+@pytest.mark.slow
 def test_gatekeeper_or_judge_typo_is_one_line_and_creates_no_store(tmp_path):
     gk = cli("run", "--agent", "oracle", "--gatekeeper", "ofline", "--out", str(tmp_path / "g"))
     assert gk.returncode == 2 and gk.stderr.strip() == "error: unknown gatekeeper 'ofline': use offline or llm"
@@ -143,6 +153,7 @@ def test_llm_gatekeeper_reply_passes_the_leak_guard(case_by_id):
     assert "Hospital course" in system and "never reveal" in system
 
 
+@pytest.mark.slow
 def test_baseline_agent_talks_to_the_endpoint_and_is_forced_to_diagnose(tmp_path, cases):
     # With an empty script the server answers every turn with the text "Done.": the
     # agent never acts, so after max_turns it is forced, gives nothing, and the judge scores 1.
@@ -161,6 +172,7 @@ def test_baseline_agent_talks_to_the_endpoint_and_is_forced_to_diagnose(tmp_path
     assert usage["requests"] == 3 and usage["input_tokens"] > 0
 
 
+@pytest.mark.slow
 def test_demo_dx_prints_the_offline_baselines_accuracy_and_dx_stats_writes_the_plot(campaign):
     from clinbench.dx.demo import run_demo_dx
 
@@ -176,6 +188,7 @@ def test_demo_dx_prints_the_offline_baselines_accuracy_and_dx_stats_writes_the_p
     assert 'class="figure accuracy-cost"' in plot and "oracle: 100% [100%, 100%], $0 (Pareto front)" in plot
 
 
+@pytest.mark.slow
 def test_cli_judge_check_on_a_pairs_file(tmp_path):
     pairs = tmp_path / "cal.csv"
     pairs.write_text("reference,candidate,expected\n"
@@ -190,6 +203,7 @@ def test_cli_judge_check_on_a_pairs_file(tmp_path):
     assert data["confusion"]["expected_correct_judged_correct"] == 2
 
 
+@pytest.mark.slow
 def test_real_dataset_layout_runs_end_to_end(tmp_path, cases):
     # dataset.json records carry no icd10/synonyms: the leak guard looks the code up itself
     path = tmp_path / "dataset.json"
@@ -207,6 +221,7 @@ def test_real_dataset_layout_runs_end_to_end(tmp_path, cases):
         assert case.final_diagnosis.lower() not in replies
 
 
+@pytest.mark.slow
 def test_cli_run_with_llm_judge_and_gatekeeper_over_loopback(tmp_path, cases):
     script = tmp_path / "s.txt"
     script.write_text("<test>lipase</test>\n<diagnosis>Appendicitis</diagnosis>\n")

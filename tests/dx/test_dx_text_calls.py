@@ -38,6 +38,7 @@ def _run(tmp_path, case, agent_script, gatekeeper_script, judge_script):
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.slow
 def test_each_reply_shape_seen_from_a_local_model_is_the_intended_call_of_every_dx_role(tmp_path, case_by_id, shape):
     write = SHAPES[shape]
     agent = [{"text": write("panel", _panel("ask", questions=[QUESTION]))},
@@ -53,6 +54,7 @@ def test_each_reply_shape_seen_from_a_local_model_is_the_intended_call_of_every_
             for r in roles} == {"agent": (2, 2, 0, 0), "gatekeeper": (1, 1, 0, 0), "judge": (1, 1, 0, 0)}
 
 
+@pytest.mark.slow
 def test_an_empty_judge_reply_gets_one_corrective_turn_and_both_attempts_are_counted(tmp_path, case_by_id):
     agent = [{"tool": "panel", "arguments": _panel("diagnose", diagnosis="Acute appendicitis")}]
     judge = [{"text": ""}, {"text": bare("grade", {"score": 5, "reason": "same"})}]
@@ -64,6 +66,7 @@ def test_an_empty_judge_reply_gets_one_corrective_turn_and_both_attempts_are_cou
                                                                 "Reply with one call of the function `grade`")
 
 
+@pytest.mark.slow
 def test_a_panel_that_fails_twice_is_the_agents_failure_with_its_reply_kept_and_counted(tmp_path, case_by_id):
     rambling = "I think the patient has " + "a very interesting presentation, " * 60 + "so let us discuss."
     agent = [{"text": rambling}, {"text": fenced("panel", {"thoughts": "no consensus here"})}]

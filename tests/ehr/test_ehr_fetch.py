@@ -160,6 +160,7 @@ def test_unsafe_paths_in_the_listing_are_refused(file_server, tmp_path, monkeypa
         fetch_demo("mimic-iv-demo", tmp_path / "data")
 
 
+@pytest.mark.slow
 def test_cli_fetch_prints_licence_and_attribution(mimic_server, tmp_path):
     _, url, _ = mimic_server
     env = {**os.environ, BASE_URL_ENV: url}
@@ -173,6 +174,7 @@ def test_cli_fetch_prints_licence_and_attribution(mimic_server, tmp_path):
     assert f"next: clinbench data load mimic-iv {tmp_path / 'mimic-iv-demo-2.2'} --out mimic-iv-demo.duckdb" in out
 
 
+@pytest.mark.slow
 def test_a_dest_that_cannot_be_created_is_a_one_line_error(tmp_path):
     blocker = tmp_path / "data"
     blocker.write_text("a file where the folder should go")

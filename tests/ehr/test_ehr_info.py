@@ -35,6 +35,7 @@ def test_requirement_facts():
     assert supported_families("eicu", ["eicu_crd.patient", "eicu_crd.nursecharting"]) == ["gcs"]
 
 
+@pytest.mark.slow
 def test_info_on_the_mimic_demo(mimic_demo_db):
     info = database_info(mimic_demo_db)
     assert info.schemas == ["mimiciv_hosp", "mimiciv_icu"]
@@ -55,6 +56,7 @@ def test_no_caveat_when_chartevents_has_text(tmp_path):
     assert database_info(db).caveats == []
 
 
+@pytest.mark.slow
 def test_info_on_the_partial_eicu_demo(eicu_demo_db):
     info = database_info(eicu_demo_db)
     assert info.datasets == ["eicu"] and info.supported == {"eicu": []}
@@ -91,6 +93,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
+@pytest.mark.slow
 def test_cli_info_lists_tables_and_families(eicu_demo_db):
     run = _cli("info", str(eicu_demo_db))
     assert run.returncode == 0, run.stderr
@@ -99,6 +102,7 @@ def test_cli_info_lists_tables_and_families(eicu_demo_db):
     assert "  gcs: lacks eicu_crd.nursecharting" in run.stdout
 
 
+@pytest.mark.slow
 def test_cli_load_errors_are_one_line_with_exit_code_2(eicu_demo_dir, tmp_path):
     out = tmp_path / "e.duckdb"
     run = _cli("load", "eicu", str(eicu_demo_dir), "--out", str(out))
@@ -123,6 +127,7 @@ def test_cli_load_reports_rows(tmp_path):
     assert "absent (not created): mimiciv_hosp.admissions" in run.stdout
 
 
+@pytest.mark.slow
 def test_cli_load_of_the_mimic_demo_reports_the_official_counts(mimic_demo_dir, tmp_path):
     out = tmp_path / "demo.duckdb"
     run = _cli("load", "mimic-iv", str(mimic_demo_dir), "--out", str(out))

@@ -59,10 +59,12 @@ def _leftovers(folder) -> list[str]:
 # --------------------------------------------------------------------------- the real demos
 
 
+@pytest.mark.slow
 def test_mimic_demo_loads_every_table_with_official_counts(mimic_demo_db):
     assert _counts(mimic_demo_db) == MIMIC_DEMO_COUNTS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("qualified", "column", "expected"), [
     ("mimiciv_icu.chartevents", "valuenum", "DOUBLE"),
     ("mimiciv_icu.chartevents", "charttime", "TIMESTAMP"),
@@ -82,6 +84,7 @@ def test_mimic_demo_columns_have_official_types(mimic_demo_db, qualified, column
     assert _type(mimic_demo_db, qualified, column) == expected
 
 
+@pytest.mark.slow
 def test_upper_case_header_column_is_loaded_by_name(mimic_demo_db, mimic_demo_dir):
     # The demo's procedureevents header spells ORIGINALAMOUNT; its values must land in
     # originalamount. The expected sum is computed here from the raw file with csv.
@@ -94,6 +97,7 @@ def test_upper_case_header_column_is_loaded_by_name(mimic_demo_db, mimic_demo_di
     assert got == pytest.approx(expected)
 
 
+@pytest.mark.slow
 def test_mimic_demo_values_survive_quotes_and_newlines(mimic_demo_db, mimic_demo_dir):
     # labevents comments hold doubled quotes and microbiology comments hold newlines:
     # the row counts above prove no row was split; here one value is read back exactly.
@@ -107,6 +111,7 @@ def test_mimic_demo_values_survive_quotes_and_newlines(mimic_demo_db, mimic_demo
     assert '""1 NRBC""' not in got[0] and '"1 NRBC"' in got[0]
 
 
+@pytest.mark.slow
 def test_eicu_demo_loads_partially_with_2520_patients(eicu_demo_db):
     counts = _counts(eicu_demo_db)
     assert counts["eicu_crd.patient"] == 2_520
@@ -120,6 +125,7 @@ def test_eicu_demo_loads_partially_with_2520_patients(eicu_demo_db):
     assert _type(eicu_demo_db, "eicu_crd.hospital", "teachingstatus") == "BOOLEAN"
 
 
+@pytest.mark.slow
 def test_eicu_demo_without_partial_names_the_missing_tables(eicu_demo_dir, tmp_path):
     out = tmp_path / "eicu.duckdb"
     with pytest.raises(DataError) as err:
@@ -131,6 +137,7 @@ def test_eicu_demo_without_partial_names_the_missing_tables(eicu_demo_dir, tmp_p
     assert _leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_verify_refuses_the_reconstructed_chartevents_by_name(mimic_demo_dir, tmp_path):
     out = tmp_path / "demo.duckdb"
     with pytest.raises(DataError) as err:
@@ -141,6 +148,7 @@ def test_verify_refuses_the_reconstructed_chartevents_by_name(mimic_demo_dir, tm
     assert _leftovers(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_verify_passes_every_other_demo_file(mimic_demo_dir, tmp_path):
     # The same folder without the reconstructed chartevents: all 30 official files must pass.
     src = tmp_path / "demo"

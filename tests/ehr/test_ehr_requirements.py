@@ -14,6 +14,8 @@ from clinbench.concepts import graph
 from clinbench.concepts import catalog
 from clinbench.derive import catalogue as tasks
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
+
 
 def _raw_closure(name: str, deps: dict, seen: set[str]) -> set[str]:
     raw = set(deps[name].raw)

@@ -28,6 +28,7 @@ def _error(res) -> str:
     return errors[0]
 
 
+@pytest.mark.slow
 def test_an_existing_out_is_refused_without_force_and_an_input_file_always(small_mimic, tmp_path):
     out = tmp_path / "m.duckdb"
     assert _cli("synth", "mimic-iv", "--patients", "5", "--out", str(out)).returncode == 0
@@ -47,6 +48,7 @@ def test_an_existing_out_is_refused_without_force_and_an_input_file_always(small
     assert patients.read_bytes() == data
 
 
+@pytest.mark.slow
 def test_the_temporary_file_of_a_killed_writer_is_removed_by_the_next_writer(tmp_path):
     out = tmp_path / "big.duckdb"
     proc = subprocess.Popen([sys.executable, "-m", "clinbench", "data", "synth", "mimic-iv", "--patients", "20000",
@@ -74,6 +76,7 @@ def _header_only_folder(root):
     return root
 
 
+@pytest.mark.slow
 def test_a_required_table_present_but_empty_is_an_error_naming_it(tmp_path):
     src = _header_only_folder(tmp_path / "mimic")
     out = tmp_path / "m.duckdb"
@@ -106,6 +109,7 @@ def tmpfs(tmp_path):
         subprocess.run(["umount", "-l", str(path)], capture_output=True)
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_reported_as_a_full_disk_not_a_bad_input(small_mimic, tmpfs):
     small = tmpfs("small", "size=512k")
     out = small / "m.duckdb"

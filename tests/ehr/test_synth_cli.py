@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import subprocess
 import sys
 
@@ -13,6 +14,7 @@ def _run(*args):
                           timeout=300)
 
 
+@pytest.mark.slow
 def test_synth_writes_a_mimic_database_with_the_requested_patients(tmp_path):
     out = tmp_path / "m.duckdb"
     done = _run("mimic-iv", "--patients", "25", "--seed", "3", "--out", str(out), "--ventilated", "0.6")
@@ -22,6 +24,7 @@ def test_synth_writes_a_mimic_database_with_the_requested_patients(tmp_path):
         assert con.execute("SELECT count(*) FROM mimiciv_hosp.patients").fetchone()[0] == 25
 
 
+@pytest.mark.slow
 def test_synth_writes_an_eicu_database(tmp_path):
     out = tmp_path / "e.duckdb"
     done = _run("eicu", "--patients", "12", "--out", str(out))
@@ -37,6 +40,7 @@ def test_help_documents_the_prevalence_knobs():
         assert knob in done.stdout
 
 
+@pytest.mark.slow
 def test_bad_knob_is_a_one_line_error_and_no_file(tmp_path):
     out = tmp_path / "m.duckdb"
     done = _run("mimic-iv", "--patients", "5", "--out", str(out), "--crrt", "0.5", "--aki", "0.1")
@@ -46,6 +50,7 @@ def test_bad_knob_is_a_one_line_error_and_no_file(tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_synth_says_interrupted_without_traceback_or_file(tmp_path):
     import signal
     import time

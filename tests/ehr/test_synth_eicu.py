@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import duckdb
 
 from clinbench.ehr.eicu_tables import EICU_TABLES
@@ -23,6 +24,7 @@ def _one(path, sql):
     return _q(path, sql)[0][0]
 
 
+@pytest.mark.slow
 def test_every_declared_table_exists_with_its_types_and_the_task_tables_are_filled(synth_eicu200):
     declared = {(t.name, c.name, c.type) for t in EICU_TABLES for c in t.columns}
     rows = _q(synth_eicu200, "SELECT table_name, column_name, data_type FROM information_schema.columns "
@@ -32,6 +34,7 @@ def test_every_declared_table_exists_with_its_types_and_the_task_tables_are_fill
         assert _one(synth_eicu200, f"SELECT count(*) FROM eicu_crd.{table}") > 0, table
 
 
+@pytest.mark.slow
 def test_same_seed_gives_identical_tables(tmp_path):
     a = synth_eicu(tmp_path / "a.duckdb", patients=30, seed=3)
     b = synth_eicu(tmp_path / "b.duckdb", patients=30, seed=3)
@@ -44,6 +47,7 @@ def test_same_seed_gives_identical_tables(tmp_path):
             assert diff == 0, table
 
 
+@pytest.mark.slow
 def test_keys_unique_and_every_stay_reference_resolves(synth_eicu200):
     n, distinct = _q(synth_eicu200, "SELECT count(*), count(DISTINCT patientunitstayid) FROM eicu_crd.patient")[0]
     assert n == distinct and n >= 200
@@ -95,6 +99,7 @@ def test_gcs_is_charted_the_way_eicu_charts_it_with_the_task_edges(synth_eicu200
     assert mins.get("15", 0) > 0 and mins.get("9-14", 0) > 0 and mins.get("3-8", 0) > 0
 
 
+@pytest.mark.slow
 def test_oasis_inputs_cover_every_pre_icu_bin_and_the_missing_data_cases(synth_eicu200):
     bins = {b for (b,) in _q(synth_eicu200, """
         SELECT CASE WHEN hospitaladmitoffset > -0.17 * 60 THEN 5
@@ -119,6 +124,7 @@ def test_oasis_inputs_cover_every_pre_icu_bin_and_the_missing_data_cases(synth_e
     assert exam > 0
 
 
+@pytest.mark.slow
 def test_values_and_charting_density_resemble_the_real_eicu_demo(synth_eicu200, eicu_demo_dir):
     demo = eicu_demo_dir
     with duckdb.connect() as con:

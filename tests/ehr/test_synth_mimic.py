@@ -32,6 +32,7 @@ def test_tables_and_types_match_the_shared_declarations(synth_mimic_clean):
     assert _q(synth_mimic_clean, "SELECT dataset, patients, seed FROM clinbench_meta.synthesis") == [("mimic-iv", 150, 1)]
 
 
+@pytest.mark.slow
 def test_same_seed_gives_identical_tables_and_another_seed_does_not(tmp_path):
     a = synth_mimic_iv(tmp_path / "a.duckdb", patients=40, seed=7)
     b = synth_mimic_iv(tmp_path / "b.duckdb", patients=40, seed=7)
@@ -499,6 +500,7 @@ def test_every_item_id_a_concept_reads_is_in_the_dictionaries(synth_mimic_clean)
     assert sorted(i for i in ids if i not in icu | lab) == []
 
 
+@pytest.mark.slow
 def test_knobs_at_zero_and_one_switch_the_courses_off_and_on(tmp_path):
     off = synth_mimic_iv(tmp_path / "off.duckdb", patients=30, seed=5, septic=0, ventilated=0, pressors=0, aki=0,
                          crrt=0, liver=0, quirks=0)

@@ -19,6 +19,8 @@ from clinbench.ehr.synth import synth_eicu
 from clinbench.concepts import build
 from clinbench.derive import catalogue
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
+
 pytest_plugins = ["synth_fixtures"]
 CONSTANT_BY_DESIGN = {("sepsis3", "sepsis3")}
 
@@ -33,6 +35,7 @@ def built(synth_mimic500, tmp_path_factory):
     return {"mimic-iv": mimic, "eicu": eicu}
 
 
+@pytest.mark.slow
 def test_every_task_reference_is_non_trivial(built):
     tasks = catalogue.load_catalogue()
     assert len(tasks) == 28

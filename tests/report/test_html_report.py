@@ -36,6 +36,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "clinbench", *args], capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_m4bench_report_in_chromium(m4bench_runs, chromium, tmp_path):
     html = tmp_path / "report.html"
     out = _cli("report", str(m4bench_runs), "--html", str(html), "--md", str(tmp_path / "report.md"))
@@ -62,6 +63,7 @@ def test_m4bench_report_in_chromium(m4bench_runs, chromium, tmp_path):
     assert all(src.startswith("data:") for src in page.values["external"])
 
 
+@pytest.mark.slow
 def test_campaign_report_links_evidence_and_reads_transcripts(chromium, tmp_path):
     campaign = write_hand_store(tmp_path / "campaign", evidence=True)
     html = tmp_path / "out" / "report.html"
@@ -113,6 +115,7 @@ def test_failure_writes_nothing(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html", "runs.csv"]
 
 
+@pytest.mark.slow
 def test_report_cli_error_is_one_line(tmp_path):
     out = _cli("report", str(tmp_path / "missing.csv"), "--html", str(tmp_path / "r.html"))
     assert out.returncode == 2
@@ -120,6 +123,7 @@ def test_report_cli_error_is_one_line(tmp_path):
     assert not (tmp_path / "r.html").exists()
 
 
+@pytest.mark.slow
 def test_png_figures_at_twice_the_svg_size(chromium, tmp_path):
     import struct
 

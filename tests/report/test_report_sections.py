@@ -47,6 +47,7 @@ def _one_condition(directory: Path) -> Path:
     return directory
 
 
+@pytest.mark.slow
 def test_single_condition_campaign_renders_a_summary(chromium, tmp_path):
     """No-skill only. Task means: sofa (0.5 + 0.7)/2 = 0.6, sofa-raw 0.5, meld 0.8 → 0.633."""
     campaign = _one_condition(tmp_path / "c")
@@ -62,6 +63,7 @@ def test_single_condition_campaign_renders_a_summary(chromium, tmp_path):
     assert "Provenance" in page.values["text"]
 
 
+@pytest.mark.slow
 def test_agent_against_agent_renders(chromium, tmp_path):
     """claude/sonnet − codex/gpt-5.4-mini per task (both conditions pooled):
     sofa 0.85 − 0.65 = 0.2, sofa-raw 0.6 − 0.5 = 0.1, meld 0.75 − 0.75 = 0 → +0.100, 2 of 3 improving."""
@@ -98,6 +100,7 @@ def _failed_run(campaign: Path, run_id: str, status: str, error: str) -> None:
                     [run_id, status, 0.0 if status != "harness-error" else None, f"runs/{run_id}"])
 
 
+@pytest.mark.slow
 def test_failures_show_their_cause_and_harness_errors_stay_out(tmp_path):
     """An agent failure counts as 0 and shows the agent's error; a harness error is in no figure
     and is listed with its cause. The hand headline (delta +0.100) moves only by the agent failure:
@@ -136,6 +139,7 @@ def _scored_run(campaign: Path) -> Path:
     return run_dir
 
 
+@pytest.mark.slow
 def test_explain_shows_columns_and_mismatching_rows(tmp_path):
     campaign = write_hand_store(tmp_path / "c", evidence=True)
     run_dir = _scored_run(campaign)
@@ -156,6 +160,7 @@ def test_explain_shows_columns_and_mismatching_rows(tmp_path):
     assert bad.returncode == 2 and bad.stderr.startswith("error: ") and "DIR/runs/<run_id>" in bad.stderr
 
 
+@pytest.mark.slow
 def test_report_shows_each_runs_why_and_provenance(chromium, tmp_path):
     campaign = write_hand_store(tmp_path / "c", evidence=True)
     _scored_run(campaign)

@@ -9,6 +9,9 @@ import sys
 
 from clinbench.concepts.catalog import load_concepts
 from clinbench.derive.catalogue import load_catalogue
+import pytest
+
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
 
 
 def _cli(*args: str, columns: int = 80) -> subprocess.CompletedProcess:

@@ -27,6 +27,8 @@ from clinbench.dx.encounter import run_encounter
 from clinbench.dx.gatekeeper import OfflineGatekeeper
 from clinbench.dx.judge import make_judge
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
+
 ORDER = "{} assay"
 QUESTION = "Does the patient have {}?"
 CHANCE_MARGIN = 3  # binomial(32, 1/32): P(hits >= 4) < 2%

@@ -33,6 +33,8 @@ from clinbench.stats.analysis import Analysis
 from tests.agents.agent_fixtures import make_workspace
 from tests.agents.scripted_server import ScriptedServer
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
+
 DEEP = '{"type": "x", "v": ' + "[" * 50_000 + "]" * 50_000 + "}"
 ESCAPES = ("\x1b]0;owned", "\x07", "\x1b[2J", "\x1b[31m")
 

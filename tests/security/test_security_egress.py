@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import json
 import socket
 import threading
@@ -19,6 +20,7 @@ from hostile_campaign import LIMITS, TASK, Listener, needs_bwrap
 from hostile_agent import write_hostile_agent
 
 
+@pytest.mark.slow
 def test_proxy_smuggling_reaches_no_other_host(hostile):
     seen = hostile.seen("proxy-smuggling")
     assert hostile.listeners["evil"].connections == 0
@@ -36,6 +38,7 @@ def test_proxy_smuggling_reaches_no_other_host(hostile):
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_a_hung_model_endpoint_cannot_keep_a_run_past_its_timeout(tmp_path, monkeypatch):
     # before: a hung endpoint kept a 15 s-timeout run alive 6 min 41 s
     monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))

@@ -3,6 +3,7 @@ resources (hardening round 3, items 2-4): each test is an attack that worked bef
 
 from __future__ import annotations
 
+import pytest
 import json
 import socket
 import threading
@@ -211,6 +212,7 @@ def test_held_connections_take_a_bounded_number_of_harness_threads(tmp_path):
     assert refused == 200 - 16 and proxy.limit_hit == "connections"
 
 
+@pytest.mark.slow
 def test_a_connection_flood_in_the_sandbox_is_stopped_by_the_connection_limit(hostile):
     row, score = hostile.rows["connection-flood"], hostile.score("connection-flood")
     codes = hostile.seen("connection-flood")["codes"]
@@ -218,6 +220,7 @@ def test_a_connection_flood_in_the_sandbox_is_stopped_by_the_connection_limit(ho
     assert row["status"] == "agent-failed" and "limit exceeded: connections (16;" in score["run_error"]
 
 
+@pytest.mark.slow
 def test_an_egress_flood_stops_at_the_log_limit_and_names_it(hostile):
     # before: egress.jsonl grew to 64 MB in 3.8 s under --limit log=1m
     log = hostile.folder("egress-flood") / "egress.jsonl"
@@ -230,6 +233,7 @@ def test_an_egress_flood_stops_at_the_log_limit_and_names_it(hostile):
     assert hostile.sandbox_record("egress-flood")["egress_lines_dropped"] == statuses["429"]
 
 
+@pytest.mark.slow
 def test_empty_files_are_stopped_by_the_inode_limit(hostile):
     # before: 300,000 empty files in 23 s under --limit disk=64m (inodes unlimited)
     for attack in ("inode-fill", "tmp-inode-fill"):
@@ -239,6 +243,7 @@ def test_empty_files_are_stopped_by_the_inode_limit(hostile):
         assert "made" not in hostile.seen(attack)  # stopped before its 20,000 files
 
 
+@pytest.mark.slow
 def test_run_sql_fetches_no_more_rows_than_it_shows(tmp_path):
     # before: run_sql fetched every row before its 100-row cap (the harness at 1.8-3.2 GB)
     db = tmp_path / "w.duckdb"

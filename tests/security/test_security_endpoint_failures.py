@@ -4,6 +4,7 @@ agent sends can turn its failure into a harness error."""
 
 from __future__ import annotations
 
+import pytest
 import json
 import textwrap
 
@@ -57,6 +58,7 @@ def _egress(tmp_path, row) -> list[dict]:
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_a_dead_endpoint_is_a_harness_error_and_nothing_an_agent_sends_is(tmp_path, monkeypatch):
     # before: "agent exited 1 ... 502 Bad Gateway: connection refused" was agent-failed, reward 0, in every statistic
     monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))

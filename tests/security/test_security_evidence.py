@@ -35,6 +35,7 @@ def tampered(hostile, tmp_path_factory):
     return out, folders, before, res.stdout
 
 
+@pytest.mark.slow
 def test_rescore_after_tampering_does_not_reseal_and_the_run_stays_unpublishable(hostile, tampered):
     # before: rescore re-sealed the manifest; the next audit flagged nothing and the run became publishable at 1.0
     out, folders, before, stdout = tampered
@@ -49,6 +50,7 @@ def test_rescore_after_tampering_does_not_reseal_and_the_run_stays_unpublishable
     assert Store.open(out).get(rid)["publishable"] is False
 
 
+@pytest.mark.slow
 def test_changed_evidence_bytes_are_flagged_and_not_rescored(hostile, tampered):
     out, folders, before, stdout = tampered
     rid = hostile.rows["fd-inheritance"]["run_id"]
@@ -58,6 +60,7 @@ def test_changed_evidence_bytes_are_flagged_and_not_rescored(hostile, tampered):
     assert Store.open(out).get(rid)["publishable"] is False
 
 
+@pytest.mark.slow
 def test_rescore_of_intact_evidence_changes_only_the_score_hash(hostile, tampered):
     out, folders, before, stdout = tampered
     assert "2 runs re-scored; 0 changed" in stdout

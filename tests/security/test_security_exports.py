@@ -45,6 +45,7 @@ def inspect_run(tmp_path, monkeypatch):
     return run
 
 
+@pytest.mark.slow
 def test_an_inspect_output_over_100_mib_fails_only_its_sample(inspect_run):
     # before: Inspect's read_file refused the 150 MiB file and the whole eval ended in error
     log = inspect_run("cp {ref} output.csv && truncate -s 150M output.csv", output_cap="120m")
@@ -54,6 +55,7 @@ def test_an_inspect_output_over_100_mib_fails_only_its_sample(inspect_run):
     assert score.value == 0.0 and "157286400 bytes, over the 125829120-byte output cap" in score.explanation
 
 
+@pytest.mark.slow
 def test_an_inspect_output_is_read_in_pieces_byte_for_byte(inspect_run, monkeypatch):
     # the path a 0.5 GB answer takes (pieces under Inspect's exec limit), shown with 64-byte pieces
     from clinbench import inspect_tasks

@@ -6,6 +6,9 @@ import json
 from pathlib import Path
 
 from hostile_campaign import LIMITS
+import pytest
+
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
 
 
 def test_the_honest_control_run_scores_and_is_publishable(hostile):

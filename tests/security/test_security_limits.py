@@ -22,6 +22,7 @@ def _stopped_by(hostile, attack: str, limit: str, shown: str) -> None:
     assert manifest["limit_hit"] == limit and manifest["sandbox_limits"] == record["limits"]
 
 
+@pytest.mark.slow
 def test_fork_bomb_stays_within_the_process_limit(hostile):
     if not hostile.cgroup_available and os.geteuid() == 0:
         pytest.skip("no cgroup can be created here and RLIMIT_NPROC does not bind root: no process limit to test")
@@ -31,21 +32,25 @@ def test_fork_bomb_stays_within_the_process_limit(hostile):
     assert hostile.leftover_processes == []  # every forked child died with the run
 
 
+@pytest.mark.slow
 def test_memory_hog_is_stopped_by_the_memory_limit(hostile):
     # before: 4 GiB RSS succeeded under bubblewrap
     _stopped_by(hostile, "memory-hog", "memory", "128 MiB")
     assert "allocated" not in hostile.seen("memory-hog")
 
 
+@pytest.mark.slow
 def test_filling_the_workspace_is_stopped_by_the_disk_limit(hostile):
     # before: 2 GiB files succeeded
     _stopped_by(hostile, "disk-fill", "disk", "16 MiB")
 
 
+@pytest.mark.slow
 def test_filling_tmp_is_stopped_by_its_size(hostile):
     _stopped_by(hostile, "tmp-fill", "tmp", "8 MiB")
 
 
+@pytest.mark.slow
 def test_a_flood_on_stdout_is_capped_and_the_audit_says_the_transcript_is_incomplete(hostile):
     # before: a 500 MB stdout made the harness hold 3.4 GB
     folder = hostile.folder("stdout-flood")

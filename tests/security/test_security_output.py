@@ -8,6 +8,9 @@ from pathlib import Path
 from clinbench.campaign.evidence import take_output
 
 from hostile_campaign import CORRECT, LIMITS, assert_refused
+import pytest
+
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
 
 
 def test_symlink_to_an_earlier_runs_output_scores_nothing(hostile):

@@ -44,6 +44,7 @@ def system_folder():
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_a_source_database_and_caches_under_a_system_folder_stay_hidden(system_folder, tmp_path, monkeypatch):
     # before: /opt is mounted whole, so an agent read the reference table from the source
     # database under it and scored 1.0, publishable
@@ -125,6 +126,7 @@ def _run(out: Path, db: Path, command: str, **options) -> dict:
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_a_workspace_folder_opened_read_write_does_not_change_what_a_running_sandboxed_run_sees(tmp_path, monkeypatch):
     # before: `clinbench workspace` gave a hard link to the shared cached database; a write through
     # it (root ignores the 0444 mode) showed up in a sandboxed run already running
@@ -144,6 +146,7 @@ def test_a_workspace_folder_opened_read_write_does_not_change_what_a_running_san
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_a_run_that_saw_the_shared_database_change_is_flagged(tmp_path, monkeypatch):
     # before: a write to the cached file itself during a run went unnoticed: the run stayed publishable
     monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
@@ -157,6 +160,7 @@ def test_a_run_that_saw_the_shared_database_change_is_flagged(tmp_path, monkeypa
     assert "the shared workspace database changed during the run" in row["flag_reason"]
 
 
+@pytest.mark.slow
 def test_an_unsandboxed_run_writes_only_its_own_copy_of_the_workspace_database(tmp_path, monkeypatch):
     # before: an --unsafe-no-isolation run wrote through its hard link into the shared cached file
     monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))

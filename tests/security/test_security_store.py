@@ -86,6 +86,7 @@ def publishable_rewards(out: Path) -> dict[str, float]:
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_an_edited_manifest_does_not_rebuild_into_a_publishable_score(campaign):
     # before: raising the empty run's reward to 1 (or clearing the refused run's output_refused) in
     # manifest.json alone, then `store rebuild` and `audit`, gave a publishable 1.0
@@ -111,6 +112,7 @@ def test_the_audit_flags_an_edited_manifest_in_an_intact_store(campaign):
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_rebuild_recomputes_each_score_from_the_sealed_output_even_when_the_seals_are_forged(campaign):
     out, _ = campaign
     edit_manifest(run_folder(out, "empty"), reward=1.0, strict=True, key_f1=1.0)
@@ -149,6 +151,7 @@ class Holding(Reporter):
         self.messages.append(message)
 
 
+@pytest.mark.slow
 def test_a_reader_holding_the_store_past_the_wait_limit_loses_no_run(tmp_path, monkeypatch):
     # before (with the limit at 1 s here, 30 s by default): the campaign stopped with rc 2 and
     # "corrupt ... store rebuild", killing the runs in flight; the finished run was never recorded
@@ -166,6 +169,7 @@ def test_a_reader_holding_the_store_past_the_wait_limit_loses_no_run(tmp_path, m
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_a_command_that_cannot_wait_longer_says_the_store_is_locked_not_corrupt(small, monkeypatch):
     out, _ = small
     monkeypatch.setattr(records_store, "LOCK_WAIT_SECONDS", 0.5)
@@ -205,6 +209,7 @@ python3 -c "print('[' * 20000 + ']' * 20000)"
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_the_audit_flags_every_run_it_cannot_audit_and_still_audits_the_others(campaign, tmp_path, monkeypatch):
     # before: one transcript line of an unexpected shape (or one unreadable manifest) raised out of
     # `audit`, so a tampered run in the same campaign stayed unflagged
@@ -230,6 +235,7 @@ def test_the_audit_flags_every_run_it_cannot_audit_and_still_audits_the_others(c
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_a_run_published_but_never_recorded_is_kept_not_redone(campaign):
     # before: a campaign stopped between publishing a run and recording it (Ctrl-C while another
     # process held the store, or a kill) redid that run on the next `run`, over its sealed evidence

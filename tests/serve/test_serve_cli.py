@@ -11,6 +11,8 @@ import urllib.request
 
 import pytest
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
+
 
 def _serve(*args: str, env: dict) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "clinbench", "serve", *args], stdout=subprocess.PIPE,

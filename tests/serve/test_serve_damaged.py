@@ -6,6 +6,9 @@ from starlette.testclient import TestClient
 
 from clinbench.serve.app import create_app
 from clinbench.serve.sources import find_stores
+import pytest
+
+pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
 
 
 def test_a_corrupt_store_says_how_to_rebuild_it(tmp_path):

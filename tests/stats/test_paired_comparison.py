@@ -111,6 +111,7 @@ def test_by_model(hand_csv):
     assert (rows["m1"].strict_a.passed, rows["m1"].strict_b.passed) == (1, 2)
 
 
+@pytest.mark.slow
 def test_flagged_runs_excluded_unless_asked(tmp_path):
     """A flagged no-skill run of mimic-sofa-24h with reward 0: excluded, nothing changes; included,
     that task's A mean becomes (0.5 + 0.7 + 0)/3 = 0.4 and its delta 0.5, so delta = (0.5+0.1−0.1)/3."""
@@ -214,6 +215,7 @@ def test_parse_compare():
         parse_compare("model:m1:m1")
 
 
+@pytest.mark.slow
 def test_m4bench_headline_reproduced(m4bench_runs):
     """The published M4Bench v1 Codex headline from its per-run table, as shipped.
 
@@ -236,6 +238,7 @@ def test_m4bench_headline_reproduced(m4bench_runs):
     assert r["seed"] == 0 and r["draws"] == 20000 and r["permutation_draws"] == 200000
 
 
+@pytest.mark.slow
 def test_cli_error_is_one_line(hand_csv):
     out = subprocess.run([sys.executable, "-m", "clinbench", "stats", str(hand_csv), "--compare", "x:y"],
                          capture_output=True, text=True)
@@ -243,6 +246,7 @@ def test_cli_error_is_one_line(hand_csv):
     assert out.stderr.strip().startswith("error: no runs under condition 'x'") and len(out.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_reads_the_campaign_store_as_written(tmp_path, hand_csv):
     """Runs recorded through clinbench.records.store give the same comparison as the CSV."""
     from stats_fixtures import HAND_RUNS
@@ -274,6 +278,7 @@ def test_runs_without_any_reward_are_refused(tmp_path):
         analyse(path, "no-skill:with-skill")
 
 
+@pytest.mark.slow
 def test_cli_tables(hand_csv):
     out = subprocess.run([sys.executable, "-m", "clinbench", "stats", str(hand_csv), "--by", "model", "--seed", "3"],
                          capture_output=True, text=True, check=True).stdout
@@ -285,6 +290,7 @@ def test_cli_tables(hand_csv):
     assert any(line.startswith("m2 3 0.667 0.800 +0.133 ") for line in lines)
 
 
+@pytest.mark.slow
 def test_stats_fits_80_columns_without_cutting_task_ids(m4bench_runs):
     """At 80 columns every line fits, every task id is whole on its row, and the dropped columns are named."""
     for args in (["--by", "model"], ["--summary"]):
@@ -345,6 +351,7 @@ def test_default_conditions(tmp_path, hand_csv):
 
 
 @pytest.mark.parametrize("option", ["--draws", "--permutation-draws"])
+@pytest.mark.slow
 def test_negative_draws_are_a_one_line_error(hand_csv, option):
     out = subprocess.run([sys.executable, "-m", "clinbench", "stats", str(hand_csv), option, "-5"],
                          capture_output=True, text=True)
