@@ -37,19 +37,31 @@ def synth(
                                 "(bilirubin, INR, platelets)"),
     quirks: float = typer.Option(_DEFAULTS.quirks, help="rate of real-data quirks: duplicates, error values "
                                  "such as 999999, charting outside the stay (0 for none)"),
+    notes: bool = typer.Option(False, "--notes", help="mimic-iv: also write the admissions of the demo-notes "
+                               "diagnosis cases (their lab strings as labevents), for `dx run --cases demo-notes "
+                               "--mimic-db`"),
 ) -> None:
     """Write a synthetic database with the same schemas, tables, columns and types as `data load`."""
     from clinbench.derive import raw_layer
     from clinbench.ehr.load import check_out
     from clinbench.ehr.synth import synth_eicu, synth_mimic_iv
 
+    if notes and dataset is not SynthDataset.mimic_iv:
+        raise typer.BadParameter("the demo-notes admissions are MIMIC-IV admissions: use --notes with mimic-iv",
+                                 param_hint="--notes")
     check_out(out, force=force)
     build = synth_mimic_iv if dataset is SynthDataset.mimic_iv else synth_eicu
+    after_raw = raw_layer.keep
+    if notes:
+        from clinbench.dx.note_admissions import with_note_admissions
+
+        after_raw = with_note_admissions(raw_layer.keep)
     started = time.perf_counter()
     with console.status(f"generating {patients:,} synthetic {dataset.value} patients"):
-        path = build(out, patients=patients, seed=seed, after_raw=raw_layer.keep, septic=septic, ventilated=ventilated,
+        path = build(out, patients=patients, seed=seed, after_raw=after_raw, septic=septic, ventilated=ventilated,
                      pressors=pressors, aki=aki, crrt=crrt, liver=liver, quirks=quirks)
-    console.print(f"wrote {path} ({patients:,} patients, seed {seed}) in {time.perf_counter() - started:.1f} s",
+    extra = " and the demo-notes admissions" if notes else ""
+    console.print(f"wrote {path} ({patients:,} patients{extra}, seed {seed}) in {time.perf_counter() - started:.1f} s",
                   highlight=False)
 
 

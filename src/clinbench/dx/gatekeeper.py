@@ -418,6 +418,9 @@ class OfflineGatekeeper:
         # 0. the record's own name for the test, then a laboratory test of the synonym
         #    table in any of the record's names for it
         own, _ = best_match(order, [(r.name, r) for r in self.named if r.kind != "analyte"], 97.0)
+        exact = concept_of_label(order)
+        if own is not None and exact and concept_of_label(own.name, own.fluid) != exact and self.by_concept.get(exact):
+            own = None  # "Sodium" is the record's Na-116, not its "Urine sodium: 62 mmol/L"
         if own is not None:
             return Reply(f"{own.name}: {own.text}", REAL, matched=own.name)
         table = self._from_table(order)

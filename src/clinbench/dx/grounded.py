@@ -26,6 +26,7 @@ from clinbench.dx.cases import Case
 from clinbench.dx.gatekeeper import REAL, SYNTHETIC, Gatekeeper, Reply, guard_reply
 from clinbench.dx.leakguard import LeakGuard
 from clinbench.dx.matching import best_match
+from clinbench.dx.testnames import concept_of_label, concept_of_order, concepts
 from clinbench.errors import DataError
 
 HOSP = "mimiciv_hosp"
@@ -65,31 +66,57 @@ class GroundedGatekeeper:
         if not self.db.is_file():
             raise DataError(f"no MIMIC-IV database at {self.db}: pass --mimic-db PATH.duckdb")
         self.guard = LeakGuard(case)
-        self.hadm_id = case.hadm_id if case.hadm_id is not None else self._hadm_from_note()
-        self.arrival = self._arrival() if self.hadm_id is not None else None
-
-    def _query(self, sql: str, params: list) -> list[tuple]:
+        # one connection for the admission, its arrival and its first blood results (a gatekeeper
+        # answers many orders; a connection per order cost more than the answers)
         with duckdb.connect(str(self.db), read_only=True) as con:
-            try:
-                return con.execute(sql, params).fetchall()
-            except duckdb.CatalogException:
-                return []
+            self.hadm_id = case.hadm_id if case.hadm_id is not None else self._hadm_from_note(con)
+            self.arrival = self._arrival(con) if self.hadm_id is not None else None
+            self.first = self._first_results(con) if self.arrival is not None else {}
 
-    def _hadm_from_note(self) -> int | None:
-        rows = self._query("SELECT hadm_id FROM mimiciv_note.discharge WHERE note_id = ?", [self.case.mimic_note_id])
+    def _query(self, sql: str, params: list, con: duckdb.DuckDBPyConnection | None = None) -> list[tuple]:
+        if con is None:
+            with duckdb.connect(str(self.db), read_only=True) as own:
+                return self._query(sql, params, own)
+        try:
+            return con.execute(sql, params).fetchall()
+        except duckdb.CatalogException:
+            return []
+
+    def _hadm_from_note(self, con) -> int | None:
+        rows = self._query("SELECT hadm_id FROM mimiciv_note.discharge WHERE note_id = ?", [self.case.mimic_note_id],
+                           con)
         return int(rows[0][0]) if rows and rows[0][0] is not None else None
 
-    def _arrival(self):
+    def _arrival(self, con):
         rows = self._query(f"SELECT coalesce(edregtime, admittime) FROM {HOSP}.admissions WHERE hadm_id = ?",
-                           [self.hadm_id])
+                           [self.hadm_id], con)
         return rows[0][0] if rows else None
 
+    def _first_results(self, con) -> dict[str, tuple]:
+        """d_labitems label -> the admission's first blood result of it charted at or after arrival."""
+        rows = self._query(
+            f"""SELECT d.label, l.value, l.valuenum, l.valueuom, l.ref_range_lower, l.ref_range_upper, l.flag
+                FROM {HOSP}.labevents l JOIN {HOSP}.d_labitems d USING (itemid)
+                WHERE l.hadm_id = ? AND l.charttime >= ? AND coalesce(d.fluid, 'Blood') ILIKE 'blood'
+                QUALIFY row_number() OVER (PARTITION BY d.label ORDER BY l.charttime, l.labevent_id) = 1""",
+            [self.hadm_id, self.arrival], con)
+        return {r[0]: r for r in rows}
+
     def _labels(self, order: str) -> tuple[str, list[str]]:
-        """(display name, d_labitems labels) of an order; no labels when it is not a lab order."""
+        """(display name, d_labitems labels) of an order; no labels when it is not a lab order.
+        The synonym table's concept of the order first ("TSH", "calcium": the labels of that
+        concept, a panel's of its components), then the panels below, then the labels by name."""
+        labels = _all_labels(str(self.db))
+        concept = concept_of_order(order)
+        if concept is not None:
+            info = concepts()[concept]
+            members = info.components if info.kind == "panel" else (concept,)
+            hits = [lab for m in members for lab in labels if concept_of_label(lab, "blood") == m]
+            if hits:
+                return (info.display if info.kind == "panel" else order.strip()), hits
         panel, _ = best_match(order, _PANEL_NAMES, 90.0)
         if panel is not None:
             return panel[0].upper() + panel[1:], list(PANELS[panel])
-        labels = _all_labels(str(self.db))
         hit, _ = best_match(order, [(lab, lab) for lab in labels], 88.0)
         return (order.strip(), [hit]) if hit is not None else (order.strip(), [])
 
@@ -97,22 +124,13 @@ class GroundedGatekeeper:
         if self.hadm_id is None or self.arrival is None:
             return None
         name, labels = self._labels(order)
-        if not labels:
-            return None
-        rows = self._query(
-            f"""SELECT d.label, l.value, l.valuenum, l.valueuom, l.ref_range_lower, l.ref_range_upper, l.flag
-                FROM {HOSP}.labevents l JOIN {HOSP}.d_labitems d USING (itemid)
-                WHERE l.hadm_id = ? AND l.charttime >= ? AND d.label IN ({", ".join("?" * len(labels))})
-                  AND coalesce(d.fluid, 'Blood') ILIKE 'blood'
-                QUALIFY row_number() OVER (PARTITION BY d.label ORDER BY l.charttime, l.labevent_id) = 1""",
-            [self.hadm_id, self.arrival, *labels])
+        rows = [self.first[lab] for lab in labels if lab in self.first]
         if not rows:
             return None
         order_of = {lab: i for i, lab in enumerate(labels)}
         rows = sorted(rows, key=lambda r: order_of[r[0]])
-        if len(labels) == 1:
-            name = labels[0]
-        return Reply(_render(name, rows, len(labels) == 1), REAL, matched="labevents")
+        single = len(rows) == 1 and not _is_panel(order)  # "Neutrophils: 84 %", not "Neutrophils: Neutrophils 84 %"
+        return Reply(_render(rows[0][0] if single else name, rows, single), REAL, matched="labevents")
 
     def ordinary(self, order: str) -> Reply | None:
         """A result in range for every analyte of the order, in the shape of a real one
@@ -149,10 +167,18 @@ class GroundedGatekeeper:
         return self.inner.answer(kind, content)
 
 
+def _is_panel(order: str) -> bool:
+    concept = concept_of_order(order)
+    if concept is not None:
+        return concepts()[concept].kind == "panel"
+    return best_match(order, _PANEL_NAMES, 90.0)[0] is not None
+
+
 def _render(name: str, rows, single: bool) -> str:
     parts = []
     for label, value, num, uom, lo, hi, flag in rows:
-        text = f"{'' if single else label + ' '}{_fmt(num) if num is not None else value}{' ' + uom if uom else ''}"
+        shown = value if isinstance(value, str) and value.strip() else _fmt(num)  # "1.0" as charted, not "1"
+        text = f"{'' if single else label + ' '}{shown}{' ' + uom if uom else ''}"
         if lo is not None and hi is not None:
             text += f" (reference {_fmt(lo)}-{_fmt(hi)})"
         if flag:

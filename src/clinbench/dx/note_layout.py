@@ -15,7 +15,9 @@ Results:``, ``Brief Hospital Course:``, ``Discharge Diagnosis:``), dates and nam
 * anything else (an ECG, an echocardiogram, a result in words) keeps its ``Name: result``
   line, as notes do.
 
-A note case is numbered ``NOTE_ID_OFFSET`` + its demo case's id, so both sets fit one store.
+A note case is numbered ``NOTE_ID_OFFSET`` + its demo case's id, so both sets fit one store, and
+carries the admission ``NOTE_HADM_BASE`` + that number: ``data synth mimic-iv --notes`` writes that
+admission with the note's lab strings as its labevents (``dx/note_admissions.py``).
 """
 
 from __future__ import annotations
@@ -25,13 +27,14 @@ import re
 from clinbench.dx.cases import Case
 
 NOTE_ID_OFFSET = 100
+NOTE_HADM_BASE = 19_990_000  # below the hadm_ids of a synthetic cohort of any size (20,000,001 up)
 MIN_LAB_STRINGS = 2  # a demo case becomes a note case when this many of its results are lab strings
 
 # demo phrase (lower case) -> (MIMIC lab-string name, low, high) of the reference range
 _ANALYTES: dict[str, tuple[str, float, float]] = {
     "white cell count": ("WBC", 4.0, 11.0), "haemoglobin": ("Hgb", 12.0, 16.0), "haematocrit": ("Hct", 36, 48),
     "platelets": ("Plt Ct", 150, 400), "mean corpuscular volume": ("MCV", 80, 100),
-    "eosinophils": ("Eos", 0.0, 0.5),
+    "eosinophils": ("AbsEos", 0.0, 0.5),  # the demo counts them (x10^9/L); a note's "Eos-" is a percentage
     "sodium": ("Na", 135, 145), "potassium": ("K", 3.5, 5.1), "chloride": ("Cl", 96, 108),
     "bicarbonate": ("HCO3", 22, 32), "anion gap": ("AnGap", 8, 20), "urea nitrogen": ("UreaN", 6, 20),
     "creatinine": ("Creat", 0.4, 1.1), "glucose": ("Glucose", 70, 100), "calcium": ("Calcium", 8.4, 10.3),
@@ -60,6 +63,13 @@ _HEADINGS = {
 }
 
 
+def reference_range(name: str) -> tuple[float, float] | None:
+    """The reference range a note's lab-string name is flagged against (``*`` outside it)."""
+    if name == "Neuts":
+        return 40.0, 75.0
+    return next(((lo, hi) for token, lo, hi in (*_ANALYTES.values(), *_SINGLE.values()) if token == name), None)
+
+
 def _token(name: str, value: str, low: float, high: float) -> str:
     number = float(value.replace(",", ""))
     flag = "*" if not low <= number <= high else ""
@@ -82,7 +92,7 @@ def lab_tokens(name: str, result: str) -> list[str] | None:
         token, low, high = _ANALYTES[m.group(1).lower()]
         tokens.append(_token(token, m.group(2), low, high))
         if m.group(4):
-            tokens.append(_token("Neuts", m.group(4), 40, 75))
+            tokens.append(_token("Neuts", m.group(4), *reference_range("Neuts")))
     return tokens or None
 
 
@@ -177,6 +187,7 @@ def note_case(case: Case) -> Case:
     note_id = f"synthetic-note-{case.case_id:03d}"
     return case.model_copy(update={
         "case_id": NOTE_ID_OFFSET + case.case_id, "mimic_note_id": note_id,
+        "hadm_id": NOTE_HADM_BASE + NOTE_ID_OFFSET + case.case_id,
         "case_title": f"{note_id}: {case.final_diagnosis}",
         "full_text": case.case_summary + "\n\n" + note_text(case)})
 
