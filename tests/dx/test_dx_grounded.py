@@ -40,8 +40,10 @@ def db(tmp_path_factory):
         con.executemany("INSERT INTO mimiciv_hosp.d_labitems VALUES (?, ?, ?)", ITEMS)
         con.execute("CREATE TABLE mimiciv_hosp.labevents (labevent_id INT, hadm_id INT, itemid INT, charttime TIMESTAMP, "
                     "value VARCHAR, valuenum DOUBLE, valueuom VARCHAR, ref_range_lower DOUBLE, ref_range_upper DOUBLE, "
-                    "flag VARCHAR)")
-        con.executemany("INSERT INTO mimiciv_hosp.labevents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", LABS)
+                    "flag VARCHAR, specimen_id INT)")
+        # one specimen per draw time (the 08:30 blood count is one tube)
+        con.executemany("INSERT INTO mimiciv_hosp.labevents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [(*row, int(row[3][-5:].replace(":", ""))) for row in LABS])
         con.execute("CREATE TABLE mimiciv_note.discharge (note_id VARCHAR, hadm_id INT)")
         con.execute("INSERT INTO mimiciv_note.discharge VALUES ('10000001-DS-1', 2001)")
     return path

@@ -112,6 +112,13 @@ def test_the_grounded_gatekeeper_serves_the_labevents_in_the_note_s_words(dbs, n
             assert re.search(rf"-{re.escape(value)}\*?(?!\d|\.\d)", note), (case.case_id, order, note)
             served += 1
     assert served >= 240
+    pneumonia = next(c for c in notes if c.case_id == NOTE_ID_OFFSET + 4)
+    # a panel gets what was reported on its tube: the note's line, the admission's specimen
+    assert OfflineGatekeeper(pneumonia).answer("test", "CBC").text == (
+        "Complete blood count: WBC-17.4* Neuts-89* Hgb-12.8 Plt Ct-302.")
+    assert GroundedGatekeeper(pneumonia, OfflineGatekeeper(pneumonia), db).answer("test", "CBC").text == (
+        "Complete blood count: White Blood Cells 17.4 K/uL (reference 4-11) abnormal, Hemoglobin 12.8 g/dL "
+        "(reference 12-16), Platelet Count 302 K/uL (reference 150-400), Neutrophils 89 % (reference 40-75) abnormal.")
     dka = next(c for c in notes if c.case_id == NOTE_ID_OFFSET + 5)
     # a serum order gets the serum value, not the record's "Capillary blood glucose: 486 mg/dL"
     assert OfflineGatekeeper(dka).answer("test", "Glucose").text == "Glucose: Glucose-492*."

@@ -59,7 +59,8 @@ def _kept(out: Path) -> str:
     kept = []
     if (out / MIMIC_DB).is_file():
         kept.append(f"the database {out / MIMIC_DB}")
-    for folder, what in (("campaign", "derivation run(s)"), ("dx", "diagnosis encounter(s)")):
+    for folder, what in (("campaign", "derivation run(s)"), ("dx", "diagnosis encounter(s)"),
+                         ("dx-notes", "diagnosis encounter(s)")):
         runs = out / folder / "runs"
         n = sum(1 for p in runs.iterdir() if p.is_dir()) if runs.is_dir() else 0
         if n:
@@ -90,6 +91,7 @@ def demo_command(
     from clinbench.derive.reference import variant_table
     from clinbench.derive.scorable import describe, unscorable_tasks
     from clinbench.derive import raw_layer
+    from clinbench.dx.note_admissions import with_note_admissions
     from clinbench.ehr.synth import synth_mimic_iv
     from clinbench.report.build import SectionSpec, write_report
     from clinbench.stats.analysis import Analysis
@@ -108,7 +110,8 @@ def demo_command(
             console.print(f"using {db} (nothing is synthesised)")
         elif fresh or not mimic.exists():
             with console.status("synthesising…"):
-                synth_mimic_iv(mimic, patients=patients, seed=seed, after_raw=raw_layer.keep)
+                # with the demo-notes cases' admissions, so step 4 answers their lab orders from labevents
+                synth_mimic_iv(mimic, patients=patients, seed=seed, after_raw=with_note_admissions(raw_layer.keep))
             console.print(f"wrote {mimic}")
         else:
             console.print(f"reusing {mimic} (--fresh regenerates)")
@@ -150,9 +153,10 @@ def demo_command(
         summary = run_demo_campaign(mimic, campaign, tasks=list(chosen), jobs=jobs, reporter=RichReporter(console))
         console.print(f"{summary.finished} runs finished, {summary.skipped} already done; store {campaign / STORE_FILE}")
 
-    dx_dir = out / "dx"
-    with _step("4. Sequential diagnosis on the synthetic demo cases (offline baselines)", out):
-        _run_dx(dx_dir)
+    dx_dir, notes_dir = out / "dx", out / "dx-notes"
+    with _step("4. Sequential diagnosis on the synthetic demo cases, then on them as discharge notes (offline "
+               "baselines)", out):
+        _run_dx(dx_dir, notes_dir, mimic)
 
     with _step("5. One report: convention effect, M4Bench reproduced, diagnosis", out):
         from clinbench.report.published import M4BENCH_RUNS, M4BENCH_INTRO
@@ -168,23 +172,34 @@ def demo_command(
                         title="2. M4Bench v1: the published Codex campaign, reproduced", intro=M4BENCH_INTRO),
         ]
         with console.status("computing the statistics and writing the report…"):
-            files = write_report(sections=sections, dx_store=dx_dir, html=out / "report.html", markdown=out / "report.md",
+            files = write_report(sections=sections, dx_store=[dx_dir, _notes_store(notes_dir, mimic)],
+                                 html=out / "report.html", markdown=out / "report.md",
                                  title="clinbench demo")
         console.print(f"report: [bold]{files.html}[/]  (Markdown: {files.markdown})")
     console.print("browse every run and play the diagnosis cases as a clinician:")
     typer.echo(f"  clinbench serve {out}")  # plain, so a narrow terminal does not wrap the command
 
 
-def _run_dx(dx_dir: Path) -> None:
+def _run_dx(dx_dir: Path, notes_dir: Path, mimic: Path) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from clinbench.campaign.progress import PlainLines
-    from clinbench.dx.cases import demo_cases
-    from clinbench.dx.demo import DEMO_AGENTS, run_demo_dx
+    from clinbench.dx.cases import demo_cases, load_cases
+    from clinbench.dx.demo import DEMO_AGENTS, NOTE_AGENTS, run_demo_dx, run_demo_notes_dx
     from clinbench.report.dx_section import write_dx_plot
     from clinbench.stats.accuracy import dx_runs, summarise
 
-    total = len(demo_cases()) * len(DEMO_AGENTS)
+    total = len(demo_cases()) * len(DEMO_AGENTS) + len(load_cases("demo-notes")) * len(NOTE_AGENTS)
+
+    def both(progress) -> list[str]:
+        lines = run_demo_dx(dx_dir, progress=progress)
+        svg = write_dx_plot(summarise(dx_runs(dx_dir)), dx_dir / "dx_accuracy_cost.svg",
+                            title="Demo cases: accuracy vs cost")
+        notes = run_demo_notes_dx(notes_dir, mimic, demo_dir=dx_dir, progress=progress)
+        svg_notes = write_dx_plot(summarise(dx_runs(notes_dir)), notes_dir / "dx_accuracy_cost.svg",
+                                  title="Demo cases as discharge notes: accuracy vs cost")
+        return [*lines, f"accuracy-cost plot: {svg}", "", *notes, f"accuracy-cost plot: {svg_notes}"]
+
     if not console.is_terminal:
         plain, done = PlainLines(console, "encounters"), []
 
@@ -192,15 +207,34 @@ def _run_dx(dx_dir: Path) -> None:
             done.append(rec)
             plain.update(len(done), total, rec.agent, final=len(done) == total)
 
-        lines = run_demo_dx(dx_dir, progress=tick)
+        lines = both(tick)
     else:
         with Progress(TextColumn("[bold]encounters"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       TextColumn("{task.fields[agent]}"), console=console, transient=True) as bar:
             job = bar.add_task("dx", total=total, agent="")
-            lines = run_demo_dx(dx_dir, progress=lambda rec: bar.update(job, advance=1, agent=rec.agent))
-    svg = write_dx_plot(summarise(dx_runs(dx_dir)), dx_dir / "dx_accuracy_cost.svg", title="Demo cases: accuracy vs cost")
-    for line in [*lines, f"accuracy-cost plot: {svg}"]:
+            lines = both(lambda rec: bar.update(job, advance=1, agent=rec.agent))
+    for line in lines:
         console.print(line, highlight=False)
+
+
+def _notes_store(notes_dir: Path, mimic: Path):
+    """The report's section on the demo-notes runs: what those cases are and where their lab results came from."""
+    from clinbench.dx.demo import demo_notes_grounded, same_verdicts
+    from clinbench.report.dx_section import DxStore
+
+    grounded = demo_notes_grounded(mimic)
+    same = "; ".join(same_verdicts(notes_dir.parent / "dx", notes_dir)) if (notes_dir / "runs").is_dir() else ""
+    where = (f", its laboratory orders from the admission each case carries in {mimic.name} (written by "
+             "`data synth mimic-iv --notes`: labevents equal to the note's lab strings)" if grounded
+             else f" ({mimic.name} holds none of these cases' admissions)")
+    return DxStore(notes_dir, key="dx-notes",
+                   heading="Sequential diagnosis on the same cases as MIMIC-IV-Note discharge summaries",
+                   intro="The demo cases above that have lab results, rewritten in the layout of MIMIC-IV-Note "
+                         "discharge summaries (___ placeholders, BLOOD lab strings, dated studies, culture lines): the "
+                         "same vignettes, results and diagnoses, so these runs are not further cases and are not "
+                         "pooled with the ones above. Only ed-workup runs here: the other agents read nothing but the "
+                         f"vignette, which is the demo case's. Its orders are answered from the note{where}."
+                         + (f" Against the demo layout, {same}." if same else ""))
 
 
 def register(app: typer.Typer) -> None:

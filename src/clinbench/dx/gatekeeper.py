@@ -297,7 +297,14 @@ class OfflineGatekeeper:
         self.named = [r for r in self.record.results if r.name]
         # laboratory entries by concept, first occurrence first (admission before discharge labs)
         self.by_concept: dict[str, list[ResultEntry]] = {}
+        self.line_of: dict[int, list[ResultEntry]] = {}  # id(analyte entry) -> the analytes of its lab string
+        line: list[ResultEntry] = []
         for r in self.record.results:
+            if r.kind == "labline":
+                line = []
+            elif r.kind == "analyte":
+                line.append(r)
+                self.line_of[id(r)] = line
             if r.kind == "labline":
                 key = f"lines:{r.fluid}"
             elif r.name:
@@ -390,6 +397,11 @@ class OfflineGatekeeper:
             found = self.by_concept.get(f"lines:{info.fluid}", [])
         if not found:
             return None
+        # a lab string is one tube: the panel gets what the laboratory reported with its components
+        # ("WBC-17.4* Neuts-89* Hgb-12.8"), in the line's order
+        if all(id(e) in self.line_of for e in found):
+            lines = list({id(self.line_of[id(e)]): self.line_of[id(e)] for e in found}.values())
+            found = [e for ln in lines for e in ln]
         return Reply(f"{info.display[0].upper() + info.display[1:]}: {self._render(found)}.", REAL, matched=concept)
 
     def _analyte_in_line(self, name: str) -> Reply | None:

@@ -5,9 +5,11 @@ Beyond the paper. When the user gives a MIMIC-IV DuckDB database (``--mimic-db``
 ``10000032-DS-21`` that ``mimiciv_note.discharge`` maps to one), a laboratory order is
 answered from ``labevents`` of that admission: for each analyte of the order, the first
 result charted at or after ED arrival (``admissions.edregtime``, else ``admittime``), with
-its unit and reference range. Analytes are found by the order's name: the panels below name
-their analytes (d_labitems labels), any other order is matched to d_labitems labels
-directly (expanded, stemmed, fuzzy). An order with no such result, and every question and
+its unit and reference range. Analytes are found by the order's name: its concept in the
+synonym table (``dx/testnames.py``: "TSH", "calcium", a panel's components) among the
+d_labitems labels' concepts, else the panels below (d_labitems labels), else the labels by name
+(expanded, stemmed, fuzzy). A panel also gets what the laboratory reported on the same
+specimen (a CBC's differential drawn in its tube). Values are served as charted (``value``). An order with no such result, and every question and
 non-laboratory order, goes to the wrapped gatekeeper; replies keep the "Name: value." shape
 and pass the same leak guard.
 """
@@ -95,10 +97,12 @@ class GroundedGatekeeper:
     def _first_results(self, con) -> dict[str, tuple]:
         """d_labitems label -> the admission's first blood result of it charted at or after arrival."""
         rows = self._query(
-            f"""SELECT d.label, l.value, l.valuenum, l.valueuom, l.ref_range_lower, l.ref_range_upper, l.flag
+            f"""SELECT d.label, l.value, l.valuenum, l.valueuom, l.ref_range_lower, l.ref_range_upper, l.flag,
+                       l.specimen_id
                 FROM {HOSP}.labevents l JOIN {HOSP}.d_labitems d USING (itemid)
                 WHERE l.hadm_id = ? AND l.charttime >= ? AND coalesce(d.fluid, 'Blood') ILIKE 'blood'
-                QUALIFY row_number() OVER (PARTITION BY d.label ORDER BY l.charttime, l.labevent_id) = 1""",
+                QUALIFY row_number() OVER (PARTITION BY d.label ORDER BY l.charttime, l.labevent_id) = 1
+                ORDER BY l.labevent_id""",
             [self.hadm_id, self.arrival], con)
         return {r[0]: r for r in rows}
 
@@ -129,8 +133,13 @@ class GroundedGatekeeper:
             return None
         order_of = {lab: i for i, lab in enumerate(labels)}
         rows = sorted(rows, key=lambda r: order_of[r[0]])
-        single = len(rows) == 1 and not _is_panel(order)  # "Neutrophils: 84 %", not "Neutrophils: Neutrophils 84 %"
-        return Reply(_render(rows[0][0] if single else name, rows, single), REAL, matched="labevents")
+        panel = _is_panel(order)
+        if panel:  # what the laboratory reported on the same specimen ("with 89% neutrophils")
+            tubes = {r[7] for r in rows if r[7] is not None}
+            rows += [r for lab, r in self.first.items() if lab not in order_of and r[7] in tubes]
+        single = len(rows) == 1 and not panel  # "Neutrophils: 84 %", not "Neutrophils: Neutrophils 84 %"
+        return Reply(_render(rows[0][0] if single else name, [r[:7] for r in rows], single), REAL,
+                     matched="labevents")
 
     def ordinary(self, order: str) -> Reply | None:
         """A result in range for every analyte of the order, in the shape of a real one

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import duckdb
 
@@ -132,3 +133,16 @@ def with_note_admissions(after_raw=None):
         write_note_admissions(con)
         return after_raw(con, dataset) if after_raw is not None else None
     return hook
+
+
+def linked_admissions(db: str | Path, cases: list[Case]) -> int:
+    """How many of ``cases``' hadm_ids the MIMIC-IV database ``db`` holds an admission for (0 when it has none)."""
+    wanted = [c.hadm_id for c in cases if c.hadm_id is not None]
+    if not wanted:
+        return 0
+    with duckdb.connect(str(db), read_only=True) as con:
+        try:
+            return con.execute(f"SELECT count(DISTINCT hadm_id) FROM {HOSP}.admissions WHERE hadm_id IN "
+                               f"({', '.join('?' * len(wanted))})", wanted).fetchone()[0]
+        except duckdb.CatalogException:
+            return 0

@@ -15,7 +15,7 @@ from pathlib import Path
 from clinbench.atomic import write_text_atomic
 from clinbench.derive.catalogue import task_families
 from clinbench.report.data import ReportData, Section, column_diagnostics, make_figures, summary_figures
-from clinbench.report.dx_section import build_dx
+from clinbench.report.dx_section import DxStore, build_dx, dx_stores
 from clinbench.report.html import render_html
 from clinbench.report.markdown import render_markdown
 from clinbench.report.png import svg_to_png
@@ -99,7 +99,7 @@ def build_report_data(
     analysis: Analysis = Analysis(),
     *,
     sections: list[SectionSpec] | None = None,
-    dx_store: str | Path | None = None,
+    dx_store: str | Path | DxStore | list[str | Path | DxStore] | None = None,
     report_dir: Path | None = None,
 ) -> ReportData:
     """The report of ``source`` analysed as ``analysis`` says (one section, plus diagnosis when its
@@ -118,10 +118,15 @@ def build_report_data(
             if dx_store is not None and not _has_derive(src):
                 sections = []
     built = [build_section(s) for s in sections]
-    if not dx_store:
+    stores = [d for d in dx_stores(dx_store) if has_dx_runs(d.path)] if isinstance(dx_store, (list, tuple)) \
+        else dx_stores(dx_store)
+    if not stores:
         return ReportData(sections=built)
-    dx = build_dx(Path(dx_store), report_dir or Path("."))
-    return ReportData(sections=built, dx_html=dx.html, dx_markdown=dx.markdown, dx_figures=dx.figures)
+    parts = [(d, build_dx(d.path, report_dir or Path("."), heading=d.heading, intro=d.intro)) for d in stores]
+    return ReportData(sections=built, dx_html="\n".join(p.html for _, p in parts),
+                      dx_markdown="\n".join(p.markdown for _, p in parts),
+                      dx_figures={("" if d.key == "dx" else d.key.removeprefix("dx-") + "-") + name: svg
+                                  for d, p in parts for name, svg in p.figures.items()})
 
 
 def _has_derive(src: Path) -> bool:
@@ -140,7 +145,7 @@ def write_report(
     markdown: str | Path | None = None,
     figures_dir: str | Path | None = None,
     sections: list[SectionSpec] | None = None,
-    dx_store: str | Path | None = None,
+    dx_store: str | Path | DxStore | list[str | Path | DxStore] | None = None,
     png: bool = False,
     title: str = "",
 ) -> ReportFiles:

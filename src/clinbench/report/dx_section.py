@@ -14,6 +14,10 @@ From a campaign store holding dx runs (alone, or beside a derivation campaign), 
   for each pair of judges;
 * a per-case table: each case's reference and, per agent, the diagnosis, judge score and
   cost, linked to the run's transcript.
+
+A report may hold several diagnosis stores (``DxStore``: a folder with its section's heading
+and intro), one section each, in order: the demo's cases and the same cases as discharge notes
+are shown apart, never pooled.
 """
 
 from __future__ import annotations
@@ -144,8 +148,29 @@ class DxPart:
     figures: dict[str, str] = field(default_factory=dict)
 
 
-def build_dx(store_dir: Path, report_dir: Path | None = None, *, title: str = "Accuracy vs cost") -> DxPart:
-    """The diagnosis section of ``store_dir``'s dx runs, transcripts linked relative to ``report_dir``."""
+@dataclass(frozen=True)
+class DxStore:
+    """A diagnosis campaign folder for a report: its section's key (figure names), heading and intro
+    ("" for the defaults: "Sequential diagnosis on <cases>", no intro)."""
+
+    path: Path
+    key: str = "dx"
+    heading: str = ""
+    intro: str = ""
+
+
+def dx_stores(given) -> list[DxStore]:
+    """``given`` (a folder, a ``DxStore``, a list of either, or None) as DxStores."""
+    if not given:
+        return []
+    items = given if isinstance(given, (list, tuple)) else [given]
+    return [g if isinstance(g, DxStore) else DxStore(Path(g)) for g in items]
+
+
+def build_dx(store_dir: Path, report_dir: Path | None = None, *, title: str = "Accuracy vs cost",
+             heading: str = "", intro: str = "") -> DxPart:
+    """The diagnosis section of ``store_dir``'s dx runs, transcripts linked relative to ``report_dir``;
+    ``heading``/``intro`` replace the default heading and add a paragraph under it."""
     store_dir = Path(store_dir)
     runs = accuracy.dx_runs(store_dir)
     summaries = accuracy.summarise(runs)
@@ -153,8 +178,8 @@ def build_dx(store_dir: Path, report_dir: Path | None = None, *, title: str = "A
     label = _cases_label(store_dir, runs)
     agent_rows = _agent_rows(runs, summaries)
     agreement = judge_agreement(runs)
-    html = _html(store_dir, runs, label, agent_rows, agreement, figures, report_dir)
-    md = _markdown(store_dir, runs, label, agent_rows, agreement)
+    html = _html(store_dir, runs, label, agent_rows, agreement, figures, report_dir, heading, intro)
+    md = _markdown(store_dir, runs, label, agent_rows, agreement, heading, intro)
     return DxPart(html, md, figures)
 
 
@@ -168,11 +193,12 @@ def write_dx_plot(summaries: list[accuracy.AgentSummary], path: str | Path, *,
 
 
 def _html(store_dir: Path, runs: list[dict], label: str, agent_rows: list[list[str]], agreement: list[dict],
-          figures: dict[str, str], report_dir: Path | None) -> str:
+          figures: dict[str, str], report_dir: Path | None, heading: str = "", intro: str = "") -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in _AGENT_HEADER)
     body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in agent_rows)
-    parts = [f"<h2>Sequential diagnosis on {escape(label)}</h2>"
+    parts = [f"<h2>{escape(heading or 'Sequential diagnosis on ' + label)}</h2>"
              + (f'<p class="note flag">{escape(_SYNTHETIC_NOTE)}</p>' if label == "synthetic cases" else "")
+             + (f'<p class="note">{escape(intro)}</p>' if intro else "")
              + f'<p class="note">Store <code>{escape(str(store_dir))}</code>: '
              f"{len(runs)} runs. Accuracy is the share of scored runs the judge gave 4 or more (agent failures count "
              "as wrong; harness errors are left out), with a 95% percentile-bootstrap CI; cost is $300 per physician "
@@ -205,10 +231,13 @@ def _md_row(cells: list[str]) -> str:
     return "| " + " | ".join(markdown(c) for c in cells) + " |"
 
 
-def _markdown(store_dir: Path, runs: list[dict], label: str, agent_rows: list[list[str]], agreement: list[dict]) -> str:
-    lines = [f"## Sequential diagnosis on {label}", ""]
+def _markdown(store_dir: Path, runs: list[dict], label: str, agent_rows: list[list[str]], agreement: list[dict],
+              heading: str = "", intro: str = "") -> str:
+    lines = [f"## {heading or 'Sequential diagnosis on ' + label}", ""]
     if label == "synthetic cases":
         lines += [f"**{_SYNTHETIC_NOTE}**", ""]
+    if intro:
+        lines += [markdown(intro), ""]
     lines += [f"{len(runs)} runs in `{store_dir}`; accuracy = judge ≥ 4, 95% bootstrap CI.",
               "", _md_row(_AGENT_HEADER), "|" + "---|" * len(_AGENT_HEADER)]
     lines += [_md_row(r) for r in agent_rows]
