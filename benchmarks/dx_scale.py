@@ -1,51 +1,201 @@
-"""The offline diagnosis stack at the scale of MIMIC-IV-Ext-SDBench: cases per minute.
+"""The diagnosis stack at the scale of MIMIC-IV-Ext-SDBench: 488 note-layout cases, --jobs 4, kill -9.
 
-    .venv/bin/python benchmarks/dx_scale.py [--cases 488] [--jobs 4] [--agent ed-workup] [--out DIR]
+    .venv/bin/python benchmarks/dx_scale.py [--cases 488] [--jobs 4] [--agent ed-workup] [--kills 3] [--out DIR]
 
-Makes N synthetic cases by renumbering the 32 demo cases round-robin (case ids 1001, 1002, ...;
-the dataset has 488), plays them through ``dx.run.run_dx`` (the campaign engine: offline
-gatekeeper and judge, the store and evidence, ``--jobs`` worker processes) and prints wall and
-CPU time (workers included), cases per minute and CPU seconds per case. Run it again on the same ``--out``: a finished
-campaign records no new run (resume). The cases are in the demo layout, not the MIMIC-IV-Note
-layout (no generator for 488 note-layout cases ships yet).
+Makes N synthetic cases in the MIMIC-IV-Note layout by renumbering the ``demo-notes`` cases
+round-robin (case ids 1001, 1002, ...; the dataset has 488 cases; 28 distinct notes, so the
+figure is throughput, not accuracy) and writes them as a dataset.json. Then, each stage a real
+``clinbench dx run --cases dataset.json`` process (the campaign engine: offline gatekeeper and
+judge, the store and evidence, ``--jobs`` worker processes):
+
+1. anchor: the first 28 cases with ``--jobs 1`` (same machine, same run);
+2. throughput: all N cases with ``--jobs J``, uninterrupted: wall time, cases per minute, and its
+   ratio to the anchor's;
+3. resume: the same N cases into a fresh folder, the process killed with SIGKILL when it has
+   recorded 15%, 45% and 75% of them (``--kills``), rerun after each kill, then run to the end;
+   checked: every encounter recorded exactly once (store rows = distinct run ids = evidence
+   folders = N), no partial folder left;
+4. model-call cache: the ``baseline`` agent on a loopback OpenAI-compatible stub (one call per
+   encounter), with ``--cache``, killed once and resumed: model requests the stub received;
+   then the same campaign into a new folder with the same cache: calls again (0 expected; the
+   endpoint check each run makes is counted apart).
+
+Every figure is printed; the process exits 1 when a check fails.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import resource
+import signal
+import subprocess
+import sys
 import tempfile
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from clinbench.dx.cases import demo_cases
-from clinbench.dx.run import DxConfig, run_dx
+import duckdb
+
+from clinbench.dx.cases import load_cases
+from clinbench.records import STORE_FILE
+
+ANCHOR_CASES = 28
 
 
-def _cpu() -> float:
-    """CPU seconds of this process and its finished workers (``--jobs`` runs processes)."""
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+def note_cases(n: int) -> list[dict]:
+    base = load_cases("demo-notes")
+    return [base[i % len(base)].model_copy(update={"case_id": 1001 + i, "hadm_id": None}).model_dump()
+            for i in range(n)]
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "clinbench", "dx", "run", *args]
+
+
+def recorded(out: Path) -> int:
+    store = out / STORE_FILE
+    if not store.is_file():
+        return 0
+    try:
+        with duckdb.connect(str(store), read_only=True) as con:
+            return con.execute("SELECT count(*) FROM runs").fetchone()[0]
+    except duckdb.Error:  # the campaign holds the write lock: count the published evidence instead
+        runs = out / "runs"
+        return sum(1 for _ in runs.iterdir()) if runs.is_dir() else 0
+
+
+def run(cmd: list[str], env: dict) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr[-2000:]}")
+    return time.perf_counter() - start
+
+
+def kill_at(cmd: list[str], env: dict, out: Path, n: int) -> int:
+    """Start ``cmd``, SIGKILL it once ``out`` holds ``n`` runs; the runs recorded then."""
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    runs = out / "runs"
+    while proc.poll() is None and (not runs.is_dir() or sum(1 for _ in runs.iterdir()) < n):
+        time.sleep(0.05)
+    if proc.poll() is not None:
+        sys.exit(f"the campaign ended before {n} runs: {proc.stderr.read().decode()[-2000:]}")
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    time.sleep(1.0)  # orphaned workers see their parent gone and stop
+    return recorded(out)
+
+
+def check_once(out: Path, n: int) -> list[str]:
+    with duckdb.connect(str(out / STORE_FILE), read_only=True) as con:
+        rows, distinct = con.execute("SELECT count(*), count(DISTINCT run_id) FROM runs").fetchone()
+    folders = sorted(p.name for p in (out / "runs").iterdir())
+    partial = list((out / ".partial").glob("*")) if (out / ".partial").is_dir() else []
+    problems = []
+    if not rows == distinct == len(folders) == n:
+        problems.append(f"store rows {rows}, distinct run ids {distinct}, evidence folders {len(folders)}; expected {n}")
+    if partial:
+        problems.append(f"{len(partial)} partial folder(s) left")
+    return problems
+
+
+class _Stub(BaseHTTPRequestHandler):
+    requests = 0  # the agent's calls
+    checks = 0  # the endpoint check each `dx run` makes before it runs anything
+    lock = threading.Lock()
+
+    def do_POST(self):  # noqa: N802 - the http.server name
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+        check = "Reply with the word ok." in json.dumps(body.get("messages", []))
+        with _Stub.lock:
+            _Stub.checks += check
+            _Stub.requests += not check
+        reply = {"id": "c", "object": "chat.completion", "created": 0, "model": body.get("model", "stub"),
+                 "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                     "role": "assistant", "content": "<diagnosis>Community-acquired pneumonia</diagnosis>"}}],
+                 "usage": {"prompt_tokens": 200, "completion_tokens": 10, "total_tokens": 210}}
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", type=int, default=488)
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--jobs", type=int, default=4)
     ap.add_argument("--agent", default="ed-workup")
+    ap.add_argument("--kills", type=int, default=3, help="SIGKILLs in the resume stage (at 15%%, 45%%, 75%%, ...)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    base = demo_cases()
-    cases = [base[i % len(base)].model_copy(update={"case_id": 1001 + i}) for i in range(args.cases)]
     out = args.out or Path(tempfile.mkdtemp(prefix="dx-scale-"))
-    wall, cpu = time.perf_counter(), _cpu()
-    new = run_dx(cases, DxConfig(agent=args.agent), out, jobs=args.jobs)
-    wall, cpu = time.perf_counter() - wall, _cpu() - cpu
-    correct = sum(1 for r in new if r.reward == 1.0)
-    print(f"{len(new)} new runs of {args.cases} cases ({args.agent}, --jobs {args.jobs}) in {out}: "
-          f"wall {wall:.1f} s, CPU {cpu:.1f} s; {len(new) / (wall / 60) if new else 0:.1f} cases/minute, "
-          f"{cpu / max(len(new), 1):.2f} CPU s per case; {correct}/{len(new)} correct")
+    out.mkdir(parents=True, exist_ok=True)
+    dataset = out / "dataset.json"
+    dataset.write_text(json.dumps(note_cases(args.cases)), encoding="utf-8")
+    env = {**os.environ, "CLINBENCH_CACHE": os.environ.get("CLINBENCH_CACHE", str(out / "cache"))}
+    common = ["--cases", str(dataset), "--agent", args.agent]
+    failures: list[str] = []
+
+    run(_cli(*common, "--max-cases", "1", "--jobs", "1", "--out", str(out / "warm")), env)  # caches built once
+    anchor = min(ANCHOR_CASES, args.cases)
+    t1 = run(_cli(*common, "--max-cases", str(anchor), "--jobs", "1", "--out", str(out / "anchor")), env)
+    rate1 = anchor / (t1 / 60)
+    print(f"anchor: {anchor} note-layout cases, {args.agent}, --jobs 1: {t1:.1f} s, {rate1:.1f} cases/minute")
+
+    tj = run(_cli(*common, "--jobs", str(args.jobs), "--out", str(out / "throughput")), env)
+    rate = args.cases / (tj / 60)
+    print(f"throughput: {args.cases} note-layout cases, {args.agent}, --jobs {args.jobs}: {tj:.1f} s, "
+          f"{rate:.1f} cases/minute ({rate / rate1:.2f}x the --jobs 1 anchor; {os.cpu_count()} cores)")
+    failures += check_once(out / "throughput", args.cases)
+
+    resumed = out / "resume"
+    cmd = _cli(*common, "--jobs", str(args.jobs), "--out", str(resumed))
+    start = time.perf_counter()
+    points = [0.15 + 0.30 * i for i in range(args.kills)]
+    kept = []
+    for share in points:
+        kept.append(kill_at(cmd, env, resumed, max(1, int(share * args.cases))))
+    run(cmd, env)
+    total = time.perf_counter() - start
+    print(f"resume: SIGKILL at {', '.join(f'{p:.0%}' for p in points)} of {args.cases} cases kept "
+          f"{', '.join(map(str, kept))} recorded runs; reruns finished the rest in {total:.1f} s in all")
+    problems = check_once(resumed, args.cases)
+    print("resume: every encounter recorded exactly once" if not problems else "resume: " + "; ".join(problems))
+    failures += problems
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    small = min(args.cases, 120)
+    model = ["--agent", "baseline", "--agent-model", "stub", "--agent-base-url", url, "--agent-api-key-env", "PATH",
+             "--cache", str(out / "model-cache"), "--cases", str(dataset), "--max-cases", str(small),
+             "--jobs", str(args.jobs)]
+    first = _cli(*model, "--out", str(out / "cached-a"))
+    kill_at(first, env, out / "cached-a", small // 2)
+    run(first, env)
+    calls_first = _Stub.requests
+    failures += check_once(out / "cached-a", small)
+    run(_cli(*model, "--out", str(out / "cached-b")), env)
+    calls_again = _Stub.requests - calls_first
+    server.shutdown()
+    distinct = len({c["case_summary"] for c in note_cases(small)})
+    print(f"model-call cache: {small} baseline encounters (one call each, {distinct} distinct vignettes), killed once "
+          f"and resumed: {calls_first} model calls reached the stub; the same campaign again into a new folder with "
+          f"the same cache: {calls_again} ({_Stub.checks} endpoint checks besides)")
+    if calls_again:
+        failures.append(f"{calls_again} calls were not served from the cache")
+    print(f"folder: {out}")
+    if failures:
+        print("FAILED: " + "; ".join(failures))
+        sys.exit(1)
 
 
 if __name__ == "__main__":

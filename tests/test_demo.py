@@ -81,6 +81,11 @@ def test_demo_report_in_chromium_matches_stats_json(demo):
     assert "m4bench_v1_final_codex_runs.csv" in m4_prov and "codex/gpt-5.4-mini (280 runs)" in m4_prov
     assert "MIT License" in page.values["text"] and "Hannes Ill" in page.values["text"]
     assert "oracle" in page.values["dx"] and "ed-workup" in page.values["dx"]
+    # the note-layout runs: their own section, said to be the same cases, not pooled, lab orders grounded
+    notes = page.values["dx"].split("Sequential diagnosis on the same cases as MIMIC-IV-Note discharge summaries", 1)
+    assert len(notes) == 2 and "not pooled with the ones above" in notes[1]
+    assert "ed-workup (gatekeeper=offline+grounded)" in notes[1] and "oracle" not in notes[1]
+    assert "(gatekeeper=offline+grounded)" not in notes[0]
     assert "NaN" not in page.values["text"] and " nan" not in page.values["text"].lower()
 
 
@@ -95,3 +100,7 @@ def test_demo_shows_progress_and_resumes(demo):
     with duckdb.connect(str(out / "dx" / "results.duckdb"), read_only=True) as con:
         oracle = con.execute("SELECT count(*), avg(reward) FROM runs WHERE agent = 'oracle'").fetchone()
     assert oracle[0] >= 30 and oracle[1] == 1.0
+    with duckdb.connect(str(out / "dx-notes" / "results.duckdb"), read_only=True) as con:
+        notes = con.execute("SELECT agent, gatekeeper, count(*), min(CAST(task AS INT)) FROM runs GROUP BY ALL").fetchall()
+    assert notes == [("ed-workup", "offline+grounded", 28, 101)]  # the demo database holds the notes' admissions
+    assert "ed-workup: same verdict as in the demo layout on" in text

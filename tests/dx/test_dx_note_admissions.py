@@ -144,3 +144,14 @@ def test_the_cohort_is_the_same_with_or_without_the_note_admissions(dbs, notes):
         assert con.execute("SELECT count(*) FROM n.mimiciv_icu.icustays WHERE hadm_id >= ? AND hadm_id < 20000000",
                            [NOTE_HADM_BASE]).fetchone()[0] == 0
         assert con.execute("SELECT count(*) FROM n.mimiciv_hosp.patients").fetchone()[0] == PATIENTS + len(notes)
+
+
+def test_dx_run_says_when_the_database_lacks_the_cases_admissions(dbs, tmp_path):
+    _, plain = dbs  # written without --notes
+    done = subprocess.run([sys.executable, "-m", "clinbench", "dx", "run", "--cases", "demo-notes", "--agent", "oracle",
+                           "--max-cases", "2", "--jobs", "1", "--mimic-db", str(plain), "--out", str(tmp_path / "c")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = " ".join(done.stdout.split())
+    assert "holds no admission for 2 of 2 cases' hadm_id: their lab orders are answered from the record" in said
+    assert "clinbench data synth mimic-iv --notes" in said

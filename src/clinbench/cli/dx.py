@@ -171,6 +171,16 @@ def register(app: typer.Typer) -> None:
             console.print("[yellow]note:[/] these are credentialed MIMIC cases: PhysioNet's guidance on using "
                           "MIMIC with language models asks for a local model or a provider that does not "
                           "retain or train on the data (the gatekeeper and judge see the whole note).")
+        if mimic_db is not None:
+            from clinbench.dx.note_admissions import linked_admissions
+
+            carried = [c for c in selected if c.hadm_id is not None]
+            missing = len(carried) - linked_admissions(mimic_db, carried) if carried else 0
+            if missing:
+                console.print(f"[yellow]note:[/] {mimic_db} holds no admission for {missing} of {len(carried)} cases' "
+                              "hadm_id: their lab orders are answered from the record"
+                              + (" (write the demo-notes admissions with `clinbench data synth mimic-iv --notes`)"
+                                 if cases == "demo-notes" else ""))
         if any(cfg.self_judge for cfg in configs):
             console.print("[yellow]note:[/] the judge is the agent's own model (--allow-self-judge); "
                           "rows are marked +self-judge")

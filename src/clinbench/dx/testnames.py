@@ -2,8 +2,8 @@
 
 ``data/test_synonyms.csv`` (curated for clinbench) lists each concept once with its kind
 (``analyte`` or ``panel``), fluid, every name it goes by (what clinicians order, MIMIC-IV
-lab-string abbreviations such as ``UreaN``, ``Plt Ct``, ``cTropnT``, and LOINC long common
-names), a panel's component concepts and LOINC codes where they help. An order and a
+lab-string abbreviations such as ``UreaN``, ``Plt Ct``, ``cTropnT``, MIMIC-IV d_labitems labels
+such as ``Calcium, Total``, and LOINC long common names), a panel's component concepts and LOINC codes where they help. An order and a
 record's label mean the same test when they resolve to the same concept: "BUN" and
 ``UreaN-18``, "platelet count" and ``Plt Ct-245``, "troponin I" and a record's "Troponin".
 Assays a hospital reports in place of one another (troponin T or I, BNP or NT-proBNP) are
