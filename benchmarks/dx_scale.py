@@ -2,9 +2,10 @@
 
     .venv/bin/python benchmarks/dx_scale.py [--cases 488] [--jobs 4] [--agent ed-workup] [--kills 3] [--out DIR]
 
-Makes N synthetic cases in the MIMIC-IV-Note layout by renumbering the ``demo-notes`` cases
-round-robin (case ids 1001, 1002, ...; the dataset has 488 cases; 28 distinct notes, so the
-figure is throughput, not accuracy) and writes them as a dataset.json. Then, each stage a real
+Makes N synthetic cases in the MIMIC-IV-Note layout from the ``demo-notes`` cases round-robin
+(case ids 1001, 1002, ...; the dataset has 488 cases), each round a jittered copy so that no two
+notes are the same text (``_jitter``; the figure is throughput, not accuracy), and writes them as
+a dataset.json. Then, each stage a real
 ``clinbench dx run --cases dataset.json`` process (the campaign engine: offline gatekeeper and
 judge, the store and evidence, ``--jobs`` worker processes):
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -39,16 +41,49 @@ from pathlib import Path
 
 import duckdb
 
-from clinbench.dx.cases import load_cases
+from clinbench.dx.cases import Case, demo_cases, load_cases
+from clinbench.dx.note_layout import NOTE_ID_OFFSET, note_case
 from clinbench.records import STORE_FILE
 
 ANCHOR_CASES = 28
 
 
+def _jitter(case: Case, k: int) -> Case:
+    """Copy ``k`` of a demo case, its text distinct from every other copy's: the vignette's age
+    k years older (a third of that under 18), every number under its results headings k x 0.4%
+    larger at the same decimals (the note's ``*`` flags are recomputed from the new values). A
+    worker embeds a text it has seen once only, so identical copies would time less work than
+    488 distinct notes are."""
+    if k == 0:
+        return case
+
+    def older(m: re.Match) -> str:
+        age = int(m.group(1))
+        return f"{age + (k if age >= 18 else k // 3)}-year-old"
+
+    def scaled(m: re.Match) -> str:
+        text = m.group(0)
+        decimals = len(text.split(".")[1]) if "." in text else 0
+        return f"{float(text.replace(',', '')) * (1 + 0.004 * k):.{decimals}f}"
+
+    summary = re.sub(r"(\d{1,3})-year-old", older, case.case_summary, count=1)
+    body, results = [], False
+    for line in case.full_text[len(case.case_summary):].splitlines():
+        if re.fullmatch(r"[A-Z][a-z ]+:", line.strip()):
+            results = line.strip().lower() in ("pertinent results:", "imaging:")
+        elif results and ": " in line:
+            name, value = line.split(": ", 1)
+            line = f"{name}: " + re.sub(r"(?<![\w.])\d[\d,]*(?:\.\d+)?", scaled, value)
+        body.append(line)
+    return case.model_copy(update={"case_summary": summary, "full_text": summary + "\n".join(body)})
+
+
 def note_cases(n: int) -> list[dict]:
-    base = load_cases("demo-notes")
-    return [base[i % len(base)].model_copy(update={"case_id": 1001 + i, "hadm_id": None}).model_dump()
-            for i in range(n)]
+    """N distinct note-layout cases: the demo-notes cases round-robin, each round a jittered copy."""
+    demo = {c.case_id: c for c in demo_cases()}
+    base = [c.case_id - NOTE_ID_OFFSET for c in load_cases("demo-notes")]
+    return [note_case(_jitter(demo[base[i % len(base)]], i // len(base))).model_copy(
+        update={"case_id": 1001 + i, "hadm_id": None}).model_dump() for i in range(n)]
 
 
 def _cli(*args: str) -> list[str]:
