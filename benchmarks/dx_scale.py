@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -102,12 +103,19 @@ def recorded(out: Path) -> int:
         return sum(1 for _ in runs.iterdir()) if runs.is_dir() else 0
 
 
-def run(cmd: list[str], env: dict) -> float:
-    start = time.perf_counter()
+def _child_cpu() -> float:
+    """CPU seconds of the finished child processes (a `dx run` and the workers it waited for)."""
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return kids.ru_utime + kids.ru_stime
+
+
+def run(cmd: list[str], env: dict) -> tuple[float, float]:
+    """(wall, CPU) seconds of ``cmd`` run to its end."""
+    start, cpu = time.perf_counter(), _child_cpu()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr[-2000:]}")
-    return time.perf_counter() - start
+    return time.perf_counter() - start, _child_cpu() - cpu
 
 
 def kill_at(cmd: list[str], env: dict, out: Path, n: int) -> int:
@@ -181,14 +189,17 @@ def main() -> None:
 
     run(_cli(*common, "--max-cases", "1", "--jobs", "1", "--out", str(out / "warm")), env)  # caches built once
     anchor = min(ANCHOR_CASES, args.cases)
-    t1 = run(_cli(*common, "--max-cases", str(anchor), "--jobs", "1", "--out", str(out / "anchor")), env)
+    t1, c1 = run(_cli(*common, "--max-cases", str(anchor), "--jobs", "1", "--out", str(out / "anchor")), env)
     rate1 = anchor / (t1 / 60)
-    print(f"anchor: {anchor} note-layout cases, {args.agent}, --jobs 1: {t1:.1f} s, {rate1:.1f} cases/minute")
+    print(f"anchor: {anchor} note-layout cases, {args.agent}, --jobs 1: {t1:.1f} s wall, {c1:.1f} s CPU "
+          f"({c1 / anchor:.2f} CPU s per case), {rate1:.1f} cases/minute")
 
-    tj = run(_cli(*common, "--jobs", str(args.jobs), "--out", str(out / "throughput")), env)
+    tj, cj = run(_cli(*common, "--jobs", str(args.jobs), "--out", str(out / "throughput")), env)
     rate = args.cases / (tj / 60)
-    print(f"throughput: {args.cases} note-layout cases, {args.agent}, --jobs {args.jobs}: {tj:.1f} s, "
-          f"{rate:.1f} cases/minute ({rate / rate1:.2f}x the --jobs 1 anchor; {os.cpu_count()} cores)")
+    print(f"throughput: {args.cases} note-layout cases, {args.agent}, --jobs {args.jobs}: {tj:.1f} s wall, "
+          f"{cj:.1f} s CPU ({cj / args.cases:.2f} CPU s per case), {rate:.1f} cases/minute "
+          f"({rate / rate1:.2f}x the --jobs 1 anchor; {os.cpu_count()} cores; load average "
+          f"{os.getloadavg()[0]:.1f})")
     failures += check_once(out / "throughput", args.cases)
 
     resumed = out / "resume"
