@@ -20,6 +20,7 @@ import pytest
 from clinbench.dx.cases import load_cases
 from clinbench.dx.gatekeeper import REAL, OfflineGatekeeper
 from clinbench.dx.grounded import GroundedGatekeeper
+from clinbench.dx.note_admissions import with_note_admissions
 from clinbench.dx.note_layout import NOTE_HADM_BASE, NOTE_ID_OFFSET
 from clinbench.dx.record import parse_record
 from clinbench.dx.testnames import concept_of_label, concepts
@@ -30,14 +31,9 @@ PATIENTS, SEED = 12, 3
 
 @pytest.fixture(scope="module")
 def dbs(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("notes")
-    with_notes = folder / "notes.duckdb"
-    done = subprocess.run([sys.executable, "-m", "clinbench", "data", "synth", "mimic-iv", "--out", str(with_notes),
-                           "--patients", str(PATIENTS), "--seed", str(SEED), "--notes"],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "and the demo-notes admissions" in done.stdout
-    return with_notes, synth_mimic_iv(folder / "plain.duckdb", patients=PATIENTS, seed=SEED)
+    folder = tmp_path_factory.mktemp("notes")  # what `data synth mimic-iv --notes` writes (its CLI: the slow test below)
+    return (synth_mimic_iv(folder / "notes.duckdb", patients=PATIENTS, seed=SEED, after_raw=with_note_admissions()),
+            synth_mimic_iv(folder / "plain.duckdb", patients=PATIENTS, seed=SEED))
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +142,17 @@ def test_the_cohort_is_the_same_with_or_without_the_note_admissions(dbs, notes):
         assert con.execute("SELECT count(*) FROM n.mimiciv_hosp.patients").fetchone()[0] == PATIENTS + len(notes)
 
 
-def test_dx_run_says_when_the_database_lacks_the_cases_admissions(dbs, tmp_path):
+@pytest.mark.slow  # two CLI processes
+def test_data_synth_notes_writes_the_admissions_and_dx_run_says_when_a_database_lacks_them(dbs, tmp_path):
+    linked = tmp_path / "linked.duckdb"
+    done = subprocess.run([sys.executable, "-m", "clinbench", "data", "synth", "mimic-iv", "--out", str(linked),
+                           "--patients", str(PATIENTS), "--seed", str(SEED), "--notes"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "and the demo-notes admissions" in done.stdout
+    with duckdb.connect(str(linked), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM mimiciv_hosp.admissions WHERE hadm_id >= ? AND hadm_id < 20000000",
+                           [NOTE_HADM_BASE]).fetchone()[0] == 28
     _, plain = dbs  # written without --notes
     done = subprocess.run([sys.executable, "-m", "clinbench", "dx", "run", "--cases", "demo-notes", "--agent", "oracle",
                            "--max-cases", "2", "--jobs", "1", "--mimic-db", str(plain), "--out", str(tmp_path / "c")],
