@@ -168,3 +168,11 @@ def test_score_json_skips_typer_and_the_duckdb_python_layer_and_prints_what_the_
     missing = subprocess.run([sys.executable, "-m", "clinbench", *args[:2], str(tmp_path / "no.csv"), *args[3:]],
                              capture_output=True, text=True, env=env)
     assert missing.returncode == 2 and missing.stderr.startswith(f"error: {tmp_path / 'no.csv'} does not exist")
+    # bytes no CSV reader wants (an agent's output is untrusted): the same answer as the full command line, no traceback
+    garbage = tmp_path / "garbage.csv"
+    garbage.write_bytes(b'\xff\xfe"unterminated,\x00\x1b[2J\n' * 3)
+    hostile = [*args[:2], str(garbage), *args[3:]]
+    fast = subprocess.run([sys.executable, "-m", "clinbench", *hostile], capture_output=True, text=True, env=env)
+    full = cb(*hostile)
+    assert "Traceback" not in fast.stderr and fast.returncode == full.exit_code
+    assert fast.stdout == (full.output if full.exit_code == 0 else "")
