@@ -37,3 +37,30 @@ def test_ctrl_c_says_what_was_kept_and_exits_130(argv, target, kept, tmp_path, m
     assert exc.value.code == 130
     assert out.err.strip() == kept  # one line, nothing else
     assert "Traceback" not in out.out + out.err
+
+
+def test_ctrl_c_inside_a_query_that_a_library_call_reports_as_its_failure_is_still_an_interrupt(tmp_path, monkeypatch,
+                                                                                                 capsys):
+    # A load wraps DuckDB's errors in its own one-line error; Ctrl-C inside one of its queries is DuckDB's
+    # InterruptException, which was then printed as "error: ..." with exit 2 instead of 130
+    import duckdb
+
+    from clinbench.cli import main
+    from clinbench.errors import ClinbenchError
+
+    def interrupted_load(*_args, **_kwargs):
+        try:
+            raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
+        except duckdb.Error as exc:
+            raise ClinbenchError(f"load failed: {exc}") from exc
+
+    monkeypatch.setattr("clinbench.ehr.synth.synth_mimic_iv", interrupted_load)
+    monkeypatch.setattr(sys, "argv", ["clinbench", "data", "synth", "mimic-iv", "--patients", "5",
+                                      "--out", str(tmp_path / "s.duckdb")])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    out = capsys.readouterr()
+    assert exc.value.code == 130 and "error" not in out.err
+    assert out.err.strip() == ("interrupted: nothing was written: the database appears at --out only when complete; "
+                               "rerun the same command")
+    assert not (tmp_path / "s.duckdb").exists()

@@ -249,3 +249,24 @@ def test_concurrent_first_uses_write_each_layer_once(source_db, tmp_path):
         assert (tmp_path / task / "database.duckdb").stat().st_ino == layer.stat().st_ino
     for task in tasks[:2]:
         assert "mimiciv_derived.vitalsign" in contents(tmp_path / task / "database.duckdb")
+
+
+@pytest.mark.parametrize(("failure", "kept"), [(duckdb.IOException, "none"), (duckdb.InterruptException, "raised")])
+def test_a_failed_copy_goes_on_without_a_layer_but_ctrl_c_in_its_queries_stops_the_load(failure, kept, tmp_path,
+                                                                                        monkeypatch):
+    # before: Ctrl-C landing in the layer's CHECKPOINT or signature query (DuckDB's InterruptException, a
+    # duckdb.Error) was taken for a cache failure: `data synth` ignored it and finished (exit 0)
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    con = duckdb.connect(str(tmp_path / "new.duckdb"))
+    con.execute("CREATE SCHEMA mimiciv_hosp; CREATE TABLE mimiciv_hosp.patients AS SELECT 1 AS subject_id")
+
+    def fail(*_args):
+        raise failure("stopped")
+
+    monkeypatch.setattr(raw_layer, "signature", fail)
+    if kept == "none":
+        assert raw_layer.keep(con, "mimic-iv") is None
+    else:
+        with pytest.raises(duckdb.InterruptException):
+            raw_layer.keep(con, "mimic-iv")
+    con.close()

@@ -211,6 +211,11 @@ def main() -> None:
     try:
         code = app(prog_name="clinbench", standalone_mode=False)
     except ClinbenchError as exc:
+        from clinbench.cli._interrupt import is_interrupt
+
+        if is_interrupt(exc):
+            _error("interrupted")  # Ctrl-C inside a query that a library call reports as its own failure
+            sys.exit(130)
         _error(f"[bold red]error:[/] {exc}")
         sys.exit(2)
     except click.ClickException as exc:

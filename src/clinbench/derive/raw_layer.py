@@ -123,6 +123,8 @@ def keep(con: duckdb.DuckDBPyConnection, dataset: str) -> Path | None:
                 cache_files.seal(path, checksum=False)
                 prune(dataset)
         return path
+    except duckdb.InterruptException:
+        raise  # Ctrl-C during the copy's queries stops the load; it is no reason to go on without a layer
     except (OSError, duckdb.Error, WriteError):  # e.g. a full or read-only cache: the load goes on without
         return None
 
