@@ -153,7 +153,7 @@ def mimic_note_case() -> Case:
     return _case(9001, "Acute pyelonephritis", summary, summary + "\n\n" + MIMIC_NOTE)
 
 
-def test_results_case() -> Case:
+def results_heading_case() -> Case:
     return _case(9002, "Hypertrophic cardiomyopathy", TEST_RESULTS.splitlines()[0], TEST_RESULTS)
 
 

@@ -19,9 +19,9 @@ from clinbench.dx.costs import PriceTable
 from clinbench.dx.encounter import run_encounter
 from clinbench.dx.gatekeeper import REAL, SYNTHETIC, OfflineGatekeeper
 from tests.dx.record_layouts import (FREE_HOLDS, MIMIC_HOLDS, STATED_NORMAL, TEST_RESULTS_HOLDS,
-                                     free_paragraphs_case, mimic_note_case, test_results_case)
+                                     free_paragraphs_case, mimic_note_case, results_heading_case)
 
-LAYOUTS = {"mimic_note": (mimic_note_case, MIMIC_HOLDS), "test_results": (test_results_case, TEST_RESULTS_HOLDS),
+LAYOUTS = {"mimic_note": (mimic_note_case, MIMIC_HOLDS), "test_results": (results_heading_case, TEST_RESULTS_HOLDS),
            "free_paragraphs": (free_paragraphs_case, FREE_HOLDS)}
 
 
@@ -60,7 +60,7 @@ def test_the_demo_layout_serves_every_recorded_result_line(cases):
 
 @pytest.mark.slow
 def test_the_hypertrophic_cardiomyopathy_record_is_served_not_contradicted():
-    gk = OfflineGatekeeper(test_results_case())
+    gk = OfflineGatekeeper(results_heading_case())
     ecg, echo = gk.answer("test", "ECG"), gk.answer("test", "echocardiogram")
     assert ecg.text == "ECG: Normal sinus rhythm with possible left ventricular hypertrophy"
     assert echo.text == "Echocardiogram: Left ventricular hypertrophy with asymmetrical septal thickening"
