@@ -56,8 +56,11 @@ def test_ctrl_c_during_synth_says_interrupted_without_traceback_or_file(tmp_path
     import time
 
     out = tmp_path / "big.duckdb"
+    # Ctrl-C as a terminal's foreground command gets it: a suite started in the background (`.ci/run &`) hands
+    # its children SIGINT ignored, which Python then keeps ignoring (the synth finished with exit 0)
     proc = subprocess.Popen([sys.executable, "-m", "clinbench", "data", "synth", "mimic-iv", "--patients", "20000",
-                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while not list(tmp_path.glob(".big.duckdb.tmp-*")) and time.monotonic() < deadline:
         time.sleep(0.05)  # interrupt while the temporary database is being filled
