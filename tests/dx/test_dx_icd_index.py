@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import json
 
-import simple_icd_10_cm as cm
-
-from clinbench.dx import icd_index
 import pytest
 
+from clinbench.dx import icd_index
+
 pytestmark = pytest.mark.slow  # `make test-fast` leaves this file out (see docs/performance.md)
+
+
+@pytest.fixture(scope="module")
+def cm():
+    """The package itself, imported by the tests that compare with it: its import parses the ICD-10-CM XML
+    (2-3 s), which a module-level import spent in every worker's collection, even when this file is deselected."""
+    import simple_icd_10_cm
+
+    return simple_icd_10_cm
 
 
 def _fresh(monkeypatch, tmp_path):
@@ -19,7 +27,7 @@ def _fresh(monkeypatch, tmp_path):
     return icd_index.classification()
 
 
-def test_every_code_gets_the_packages_answers(tmp_path, monkeypatch):
+def test_every_code_gets_the_packages_answers(cm, tmp_path, monkeypatch):
     _fresh(monkeypatch, tmp_path)
     icd_index.classification.cache_clear()
     ours = icd_index.classification()  # the second one is read back from the cache file
@@ -39,7 +47,7 @@ def test_every_code_gets_the_packages_answers(tmp_path, monkeypatch):
         assert ours.is_valid_item(bad) == cm.is_valid_item(bad) and not ours.is_block(bad)
 
 
-def test_a_damaged_cache_file_is_rebuilt(tmp_path, monkeypatch):
+def test_a_damaged_cache_file_is_rebuilt(cm, tmp_path, monkeypatch):
     first = _fresh(monkeypatch, tmp_path)
     (path,) = (tmp_path / "icd10cm").iterdir()
     path.write_text('{"format": 1, "nodes": [')  # cut short (a full disk)
