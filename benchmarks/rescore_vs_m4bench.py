@@ -21,18 +21,16 @@ and on how many runs the two rewards agree. The anchor needs pandas (``pip insta
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from score_vs_m4bench import anchor_python_problem, timed  # noqa: E402
+from score_vs_m4bench import anchor_arguments, anchor_python_problem, timed  # noqa: E402
 
 TASKS = ["mimic-apsiii-24h", "mimic-kdigo-48h", "mimic-oasis-24h", "mimic-sapsii-24h", "mimic-sofa-24h",
          "mimic-suspicion-infection", "mimic-urine-output-rate"]
@@ -116,17 +114,7 @@ def anchor_setup(m4: Path, work: Path, db: Path, out: Path, python: str) -> tupl
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--m4", type=Path, help="an M4Bench (hannesill/m4) checkout at 0.5.3; without it the anchor is skipped")
-    ap.add_argument("--patients", type=int, default=200, help="synthetic patients (default 200)")
-    ap.add_argument("--anchor-python", default=sys.executable, help="the Python that runs the anchor (needs pandas; "
-                    "default: this one)")
-    ap.add_argument("--runs", type=int, default=5, help="repetitions of each measurement (median kept)")
-    ap.add_argument("--work", type=Path, help="folder to keep the database and campaign in (reused when present)")
-    a = ap.parse_args()
-    tmp = tempfile.TemporaryDirectory()
-    work = (a.work or Path(tmp.name)).resolve()
-    work.mkdir(parents=True, exist_ok=True)
+    a, work, _tmp = anchor_arguments(__doc__, 200, "synthetic patients (default 200)", "the database and campaign")
     os.environ["CLINBENCH_CACHE"] = str(work / "cache")
     db, out = campaign(work, a.patients)
     from clinbench.records.store import Store

@@ -121,18 +121,26 @@ def m4_reward(stdout: str) -> float:
     raise SystemExit(f"M4Bench's evaluator printed no reward:\n{stdout[-400:]}")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def anchor_arguments(doc: str, patients: int, patients_help: str, kept: str) -> tuple[argparse.Namespace, Path, object]:
+    """The options both M4Bench comparisons take, parsed; the work folder (made); and the temporary folder
+    behind it, to keep alive while it is used."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--m4", type=Path, help="an M4Bench (hannesill/m4) checkout at 0.5.3; without it the anchor is skipped")
-    ap.add_argument("--patients", type=int, default=3100, help="synthetic patients (default 3,100: ~209 k reference rows)")
+    ap.add_argument("--patients", type=int, default=patients, help=patients_help)
     ap.add_argument("--anchor-python", default=sys.executable, help="the Python that runs the anchor (needs pandas; "
                     "default: this one)")
     ap.add_argument("--runs", type=int, default=5, help="repetitions of each measurement (median kept)")
-    ap.add_argument("--work", type=Path, help="folder to keep the database and outputs in (reused when present)")
+    ap.add_argument("--work", type=Path, help=f"folder to keep {kept} in (reused when present)")
     a = ap.parse_args()
     tmp = tempfile.TemporaryDirectory()
     work = (a.work or Path(tmp.name)).resolve()
     work.mkdir(parents=True, exist_ok=True)
+    return a, work, tmp
+
+
+def main() -> None:
+    a, work, _tmp = anchor_arguments(__doc__, 3100, "synthetic patients (default 3,100: ~209 k reference rows)",
+                                     "the database and outputs")
     db, perfect, perturbed, rows = prepare(work, a.patients)
     env = {**os.environ, "CLINBENCH_CACHE": str(work / "cache")}
     # as installed packages are: compiled once (both sides; the cold run writes clinbench's)
