@@ -107,7 +107,8 @@ class Bedside(MimicCohort):
                       rng.choice((2, 3), size=len(later))]
         n = len(a)
         subject = self.subject_id[self.a_pat[a]]
-        seq = 900_001 + np.arange(n)
+        # numbered past every prescription's order (their poe_ids are subject-seq too)
+        seq = int(self.con.execute(f"SELECT coalesce(max(poe_seq), 0) FROM {HOSP}.prescriptions").fetchall()[0][0]) + 1 + np.arange(n)
         poe_id = pc.binary_join_element_wise(pa.array(subject).cast(pa.string()), pa.array(seq).cast(pa.string()), "-")
         self.put(f"{HOSP}.poe", {
             "poe_id": poe_id, "poe_seq": seq, "subject_id": subject, "hadm_id": self.hadm_id[a], "ordertime": ts(t),
@@ -191,7 +192,8 @@ class Bedside(MimicCohort):
         }
         n = len(rows["g"])
         gg = rows["g"]
-        base = self.con.execute(f"SELECT coalesce(max(orderid), 9000000) FROM {ICU}.inputevents").fetchall()[0][0]
+        base, link_base = self.con.execute(f"SELECT coalesce(max(orderid), 9000000), coalesce(max(linkorderid), 8000000) "
+                                           f"FROM {ICU}.inputevents").fetchall()[0]
         orderid = int(base) + 1 + np.arange(n)
         is_drip = np.r_[np.ones(int(ok.sum()), bool), np.zeros(int(b_ok.sum()), bool)]
         self.put(f"{ICU}.inputevents", {
@@ -201,7 +203,8 @@ class Bedside(MimicCohort):
             "storetime": ts(rows["start"] + rng.integers(1, 60, n) * MINUTE), "itemid": rows["itemid"].astype(np.int32),
             "amount": rows["amount"], "amountuom": pa.array(np.full(n, "mg")), "rate": rows["rate"],
             "rateuom": pa.array(np.full(n, "mcg/kg/min"), mask=~is_drip), "orderid": orderid,
-            "linkorderid": np.where(is_drip, 8_000_000 + np.searchsorted(idx, gg), orderid),  # one per stay's drip
+            # one per stay's drip, numbered past every earlier drip's (angiotensin II's start at 8,000,000)
+            "linkorderid": np.where(is_drip, int(link_base) + 1 + np.searchsorted(idx, gg), orderid),
             "ordercategoryname": pick(("02-Fluids (Crystalloids)", "01-Drips", "05-Med Bolus"),
                                       np.where(is_drip, 1, 2)),
             "ordercomponenttypedescription": pa.array(np.full(n, "Main order parameter")),
