@@ -115,6 +115,13 @@ def test_the_grounded_gatekeeper_serves_the_labevents_in_the_note_s_words(dbs, n
     assert GroundedGatekeeper(pneumonia, OfflineGatekeeper(pneumonia), db).answer("test", "CBC").text == (
         "Complete blood count: White Blood Cells 17.4 K/uL (reference 4-11) abnormal, Hemoglobin 12.8 g/dL "
         "(reference 12-16), Platelet Count 302 K/uL (reference 150-400), Neutrophils 89 % (reference 40-75) abnormal.")
+    # nothing else on a specimen comes with a panel: a BMP's reply names only its own analytes
+    bmp = set(concepts()["basic metabolic panel"].components)
+    for case in notes:
+        grounded = GroundedGatekeeper(case, OfflineGatekeeper(case), db)
+        reply = grounded.answer("test", "Basic metabolic panel").text
+        others = [lab for lab in grounded.first if concept_of_label(lab, "blood") not in bmp and f" {lab} " in reply]
+        assert not others, (case.case_id, others, reply)
     dka = next(c for c in notes if c.case_id == NOTE_ID_OFFSET + 5)
     # a serum order gets the serum value, not the record's "Capillary blood glucose: 486 mg/dL"
     assert OfflineGatekeeper(dka).answer("test", "Glucose").text == "Glucose: Glucose-492*."

@@ -59,6 +59,12 @@ def _fmt(x: float | None) -> str:
     return f"{x:g}"
 
 
+# A panel whose tube the laboratory reports more of: a CBC's specimen carries its differential. Nothing
+# else on a specimen is served with a panel: in MIMIC-IV one chemistry specimen holds dozens of analytes
+# (a BMP's also its LFTs, lipase, troponin), which would be tests nobody ordered or paid for.
+REPORTED_WITH = {"complete blood count": "complete blood count with differential"}
+
+
 class GroundedGatekeeper:
     """Lab orders from the admission's labevents; everything else from ``inner``."""
 
@@ -134,9 +140,12 @@ class GroundedGatekeeper:
         order_of = {lab: i for i, lab in enumerate(labels)}
         rows = sorted(rows, key=lambda r: order_of[r[0]])
         panel = _is_panel(order)
-        if panel:  # what the laboratory reported on the same specimen ("with 89% neutrophils")
+        also = REPORTED_WITH.get(concept_of_order(order) or "")
+        if panel and also:  # what the laboratory reports on the same tube ("with 89% neutrophils"), nothing else
             tubes = {r[7] for r in rows if r[7] is not None}
-            rows += [r for lab, r in self.first.items() if lab not in order_of and r[7] in tubes]
+            extra = set(concepts()[also].components)
+            rows += [r for lab, r in self.first.items()
+                     if lab not in order_of and r[7] in tubes and concept_of_label(lab, "blood") in extra]
         single = len(rows) == 1 and not panel  # "Neutrophils: 84 %", not "Neutrophils: Neutrophils 84 %"
         return Reply(_render(rows[0][0] if single else name, [r[:7] for r in rows], single), REAL,
                      matched="labevents")
