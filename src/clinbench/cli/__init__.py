@@ -208,11 +208,11 @@ def main() -> None:
     """Console-script entry: run the app, turning library and usage errors into one-line messages."""
     from typer._click import exceptions as click
 
+    from clinbench.cli._interrupt import is_interrupt
+
     try:
         code = app(prog_name="clinbench", standalone_mode=False)
     except ClinbenchError as exc:
-        from clinbench.cli._interrupt import is_interrupt
-
         if is_interrupt(exc):
             _error("interrupted")  # Ctrl-C inside a query that a library call reports as its own failure
             sys.exit(130)
@@ -233,8 +233,6 @@ def main() -> None:
     except Exception as exc:
         # Ctrl-C while DuckDB runs a query surfaces as its own exception, not KeyboardInterrupt;
         # the writers clean up their temporary files, so only the traceback needs replacing.
-        from clinbench.cli._interrupt import is_interrupt
-
         if is_interrupt(exc):
             _error("interrupted")
             sys.exit(130)

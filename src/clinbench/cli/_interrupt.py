@@ -13,14 +13,14 @@ from typing import NoReturn
 
 import typer
 
+from clinbench.errors import ClinbenchError
+
 
 def is_interrupt(exc: BaseException) -> bool:
     """Whether ``exc`` is Ctrl-C, as Python or DuckDB raises it, or a library error raised because of one
     (a load that reports DuckDB's failures as its own: Ctrl-C in one of its queries is no load error)."""
     if isinstance(exc, KeyboardInterrupt):
         return True
-    from clinbench.errors import ClinbenchError
-
     if isinstance(exc, ClinbenchError):
         return any(is_interrupt(e) for e in (exc.__cause__, exc.__context__) if e is not None and e is not exc)
     import duckdb
