@@ -22,6 +22,7 @@ and on how many runs the two rewards agree. The anchor needs pandas (``pip insta
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import statistics
@@ -140,7 +141,7 @@ def main() -> None:
     for _ in range(a.runs):
         wall, cpu, text = timed([sys.executable, "-m", "clinbench", "rescore", str(out)], env)
         samples["clinbench"].append((wall, cpu))
-        if "0 changed" not in text:
+        if not re.search(r"(?<![\d,])0 changed", text):  # not "10 changed"
             raise SystemExit(f"rescore changed stored rewards: {text[-400:]}")
         if anchor is not None:
             wall, cpu, text = timed(anchor, env)

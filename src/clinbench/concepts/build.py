@@ -230,8 +230,9 @@ def build_absent(db_path: str | os.PathLike[str], tables: list[str], *, profile:
     the part of their dependency closure not built yet; [] when each is there (one read-only look).
 
     A name no concept of ``profile`` defines, or a database that does not exist, builds nothing: the
-    caller's own check says what is wrong. Tables already built are left as they are, stale or not
-    (``tasks verify`` and ``run`` report a stale one).
+    caller's own check says what is wrong. Tables already built outside the closure are left as they
+    are, stale or not (``tasks verify`` and ``run`` report a stale one); a built table inside it whose
+    SQL differs under ``profile`` is rebuilt with ``profile`` (the layer does not record its profile).
     """
     path = Path(db_path)
     if not path.is_file():
