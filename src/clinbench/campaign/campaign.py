@@ -299,7 +299,14 @@ def _stop_pool(pool: ProcessPoolExecutor | None, grace_seconds: float = 1.0) -> 
         if proc.is_alive():
             with contextlib.suppress(OSError, ValueError):
                 proc.kill()
+    # The pool's manager thread closes its wake-up pipe once it sees the workers gone; interpreter
+    # exit writes to that pipe without a lock (CPython 3.11), so exiting while the thread was still
+    # closing it printed 'OSError: [Errno 9] Bad file descriptor' with a traceback. Wait for it
+    # (shutdown forgets the thread, so it is taken first).
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
+    if manager is not None:
+        manager.join(grace_seconds)
 
 
 _RAY_LOST = ("WorkerCrashedError", "NodeDiedError", "LocalRayletDiedError", "ObjectLostError", "OwnerDiedError",
