@@ -101,9 +101,14 @@ class HandDb:
         return build_concepts(self.path, only=list(names) or None, targets=False, profile=profile)
 
     def both(self, table: str, order: str, *, a: str = "mimic-code", b: str = "mimic-code-next") -> tuple[list, list]:
-        """The rows of ``table`` under profile ``a``, then under ``b`` (rebuilt on this database), sorted by ``order``."""
+        """The rows of ``table`` under profile ``a``, then under ``b`` (on a copy of these rows: a build of some
+        tables is never of another profile than the layer's), sorted by ``order``."""
+        import shutil
+
+        other = HandDb(self.path.with_name(f"{self.path.stem}-{b}.duckdb"))
+        shutil.copyfile(self.path, other.path)
         first = (self.build(table, profile=a), self.rows(f"SELECT * FROM mimiciv_derived.{table} ORDER BY {order}"))[1]
-        second = (self.build(table, profile=b), self.rows(f"SELECT * FROM mimiciv_derived.{table} ORDER BY {order}"))[1]
+        second = (other.build(table, profile=b), other.rows(f"SELECT * FROM mimiciv_derived.{table} ORDER BY {order}"))[1]
         return first, second
 
     def rows(self, sql: str, params: list | None = None) -> list[dict]:

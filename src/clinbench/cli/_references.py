@@ -23,16 +23,25 @@ def say_built(out, results, db: Path, seconds: float) -> None:
 
 
 def build_for_tasks(db: Path, task_ids: Iterable[str], *, profile: str | None = None, variants: Iterable[str] = (),
-                    out=None) -> None:
+                    out=None) -> str:
     """Build the references of ``task_ids`` that ``db`` lacks, and for each task the named ``variants`` it has
-    (their dependency closure only; what is built is left as it is). ``out`` (a console) is told what was built."""
-    from clinbench.concepts.build import build_absent
+    (their dependency closure only; what is built is left as it is). ``out`` (a console) is told what was built.
+
+    Returns the reference profile the command goes on with: ``profile``, else the one ``db``'s concept layer
+    was built with (``out`` is told when that is not the default), else the default."""
+    from clinbench.concepts.build import build_absent, layer_profile
+    from clinbench.concepts.profiles import DEFAULT_PROFILE, label
     from clinbench.derive.catalogue import get_task
     from clinbench.derive.reference import variant_table
 
+    chosen = layer_profile(db, profile)
+    if profile is None and chosen != DEFAULT_PROFILE and out is not None:
+        out.print(f"reference profile {label(chosen)}: the one the concept layer in {db} was built with "
+                  f"(pass --profile to choose)", highlight=False, soft_wrap=True)
     specs = [get_task(t) for t in task_ids]
     tables = [s.target_table for s in specs] + [variant_table(s, v) for s in specs for v in variants if v]
     started = time.perf_counter()
-    results = build_absent(db, tables, profile=profile)
+    results = build_absent(db, tables, profile=chosen)
     if out is not None:
         say_built(out, results, db, time.perf_counter() - started)
+    return chosen

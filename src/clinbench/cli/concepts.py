@@ -30,8 +30,10 @@ def build(
     """Build a reference profile's concept layer (and the references already in DB) in dependency order; unchanged tables are skipped."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from clinbench.concepts.build import build_concepts
+    from clinbench.concepts.build import build_concepts, layer_profile
+    from clinbench.concepts.profiles import label
 
+    profile = layer_profile(db, profile)  # asked, else the layer's own, else the default
     names = [n.strip() for value in only or [] for n in value.split(",") if n.strip()] or None
     if names:
         from clinbench.derive.catalogue import load_catalogue
@@ -80,7 +82,7 @@ def build(
     built = [r for r in results if r.status == "built"]
     console.print(
         f"{len(built)} built, {sum(r.status == 'unchanged' for r in results)} unchanged, "
-        f"{sum(r.status == 'skipped' for r in results)} skipped in {elapsed:.1f} s"
+        f"{sum(r.status == 'skipped' for r in results)} skipped in {elapsed:.1f} s (reference profile {label(profile)})"
     )
     if names and results and all(r.status == "skipped" for r in results):
         from clinbench.errors import ConceptError

@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
         task_ids = resolve_tasks(split_list(tasks), db)
         console = make_console(stderr=True)
         check_names([condition], [schema])
-        build_for_tasks(db, task_ids, profile=profile, out=console)  # the folders carry the references
+        profile = build_for_tasks(db, task_ids, profile=profile, out=console)  # the folders carry the references
         check_matrix(task_ids, [condition], [schema], db)
         built = profile_of(db, [get_task(t).target_table for t in task_ids])
         if built is not None and built != label(profile):  # the folders carry the references of the profile asked for

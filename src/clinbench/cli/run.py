@@ -77,7 +77,7 @@ def run_command(
     console = make_console(stderr=True)
     from clinbench.cli._references import build_for_tasks
 
-    build_for_tasks(db, task_ids, profile=profile, variants=[variant] if "variant" in split_list(agent) else [],
+    profile = build_for_tasks(db, task_ids, profile=profile, variants=[variant] if "variant" in split_list(agent) else [],
                     out=console)
     check_matrix(task_ids, conditions, split_list(schema), db)
     from clinbench.derive.scorable import describe
@@ -123,12 +123,13 @@ def _verify_references(task_ids: list[str], db: Path, profile: str | None = None
     """`clinbench tasks verify` for the campaign's tasks: a stale or unrecorded reference, or one of
     another reference profile, stops the campaign."""
     from clinbench.concepts.manifest import verify
+    from clinbench.concepts.profiles import DEFAULT_PROFILE
     from clinbench.derive.catalogue import get_task
     from clinbench.errors import TaskError
 
     problems = verify(db, sorted({get_task(t).target_table for t in task_ids}), profile)
     if problems:
-        option = f" --profile {profile}" if profile else ""
+        option = f" --profile {profile}" if profile != DEFAULT_PROFILE else ""
         more = f" (and {len(problems) - 1} more: `clinbench tasks verify --db {db}{option}`)" if len(problems) > 1 else ""
         raise TaskError(f"reference {problems[0]}{more}; nothing was run")
 

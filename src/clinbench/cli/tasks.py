@@ -110,14 +110,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Export a task's reference output as CSV (for auditing a target); builds it first if DB lacks it."""
         from clinbench.cli._references import build_for_tasks
-        from clinbench.concepts.profiles import get_profile
         from clinbench.derive.reference import check_variant, export_reference
         from clinbench.derive.catalogue import get_task
 
         if variant is not None:
             check_variant(get_task(task_id), variant)  # a typo is named before anything is built
-        build_for_tasks(db, [task_id], profile=profile, variants=[variant] if variant else [], out=console)
-        rows = export_reference(task_id, db, out, variant=variant, profile=get_profile(profile).name)
+        profile = build_for_tasks(db, [task_id], profile=profile, variants=[variant] if variant else [], out=console)
+        rows = export_reference(task_id, db, out, variant=variant, profile=profile)
         console.print(f"wrote {rows} rows to {out}")
 
     @tasks.command("verify")
@@ -134,7 +133,7 @@ def register(app: typer.Typer) -> None:
         from clinbench.derive.catalogue import get_task
 
         ids = split_list(task) or resolve_tasks(["all"], db)  # every task whose dataset the database holds
-        build_for_tasks(db, ids, profile=profile, out=console)
+        profile = build_for_tasks(db, ids, profile=profile, out=console)
         problems = verify_references(db, sorted({get_task(t).target_table for t in ids}), profile)
         for problem in problems:
             console.print(str(problem), markup=False, highlight=False, soft_wrap=True)

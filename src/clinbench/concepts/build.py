@@ -25,7 +25,7 @@ import duckdb
 from clinbench.concepts import manifest
 from clinbench.concepts.catalog import MIMIC_DERIVED, Concept, find_concept, load_concepts
 from clinbench.concepts.graph import Dependencies, closure, dependency_map, topological_order
-from clinbench.concepts.profiles import get_profile, lineage
+from clinbench.concepts.profiles import get_profile, label, lineage
 from clinbench.errors import ConceptError, DataError
 
 META_SCHEMA = "clinbench_meta"
@@ -129,7 +129,7 @@ def _select(concepts: dict[str, Concept], deps: dict[str, Dependencies], only: l
     return topological_order(closure(wanted, deps), deps)
 
 
-def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql: str, meta: tuple[str, str],
+def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql: str, meta: tuple[str, str, str],
                  started: float) -> tuple[int, tuple[str, str, str]]:
     """Replace ``out`` by the concept's rows and its bookkeeping row in one transaction: a failure leaves both as they were."""
     con.execute("BEGIN TRANSACTION")
@@ -147,9 +147,9 @@ def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql
             raise ConceptError(f"{where}: {first}; the previous {out} (if any) is unchanged: fix the SQL and rebuild") from exc
         con.execute(f"DELETE FROM {META_TABLE} WHERE name = ?", [out])
         row = con.execute(
-            f"INSERT INTO {META_TABLE} (name, sql_sha256, input_fingerprint, built_at, seconds, rows) "
-            "VALUES (?, ?, ?, now()::TIMESTAMP, ?, ?) RETURNING sql_sha256, input_fingerprint, CAST(built_at AS VARCHAR)",
-            [out, meta[0], meta[1], time.perf_counter() - started, rows]).fetchone()
+            f"INSERT INTO {META_TABLE} (name, sql_sha256, input_fingerprint, built_at, seconds, rows, profile) "
+            "VALUES (?, ?, ?, now()::TIMESTAMP, ?, ?, ?) RETURNING sql_sha256, input_fingerprint, CAST(built_at AS VARCHAR)",
+            [out, meta[0], meta[1], time.perf_counter() - started, rows, meta[2]]).fetchone()
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -178,28 +178,31 @@ def build_concepts(
     stay in ``eicu_derived``. Concepts whose raw tables are absent are skipped with a note.
     Up to ``workers`` concepts whose inputs are ready are built at once, each on its own cursor
     (default ``CLINBENCH_BUILD_WORKERS`` or 2); the tables are the same for any number.
-    ``profile`` names the reference profile (``clinbench.concepts.profiles``; default m4bench); a
-    table the profile does not build is dropped, and the manifest records the profile.
+    ``profile`` names the reference profile (``clinbench.concepts.profiles``; default: the one the
+    database's layer was built with, else m4bench); a table the profile does not build is dropped, and
+    every table built or kept records the profile. A build of some tables only (``only``) of another
+    profile than the layer's is refused: it would leave a layer of two profiles.
     """
     if not _SCHEMA_NAME.match(schema):
         raise ConceptError(f"invalid schema name {schema!r}: use lower-case letters, digits and underscores")
     workers = max(1, workers or int(os.environ.get("CLINBENCH_BUILD_WORKERS") or DEFAULT_WORKERS))
-    profile = get_profile(profile).name
-    concepts = load_concepts(profile=profile)
-    deps = dependency_map(concepts)
 
     con = _open(db_path)
     try:
+        recorded = _recorded_profiles(con)
+        profile = _chosen_profile(profile, recorded, partial=bool(only), db=Path(db_path))
+        concepts = load_concepts(profile=profile)
+        deps = dependency_map(concepts)
         order = _select(concepts, deps, only, targets, lambda: _existing_tables(con), schema)
         con.execute("SET enable_progress_bar = false")
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {META_SCHEMA}")
         con.execute(
             f"CREATE TABLE IF NOT EXISTS {META_TABLE} (name VARCHAR PRIMARY KEY, sql_sha256 VARCHAR, "
-            "input_fingerprint VARCHAR, built_at TIMESTAMP, seconds DOUBLE, rows BIGINT)"
+            "input_fingerprint VARCHAR, built_at TIMESTAMP, seconds DOUBLE, rows BIGINT, profile VARCHAR)"
         )
-        if not con.execute(f"SELECT count(*) FROM duckdb_columns() WHERE schema_name = '{META_SCHEMA}' "
-                           "AND table_name = 'concept_builds' AND column_name = 'rows'").fetchone()[0]:
-            con.execute(f"ALTER TABLE {META_TABLE} ADD COLUMN rows BIGINT")  # a database built before row counts were kept
+        # databases built before row counts, and before profiles, were kept
+        con.execute(f"ALTER TABLE {META_TABLE} ADD COLUMN IF NOT EXISTS rows BIGINT")
+        con.execute(f"ALTER TABLE {META_TABLE} ADD COLUMN IF NOT EXISTS profile VARCHAR")
         for out_schema in sorted({output_table(concepts[q], schema).split(".")[0] for q in order}):
             con.execute(f"CREATE SCHEMA IF NOT EXISTS {out_schema}")
         _drop_omitted(con, profile, schema)
@@ -210,6 +213,9 @@ def build_concepts(
                 state.finish(qualified, state.build_one(con, qualified), index, len(order), progress)
         else:
             _build_concurrently(state, order, workers, progress)
+        if not only:  # the whole layer is now this profile's (a table two profiles share was left as it was)
+            con.execute(f"UPDATE {META_TABLE} SET profile = ? WHERE profile IS DISTINCT FROM ?",
+                        [label(profile), label(profile)])
     finally:
         con.close()
     # The raw-table fingerprints the manifest just computed stay true for the file as closed (a
@@ -224,6 +230,45 @@ def build_concepts(
 DEFAULT_WORKERS = 2
 
 
+def _recorded_profiles(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The profiles (``name@version``) the database's built tables record (none before profiles were kept)."""
+    try:
+        return {r[0] for r in con.execute(f"SELECT DISTINCT profile FROM {META_TABLE} WHERE profile IS NOT NULL").fetchall()}
+    except duckdb.Error:  # no bookkeeping yet, or bookkeeping from before profiles
+        return set()
+
+
+def _chosen_profile(asked: str | None, recorded: set[str], *, partial: bool, db: Path) -> str:
+    """The profile a build uses: ``asked``, else the layer's own, else the default; a partial build of
+    another profile than the layer's is a ConceptError (the one-line advice names both ways on)."""
+    if asked is None and len(recorded) == 1:
+        asked = next(iter(recorded)).split("@")[0]
+    profile = get_profile(asked).name
+    if partial and recorded and recorded != {label(profile)}:
+        held = " and ".join(sorted(recorded))
+        raise ConceptError(f"the concept layer in {db} was built with reference profile {held}; building "
+                           f"{label(profile)} tables into it would mix profiles: pass --profile "
+                           f"{sorted(recorded)[0].split('@')[0]}, or rebuild the layer with "
+                           f"`clinbench concepts build {db} --profile {profile}`")
+    return profile
+
+
+def layer_profile(db_path: str | os.PathLike[str], asked: str | None = None) -> str:
+    """The profile a command on ``db_path`` uses: ``asked``, else the one its concept layer was built with,
+    else the default (one read-only look; a database that cannot be opened gets the default)."""
+    if asked is not None:
+        return get_profile(asked).name
+    try:
+        con = duckdb.connect(str(db_path), read_only=True)
+    except duckdb.Error:
+        return get_profile(None).name
+    try:
+        recorded = _recorded_profiles(con)
+    finally:
+        con.close()
+    return get_profile(next(iter(recorded)).split("@")[0] if len(recorded) == 1 else None).name
+
+
 def build_absent(db_path: str | os.PathLike[str], tables: list[str], *, profile: str | None = None,
                  progress: Progress | None = None) -> list[BuildResult]:
     """Build on demand those of ``tables`` (qualified references or variants) that ``db_path`` lacks, with
@@ -231,12 +276,13 @@ def build_absent(db_path: str | os.PathLike[str], tables: list[str], *, profile:
 
     A name no concept of ``profile`` defines, or a database that does not exist, builds nothing: the
     caller's own check says what is wrong. Tables already built outside the closure are left as they
-    are, stale or not (``tasks verify`` and ``run`` report a stale one); a built table inside it whose
-    SQL differs under ``profile`` is rebuilt with ``profile`` (the layer does not record its profile).
+    are, stale or not (``tasks verify`` and ``run`` report a stale one). ``profile`` defaults to the
+    layer's own (``layer_profile``); another profile than the layer's is refused (``build_concepts``).
     """
     path = Path(db_path)
     if not path.is_file():
         return []
+    profile = layer_profile(path, profile)
     try:
         con = duckdb.connect(str(path), read_only=True)
     except duckdb.Error:
@@ -316,7 +362,7 @@ class _BuildState:
                 rows = con.execute(f"SELECT count(*) FROM {out}").fetchone()[0]
             return BuildResult(out, concept.name, "unchanged", rows, time.perf_counter() - started, "SQL and inputs unchanged since the last build")
 
-        rows, row = _materialise(con, concept, out, sql, (sql_sha, fingerprint), started)
+        rows, row = _materialise(con, concept, out, sql, (sql_sha, fingerprint, label(self.profile)), started)
         with self.lock:
             self.meta[out] = row
         return BuildResult(out, concept.name, "built", rows, time.perf_counter() - started)

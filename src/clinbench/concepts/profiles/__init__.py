@@ -71,8 +71,9 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     ),
 )}
 DEFAULT_PROFILE = "m4bench"
-PROFILE_HELP = ("Reference profile: m4bench (default: M4Bench 0.5.3's own pipeline, what the paper scored against), "
-                "mimic-code (mimic-code 8bcbd190) or mimic-code-next; see `clinbench concepts profiles`.")
+PROFILE_HELP = ("Reference profile: m4bench (M4Bench 0.5.3's own pipeline, what the paper scored against), "
+                "mimic-code (mimic-code 8bcbd190) or mimic-code-next; default: the one the database's concept layer "
+                "was built with, else m4bench; see `clinbench concepts profiles`.")
 
 
 def get_profile(name: str | None) -> Profile:
