@@ -32,25 +32,6 @@ from clinbench.dx.testnames import concept_of_label, concept_of_order, concepts
 from clinbench.errors import DataError
 
 HOSP = "mimiciv_hosp"
-# Panels and the d_labitems labels of their analytes (blood fluid).
-PANELS: dict[str, tuple[str, ...]] = {
-    "complete blood count": ("White Blood Cells", "Hemoglobin", "Hematocrit", "Platelet Count"),
-    "basic metabolic panel": ("Sodium", "Potassium", "Chloride", "Bicarbonate", "Urea Nitrogen", "Creatinine",
-                              "Glucose"),
-    "comprehensive metabolic panel": ("Sodium", "Potassium", "Chloride", "Bicarbonate", "Urea Nitrogen",
-                                      "Creatinine", "Glucose", "Calcium, Total", "Albumin", "Bilirubin, Total",
-                                      "Alkaline Phosphatase", "Alanine Aminotransferase (ALT)",
-                                      "Asparate Aminotransferase (AST)"),
-    "liver function tests": ("Bilirubin, Total", "Alkaline Phosphatase", "Alanine Aminotransferase (ALT)",
-                             "Asparate Aminotransferase (AST)", "Albumin"),
-    "coagulation panel": ("INR(PT)", "PT", "PTT"),
-}
-_PANEL_NAMES = [(name, name) for name in PANELS] + [
-    ("cbc", "complete blood count"), ("full blood count", "complete blood count"),
-    ("bmp", "basic metabolic panel"), ("electrolytes", "basic metabolic panel"),
-    ("cmp", "comprehensive metabolic panel"), ("lfts", "liver function tests"),
-    ("hepatic function panel", "liver function tests"), ("coags", "coagulation panel"),
-    ("pt inr", "coagulation panel")]
 
 
 def _fmt(x: float | None) -> str:
@@ -114,8 +95,8 @@ class GroundedGatekeeper:
 
     def _labels(self, order: str) -> tuple[str, list[str]]:
         """(display name, d_labitems labels) of an order; no labels when it is not a lab order.
-        The synonym table's concept of the order first ("TSH", "calcium": the labels of that
-        concept, a panel's of its components), then the panels below, then the labels by name."""
+        The synonym table's concept of the order first ("TSH", "calcium", "cbc": the labels of that
+        concept, a panel's of its components), then the labels by name."""
         labels = _all_labels(str(self.db))
         concept = concept_of_order(order)
         if concept is not None:
@@ -124,9 +105,6 @@ class GroundedGatekeeper:
             hits = [lab for m in members for lab in labels if concept_of_label(lab, "blood") == m]
             if hits:
                 return (info.display if info.kind == "panel" else order.strip()), hits
-        panel, _ = best_match(order, _PANEL_NAMES, 90.0)
-        if panel is not None:
-            return panel[0].upper() + panel[1:], list(PANELS[panel])
         hit, _ = best_match(order, [(lab, lab) for lab in labels], 88.0)
         return (order.strip(), [hit]) if hit is not None else (order.strip(), [])
 
@@ -187,9 +165,7 @@ class GroundedGatekeeper:
 
 def _is_panel(order: str) -> bool:
     concept = concept_of_order(order)
-    if concept is not None:
-        return concepts()[concept].kind == "panel"
-    return best_match(order, _PANEL_NAMES, 90.0)[0] is not None
+    return concept is not None and concepts()[concept].kind == "panel"
 
 
 def _render(name: str, rows, single: bool) -> str:

@@ -219,10 +219,6 @@ class Store:
                     con.execute("ROLLBACK")
                 raise
 
-    def record_of(self, run_id: str) -> RunRecord | None:
-        """A recorded run back as a ``RunRecord`` (with its column scores and usage)."""
-        return self.records([run_id]).get(run_id)
-
     def records(self, run_ids: Iterable[str] | None = None) -> dict[str, RunRecord]:
         """Recorded runs back as ``RunRecord``s (with column scores and usage), by run id: the ones named, or
         every run; read in one connection (a campaign's worth in two queries)."""
