@@ -137,6 +137,18 @@ def test_concurrent_and_serial_builds_give_the_same_tables_and_order(toy_root, t
             assert _table(toy_db, sql) == _table(serial_db, sql), r.name
 
 
+def test_a_build_leaves_the_callers_duckdb_threads_as_they_were(toy_root, toy_db):
+    # the builders run single-threaded queries on a small machine; a caller holding the same file
+    # shares the DuckDB instance, and its own queries keep the threads it set
+    con = duckdb.connect(str(toy_db))
+    try:
+        con.execute("SET threads = 3")
+        assert {r.status for r in build_concepts(toy_db, workers=2)} >= {"built"}
+        assert con.execute("SELECT current_setting('threads')").fetchone()[0] == 3
+    finally:
+        con.close()
+
+
 def test_every_concept_header_declares_the_five_fields():
     for concept in load_concepts().values():
         if concept.kind != "concept" or concept.schema != "mimiciv_derived":
