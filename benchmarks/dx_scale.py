@@ -120,12 +120,15 @@ def run(cmd: list[str], env: dict) -> tuple[float, float]:
 
 def kill_at(cmd: list[str], env: dict, out: Path, n: int) -> int:
     """Start ``cmd``, SIGKILL it once ``out`` holds ``n`` runs; the runs recorded then."""
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    runs = out / "runs"
-    while proc.poll() is None and (not runs.is_dir() or sum(1 for _ in runs.iterdir()) < n):
-        time.sleep(0.05)
-    if proc.poll() is not None:
-        sys.exit(f"the campaign ended before {n} runs: {proc.stderr.read().decode()[-2000:]}")
+    # stderr to a file: a pipe nobody reads fills at 64 KiB of progress lines and stalls the campaign
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=log)
+        runs = out / "runs"
+        while proc.poll() is None and (not runs.is_dir() or sum(1 for _ in runs.iterdir()) < n):
+            time.sleep(0.05)
+        if proc.poll() is not None:
+            log.seek(0)
+            sys.exit(f"the campaign ended before {n} runs: {log.read().decode(errors='replace')[-2000:]}")
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     time.sleep(1.0)  # orphaned workers see their parent gone and stop
