@@ -45,3 +45,16 @@ def build_for_tasks(db: Path, task_ids: Iterable[str], *, profile: str | None = 
     if out is not None:
         say_built(out, results, db, time.perf_counter() - started)
     return chosen
+
+
+def prepare_matrix(db: Path, task_ids: list[str], conditions: list[str], schemas: list[str], *,
+                   profile: str | None = None, variants: Iterable[str] = (), out=None) -> str:
+    """What `run`, `workspace` and `export-tasks` check and build before they start: a condition or schema
+    typo is named before anything is built, then the references are built on demand, then the matrix is
+    checked against ``db``. Returns the reference profile (``build_for_tasks``)."""
+    from clinbench.campaign.matrix import check_matrix, check_names
+
+    check_names(conditions, schemas)
+    chosen = build_for_tasks(db, task_ids, profile=profile, variants=variants, out=out)
+    check_matrix(task_ids, conditions, schemas, db)
+    return chosen

@@ -24,8 +24,8 @@ def register(app: typer.Typer) -> None:
         """Write Harbor task folders (instruction, task.toml, environment/, tests/ running clinbench's scorer)."""
         from clinbench.campaign.matrix import split_list
         from clinbench.cli._console import make_console
-        from clinbench.campaign.matrix import check_matrix, check_names, resolve_tasks, scorable_tasks
-        from clinbench.cli._references import build_for_tasks
+        from clinbench.campaign.matrix import resolve_tasks, scorable_tasks
+        from clinbench.cli._references import prepare_matrix
         from clinbench.concepts.manifest import profile_of
         from clinbench.concepts.profiles import get_profile, label
         from clinbench.derive.catalogue import get_task
@@ -39,9 +39,7 @@ def register(app: typer.Typer) -> None:
             raise DataError(f"database {db} not found; pass --db the database the references were built in")
         task_ids = resolve_tasks(split_list(tasks), db)
         console = make_console(stderr=True)
-        check_names([condition], [schema])
-        profile = build_for_tasks(db, task_ids, profile=profile, out=console)  # the folders carry the references
-        check_matrix(task_ids, [condition], [schema], db)
+        profile = prepare_matrix(db, task_ids, [condition], [schema], profile=profile, out=console)  # the folders carry them
         built = profile_of(db, [get_task(t).target_table for t in task_ids])
         if built is not None and built != label(profile):  # the folders carry the references of the profile asked for
             raise DataError(f"the references in {db} were built with reference profile {built}, not {label(profile)}; "

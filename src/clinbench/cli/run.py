@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 from clinbench.agents.attribution import ENDPOINT_DOWN_SECONDS
-from clinbench.campaign.matrix import (MatrixError, check_matrix, check_names, expand, resolve_conditions, resolve_tasks,
+from clinbench.campaign.matrix import (MatrixError, expand, resolve_conditions, resolve_tasks,
                                       scorable_tasks, split_list, supported_pairs)
 from clinbench.cli._campaign import finished, interrupted
 from clinbench.cli._console import make_console
@@ -73,13 +73,11 @@ def run_command(
         raise typer.BadParameter(f"must be value or required, not {scored_columns!r}", param_hint="--scored-columns")
     task_ids = resolve_tasks(split_list(tasks), db)
     conditions = resolve_conditions(split_list(conditions))
-    check_names(conditions, split_list(schema))  # a typo is named before a reference is built
     console = make_console(stderr=True)
-    from clinbench.cli._references import build_for_tasks
+    from clinbench.cli._references import prepare_matrix
 
-    profile = build_for_tasks(db, task_ids, profile=profile, variants=[variant] if "variant" in split_list(agent) else [],
-                    out=console)
-    check_matrix(task_ids, conditions, split_list(schema), db)
+    profile = prepare_matrix(db, task_ids, conditions, split_list(schema), profile=profile,
+                             variants=[variant] if "variant" in split_list(agent) else [], out=console)
     from clinbench.derive.scorable import describe
 
     task_ids, unscorable = scorable_tasks(task_ids, db)

@@ -21,14 +21,11 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", help="New folder for the workspace."),
     ) -> None:
         """Prepare a workspace: masked database.duckdb, prompt.md and skills/."""
-        from clinbench.campaign.matrix import check_matrix, check_names
-        from clinbench.cli._references import build_for_tasks
+        from clinbench.cli._references import prepare_matrix
         from clinbench.derive.workspace import prepare_workspace
 
         if db.is_file():  # a missing file gets prepare_workspace's own message
-            check_names([condition], [schema])
-            build_for_tasks(db, [task_id], out=console)  # the reference the run will be scored against
-            check_matrix([task_id], [condition], [schema], db)
+            prepare_matrix(db, [task_id], [condition], [schema], out=console)  # the reference it will be scored against
 
         with console.status(f"preparing {task_id} ({condition}, {schema})"):
             ws = prepare_workspace(task_id, condition, schema, db, out)
