@@ -106,7 +106,9 @@ def test_rescore_reproduces_then_follows_a_changed_reference(campaign, tmp_path)
     campaign = shutil.copytree(campaign, tmp_path / "copy")
     before = {r["run_id"]: r["reward"] for r in Store.open(campaign).runs()}
     assert sorted(before.values()) == [0.0, 0.0, 0.0, 0.5, 1.0, 1.0]
+    sealed = {rid: (campaign / "runs" / rid / "manifest.json").read_bytes() for rid in before}
     assert not any(r.changed for r in rescore_campaign(campaign))
+    assert {rid: (campaign / "runs" / rid / "manifest.json").read_bytes() for rid in before} == sealed  # left as sealed
     changed_db = shutil.copyfile(original_db, tmp_path / "changed.duckdb")
     con = duckdb.connect(str(changed_db))
     con.execute("UPDATE mimiciv_derived.target_sofa_24h SET renal = 4 WHERE stay_id = 200")
@@ -127,6 +129,8 @@ def test_rescore_reproduces_then_follows_a_changed_reference(campaign, tmp_path)
         folder = campaign / "runs" / rid
         assert json.loads((folder / "score.json").read_text())["reward"] == pytest.approx(13 / 14)
         assert verify_manifest(folder) == []
+        old, new = (json.loads(m)["files"] for m in (sealed[rid], (folder / "manifest.json").read_bytes()))
+        assert {k: v for k, v in old.items() if k != "score.json"} == {k: v for k, v in new.items() if k != "score.json"}
 
 
 def test_transcript_text_and_write_detection(tmp_path):

@@ -8,7 +8,7 @@ import duckdb
 import pytest
 
 from clinbench.derive.catalogue import TaskSpec
-from clinbench.derive.score import score_against, score_output
+from clinbench.derive.score import score_against, score_many_against, score_output
 from clinbench.errors import TaskError
 
 
@@ -297,3 +297,32 @@ def test_a_bad_byte_is_named_by_its_offset_in_the_file(con, tmp_path):
     body = PERFECT.encode() + b"4,1,2.0\n" * 700_000
     r = run(con, tmp_path, body + b"4,\xff,2.0\n")
     assert f"bad byte at offset {len(body) + 2}" in r.reason and r.reward == 0.0
+
+
+# outputs of one header are read and scored together (rescore); the rest, and a batch with a hostile
+# file, one by one: every output must get exactly what it gets alone
+BATCH = [
+    PERFECT,
+    "stay_id,score,dose\n1,3,1.0\n2,0,\n3,4,0.25\n",  # a key missing
+    PERFECT + "99,1,1.0\n",  # an extra key
+    "stay_id,score,dose\n1,2,1.0\n1,3,1.0\n2,0,\n3,4,0.25\n4,1,2.0\n",  # a duplicate, first row wrong
+    "stay_id,score,dose\n1,3,1.0\n2,0,nan\n3,4,inf\n4,1,2.004\n",
+    PERFECT + ",1,1\n,2,2\n",  # null keys
+    "stay_id,score,dose\n",  # header only
+    "dose,score,stay_id\n1.0,3,1\n,0,2\n",  # another header: its own batch...
+    "dose,score,stay_id\n1.0,3,1\n,NA,2\n0.25,4,3,7\n",  # ...that this file sends back one by one
+    '"stay_id","score","dose"\n1,3,1.0\n',  # a header for DuckDB's sniffer
+    "score,dose\n3,1\n",
+    "",
+    b"stay_id,score,dose\n1,3,\xff\n",
+    "stay_id,dose\n1,1.0\n2,\n",  # a scored column missing
+]
+
+
+def test_outputs_scored_together_get_what_each_gets_alone(con, tmp_path):
+    paths = [write(tmp_path, text, f"out{i}.csv") for i, text in enumerate(BATCH)]
+    alone = [score_against(spec(), p, con, "ref").as_dict() for p in paths]
+    together = [r.as_dict() for r in score_many_against(spec(), [*paths, tmp_path / "absent.csv"], con, "ref")]
+    assert together[:-1] == alone
+    assert "does not exist" in together[-1]["reason"]
+    assert [r["reward"] for r in alone[:4]] == [1.0, 0.75, 0.8, pytest.approx(0.7)]

@@ -1,8 +1,10 @@
 """Re-score every run of a campaign from its evidence (output.csv) against a database's references.
 
-Re-scoring with the same database reproduces the stored numbers; after a scorer or
-reference change it updates the store and each run's score.json (and that one hash in its
-manifest). A database whose references or source tables differ from the campaign's data
+Re-scoring with the same database reproduces the stored numbers and writes nothing; after a
+scorer or reference change it updates the store and each changed run's score.json (and that
+one hash in its manifest, sealed again). A task's outputs are scored together (``Scorer.many``:
+one query for those of one header, each with the score it gets alone); every run's evidence
+is verified first, whether its score changes or not. A database whose references or source tables differ from the campaign's data
 binding is refused unless ``new_data``; then every run is marked as re-scored against it.
 Evidence is sealed once: a run whose evidence no longer matches its manifest is not
 re-scored and never resealed. It keeps its stored score, is marked not publishable with
@@ -18,7 +20,8 @@ from pathlib import Path
 
 from clinbench.campaign import evidence
 from clinbench.campaign.execute import score_into_record
-from clinbench.records import RunStatus
+from clinbench.derive.score import Scorer, ScoreResult
+from clinbench.records import RunRecord, RunStatus
 from clinbench.records.store import Store
 from clinbench.errors import ClinbenchError
 
@@ -54,29 +57,47 @@ def rescore_campaign(out: str | Path, db: str | Path | None = None, *, new_data:
             profiles[database] = (profile_of(database, list(tables.values())) if new_data else
                                   binding.check_profile(store, database, list(tables.values()), command="rescore"))
     marked = f"{sorted(databases)[0]} at {datetime.now():%Y-%m-%d %H:%M:%S}" if new_data and databases else None
-    from clinbench.derive.score import Scorer
-
     every = store.runs()
     records = store.records()  # every run's record in one read, not one connection per run
     order = sorted(every, key=lambda r: (r["task"], r["run_id"]))  # a task's runs in a row: its reference read once
     done: dict[str, RescoreResult] = {}
-    rescored = []
+    rescored: list = []
     try:
         with Scorer() as scorer:
+            pending: list[_Run] = []
             for row in order:
-                done[row["run_id"]] = _rescore_one(out, row, records[row["run_id"]], db, scorer, digests, profiles,
-                                                   tables, marked, rescored)
+                run = _verified(out, row, records[row["run_id"]], db)
+                if isinstance(run, RescoreResult):
+                    done[row["run_id"]] = run
+                    continue
+                if pending and (pending[0].row["task"], pending[0].database) != (row["task"], run.database):
+                    _rescore_batch(pending, scorer, digests, profiles, tables, marked, done, rescored)
+                    pending = []
+                pending.append(run)
+            _rescore_batch(pending, scorer, digests, profiles, tables, marked, done, rescored)
     finally:  # what was re-scored before a failure or Ctrl-C is recorded: its evidence is already resealed
         store.record_many(rescored)
-        evidence.sync_seals(out)
+        if rescored:
+            evidence.sync_seals(out)
     for database, current in digests.items():
         store.bind(current, database, replace=new_data)
     return [done[row["run_id"]] for row in every]
 
 
-def _rescore_one(out: Path, row: dict, record, db, scorer, digests: dict, profiles: dict, tables: dict,
-                 marked: str | None, rescored: list) -> RescoreResult:
-    """Verify one run's evidence, score its output again and reseal it; its new record goes to ``rescored``."""
+@dataclass
+class _Run:
+    """A run whose evidence verifies, ready to be scored again."""
+
+    row: dict
+    record: RunRecord
+    folder: Path
+    manifest: dict
+    database: str
+    output: Path | None
+
+
+def _verified(out: Path, row: dict, record: RunRecord, db) -> _Run | RescoreResult:
+    """The run ready to re-score, or (its evidence fails verification) its refusal, recorded in the store."""
     folder = out / (row["evidence_dir"] or f"{evidence.RUNS_DIR}/{row['run_id']}")
     manifest_path = folder / evidence.MANIFEST
     if not manifest_path.is_file():
@@ -90,23 +111,50 @@ def _rescore_one(out: Path, row: dict, record, db, scorer, digests: dict, profil
     if not database or not Path(database).is_file():
         raise ClinbenchError(f"database {database} of run {row['run_id']} not found; pass --db")
     output = folder / evidence.OUTPUT
-    score = score_into_record(record, row["task"], output if output.is_file() else None, database,
-                              manifest.get("scored_columns", "value"), scorer=scorer)
-    old_score = json.loads((folder / evidence.SCORE).read_text()) if (folder / evidence.SCORE).is_file() else {}
-    for kept in ("run_error", "output_refused"):
-        if kept in old_score:
-            score[kept] = old_score[kept]
-    if record.status == RunStatus.AGENT_FAILED and record.reward is None:
-        record.reward = 0.0
-    record.data_digest = digests.get(str(Path(database).resolve()), {}).get(tables.get(row["task"]), record.data_digest)
-    record.rescored_against = marked or record.rescored_against
-    record.profile = profiles.get(str(Path(database).resolve()), record.profile)
-    meta = {"rescored_at": datetime.now().isoformat(), "rescored_with": str(database)}
-    if "record" in manifest:
-        meta["record"] = record.to_json()
-    evidence.reseal_score(folder, score, verified=True, sync=False, **meta)
-    rescored.append(record)
-    return RescoreResult(row["run_id"], row["reward"], record.reward)
+    return _Run(row, record, folder, manifest, str(database), output if output.is_file() else None)
+
+
+def _rescore_batch(runs: list[_Run], scorer, digests: dict, profiles: dict, tables: dict, marked: str | None,
+                   done: dict, rescored: list) -> None:
+    """Score the outputs of runs of one task and database together, then reseal each run whose score or
+    record changed (an unchanged one is left as it was sealed); their new records go to ``rescored``."""
+    if not runs:
+        return
+    scored: dict[tuple[str, str], ScoreResult] = {}
+    by_columns: dict[str, list[Path]] = {}
+    for run in runs:
+        if run.output is not None and run.record.status != RunStatus.HARNESS_ERROR:
+            by_columns.setdefault(run.manifest.get("scored_columns", "value"), []).append(run.output)
+    for columns, outputs in by_columns.items():
+        results = scorer.many(runs[0].row["task"], outputs, runs[0].database, scored_columns=columns)
+        scored.update({(columns, str(o)): r for o, r in zip(outputs, results)})
+
+    def score_of(task_id: str, output_csv: Path, db: str, *, scored_columns: str) -> ScoreResult:
+        return scored[(scored_columns, str(output_csv))]
+
+    for run in runs:
+        record, folder, row = run.record, run.folder, run.row
+        before = record.to_json()
+        score = score_into_record(record, row["task"], run.output, run.database,
+                                  run.manifest.get("scored_columns", "value"), scorer=score_of)
+        old_score = json.loads((folder / evidence.SCORE).read_text()) if (folder / evidence.SCORE).is_file() else {}
+        for kept in ("run_error", "output_refused"):
+            if kept in old_score:
+                score[kept] = old_score[kept]
+        if record.status == RunStatus.AGENT_FAILED and record.reward is None:
+            record.reward = 0.0
+        resolved = str(Path(run.database).resolve())
+        record.data_digest = digests.get(resolved, {}).get(tables.get(row["task"]), record.data_digest)
+        record.rescored_against = marked or record.rescored_against
+        record.profile = profiles.get(resolved, record.profile)
+        done[row["run_id"]] = RescoreResult(row["run_id"], row["reward"], record.reward)
+        if record.to_json() == before and json.loads(json.dumps(score, default=str)) == old_score:
+            continue  # the same score and record: nothing to write, nothing to seal again
+        meta = {"rescored_at": datetime.now().isoformat(), "rescored_with": run.database}
+        if "record" in run.manifest:
+            meta["record"] = record.to_json()
+        evidence.reseal_score(folder, score, verified=True, sync=False, **meta)
+        rescored.append(record)
 
 
 def _run_db(out: Path, row: dict) -> str | None:

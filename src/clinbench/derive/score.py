@@ -46,6 +46,8 @@ NON_SCORING_REQUIRED_COLUMNS = frozenset({"subject_id", "hadm_id", "stay_id", "p
 # despite binary representation; far below any catalogued tolerance.
 _EPS = 1e-9
 _EXAMPLES = 3
+# nMAE costs (each in [0, 1]) are added as whole multiples of 2**-60, exactly
+_COST_UNIT = 1 << 60
 
 
 @dataclass
@@ -135,6 +137,12 @@ class Scorer:
 
     def __call__(self, task_id: str, output_csv: str | Path, db_path: str | Path, *,
                  scored_columns: str = "value") -> ScoreResult:
+        return self.many(task_id, [output_csv], db_path, scored_columns=scored_columns)[0]
+
+    def many(self, task_id: str, outputs: list, db_path: str | Path, *,
+             scored_columns: str = "value") -> list[ScoreResult]:
+        """Score several outputs of one task (a campaign's runs of it): those of one header in one query,
+        each with the result it gets alone."""
         from clinbench.derive import score_reference
         from clinbench.fileid import file_identity
 
@@ -158,40 +166,79 @@ class Scorer:
             self._ref = score_reference.cached(self.con, db_path, spec.target_table, list(spec.keys), on_missing,
                                                use_cache=self.cache)
             self._current = key
-        return _score(spec, output_csv, self.con, self._ref, scored_columns)
+        return _score_many(spec, outputs, self.con, self._ref, scored_columns)
 
 
 def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyConnection,
                   reference: str, *, scored_columns: str = "value") -> ScoreResult:
     """Score ``output_csv`` against the reference relation ``reference`` visible on ``con``."""
+    return score_many_against(spec, [output_csv], con, reference, scored_columns=scored_columns)[0]
+
+
+def score_many_against(spec: TaskSpec, outputs: list, con: duckdb.DuckDBPyConnection, reference: str, *,
+                       scored_columns: str = "value") -> list[ScoreResult]:
+    """``score_against`` of each output, the reference prepared once (see ``Scorer.many``)."""
     from clinbench.derive import score_reference
 
     scored_columns_for(spec, scored_columns)
     ref = score_reference.prepare(con, reference, list(spec.keys))
-    return _score(spec, output_csv, con, ref, scored_columns)
+    return _score_many(spec, outputs, con, ref, scored_columns)
 
 
-def _score(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyConnection, ref,
-           scored_columns: str) -> ScoreResult:
+def _score_many(spec: TaskSpec, outputs: list, con: duckdb.DuckDBPyConnection, ref,
+                scored_columns: str) -> list[ScoreResult]:
+    """Score each output; files of one plain header are read and scored together (one query for all of
+    them), any other file, or a batch that does not read at once, one by one: each gets what it gets alone."""
     from clinbench.derive import score_read
 
     scored = scored_columns_for(spec, scored_columns)
     ref.require([*spec.keys, *scored])
-    kinds, n_ref = ref.kinds, ref.rows
+    paths = [Path(p) for p in outputs]
+    results: dict[int, ScoreResult] = {}
+    alone: list[tuple[int, score_read.Header | None]] = []
+    batches: dict[tuple, list[int]] = {}
+    headers: dict[tuple, score_read.Header] = {}
+    for i, path in enumerate(paths):
+        if problem := score_read.file_problem(path):
+            results[i] = _failed(spec, ref, scored_columns, problem,
+                                 checks={"output_exists": path.is_file(), "non_empty": False})
+            continue
+        header = score_read.plain_header(path)
+        if len(paths) > 1 and header is not None and all(k in header.columns for k in spec.keys):
+            shape = tuple(header.columns.items())
+            headers.setdefault(shape, header)
+            batches.setdefault(shape, []).append(i)
+        else:
+            alone.append((i, header))
+    for shape, members in batches.items():
+        header = headers[shape]
+        missing = [c for c in spec.required_columns if c not in header.columns]
+        present = [c for c in scored if c in header.columns]
+        files = [paths[i] for i in members]
+        if len(members) > 1 and score_read.load_many(con, files, header, list(spec.keys), present, ref.kinds):
+            found = _score_parsed(spec, con, ref, scored, scored_columns, [str(f) for f in files], missing, present)
+            results.update(zip(members, found))
+        else:
+            alone += [(i, header) for i in members]
+    for i, header in alone:
+        results[i] = _score_file(spec, paths[i], header, con, ref, scored, scored_columns)
+    return [results[i] for i in range(len(paths))]
 
-    def failed(reason: str, **extra: Any) -> ScoreResult:
-        if n_ref == 0:
-            reason = f"the reference has no rows in this database, so nothing can match; {reason}"
-        return ScoreResult(task_id=spec.id, reward=0.0, strict=False, key_precision=0.0, key_recall=0.0,
-                           key_f1=0.0, coverage=0.0, ordered_value_nmae=1.0, reference_rows=n_ref,
-                           scored_columns=scored_columns, reason=reason, **extra)
 
-    path = Path(output_csv)
-    problem = score_read.file_problem(path)
-    if problem:
-        return failed(problem, checks={"output_exists": path.is_file(), "non_empty": False})
+def _failed(spec: TaskSpec, ref, scored_columns: str, reason: str, **extra: Any) -> ScoreResult:
+    if ref.rows == 0:
+        reason = f"the reference has no rows in this database, so nothing can match; {reason}"
+    return ScoreResult(task_id=spec.id, reward=0.0, strict=False, key_precision=0.0, key_recall=0.0,
+                       key_f1=0.0, coverage=0.0, ordered_value_nmae=1.0, reference_rows=ref.rows,
+                       scored_columns=scored_columns, reason=reason, **extra)
+
+
+def _score_file(spec: TaskSpec, path: Path, header, con: duckdb.DuckDBPyConnection, ref, scored: list[str],
+                scored_columns: str) -> ScoreResult:
+    """Score one readable file whose plain header is ``header`` (None: DuckDB's sniffer reads it)."""
+    from clinbench.derive import score_read
+
     unreadable = {"output_exists": True, "non_empty": False}
-    header = score_read.plain_header(path)
     loaded = False
     try:
         for attempt in range(2):
@@ -202,84 +249,121 @@ def _score(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyConnectio
             if missing_keys and header.reader_names is not None:
                 continue  # let DuckDB's sniffer read the header before calling a key missing
             if missing_keys:
-                return failed(f"missing key column(s): {', '.join(missing_keys)}", missing_columns=missing,
-                              checks={"output_exists": True, "non_empty": True, "required_columns": False})
+                return _failed(spec, ref, scored_columns, f"missing key column(s): {', '.join(missing_keys)}",
+                               missing_columns=missing,
+                               checks={"output_exists": True, "non_empty": True, "required_columns": False})
             present = [c for c in scored if c in header.columns]
-            if score_read.load(con, path, header, list(spec.keys), present, kinds):
+            if score_read.load(con, path, header, list(spec.keys), present, ref.kinds):
                 loaded = True
                 break
     except score_read.Unreadable as exc:
-        return failed(f"output is not a readable CSV: {exc}", checks=unreadable)
+        return _failed(spec, ref, scored_columns, f"output is not a readable CSV: {exc}", checks=unreadable)
     if not loaded:  # unreachable: the sniffed header's text path loads or raises
-        return failed("output is not a readable CSV", checks=unreadable)
+        return _failed(spec, ref, scored_columns, "output is not a readable CSV", checks=unreadable)
+    return _score_parsed(spec, con, ref, scored, scored_columns, [str(path)], missing, present)[0]
 
-    n_agent = con.execute("SELECT count(*) FROM __parsed").fetchone()[0]
-    if n_agent == 0:
-        return failed("output has a header but no rows", checks={"output_exists": True, "non_empty": False})
-    join_on = " AND ".join(f"r.{_q(ref.join_column(i))} = a.__k{i}" for i in range(len(spec.keys)))
+
+def _score_parsed(spec: TaskSpec, con: duckdb.DuckDBPyConnection, ref, scored: list[str], scored_columns: str,
+                  files: list[str], missing: list[str], present: list[str]) -> list[ScoreResult]:
+    """Score the outputs ``files`` read into ``__parsed`` (rows by ``__f``; all with the columns ``present``)."""
+    kinds, n_ref = ref.kinds, ref.rows
+    agent_rows = dict(con.execute("SELECT __f, count(*) FROM __parsed GROUP BY __f").fetchall())
+    key_on = " AND ".join(f"r.{_q(ref.join_column(i))} = a.__k{i}" for i in range(len(spec.keys)))
     # each column's match flag and nMAE cost computed once per joined row, then aggregated (writing the
     # flag out in count_if and in the FILTER made DuckDB bind and plan it twice: 30 ms a run on 17 columns)
-    cells = ["a.__k0 AS __found", "r.__pos AS __pos"]
-    aggregates = ["count(*)", "count(__found)"]
+    cells = ["f.__f AS __g", "a.__k0 AS __found", "r.__pos AS __pos"]
+    aggregates = ["__g", "count(*)", "count(__found)"]
     for i, c in enumerate(present):
         cells.append(f"{_match_expr(spec, c, kinds[c])} AS __m{i}")
         aggregates.append(f"count_if(__m{i})")
         # positions of the first few mismatching reference rows (an integer heap: cheap)
         aggregates.append(f"min_by(__pos, __pos, {_EXAMPLES}) FILTER (WHERE NOT __m{i})")
         if c in ref.scales:
-            cells.append(f"{_cost_expr(c, ref.scales[c])} AS __c{i}")
-            aggregates.append(f"avg(__c{i}) FILTER (WHERE __found IS NOT NULL)")
+            # costs summed as integers of 2**-60: the same sum in any order (a double sum is not: grouped
+            # or across DuckDB's threads its last bits followed the order the rows were added in)
+            cells.append(f"CAST({_cost_expr(c, ref.scales[c])} * {_COST_UNIT}.0 AS BIGINT) AS __c{i}")
+            aggregates.append(f"sum(__c{i}) FILTER (WHERE __found IS NOT NULL)")
+    # every reference row once per output file, each joined to that file's rows
     query = (f"SELECT {', '.join(aggregates)} FROM (SELECT {', '.join(cells)} "
-             f"FROM {ref.relation} r LEFT JOIN __agent a ON {join_on})")
+             f"FROM {ref.relation} r CROSS JOIN (SELECT DISTINCT __f FROM __parsed) f "
+             f"LEFT JOIN __agent a ON a.__f = f.__f AND {key_on}) GROUP BY __g")
     con.execute("CREATE OR REPLACE TEMP VIEW __agent AS SELECT * FROM __parsed")
     key_names = ", ".join(f"__k{i}" for i in range(len(spec.keys)))
+    # a file's figures when the reference has no rows (the join gives it none)
+    empty = (0, 0, *[x for c in present for x in ((0, None, None) if c in ref.scales else (0, None))])
 
-    def dedupe() -> int:
-        """Keep each key's first row; returns the rows left. rowid follows file order, so the first
-        occurrence has the smallest rowid. Duplicates are usually few: they are deleted in place."""
+    def dedupe() -> dict[str, int]:
+        """Keep each file's first row of each key; returns each file's rows left. rowid follows file order,
+        so the first occurrence has the smallest rowid. Duplicates are usually few: deleted in place."""
         con.execute(
-            f"CREATE OR REPLACE TEMP TABLE __dupkeys AS SELECT {key_names}, min(rowid) AS __first "
-            f"FROM __parsed GROUP BY {key_names} HAVING count(*) > 1"
+            f"CREATE OR REPLACE TEMP TABLE __dupkeys AS SELECT __f, {key_names}, min(rowid) AS __first "
+            f"FROM __parsed GROUP BY __f, {key_names} HAVING count(*) > 1"
         )
         if con.execute("SELECT count(*) FROM __dupkeys").fetchone()[0]:
             same = " AND ".join(f"p.__k{i} IS NOT DISTINCT FROM d.__k{i}" for i in range(len(spec.keys)))
-            con.execute(f"DELETE FROM __parsed p USING __dupkeys d WHERE {same} AND p.rowid <> d.__first")
-        return con.execute("SELECT count(*) FROM __parsed").fetchone()[0]
+            con.execute(f"DELETE FROM __parsed p USING __dupkeys d WHERE p.__f = d.__f AND {same} "
+                        f"AND p.rowid <> d.__first")
+        return dict(con.execute("SELECT __f, count(*) FROM __parsed GROUP BY __f").fetchall())
+
+    def figures() -> dict[str, tuple]:
+        return {row[0]: row[1:] for row in con.execute(query).fetchall()}
 
     # More rows than the reference has keys means duplicates or extra keys for certain: remove
     # duplicates first. Otherwise score at once and remove them only if a key matched twice.
-    n_keys = dedupe() if n_agent > n_ref else None
-    row = con.execute(query).fetchone()
-    if n_keys is None and row[0] != n_ref:
+    n_keys = dedupe() if any(n > n_ref for n in agent_rows.values()) else None
+    rows = figures()
+    if n_keys is None and any(rows.get(f, empty)[0] != n_ref for f in agent_rows):
         n_keys = dedupe()
-        row = con.execute(query).fetchone()
-    if n_keys is not None:
-        n_dup = n_agent - n_keys
-        n_extra = n_keys - row[1]
-    else:
+        rows = figures()
+    extra = {}
+    if n_keys is None:
         # no reference key matched two agent rows; agent rows that matched none are extra keys
         # or their duplicates (counted only when there are any)
-        unmatched = n_agent - row[1]
-        n_extra = 0
-        if unmatched:
-            n_extra = con.execute(f"SELECT count(*) FROM (SELECT 1 FROM __parsed a ANTI JOIN {ref.relation} r "
-                                  f"ON {join_on} GROUP BY {key_names})").fetchone()[0]
-        n_dup = unmatched - n_extra
-        n_keys = n_agent - n_dup
-    it = iter(row[1:])
-    n_found = int(next(it))
+        if any(n - rows.get(f, empty)[1] for f, n in agent_rows.items()):
+            extra = dict(con.execute(
+                f"SELECT __f, count(*) FROM (SELECT a.__f FROM __parsed a ANTI JOIN {ref.relation} r "
+                f"ON {key_on} GROUP BY a.__f, {key_names}) GROUP BY __f").fetchall())
+
+    found: dict[str, dict[str, tuple[int, list[int], float | None]]] = {}  # file -> column -> figures
+    for f in agent_rows:
+        n_found = int(rows.get(f, empty)[1])
+        it = iter(rows.get(f, empty)[2:])
+        found[f] = {}
+        for c in present:
+            matched, positions = int(next(it) or 0), list(next(it) or [])
+            nmae = None
+            if c in ref.scales:
+                total = next(it)  # None: no key found
+                nmae = 1.0 if total is None else int(total) / (_COST_UNIT * n_found)
+            found[f][c] = (matched, positions, nmae)
+    examples = _examples(con, spec, ref, {f: {c: v[1] for c, v in cols.items()} for f, cols in found.items()},
+                         key_on)
+
+    out = []
+    for f in files:
+        n_agent = agent_rows.get(f, 0)
+        if n_agent == 0:
+            out.append(_failed(spec, ref, scored_columns, "output has a header but no rows",
+                               checks={"output_exists": True, "non_empty": False}))
+            continue
+        n_found = int(rows.get(f, empty)[1])
+        if n_keys is not None:
+            n_dup = n_agent - n_keys[f]
+            n_extra = n_keys[f] - n_found
+        else:
+            n_extra = extra.get(f, 0)
+            n_dup = n_agent - n_found - n_extra
+        out.append(_result(spec, ref, scored, scored_columns, missing, present, found[f], examples[f],
+                           n_agent, n_found, n_agent - n_dup, n_extra, n_dup))
+    return out
+
+
+def _result(spec: TaskSpec, ref, scored: list[str], scored_columns: str, missing: list[str], present: list[str],
+            found: dict[str, tuple[int, list[int], float | None]], examples: dict[str, list],
+            n_agent: int, n_found: int, n_keys: int, n_extra: int, n_dup: int) -> ScoreResult:
+    """One output's score from its counts."""
+    kinds, n_ref = ref.kinds, ref.rows
     denom = n_ref + n_extra + n_dup
-
-    found: dict[str, tuple[int, list[int], float | None]] = {}  # column -> matched, mismatch positions, nMAE
-    for c in present:
-        matched, positions = int(next(it) or 0), list(next(it) or [])
-        nmae = None
-        if c in ref.scales:
-            nmae_val = next(it)
-            nmae = 1.0 if nmae_val is None else float(nmae_val)
-        found[c] = (matched, positions, nmae)
-    examples = _examples(con, spec, ref, {c: f[1] for c, f in found.items()}, join_on)
-
     columns: dict[str, ColumnScore] = {}
     for c in scored:
         kind = kinds[c]
@@ -349,30 +433,34 @@ def _cost_expr(c: str, scale: float) -> str:
             f"ELSE least(abs({a} - {r}) / {scale!r}, 1.0) END")
 
 
-def _examples(con: duckdb.DuckDBPyConnection, spec: TaskSpec, ref, positions: dict[str, list[int]],
-              join_on: str) -> dict[str, list[dict[str, Any]]]:
-    """Each column's first mismatching rows (reference positions given), read in one query."""
-    wanted = sorted({p for ps in positions.values() for p in ps})
+def _examples(con: duckdb.DuckDBPyConnection, spec: TaskSpec, ref, positions: dict[str, dict[str, list[int]]],
+              key_on: str) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """Each file's columns' first mismatching rows (reference positions given, by file), read in one query."""
+    wanted = sorted({(f, p) for f, cols in positions.items() for ps in cols.values() for p in ps})
     if not wanted:
-        return {c: [] for c in positions}
+        return {f: {c: [] for c in cols} for f, cols in positions.items()}
+    columns = list(next(iter(positions.values())))  # every file has the same columns
     cells = [f"CAST(r.{_q(k)} AS VARCHAR)" for k in spec.keys]
-    for c in positions:
+    for c in columns:
         cells += [f"CAST(r.{_q(c)} AS VARCHAR)", _agent_text(c)]
     rows = con.execute(
-        f"SELECT r.__pos, a.__k0 IS NULL, {', '.join(cells)} "
-        f"FROM (SELECT * FROM {ref.relation} WHERE __pos IN (SELECT unnest(?))) r LEFT JOIN __agent a ON {join_on}",
-        [wanted],
+        f"SELECT w.__f, r.__pos, a.__k0 IS NULL, {', '.join(cells)} "
+        f"FROM (SELECT unnest(?) AS __f, unnest(?) AS __p) w JOIN {ref.relation} r ON r.__pos = w.__p "
+        f"LEFT JOIN __agent a ON a.__f = w.__f AND {key_on}",
+        [[f for f, _ in wanted], [p for _, p in wanted]],
     ).fetchall()
-    by_pos = {row[0]: row for row in rows}
+    by_pos = {(row[0], row[1]): row[1:] for row in rows}
     n = len(spec.keys)
-    out: dict[str, list[dict[str, Any]]] = {}
-    for i, (c, ps) in enumerate(positions.items()):
-        out[c] = []
-        for p in sorted(ps):
-            row = by_pos[p]
-            reference, agent = row[2 + n + 2 * i], row[3 + n + 2 * i]
-            out[c].append({"key": dict(zip(spec.keys, row[2:2 + n])), "reference": reference,
-                           "agent": "(key missing)" if row[1] else agent})
+    out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for f, cols in positions.items():
+        out[f] = {}
+        for i, (c, ps) in enumerate(cols.items()):
+            out[f][c] = []
+            for p in sorted(ps):
+                row = by_pos[(f, p)]
+                reference, agent = row[2 + n + 2 * i], row[3 + n + 2 * i]
+                out[f][c].append({"key": dict(zip(spec.keys, row[2:2 + n])), "reference": reference,
+                                  "agent": "(key missing)" if row[1] else agent})
     return out
 
 

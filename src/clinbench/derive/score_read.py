@@ -1,7 +1,9 @@
 """The agent side of scoring: an output CSV read into ``__parsed``, streaming, in DuckDB.
 
-``__parsed`` holds the task's keys as ``__k<i>`` and, per scored column present in the file,
-its value ``v_<col>`` and whether the cell was empty ``e_<col>``; its rowid follows file order.
+``__parsed`` holds the file's path as ``__f``, the task's keys as ``__k<i>`` and, per scored
+column present in the file, its value ``v_<col>`` and whether the cell was empty ``e_<col>``;
+its rowid follows file order. Files of one header can be read together (``load_many``: a
+campaign's outputs of a task), each then as it reads alone.
 
 Reading is forgiving about formatting (BOM, CRLF, quoting, spaces, true/false, ISO or
 space-separated timestamps, header case and order) and strict about content. The fast path
@@ -97,31 +99,14 @@ def sniffed_header(con: duckdb.DuckDBPyConnection, path: Path) -> Header:
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, header: Header, keys: list[str], present: list[str],
          kinds: dict[str, str]) -> bool:
-    """Parse the file into ``__parsed``; False when the fast path's columns do not fit the file.
+    """Parse the file into ``__parsed`` (its ``__f`` the path); False when the fast path's columns do not
+    fit the file.
 
     Raises ``Unreadable`` when even the text path cannot read it.
     """
-    columns = [*keys, *present]
-    typed = {header.columns[c]: {"numeric": "DOUBLE", "timestamp": "TIMESTAMP"}[kinds[c]]
-             for c in columns if kinds[c] != "string"}
-    if header.reader_names is None:
-        base = f"read_csv({_lit(str(path))}, all_varchar = true, {_OPTIONS}"
-        readers = [(f"{base}, types = {_struct(typed)})", _fast), (f"{base})", _slow)]
-    else:
-        def spec(types: dict[str, str]) -> str:
-            cols = {name: types.get(name, "VARCHAR") for name in header.reader_names}
-            return f"read_csv({_lit(str(path))}, columns = {_struct(cols)}, auto_detect = false, {_OPTIONS})"
-        readers = [(spec(typed), _fast), (spec({}), _slow)]
-    if not typed:
-        readers = readers[1:]
-
-    for reader, cell in readers:
-        select = [f"{cell(header.columns[c], kinds[c])[0]} AS __k{i}" for i, c in enumerate(keys)]
-        for c in present:
-            v, e = cell(header.columns[c], kinds[c])
-            select += [f"{v} AS {_q('v_' + c)}", f"({e}) AS {_q('e_' + c)}"]
+    for reader, cell in _readers([path], header, keys, present, kinds):
         try:
-            con.execute(f"CREATE OR REPLACE TEMP TABLE __parsed AS SELECT {', '.join(select)} FROM {reader}")
+            _parse(con, reader, cell, _lit(str(path)), header, keys, present, kinds)
             return True
         except duckdb.ConversionException as exc:
             if cell is _slow:
@@ -132,6 +117,49 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, header: Header, keys: list[
             if cell is _slow:
                 raise Unreadable(str(exc).splitlines()[0]) from exc
     return False  # unreachable: the text path returns or raises
+
+
+def load_many(con: duckdb.DuckDBPyConnection, paths: list[Path], header: Header, keys: list[str],
+              present: list[str], kinds: dict[str, str]) -> bool:
+    """Parse files of the same plain header together into ``__parsed`` (``__f``: each row's path, rows in
+    file order) by the first reader ``load`` would try; False when any file needs more than that (each
+    is then read by ``load``, which gives it what it gets alone)."""
+    reader, cell = _readers(paths, header, keys, present, kinds, filename="__file")[0]
+    try:
+        _parse(con, reader, cell, "__file", header, keys, present, kinds)
+        return True
+    except duckdb.InterruptException:
+        raise
+    except duckdb.Error:
+        return False
+
+
+def _readers(paths: list[Path], header: Header, keys: list[str], present: list[str], kinds: dict[str, str],
+             filename: str | None = None) -> list[tuple[str, object]]:
+    """The readers ``load`` tries in turn, each with how its cells become values."""
+    files = _lit(str(paths[0])) if len(paths) == 1 else "[" + ", ".join(_lit(str(p)) for p in paths) + "]"
+    if filename:
+        files += f", filename = {_lit(filename)}"
+    typed = {header.columns[c]: {"numeric": "DOUBLE", "timestamp": "TIMESTAMP"}[kinds[c]]
+             for c in [*keys, *present] if kinds[c] != "string"}
+    if header.reader_names is None:
+        base = f"read_csv({files}, all_varchar = true, {_OPTIONS}"
+        readers = [(f"{base}, types = {_struct(typed)})", _fast), (f"{base})", _slow)]
+    else:
+        def spec(types: dict[str, str]) -> str:
+            cols = {name: types.get(name, "VARCHAR") for name in header.reader_names}
+            return f"read_csv({files}, columns = {_struct(cols)}, auto_detect = false, {_OPTIONS})"
+        readers = [(spec(typed), _fast), (spec({}), _slow)]
+    return readers if typed else readers[1:]
+
+
+def _parse(con: duckdb.DuckDBPyConnection, reader: str, cell, file: str, header: Header, keys: list[str],
+           present: list[str], kinds: dict[str, str]) -> None:
+    select = [f"{file} AS __f", *(f"{cell(header.columns[c], kinds[c])[0]} AS __k{i}" for i, c in enumerate(keys))]
+    for c in present:
+        v, e = cell(header.columns[c], kinds[c])
+        select += [f"{v} AS {_q('v_' + c)}", f"({e}) AS {_q('e_' + c)}"]
+    con.execute(f"CREATE OR REPLACE TEMP TABLE __parsed AS SELECT {', '.join(select)} FROM {reader}")
 
 
 def _fast(raw: str, kind: str) -> tuple[str, str]:
