@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import duckdb
@@ -324,5 +325,6 @@ def test_outputs_scored_together_get_what_each_gets_alone(con, tmp_path):
     alone = [score_against(spec(), p, con, "ref").as_dict() for p in paths]
     together = [r.as_dict() for r in score_many_against(spec(), [*paths, tmp_path / "absent.csv"], con, "ref")]
     assert together[:-1] == alone
+    assert alone == [dataclasses.asdict(score_against(spec(), p, con, "ref")) for p in paths]  # score.json's fields
     assert "does not exist" in together[-1]["reason"]
     assert [r["reward"] for r in alone[:4]] == [1.0, 0.75, 0.8, pytest.approx(0.7)]

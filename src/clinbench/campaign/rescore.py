@@ -120,14 +120,9 @@ def _rescore_batch(runs: list[_Run], scorer, digests: dict, profiles: dict, tabl
     record changed (an unchanged one is left as it was sealed); their new records go to ``rescored``."""
     if not runs:
         return
-    scored: dict[tuple[str, str], ScoreResult] = {}
-    by_columns: dict[str, list[Path]] = {}
-    for run in runs:
-        if run.output is not None and run.record.status != RunStatus.HARNESS_ERROR:
-            by_columns.setdefault(run.manifest.get("scored_columns", "value"), []).append(run.output)
-    for columns, outputs in by_columns.items():
-        results = scorer.many(runs[0].row["task"], outputs, runs[0].database, scored_columns=columns)
-        scored.update({(columns, str(o)): r for o, r in zip(outputs, results)})
+    wanted = [(run.manifest.get("scored_columns", "value"), run.manifest["files"][evidence.OUTPUT]["sha256"], run.output)
+              for run in runs if run.output is not None and run.record.status != RunStatus.HARNESS_ERROR]
+    scored = _score_outputs(scorer, runs[0].row["task"], runs[0].database, wanted)
 
     def score_of(task_id: str, output_csv: Path, db: str, *, scored_columns: str) -> ScoreResult:
         return scored[(scored_columns, str(output_csv))]
@@ -155,6 +150,40 @@ def _rescore_batch(runs: list[_Run], scorer, digests: dict, profiles: dict, tabl
             meta["record"] = record.to_json()
         evidence.reseal_score(folder, score, verified=True, sync=False, **meta)
         rescored.append(record)
+
+
+def _score_outputs(scorer, task_id: str, database: str, wanted: list[tuple[str, str, Path]]) -> dict:
+    """(scored columns, output path) -> its score, for each (scored columns, sha256, output path) wanted.
+
+    Outputs of the same bytes (their sealed sha256, just verified) get the same score, so each is scored
+    once, unless its result names its own file (a reader's message), which another run's must not carry."""
+    first: dict[tuple[str, str], Path] = {}
+    copies: list[tuple[str, str, Path]] = []
+    for columns, digest, output in wanted:
+        if (columns, digest) in first:
+            copies.append((columns, digest, output))
+        else:
+            first[(columns, digest)] = output
+    scored: dict[tuple[str, str], ScoreResult] = {}
+
+    def score(outputs: list[tuple[str, Path]]) -> None:
+        by_columns: dict[str, list[Path]] = {}
+        for columns, output in outputs:
+            by_columns.setdefault(columns, []).append(output)
+        for columns, paths in by_columns.items():
+            results = scorer.many(task_id, paths, database, scored_columns=columns)
+            scored.update({(columns, str(o)): r for o, r in zip(paths, results)})
+
+    score([(columns, output) for (columns, _), output in first.items()])
+    alone = []
+    for columns, digest, output in copies:
+        original = str(first[(columns, digest)])
+        if original in scored[(columns, original)].reason:
+            alone.append((columns, output))
+        else:
+            scored[(columns, str(output))] = scored[(columns, original)]
+    score(alone)
+    return scored
 
 
 def _run_db(out: Path, row: dict) -> str | None:
