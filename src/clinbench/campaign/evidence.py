@@ -212,19 +212,23 @@ def read_seals(campaign_dir: Path) -> tuple[dict[str, str], str | None]:
 _SEALS_MEMO: dict[str, Any] = {}
 
 
-def seal_problem(folder: Path) -> str | None:
-    """Why the manifest of the run folder ``DIR/runs/<run_id>`` is not the one sealed for it (None when it is)."""
+def seal_problem(folder: Path, manifest_sha256: str | None = None) -> str | None:
+    """Why the manifest of the run folder ``DIR/runs/<run_id>`` (of sha256 ``manifest_sha256``, default: its
+    file's) is not the one sealed for it (None when it is)."""
     sealed, broken = read_seals(folder.parent.parent)
     if folder.name not in sealed:
         return broken or f"manifest not sealed: {SEALS} has no seal for {folder.name}"
-    return None if sha256_file(folder / MANIFEST) == sealed[folder.name] else MANIFEST_CHANGED
+    digest = manifest_sha256 or sha256_file(folder / MANIFEST)
+    return None if digest == sealed[folder.name] else MANIFEST_CHANGED
 
 
-def verify_manifest(folder: Path) -> list[str]:
+def verify_manifest(folder: Path, manifest: bytes | None = None) -> list[str]:
     """Files whose bytes no longer match the manifest, files added since it was written, and the
-    manifest itself when it is not the one sealed for the run (empty when the evidence is intact)."""
-    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    bad = [why] if (why := seal_problem(folder)) else []
+    manifest itself when it is not the one sealed for the run (empty when the evidence is intact).
+    ``manifest``: the manifest's bytes when the caller has read them (they are what is checked)."""
+    raw = (folder / MANIFEST).read_bytes() if manifest is None else manifest
+    manifest = json.loads(raw)
+    bad = [why] if (why := seal_problem(folder, hashlib.sha256(raw).hexdigest())) else []
     for name, entry in manifest["files"].items():
         path = folder / name
         if path.is_symlink() or not path.is_file() or sha256_file(path) != entry["sha256"]:

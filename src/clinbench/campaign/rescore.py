@@ -45,9 +45,12 @@ def rescore_campaign(out: str | Path, db: str | Path | None = None, *, new_data:
 
     out = Path(out).resolve()
     store = Store.open(out)
-    rows = store.runs(benchmark="derive")
-    tables = {r["task"]: get_task(r["task"]).target_table for r in rows}
-    databases = {str(Path(db).resolve())} if db else {_run_db(out, r) for r in rows} - {None}
+    records = store.records()  # every run's record in one read, not one connection per run
+    manifests = {run_id: _manifest(out, record) for run_id, record in records.items()}  # each read once
+    derive = [r for r in records.values() if r.benchmark == "derive"]
+    tables = {r.task: get_task(r.task).target_table for r in derive}
+    databases = ({str(Path(db).resolve())} if db else
+                 {str(Path(m[1]["db"]).resolve()) for r in derive if (m := manifests[r.run_id]) and m[1].get("db")})
     digests: dict[str, dict[str, str]] = {}
     profiles: dict[str, str | None] = {}
     for database in sorted(databases):
@@ -57,20 +60,18 @@ def rescore_campaign(out: str | Path, db: str | Path | None = None, *, new_data:
             profiles[database] = (profile_of(database, list(tables.values())) if new_data else
                                   binding.check_profile(store, database, list(tables.values()), command="rescore"))
     marked = f"{sorted(databases)[0]} at {datetime.now():%Y-%m-%d %H:%M:%S}" if new_data and databases else None
-    every = store.runs()
-    records = store.records()  # every run's record in one read, not one connection per run
-    order = sorted(every, key=lambda r: (r["task"], r["run_id"]))  # a task's runs in a row: its reference read once
+    order = sorted(records.values(), key=lambda r: (r.task, r.run_id))  # a task's runs in a row: its reference read once
     done: dict[str, RescoreResult] = {}
     rescored: list = []
     try:
         with Scorer() as scorer:
             pending: list[_Run] = []
-            for row in order:
-                run = _verified(out, row, records[row["run_id"]], db)
+            for record in order:
+                run = _verified(out, record, manifests[record.run_id], db)
                 if isinstance(run, RescoreResult):
-                    done[row["run_id"]] = run
+                    done[record.run_id] = run
                     continue
-                if pending and (pending[0].row["task"], pending[0].database) != (row["task"], run.database):
+                if pending and (pending[0].record.task, pending[0].database) != (record.task, run.database):
                     _rescore_batch(pending, scorer, digests, profiles, tables, marked, done, rescored)
                     pending = []
                 pending.append(run)
@@ -81,37 +82,51 @@ def rescore_campaign(out: str | Path, db: str | Path | None = None, *, new_data:
             evidence.sync_seals(out)
     for database, current in digests.items():
         store.bind(current, database, replace=new_data)
-    return [done[row["run_id"]] for row in every]
+    return [done[run_id] for run_id in sorted(records)]
+
+
+def _folder(out: Path, record: RunRecord) -> Path:
+    return out / (record.evidence_dir or f"{evidence.RUNS_DIR}/{record.run_id}")
+
+
+def _manifest(out: Path, record: RunRecord) -> tuple[bytes, dict] | None:
+    """The run's manifest, as bytes (what verification checks) and as data; None when it has none."""
+    try:
+        raw = (_folder(out, record) / evidence.MANIFEST).read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+    try:
+        return raw, json.loads(raw)
+    except ValueError:
+        return raw, {}  # verification names it
 
 
 @dataclass
 class _Run:
     """A run whose evidence verifies, ready to be scored again."""
 
-    row: dict
     record: RunRecord
+    old_reward: float | None  # as stored
     folder: Path
     manifest: dict
     database: str
     output: Path | None
 
 
-def _verified(out: Path, row: dict, record: RunRecord, db) -> _Run | RescoreResult:
+def _verified(out: Path, record: RunRecord, manifest: tuple[bytes, dict] | None, db) -> _Run | RescoreResult:
     """The run ready to re-score, or (its evidence fails verification) its refusal, recorded in the store."""
-    folder = out / (row["evidence_dir"] or f"{evidence.RUNS_DIR}/{row['run_id']}")
-    manifest_path = folder / evidence.MANIFEST
-    if not manifest_path.is_file():
-        raise ClinbenchError(f"run {row['run_id']} has no evidence at {folder}; cannot re-score it")
-    if bad := evidence.verify_manifest(folder):
+    folder = _folder(out, record)
+    if manifest is None:
+        raise ClinbenchError(f"run {record.run_id} has no evidence at {folder}; cannot re-score it")
+    if bad := evidence.verify_manifest(folder, manifest[0]):
         reason = f"evidence changed since the run: {', '.join(bad)}"
-        Store.open(out).set_verdict(row["run_id"], False, reason)
-        return RescoreResult(row["run_id"], row["reward"], row["reward"], refused=reason)
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    database = db or manifest.get("db")
+        Store.open(out).set_verdict(record.run_id, False, reason)
+        return RescoreResult(record.run_id, record.reward, record.reward, refused=reason)
+    database = db or manifest[1].get("db")
     if not database or not Path(database).is_file():
-        raise ClinbenchError(f"database {database} of run {row['run_id']} not found; pass --db")
+        raise ClinbenchError(f"database {database} of run {record.run_id} not found; pass --db")
     output = folder / evidence.OUTPUT
-    return _Run(row, record, folder, manifest, str(database), output if output.is_file() else None)
+    return _Run(record, record.reward, folder, manifest[1], str(database), output if output.is_file() else None)
 
 
 def _rescore_batch(runs: list[_Run], scorer, digests: dict, profiles: dict, tables: dict, marked: str | None,
@@ -122,15 +137,15 @@ def _rescore_batch(runs: list[_Run], scorer, digests: dict, profiles: dict, tabl
         return
     wanted = [(run.manifest.get("scored_columns", "value"), run.manifest["files"][evidence.OUTPUT]["sha256"], run.output)
               for run in runs if run.output is not None and run.record.status != RunStatus.HARNESS_ERROR]
-    scored = _score_outputs(scorer, runs[0].row["task"], runs[0].database, wanted)
+    scored = _score_outputs(scorer, runs[0].record.task, runs[0].database, wanted)
 
     def score_of(task_id: str, output_csv: Path, db: str, *, scored_columns: str) -> ScoreResult:
         return scored[(scored_columns, str(output_csv))]
 
     for run in runs:
-        record, folder, row = run.record, run.folder, run.row
+        record, folder = run.record, run.folder
         before = record.to_json()
-        score = score_into_record(record, row["task"], run.output, run.database,
+        score = score_into_record(record, record.task, run.output, run.database,
                                   run.manifest.get("scored_columns", "value"), scorer=score_of)
         old_score = json.loads((folder / evidence.SCORE).read_text()) if (folder / evidence.SCORE).is_file() else {}
         for kept in ("run_error", "output_refused"):
@@ -139,11 +154,11 @@ def _rescore_batch(runs: list[_Run], scorer, digests: dict, profiles: dict, tabl
         if record.status == RunStatus.AGENT_FAILED and record.reward is None:
             record.reward = 0.0
         resolved = str(Path(run.database).resolve())
-        record.data_digest = digests.get(resolved, {}).get(tables.get(row["task"]), record.data_digest)
+        record.data_digest = digests.get(resolved, {}).get(tables.get(record.task), record.data_digest)
         record.rescored_against = marked or record.rescored_against
         record.profile = profiles.get(resolved, record.profile)
-        done[row["run_id"]] = RescoreResult(row["run_id"], row["reward"], record.reward)
-        if record.to_json() == before and json.loads(json.dumps(score, default=str)) == old_score:
+        done[record.run_id] = RescoreResult(record.run_id, run.old_reward, record.reward)
+        if record.to_json() == before and score == old_score:  # score.json holds JSON-native values only
             continue  # the same score and record: nothing to write, nothing to seal again
         meta = {"rescored_at": datetime.now().isoformat(), "rescored_with": run.database}
         if "record" in run.manifest:
@@ -184,11 +199,3 @@ def _score_outputs(scorer, task_id: str, database: str, wanted: list[tuple[str, 
             scored[(columns, str(output))] = scored[(columns, original)]
     score(alone)
     return scored
-
-
-def _run_db(out: Path, row: dict) -> str | None:
-    manifest = out / (row["evidence_dir"] or f"{evidence.RUNS_DIR}/{row['run_id']}") / evidence.MANIFEST
-    if not manifest.is_file():
-        return None
-    db = json.loads(manifest.read_text(encoding="utf-8")).get("db")
-    return str(Path(db).resolve()) if db else None
