@@ -17,6 +17,12 @@
 --   moves chartings at e.g. 09:10 -> 14:50 out of the 6 h window; variant
 --   urine-output-rate__hour_boundaries keeps these windows. Rounding goes through DECIMAL(38,9) as the DuckDB build; volumes are DOUBLE
 --   (MIMIC stores 32-bit floats), which only matters below 4 dp.
+--   Rewritten for speed with identical rows: the minute sums and covered hours go through
+--   DECIMAL(18, 9) (64-bit; minutes and hours < 10^9; the sums themselves are DECIMAL(38, 9)), and
+--   the rates too when below 10^8 (else DECIMAL(38, 9) as before), then to DOUBLE: the same digits
+--   as the 128-bit DECIMAL(38, 9) path (34 M doubles rounded both ways to 2, 4 and 6 places
+--   agree), 0.46 -> 0.28 s CPU at 2,000 patients. Checked: row hashes and types of every table
+--   before and after on 2,000 synthetic patients (all three profiles), and the demo anchor tests.
 WITH tm AS (
     SELECT
         ie.stay_id
@@ -57,11 +63,11 @@ WITH tm AS (
         , charttime
         , urineoutput AS uo
         , CAST(SUM(CAST(urineoutput AS DECIMAL(38, 9))) OVER w6 AS DOUBLE) AS urineoutput_6hr
-        , ROUND(CAST(CAST(SUM(CAST(tm_since_last_uo AS DECIMAL(38, 9))) OVER w6 AS DOUBLE) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_6hr
+        , ROUND(CAST(CAST(SUM(CAST(tm_since_last_uo AS DECIMAL(18, 9))) OVER w6 AS DOUBLE) / 60.0 AS DECIMAL(18, 9)), 6) AS uo_tm_6hr
         , CAST(SUM(CAST(urineoutput AS DECIMAL(38, 9))) OVER w12 AS DOUBLE) AS urineoutput_12hr
-        , ROUND(CAST(CAST(SUM(CAST(tm_since_last_uo AS DECIMAL(38, 9))) OVER w12 AS DOUBLE) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_12hr
+        , ROUND(CAST(CAST(SUM(CAST(tm_since_last_uo AS DECIMAL(18, 9))) OVER w12 AS DOUBLE) / 60.0 AS DECIMAL(18, 9)), 6) AS uo_tm_12hr
         , CAST(SUM(CAST(urineoutput AS DECIMAL(38, 9))) OVER w24 AS DOUBLE) AS urineoutput_24hr
-        , ROUND(CAST(CAST(SUM(CAST(tm_since_last_uo AS DECIMAL(38, 9))) OVER w24 AS DOUBLE) / 60.0 AS DECIMAL(38, 9)), 6) AS uo_tm_24hr
+        , ROUND(CAST(CAST(SUM(CAST(tm_since_last_uo AS DECIMAL(18, 9))) OVER w24 AS DOUBLE) / 60.0 AS DECIMAL(18, 9)), 6) AS uo_tm_24hr
     FROM uo_tm
     WINDOW
         w6 AS (PARTITION BY stay_id ORDER BY charttime
@@ -79,9 +85,15 @@ SELECT
     , ur.urineoutput_6hr
     , ur.urineoutput_12hr
     , ur.urineoutput_24hr
-    , CASE WHEN ur.uo_tm_6hr >= 6 THEN CAST(ROUND(CAST(ur.urineoutput_6hr / wd.weight / CAST(ur.uo_tm_6hr AS DOUBLE) AS DECIMAL(38, 9)), 4) AS DOUBLE) END AS uo_mlkghr_6hr
-    , CASE WHEN ur.uo_tm_12hr >= 12 THEN CAST(ROUND(CAST(ur.urineoutput_12hr / wd.weight / CAST(ur.uo_tm_12hr AS DOUBLE) AS DECIMAL(38, 9)), 4) AS DOUBLE) END AS uo_mlkghr_12hr
-    , CASE WHEN ur.uo_tm_24hr >= 24 THEN CAST(ROUND(CAST(ur.urineoutput_24hr / wd.weight / CAST(ur.uo_tm_24hr AS DOUBLE) AS DECIMAL(38, 9)), 4) AS DOUBLE) END AS uo_mlkghr_24hr
+    , CASE WHEN ur.uo_tm_6hr >= 6 THEN CASE WHEN abs(ur.urineoutput_6hr / wd.weight / CAST(ur.uo_tm_6hr AS DOUBLE)) < 1e8
+        THEN CAST(ROUND(CAST(ur.urineoutput_6hr / wd.weight / CAST(ur.uo_tm_6hr AS DOUBLE) AS DECIMAL(18, 9)), 4) AS DOUBLE)
+        ELSE CAST(ROUND(CAST(ur.urineoutput_6hr / wd.weight / CAST(ur.uo_tm_6hr AS DOUBLE) AS DECIMAL(38, 9)), 4) AS DOUBLE) END END AS uo_mlkghr_6hr
+    , CASE WHEN ur.uo_tm_12hr >= 12 THEN CASE WHEN abs(ur.urineoutput_12hr / wd.weight / CAST(ur.uo_tm_12hr AS DOUBLE)) < 1e8
+        THEN CAST(ROUND(CAST(ur.urineoutput_12hr / wd.weight / CAST(ur.uo_tm_12hr AS DOUBLE) AS DECIMAL(18, 9)), 4) AS DOUBLE)
+        ELSE CAST(ROUND(CAST(ur.urineoutput_12hr / wd.weight / CAST(ur.uo_tm_12hr AS DOUBLE) AS DECIMAL(38, 9)), 4) AS DOUBLE) END END AS uo_mlkghr_12hr
+    , CASE WHEN ur.uo_tm_24hr >= 24 THEN CASE WHEN abs(ur.urineoutput_24hr / wd.weight / CAST(ur.uo_tm_24hr AS DOUBLE)) < 1e8
+        THEN CAST(ROUND(CAST(ur.urineoutput_24hr / wd.weight / CAST(ur.uo_tm_24hr AS DOUBLE) AS DECIMAL(18, 9)), 4) AS DOUBLE)
+        ELSE CAST(ROUND(CAST(ur.urineoutput_24hr / wd.weight / CAST(ur.uo_tm_24hr AS DOUBLE) AS DECIMAL(38, 9)), 4) AS DOUBLE) END END AS uo_mlkghr_24hr
     , CAST(ROUND(ur.uo_tm_6hr, 2) AS DOUBLE) AS uo_tm_6hr
     , CAST(ROUND(ur.uo_tm_12hr, 2) AS DOUBLE) AS uo_tm_12hr
     , CAST(ROUND(ur.uo_tm_24hr, 2) AS DOUBLE) AS uo_tm_24hr
