@@ -22,7 +22,7 @@ Other baselines, printed as ratios:
 It also times a second build of the unchanged database (every concept skipped).
 
 Usage: .venv/bin/python benchmarks/concepts.py [--patients 2000] [--seed 0] [--top N]
-           [--mimic-code DIR] [--repeat 3] [--no-baselines]
+           [--mimic-code DIR] [--repeat 3] [--profile NAME] [--no-baselines]
 """
 
 from __future__ import annotations
@@ -56,10 +56,10 @@ def run_mimic_code(db: str, folder: str) -> list[tuple[str, float]]:
     return list(anchor_runs.run_mimic_code(Path(db), Path(folder)).items())
 
 
-def run_clinbench(db: str, targets: bool = True) -> list[tuple[str, str, int | None, float]]:
+def run_clinbench(db: str, targets: bool = True, profile: str | None = None) -> list[tuple[str, str, int | None, float]]:
     from clinbench.concepts.build import build_concepts
 
-    return [(r.name, r.status, r.rows, r.seconds) for r in build_concepts(db, targets=targets)]
+    return [(r.name, r.status, r.rows, r.seconds) for r in build_concepts(db, targets=targets, profile=profile)]
 
 
 def _child(queue, fn, args) -> None:
@@ -119,6 +119,8 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=0, help="list only the N slowest concepts (default: all)")
     parser.add_argument("--mimic-code", type=Path, help="mimic-code's concepts_duckdb folder (or a checkout): time it as the anchor")
     parser.add_argument("--repeat", type=int, default=3, help="builds of each, interleaved; medians are reported")
+    parser.add_argument("--profile", help="reference profile of the clinbench builds (default: the default, m4bench); "
+                        "mimic-code is the one whose concept layer reproduces the anchor's tables")
     parser.add_argument("--no-baselines", action="store_true", help="skip the bare-copy, tenth-size and rebuild baselines")
     args = parser.parse_args()
     folder = None
@@ -136,18 +138,19 @@ def main() -> None:
         with duckdb.connect(str(raw), read_only=True) as con:
             chartevents = con.execute("SELECT count(*) FROM mimiciv_icu.chartevents").fetchone()[0]
         print(f"synthetic database: {args.patients:,} patients, {chartevents:,} chartevents, in {synth_seconds:.1f} s")
+        print(f"clinbench reference profile: {args.profile or 'the default'}")
 
         # a cache of its own: the first build parses every concept's SQL (a new install), later ones reuse it
         os.environ["CLINBENCH_CACHE"] = str(tmp / "cache")
-        cold_wall, cold_cpu, _ = in_fresh_process(run_clinbench, _fresh_copy(raw, "clinbench.duckdb"))
+        cold_wall, cold_cpu, _ = in_fresh_process(run_clinbench, _fresh_copy(raw, "clinbench.duckdb"), True, args.profile)
         ours: list[tuple[float, float]] = []
         layer: list[tuple[float, float]] = []  # the concept layer only (no task references or variants)
         anchor: list[tuple[float, float]] = []
         results = layer_results = anchor_files = None
         for _ in range(max(args.repeat, 1)):
-            wall, cpu, results = in_fresh_process(run_clinbench, _fresh_copy(raw, "clinbench.duckdb"))
+            wall, cpu, results = in_fresh_process(run_clinbench, _fresh_copy(raw, "clinbench.duckdb"), True, args.profile)
             ours.append((wall, cpu))
-            wall, cpu, layer_results = in_fresh_process(run_clinbench, _fresh_copy(raw, "clinbench-layer.duckdb"), False)
+            wall, cpu, layer_results = in_fresh_process(run_clinbench, _fresh_copy(raw, "clinbench-layer.duckdb"), False, args.profile)
             layer.append((wall, cpu))
             if folder:
                 wall, cpu, anchor_files = in_fresh_process(run_mimic_code, _fresh_copy(raw, "mimic-code.duckdb"), str(folder))
@@ -192,9 +195,9 @@ def main() -> None:
         small = tmp / "small.duckdb"
         tenth = max(args.patients // 10, 1)
         _synth(small, tenth, args.seed)
-        small_wall, _, _ = in_fresh_process(run_clinbench, str(small))
+        small_wall, _, _ = in_fresh_process(run_clinbench, str(small), True, args.profile)
         last = raw.with_name("clinbench.duckdb")
-        rerun, rerun_cpu, rerun_results = in_fresh_process(run_clinbench, str(last))
+        rerun, rerun_cpu, rerun_results = in_fresh_process(run_clinbench, str(last), True, args.profile)
         copy = _copy_inputs(last)
         total = _median(walls)
         print(f"\nbaseline, bare copy of the raw inputs: {copy:.2f} s -> ratio {total / copy:.1f}x")
