@@ -60,7 +60,8 @@ def rescore_campaign(out: str | Path, db: str | Path | None = None, *, new_data:
             profiles[database] = (profile_of(database, list(tables.values())) if new_data else
                                   binding.check_profile(store, database, list(tables.values()), command="rescore"))
     marked = f"{sorted(databases)[0]} at {datetime.now():%Y-%m-%d %H:%M:%S}" if new_data and databases else None
-    order = sorted(records.values(), key=lambda r: (r.task, r.run_id))  # a task's runs in a row: its reference read once
+    # a reference's runs in a row (a task's and its raw-mode twin's): it is read once, its outputs scored together
+    order = sorted(records.values(), key=lambda r: (tables.get(r.task) or "", r.task, r.run_id))
     done: dict[str, RescoreResult] = {}
     rescored: list = []
     try:
@@ -71,7 +72,8 @@ def rescore_campaign(out: str | Path, db: str | Path | None = None, *, new_data:
                 if isinstance(run, RescoreResult):
                     done[record.run_id] = run
                     continue
-                if pending and (pending[0].record.task, pending[0].database) != (record.task, run.database):
+                if pending and (tables.get(pending[0].record.task), pending[0].database) != (
+                        tables.get(record.task), run.database):
                     _rescore_batch(pending, scorer, digests, profiles, tables, marked, done, rescored)
                     pending = []
                 pending.append(run)
@@ -131,16 +133,17 @@ def _verified(out: Path, record: RunRecord, manifest: tuple[bytes, dict] | None,
 
 def _rescore_batch(runs: list[_Run], scorer, digests: dict, profiles: dict, tables: dict, marked: str | None,
                    done: dict, rescored: list) -> None:
-    """Score the outputs of runs of one task and database together, then reseal each run whose score or
+    """Score the outputs of runs of one reference and database together, then reseal each run whose score or
     record changed (an unchanged one is left as it was sealed); their new records go to ``rescored``."""
     if not runs:
         return
-    wanted = [(run.manifest.get("scored_columns", "value"), run.manifest["files"][evidence.OUTPUT]["sha256"], run.output)
+    wanted = [(run.record.task, run.manifest.get("scored_columns", "value"),
+               run.manifest["files"][evidence.OUTPUT]["sha256"], run.output)
               for run in runs if run.output is not None and run.record.status != RunStatus.HARNESS_ERROR]
-    scored = _score_outputs(scorer, runs[0].record.task, runs[0].database, wanted)
+    scored = _score_outputs(scorer, runs[0].database, wanted)
 
     def score_of(task_id: str, output_csv: Path, db: str, *, scored_columns: str) -> ScoreResult:
-        return scored[(scored_columns, str(output_csv))]
+        return scored[(task_id, scored_columns, str(output_csv))]
 
     for run in runs:
         record, folder = run.record, run.folder
@@ -167,35 +170,37 @@ def _rescore_batch(runs: list[_Run], scorer, digests: dict, profiles: dict, tabl
         rescored.append(record)
 
 
-def _score_outputs(scorer, task_id: str, database: str, wanted: list[tuple[str, str, Path]]) -> dict:
-    """(scored columns, output path) -> its score, for each (scored columns, sha256, output path) wanted.
+def _score_outputs(scorer, database: str, wanted: list[tuple[str, str, str, Path]]) -> dict:
+    """(task, scored columns, output path) -> its score, for each (task, scored columns, sha256, output path)
+    wanted.
 
-    Outputs of the same bytes (their sealed sha256, just verified) get the same score, so each is scored
-    once, unless its result names its own file (a reader's message), which another run's must not carry."""
-    first: dict[tuple[str, str], Path] = {}
-    copies: list[tuple[str, str, Path]] = []
-    for columns, digest, output in wanted:
-        if (columns, digest) in first:
-            copies.append((columns, digest, output))
+    Outputs of the same bytes (their sealed sha256, just verified) of one task get the same score, so each is
+    scored once, unless its result names its own file (a reader's message), which another run's must not
+    carry."""
+    first: dict[tuple[str, str, str], Path] = {}
+    copies: list[tuple[str, str, str, Path]] = []
+    for task, columns, digest, output in wanted:
+        if (task, columns, digest) in first:
+            copies.append((task, columns, digest, output))
         else:
-            first[(columns, digest)] = output
-    scored: dict[tuple[str, str], ScoreResult] = {}
+            first[(task, columns, digest)] = output
+    scored: dict[tuple[str, str, str], ScoreResult] = {}
 
-    def score(outputs: list[tuple[str, Path]]) -> None:
-        by_columns: dict[str, list[Path]] = {}
-        for columns, output in outputs:
-            by_columns.setdefault(columns, []).append(output)
-        for columns, paths in by_columns.items():
-            results = scorer.many(task_id, paths, database, scored_columns=columns)
-            scored.update({(columns, str(o)): r for o, r in zip(paths, results)})
+    def score(outputs: list[tuple[str, str, Path]]) -> None:
+        by_columns: dict[str, list[tuple[str, Path]]] = {}
+        for task, columns, output in outputs:
+            by_columns.setdefault(columns, []).append((task, output))
+        for columns, todo in by_columns.items():
+            results = scorer.many([t for t, _ in todo], [o for _, o in todo], database, scored_columns=columns)
+            scored.update({(t, columns, str(o)): r for (t, o), r in zip(todo, results)})
 
-    score([(columns, output) for (columns, _), output in first.items()])
+    score([(task, columns, output) for (task, columns, _), output in first.items()])
     alone = []
-    for columns, digest, output in copies:
-        original = str(first[(columns, digest)])
-        if original in scored[(columns, original)].reason:
-            alone.append((columns, output))
+    for task, columns, digest, output in copies:
+        original = str(first[(task, columns, digest)])
+        if original in scored[(task, columns, original)].reason:
+            alone.append((task, columns, output))
         else:
-            scored[(columns, str(output))] = scored[(columns, original)]
+            scored[(task, columns, str(output))] = scored[(task, columns, original)]
     score(alone)
     return scored

@@ -144,18 +144,34 @@ class Scorer:
                  scored_columns: str = "value") -> ScoreResult:
         return self.many(task_id, [output_csv], db_path, scored_columns=scored_columns)[0]
 
-    def many(self, task_id: str, outputs: list, db_path: str | Path, *,
+    def many(self, task_id: str | list[str], outputs: list, db_path: str | Path, *,
              scored_columns: str = "value") -> list[ScoreResult]:
-        """Score several outputs of one task (a campaign's runs of it): those of one header in one query,
-        each with the result it gets alone."""
-        from clinbench.derive import score_reference
-        from clinbench.fileid import file_identity
-
-        spec = get_task(task_id)
-        scored_columns_for(spec, scored_columns)  # a bad setting fails before any work
+        """Score several outputs of a task (``task_id``), or each of its own task (a list, one per output: a
+        campaign's runs): those of one header, one reference and one comparison (a task and its raw-mode
+        twin) in one query, each with the result it gets alone."""
+        tasks = [task_id] * len(outputs) if isinstance(task_id, str) else list(task_id)
+        specs = {t: get_task(t) for t in ([task_id] if isinstance(task_id, str) else tasks)}
+        for spec in specs.values():
+            scored_columns_for(spec, scored_columns)  # a bad setting fails before any work
         db_path = Path(db_path)
         if not db_path.is_file():
             raise DataError(f"database {db_path} not found; pass --db the database the references were built in")
+        by_reference: dict[tuple, list[int]] = {}
+        for i, t in enumerate(tasks):
+            by_reference.setdefault((specs[t].target_table, tuple(specs[t].keys)), []).append(i)
+        results: list[ScoreResult | None] = [None] * len(outputs)
+        for members in by_reference.values():
+            group = [specs[tasks[i]] for i in members]
+            ref = self._reference(group[0], db_path)
+            for i, result in zip(members, _score_many(group, [outputs[i] for i in members], self.con, ref,
+                                                      scored_columns)):
+                results[i] = result
+        return results
+
+    def _reference(self, spec: TaskSpec, db_path: Path):
+        """The task's reference in ``db_path``, prepared (or read from the cache) unless it is the current one."""
+        from clinbench.derive import score_reference
+        from clinbench.fileid import file_identity
 
         def on_missing(schemas: set[str]) -> str:
             from clinbench.derive.reference import missing_reference
@@ -171,7 +187,7 @@ class Scorer:
             self._ref = score_reference.cached(self.con, db_path, spec.target_table, list(spec.keys), on_missing,
                                                use_cache=self.cache)
             self._current = key
-        return _score_many(spec, outputs, self.con, self._ref, scored_columns)
+        return self._ref
 
 
 def score_against(spec: TaskSpec, output_csv: str | Path, con: duckdb.DuckDBPyConnection,
@@ -187,47 +203,60 @@ def score_many_against(spec: TaskSpec, outputs: list, con: duckdb.DuckDBPyConnec
 
     scored_columns_for(spec, scored_columns)
     ref = score_reference.prepare(con, reference, list(spec.keys))
-    return _score_many(spec, outputs, con, ref, scored_columns)
+    return _score_many([spec] * len(outputs), outputs, con, ref, scored_columns)
 
 
-def _score_many(spec: TaskSpec, outputs: list, con: duckdb.DuckDBPyConnection, ref,
+def _score_many(specs: list[TaskSpec], outputs: list, con: duckdb.DuckDBPyConnection, ref,
                 scored_columns: str) -> list[ScoreResult]:
-    """Score each output; files of one plain header are read and scored together (one query for all of
-    them), any other file, or a batch that does not read at once, one by one: each gets what it gets alone."""
+    """Score each output against ``ref`` by its task (``specs``, one per output); files of one plain header
+    compared alike (the same keys, scored columns and tolerances) are read and scored together, one query for
+    all of them; any other file, or a batch that does not read at once, one by one: each gets what it gets
+    alone."""
     from clinbench.derive import score_read
 
-    scored = scored_columns_for(spec, scored_columns)
-    ref.require([*spec.keys, *scored])
     paths = [Path(p) for p in outputs]
     results: dict[int, ScoreResult] = {}
     alone: list[tuple[int, score_read.Header | None]] = []
     batches: dict[tuple, list[int]] = {}
     headers: dict[tuple, score_read.Header] = {}
-    for i, path in enumerate(paths):
+    batched: dict[tuple, set[Path]] = {}
+    for i, (spec, path) in enumerate(zip(specs, paths)):
+        scored = scored_columns_for(spec, scored_columns)
+        ref.require([*spec.keys, *scored])
         if problem := score_read.file_problem(path):
             results[i] = _failed(spec, ref, scored_columns, problem,
                                  checks={"output_exists": path.is_file(), "non_empty": False})
             continue
         header = score_read.plain_header(path)
         if len(paths) > 1 and header is not None and all(k in header.columns for k in spec.keys):
-            shape = tuple(header.columns.items())
+            shape = (tuple(header.columns.items()), _comparison(spec, scored))
             headers.setdefault(shape, header)
-            batches.setdefault(shape, []).append(i)
+            if path in batched.setdefault(shape, set()):
+                alone.append((i, header))  # a file read twice in one batch would be one file of doubled rows
+            else:
+                batched[shape].add(path)
+                batches.setdefault(shape, []).append(i)
         else:
             alone.append((i, header))
     for shape, members in batches.items():
-        header = headers[shape]
-        missing = [c for c in spec.required_columns if c not in header.columns]
-        present = [c for c in scored if c in header.columns]
+        header, spec = headers[shape], specs[members[0]]
+        present = [c for c in scored_columns_for(spec, scored_columns) if c in header.columns]
         files = [paths[i] for i in members]
         if len(members) > 1 and score_read.load_many(con, files, header, list(spec.keys), present, ref.kinds):
-            found = _score_parsed(spec, con, ref, scored, scored_columns, [str(f) for f in files], missing, present)
-            results.update(zip(members, found))
+            runs = [(str(paths[i]), specs[i], [c for c in specs[i].required_columns if c not in header.columns])
+                    for i in members]
+            results.update(zip(members, _score_parsed(con, ref, scored_columns, runs, present)))
         else:
             alone += [(i, header) for i in members]
     for i, header in alone:
-        results[i] = _score_file(spec, paths[i], header, con, ref, scored, scored_columns)
+        results[i] = _score_file(specs[i], paths[i], header, con, ref, scored_columns_for(specs[i], scored_columns),
+                                 scored_columns)
     return [results[i] for i in range(len(paths))]
+
+
+def _comparison(spec: TaskSpec, scored: list[str]) -> tuple:
+    """What the scoring query reads of a task: outputs of tasks alike in it are scored by one query."""
+    return (tuple(spec.keys), tuple(scored), tuple(spec.tolerance(c) for c in scored), spec.timestamp_tolerance_seconds)
 
 
 def _failed(spec: TaskSpec, ref, scored_columns: str, reason: str, **extra: Any) -> ScoreResult:
@@ -265,12 +294,15 @@ def _score_file(spec: TaskSpec, path: Path, header, con: duckdb.DuckDBPyConnecti
         return _failed(spec, ref, scored_columns, f"output is not a readable CSV: {exc}", checks=unreadable)
     if not loaded:  # unreachable: the sniffed header's text path loads or raises
         return _failed(spec, ref, scored_columns, "output is not a readable CSV", checks=unreadable)
-    return _score_parsed(spec, con, ref, scored, scored_columns, [str(path)], missing, present)[0]
+    return _score_parsed(con, ref, scored_columns, [(str(path), spec, missing)], present)[0]
 
 
-def _score_parsed(spec: TaskSpec, con: duckdb.DuckDBPyConnection, ref, scored: list[str], scored_columns: str,
-                  files: list[str], missing: list[str], present: list[str]) -> list[ScoreResult]:
-    """Score the outputs ``files`` read into ``__parsed`` (rows by ``__f``; all with the columns ``present``)."""
+def _score_parsed(con: duckdb.DuckDBPyConnection, ref, scored_columns: str,
+                  runs: list[tuple[str, TaskSpec, list[str]]], present: list[str]) -> list[ScoreResult]:
+    """Score the outputs read into ``__parsed`` (rows by ``__f``; all with the columns ``present``), each
+    (path, task, required columns it lacks) of ``runs``; their tasks compare alike (``_comparison``)."""
+    spec = runs[0][1]  # the comparison's
+    scored = scored_columns_for(spec, scored_columns)
     kinds, n_ref = ref.kinds, ref.rows
     agent_rows = dict(con.execute("SELECT __f, count(*) FROM __parsed GROUP BY __f").fetchall())
     key_on = " AND ".join(f"r.{_q(ref.join_column(i))} = a.__k{i}" for i in range(len(spec.keys)))
@@ -345,7 +377,7 @@ def _score_parsed(spec: TaskSpec, con: duckdb.DuckDBPyConnection, ref, scored: l
                          key_on)
 
     out = []
-    for f in files:
+    for f, spec, missing in runs:
         n_agent = agent_rows.get(f, 0)
         if n_agent == 0:
             out.append(_failed(spec, ref, scored_columns, "output has a header but no rows",
