@@ -7,14 +7,21 @@ convention: rewards below 1), 20 trials each, scored on M4Bench 0.5.3's columns
 (``--scored-columns required``). Then, alternating, ``--runs`` times:
 
 - clinbench: ``python -m clinbench rescore CAMPAIGN`` (one process, start included: every run's
-  evidence verified, re-scored, the store and each score.json resealed);
+  evidence verified and its output re-scored; a changed score is resealed and recorded, and on a
+  campaign rescored before none is);
 - anchor: one Python process that calls M4Bench's ``benchmark/evaluate.py`` ``evaluate(task,
   output)`` for each of the 560 outputs, with each task's reference written once as its ground
   truth CSV in a copy of the checkout's ``benchmark`` folder and read once per task (the ground
   truth read is memoised: the fairest per-run loop M4Bench's own code allows).
 
+The agents are deterministic, so the 560 outputs are a few distinct files per task (printed):
+rescore scores each distinct output of a task once (its sealed hash, verified for every run), so
+the figure is mostly what every run costs whatever its output (verifying and hashing its evidence,
+the store, the process) plus one scoring query per reference.
+
 It prints the median wall and CPU seconds of each, the ratio anchor / clinbench (goal >= 20x),
-and on how many runs the two rewards agree. The anchor needs pandas (``pip install pandas``, or ``--anchor-python`` a Python with it).
+and on how many runs the two rewards agree. The anchor needs pandas and duckdb (``pip install pandas
+duckdb``, or ``--anchor-python`` a Python with them).
 
     .venv/bin/python benchmarks/rescore_vs_m4bench.py --m4 PATH/TO/m4 [--patients 200] [--runs 5] [--work DIR]
 """
@@ -114,6 +121,12 @@ def anchor_setup(m4: Path, work: Path, db: Path, out: Path, python: str) -> tupl
     return copy, work / "anchor-runs.json"
 
 
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def main() -> None:
     a, work, _tmp = anchor_arguments(__doc__, 200, "synthetic patients (default 200)", "the database and campaign")
     os.environ["CLINBENCH_CACHE"] = str(work / "cache")
@@ -133,9 +146,13 @@ def main() -> None:
         else:
             anchor = [a.anchor_python, str(work / "anchor_loop.py"), str(found[0]), str(found[1])]
     load = os.getloadavg()
+    distinct = {(r["task"], _sha256(out / (r["evidence_dir"] or f"runs/{r['run_id']}") / "output.csv"))
+                for r in Store.open(out).runs()}
     print(f"rescore of {len(stored)} runs ({len(TASKS)} tasks x reference/variant agents x {TRIALS} trials, "
           f"{a.patients} synthetic patients), {os.cpu_count()} CPUs, load average {load[0]:.1f} at the start; "
           f"median of {a.runs} runs, alternating")
+    print(f"the runs' outputs: {len(distinct)} distinct (task, bytes) pairs (the agents are deterministic; rescore "
+          f"scores each once, M4Bench's loop each run's)")
     samples: dict[str, list[tuple[float, float]]] = {"clinbench": [], "m4": []}
     m4_rewards: dict[str, float] = {}
     for _ in range(a.runs):

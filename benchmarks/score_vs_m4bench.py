@@ -107,10 +107,12 @@ def anchor_copy(m4: Path, work: Path, perfect: Path, task: str = TASK, python: s
 
 
 def anchor_python_problem(python: str) -> str | None:
-    """Why ``python`` cannot run M4Bench's evaluator (it needs pandas, which clinbench does not), or None."""
-    if subprocess.run([python, "-c", "import pandas"], capture_output=True).returncode != 0:
-        return (f"M4Bench's evaluator needs pandas, which {python} lacks: pip install pandas (M4Bench 0.5.3 locks "
-                "pandas 2.3.1, numpy 2.2.6), or pass --anchor-python a Python that has it")
+    """Why ``python`` cannot run M4Bench's evaluator (it needs pandas, which clinbench does not, and duckdb:
+    evaluate.py imports its lib.db), or None."""
+    if subprocess.run([python, "-c", "import pandas, duckdb"], capture_output=True).returncode != 0:
+        return (f"M4Bench's evaluator needs pandas and duckdb, which {python} lacks: pip install pandas duckdb "
+                "(M4Bench 0.5.3 locks pandas 2.3.1, numpy 2.2.6, duckdb 1.4.1), or pass --anchor-python a Python "
+                "that has them")
     return None
 
 
