@@ -80,6 +80,21 @@ def test_duplicates_keep_first_row_and_penalise(con, tmp_path):
     assert r.key_precision == 1.0
 
 
+def test_an_output_in_the_references_key_order_scores_as_the_same_rows_in_another_order(con, tmp_path):
+    # in key order it is paired with the reference row by row, without a table of its rows; reversed, joined
+    rows = ["1,2,1.5", "2,0,nan", "3,4,inf", "4,1,"]
+    in_order = run(con, tmp_path, "stay_id,score,dose\n" + "\n".join(rows) + "\n")
+    assert not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = '__parsed'").fetchone()[0]
+    reversed_ = run(con, tmp_path, "stay_id,score,dose\n" + "\n".join(rows[::-1]) + "\n")
+    assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = '__parsed'").fetchone()[0]
+    assert in_order.as_dict() == reversed_.as_dict()
+    assert in_order.columns["dose"].examples == [
+        {"key": {"stay_id": "1"}, "reference": "1.0", "agent": "1.5"},
+        {"key": {"stay_id": "3"}, "reference": "0.25", "agent": "(unparseable)"},
+        {"key": {"stay_id": "4"}, "reference": "2.0", "agent": ""}]
+    assert in_order.columns["score"].examples == [{"key": {"stay_id": "1"}, "reference": "3.0", "agent": "2.0"}]
+
+
 def test_tolerance_edges(con, tmp_path):
     # dose tolerance 0.01: 1.01 vs 1.00 is exactly at tolerance and matches; 0.2601 vs 0.25 does not
     r = run(con, tmp_path, "stay_id,score,dose\n1,3,1.01\n2,0,\n3,4,0.2601\n4,1,1.99\n")

@@ -287,6 +287,11 @@ def _score_file(spec: TaskSpec, path: Path, header, con: duckdb.DuckDBPyConnecti
                                missing_columns=missing,
                                checks={"output_exists": True, "non_empty": True, "required_columns": False})
             present = [c for c in scored if c in header.columns]
+            if not attempt and header.reader_names is not None and ref.unique_keys and ref.rows:
+                paired = _paired(spec, con, ref, path, header, present)
+                if paired is not None:
+                    return _result(spec, ref, scored, scored_columns, missing, present, *paired,
+                                   ref.rows, ref.rows, ref.rows, 0, 0)
             if score_read.load(con, path, header, list(spec.keys), present, ref.kinds):
                 loaded = True
                 break
@@ -305,21 +310,10 @@ def _score_parsed(con: duckdb.DuckDBPyConnection, ref, scored_columns: str,
     scored = scored_columns_for(spec, scored_columns)
     kinds, n_ref = ref.kinds, ref.rows
     agent_rows = dict(con.execute("SELECT __f, count(*) FROM __parsed GROUP BY __f").fetchall())
-    key_on = " AND ".join(f"r.{_q(ref.join_column(i))} = a.__k{i}" for i in range(len(spec.keys)))
-    # each column's match flag and nMAE cost computed once per joined row, then aggregated (writing the
-    # flag out in count_if and in the FILTER made DuckDB bind and plan it twice: 30 ms a run on 17 columns)
-    cells = ["f.__f AS __g", "a.__k0 AS __found", "r.__pos AS __pos"]
-    aggregates = ["__g", "count(*)", "count(__found)"]
-    for i, c in enumerate(present):
-        cells.append(f"{_match_expr(spec, c, kinds[c])} AS __m{i}")
-        aggregates.append(f"count_if(__m{i})")
-        # positions of the first few mismatching reference rows (an integer heap: cheap)
-        aggregates.append(f"min_by(__pos, __pos, {_EXAMPLES}) FILTER (WHERE NOT __m{i})")
-        if c in ref.scales:
-            # costs summed as integers of 2**-60: the same sum in any order (a double sum is not: grouped
-            # or across DuckDB's threads its last bits followed the order the rows were added in)
-            cells.append(f"CAST({_cost_expr(c, ref.scales[c])} * {_COST_UNIT}.0 AS BIGINT) AS __c{i}")
-            aggregates.append(f"sum(__c{i}) FILTER (WHERE __found IS NOT NULL)")
+    key_on = _key_on(spec, ref)
+    cells, aggregates = _column_sql(spec, ref, present)
+    cells = ["f.__f AS __g", "a.__k0 AS __found", "r.__pos AS __pos", *cells]
+    aggregates = ["__g", "count(*)", "count(__found)", *aggregates]
     # every reference row once per output file, each joined to that file's rows
     query = (f"SELECT {', '.join(aggregates)} FROM (SELECT {', '.join(cells)} "
              f"FROM {ref.relation} r CROSS JOIN (SELECT DISTINCT __f FROM __parsed) f "
@@ -327,7 +321,7 @@ def _score_parsed(con: duckdb.DuckDBPyConnection, ref, scored_columns: str,
     con.execute("CREATE OR REPLACE TEMP VIEW __agent AS SELECT * FROM __parsed")
     key_names = ", ".join(f"__k{i}" for i in range(len(spec.keys)))
     # a file's figures when the reference has no rows (the join gives it none)
-    empty = (0, 0, *[x for c in present for x in ((0, None, None) if c in ref.scales else (0, None))])
+    empty = (0, 0, *[x for c in present for x in ((0, None, None, 0) if c in ref.scales else (0, None))])
 
     def dedupe() -> dict[str, int]:
         """Keep each file's first row of each key; returns each file's rows left. rowid follows file order,
@@ -363,16 +357,7 @@ def _score_parsed(con: duckdb.DuckDBPyConnection, ref, scored_columns: str,
 
     found: dict[str, dict[str, tuple[int, list[int], float | None]]] = {}  # file -> column -> figures
     for f in agent_rows:
-        n_found = int(rows.get(f, empty)[1])
-        it = iter(rows.get(f, empty)[2:])
-        found[f] = {}
-        for c in present:
-            matched, positions = int(next(it) or 0), list(next(it) or [])
-            nmae = None
-            if c in ref.scales:
-                total = next(it)  # None: no key found
-                nmae = 1.0 if total is None else int(total) / (_COST_UNIT * n_found)
-            found[f][c] = (matched, positions, nmae)
+        found[f] = _column_figures(ref, present, rows.get(f, empty))
     examples = _examples(con, spec, ref, {f: {c: v[1] for c, v in cols.items()} for f, cols in found.items()},
                          key_on)
 
@@ -393,6 +378,87 @@ def _score_parsed(con: duckdb.DuckDBPyConnection, ref, scored_columns: str,
         out.append(_result(spec, ref, scored, scored_columns, missing, present, found[f], examples[f],
                            n_agent, n_found, n_agent - n_dup, n_extra, n_dup))
     return out
+
+
+def _column_sql(spec: TaskSpec, ref, present: list[str], example: str = "__pos",
+                examples: str = "{}") -> tuple[list[str], list[str]]:
+    """Per scored column present, the cells computed per joined row (``r`` the reference's, ``a`` the agent's;
+    ``__found`` and ``__pos`` beside them) and the aggregates over them: its matches, its first mismatching
+    rows (a heap of ``example``, ordered by position, passed through ``examples``) and its nMAE cost."""
+    # each column's match flag and nMAE cost computed once per joined row, then aggregated (writing the
+    # flag out in count_if and in the FILTER made DuckDB bind and plan it twice: 30 ms a run on 17 columns)
+    cells, aggregates = [], []
+    for i, c in enumerate(present):
+        cells.append(f"{_match_expr(spec, c, ref.kinds[c])} AS __m{i}")
+        aggregates.append(f"count_if(__m{i})")
+        # the first few mismatching reference rows (by default their positions: an integer heap, cheap)
+        heap = f"min_by({example.format(i=i)}, __pos, {_EXAMPLES}) FILTER (WHERE NOT __m{i})"
+        aggregates.append(examples.format(heap))
+        if c in ref.scales:
+            # costs summed as integers of 2**-60: the same sum in any order (a double sum is not: grouped
+            # or across DuckDB's threads its last bits followed the order the rows were added in)
+            cost, empty = _cost_exprs(c, ref.scales[c])
+            cells += [f"CAST({cost} * {_COST_UNIT}.0 AS BIGINT) AS __c{i}", f"{empty} AS __z{i}"]
+            aggregates += [f"sum(__c{i})", f"count_if(__z{i})"]
+    return cells, aggregates
+
+
+def _column_figures(ref, present: list[str], figures) -> dict[str, tuple[int, list, float | None]]:
+    """column -> (matched, first mismatches, nMAE) from the joined rows, the keys found among them and the
+    aggregates of ``_column_sql`` (``figures``, in that order)."""
+    n_rows, n_found, *columns = figures
+    n_rows, n_found = int(n_rows), int(n_found)
+    it = iter(columns)
+    found: dict[str, tuple[int, list, float | None]] = {}
+    for c in present:
+        matched, first = int(next(it) or 0), list(next(it) or [])
+        nmae = None
+        if c in ref.scales:
+            # a joined row with a value missing counted a whole unit; one whose key was not found counts
+            # nothing, one of two empty cells costs 0
+            total, empty = int(next(it) or 0), int(next(it))
+            nmae = (total - _COST_UNIT * (n_rows - n_found + empty)) / (_COST_UNIT * n_found) if n_found else 1.0
+        found[c] = (matched, first, nmae)
+    return found
+
+
+def _paired(spec: TaskSpec, con: duckdb.DuckDBPyConnection, ref, path: Path, header, present: list[str]):
+    """Score an output that lists the reference's keys in the reference's order (sorted by key, as
+    `clinbench reference export` writes them) row by row, in one pass over the file: no join and no table of
+    the agent's rows. (column figures, examples) as the join gives them, or None when the file is not such an
+    output or does not read at once: its first row off the reference's keys (or past its end) stops the
+    pass, and the join decides, with every message it gives."""
+    from clinbench.derive import score_read
+
+    select = score_read.first_read(path, header, list(spec.keys), present, ref.kinds)
+    # each example with the agent's text, computed for the few rows kept (the file is not read again)
+    text = "{'p': x.p, 't': " + _agent_text("x.v", "x.e") + "}"
+    cells, aggregates = _column_sql(spec, ref, present, "{{'p': __pos, 'v': __v{i}, 'e': __e{i}}}",
+                                    "list_transform({}, lambda x: " + text.replace("{", "{{").replace("}", "}}") + ")")
+    cells = ["a.__k0 AS __found", "r.__pos AS __pos", *cells]
+    cells += [f"a.{_q('v_' + c)} AS __v{i}" for i, c in enumerate(present)]
+    cells += [f"a.{_q('e_' + c)} AS __e{i}" for i, c in enumerate(present)]
+    # a row whose key is not the reference row's: the output is not in the reference's order (or lacks or
+    # adds rows) and the join must score it; the error ends the pass there
+    cells.append(f"CASE WHEN {_key_on(spec, ref)} THEN 1 ELSE error('clinbench: not paired') END AS __paired")
+    aggregates = ["count(*)", "count(__found)", *aggregates, "count(__paired)"]
+    try:
+        row = con.execute(f"SELECT {', '.join(aggregates)} FROM (SELECT {', '.join(cells)} "
+                          f"FROM {ref.relation} r POSITIONAL JOIN ({select}) a)").fetchone()
+    except duckdb.InterruptException:
+        raise
+    except duckdb.Error:
+        return None
+    found = _column_figures(ref, present, row[:-1])
+    agent = {c: {x["p"]: x["t"] for x in first} for c, (_, first, _) in found.items()}
+    found = {c: (matched, [x["p"] for x in first], nmae) for c, (matched, first, nmae) in found.items()}
+    f = str(path)
+    return found, _examples(con, spec, ref, {f: {c: v[1] for c, v in found.items()}}, "", {f: agent})[f]
+
+
+def _key_on(spec: TaskSpec, ref) -> str:
+    """Reference row ``r`` and agent row ``a`` have the same key (the join's condition)."""
+    return " AND ".join(f"r.{_q(ref.join_column(i))} = a.__k{i}" for i in range(len(spec.keys)))
 
 
 def _result(spec: TaskSpec, ref, scored: list[str], scored_columns: str, missing: list[str], present: list[str],
@@ -458,32 +524,36 @@ def _match_expr(spec: TaskSpec, c: str, kind: str) -> str:
         close = f"abs(epoch({r}) - epoch({a})) <= {spec.timestamp_tolerance_seconds!r} + {_EPS}"
     else:
         close = f"{r} = {a}"
-    both_empty = f"({r} IS NULL AND {e})"
-    return f"a.__k0 IS NOT NULL AND ({both_empty} OR ({r} IS NOT NULL AND {a} IS NOT NULL AND {close}))"
+    # the key found, and both values close, or (a value missing: ``close`` is NULL) both empty
+    return f"a.__k0 IS NOT NULL AND coalesce({close}, {r} IS NULL AND {e})"
 
 
-def _cost_expr(c: str, scale: float) -> str:
+def _cost_exprs(c: str, scale: float) -> tuple[str, str]:
+    """A row's nMAE cost without a CASE (DuckDB evaluates those branch by branch), in two parts: ``least``
+    of the scaled difference and 1, which is 1 when either value is missing (``least`` skips a NULL), as
+    the cost is when one is; and whether both are missing (cost 0, not 1: subtracted)."""
     r, a = f"r.{_q(c)}", f"a.{_q('v_' + c)}"
-    agent_empty = f"({a} IS NULL)"
-    return (f"CASE WHEN {r} IS NULL AND {agent_empty} THEN 0.0 "
-            f"WHEN {r} IS NULL OR {agent_empty} THEN 1.0 "
-            f"ELSE least(abs({a} - {r}) / {scale!r}, 1.0) END")
+    return f"least(abs({a} - {r}) / {scale!r}, 1.0)", f"a.__k0 IS NOT NULL AND {r} IS NULL AND {a} IS NULL"
 
 
 def _examples(con: duckdb.DuckDBPyConnection, spec: TaskSpec, ref, positions: dict[str, dict[str, list[int]]],
-              key_on: str) -> dict[str, dict[str, list[dict[str, Any]]]]:
-    """Each file's columns' first mismatching rows (reference positions given, by file), read in one query."""
+              key_on: str, agent: dict[str, dict[str, dict[int, str]]] | None = None
+              ) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """Each file's columns' first mismatching rows (reference positions given, by file), read in one query:
+    the agent's cells from ``__agent`` (joined ``key_on``), or given (``agent``: file -> column -> position
+    -> text) by a pass that kept them."""
     wanted = sorted({(f, p) for f, cols in positions.items() for ps in cols.values() for p in ps})
     if not wanted:
         return {f: {c: [] for c in cols} for f, cols in positions.items()}
     columns = list(next(iter(positions.values())))  # every file has the same columns
     cells = [f"CAST(r.{_q(k)} AS VARCHAR)" for k in spec.keys]
     for c in columns:
-        cells += [f"CAST(r.{_q(c)} AS VARCHAR)", _agent_text(c)]
+        cells += [f"CAST(r.{_q(c)} AS VARCHAR)",
+                  "NULL" if agent else _agent_text(f"a.{_q('v_' + c)}", f"a.{_q('e_' + c)}")]
     rows = con.execute(
-        f"SELECT w.__f, r.__pos, a.__k0 IS NULL, {', '.join(cells)} "
-        f"FROM (SELECT unnest(?) AS __f, unnest(?) AS __p) w JOIN {ref.relation} r ON r.__pos = w.__p "
-        f"LEFT JOIN __agent a ON a.__f = w.__f AND {key_on}",
+        f"SELECT w.__f, r.__pos, {'false' if agent else 'a.__k0 IS NULL'}, {', '.join(cells)} "
+        f"FROM (SELECT unnest(?) AS __f, unnest(?) AS __p) w JOIN {ref.relation} r ON r.__pos = w.__p"
+        + ("" if agent else f" LEFT JOIN __agent a ON a.__f = w.__f AND {key_on}"),
         [[f for f, _ in wanted], [p for _, p in wanted]],
     ).fetchall()
     by_pos = {(row[0], row[1]): row[1:] for row in rows}
@@ -495,14 +565,14 @@ def _examples(con: duckdb.DuckDBPyConnection, spec: TaskSpec, ref, positions: di
             out[f][c] = []
             for p in sorted(ps):
                 row = by_pos[(f, p)]
-                reference, agent = row[2 + n + 2 * i], row[3 + n + 2 * i]
+                reference, text = row[2 + n + 2 * i], agent[f][c][p] if agent else row[3 + n + 2 * i]
                 out[f][c].append({"key": dict(zip(spec.keys, row[2:2 + n])), "reference": reference,
-                                  "agent": "(key missing)" if row[1] else agent})
+                                  "agent": "(key missing)" if row[1] else text})
     return out
 
 
-def _agent_text(c: str) -> str:
-    v, e = f"a.{_q('v_' + c)}", f"a.{_q('e_' + c)}"
+def _agent_text(v: str, e: str) -> str:
+    """The agent's cell as the examples show it, from its value ``v`` and whether it was empty ``e``."""
     return f"CASE WHEN {e} THEN '' WHEN {v} IS NULL THEN '(unparseable)' ELSE CAST({v} AS VARCHAR) END"
 
 

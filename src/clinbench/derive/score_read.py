@@ -153,13 +153,25 @@ def _readers(paths: list[Path], header: Header, keys: list[str], present: list[s
     return readers if typed else readers[1:]
 
 
+def first_read(path: Path, header: Header, keys: list[str], present: list[str], kinds: dict[str, str]) -> str:
+    """The query that reads the file into ``__parsed``'s columns by the first reader ``load`` tries, to scan
+    it once without keeping its rows (a cell that does not convert makes it fail, as it makes ``load`` go on)."""
+    reader, cell = _readers([path], header, keys, present, kinds)[0]
+    return _select(reader, cell, _lit(str(path)), header, keys, present, kinds)
+
+
 def _parse(con: duckdb.DuckDBPyConnection, reader: str, cell, file: str, header: Header, keys: list[str],
            present: list[str], kinds: dict[str, str]) -> None:
+    con.execute(f"CREATE OR REPLACE TEMP TABLE __parsed AS {_select(reader, cell, file, header, keys, present, kinds)}")
+
+
+def _select(reader: str, cell, file: str, header: Header, keys: list[str], present: list[str],
+            kinds: dict[str, str]) -> str:
     select = [f"{file} AS __f", *(f"{cell(header.columns[c], kinds[c])[0]} AS __k{i}" for i, c in enumerate(keys))]
     for c in present:
         v, e = cell(header.columns[c], kinds[c])
         select += [f"{v} AS {_q('v_' + c)}", f"({e}) AS {_q('e_' + c)}"]
-    con.execute(f"CREATE OR REPLACE TEMP TABLE __parsed AS SELECT {', '.join(select)} FROM {reader}")
+    return f"SELECT {', '.join(select)} FROM {reader}"
 
 
 def _fast(raw: str, kind: str) -> tuple[str, str]:

@@ -5,9 +5,11 @@ Preparing a reference means reading its table and computing what every score of 
 - ``__ref``: every column typed as the scorer compares it (numbers DOUBLE, timestamps
   TIMESTAMP, everything else trimmed text; numeric keys keep their own type for display, with a
   DOUBLE copy ``__j<i>`` to join on, the type the agent's keys are read as), and ``__pos``, the
-  row's position in the table (examples list the first mismatching rows in that order);
-- the column kinds, the row count and each numeric column's scale (max - min, 1 when 0 or
-  empty; the nMAE divides by it).
+  row's position in the table (examples list the first mismatching rows in that order); the rows
+  are kept sorted by the keys, the order ``clinbench reference export`` writes and agents mostly
+  write, so an output in that order can be paired with them row by row (``score``);
+- the column kinds, the row count, each numeric column's scale (max - min, 1 when 0 or
+  empty; the nMAE divides by it) and whether no two rows share a key (as the join compares them).
 
 ``score_output`` keeps that as a Parquet file in the workspace cache (``cache_files.cache_dir()``,
 under ``references/``: inside the folder a campaign hides from sandboxed agents, beside the
@@ -24,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from clinbench.duck import duckdb
@@ -32,7 +34,7 @@ from clinbench.duck import duckdb
 from clinbench.errors import TaskError
 
 # Bump when the preparation rules change, so files prepared by older rules are not read.
-PREPARATION_VERSION = 1
+PREPARATION_VERSION = 2
 
 _NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
                   "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE", "REAL", "DECIMAL", "BOOLEAN")
@@ -48,6 +50,7 @@ class Reference:
     scales: dict[str, float]  # numeric non-key column -> max - min (1.0 when 0 or empty)
     keys: tuple[str, ...]
     source: str  # the table it was read from, for messages
+    unique_keys: bool = False  # no two rows share a key (compared as the join compares them)
 
     def join_column(self, i: int) -> str:
         """The reference column the agent's ``__k<i>`` joins on."""
@@ -72,13 +75,17 @@ def prepare(con: duckdb.DuckDBPyConnection, source: str, keys: list[str]) -> Ref
         select.append(f"{_q(name)} AS {_q(name)}" if name in keys and kind == "numeric"
                       else f"{_ref_expr(name, kind)} AS {_q(name)}")
     select += [f"CAST({_q(k)} AS DOUBLE) AS __j{i}" for i, k in enumerate(keys) if kinds[k] == "numeric"]
-    con.execute(f"CREATE OR REPLACE TEMP TABLE __ref AS SELECT {', '.join(select)}, "
-                f"row_number() OVER () AS __pos FROM {source}")
+    order = ", ".join(_q(k) for k in keys)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE __ref AS SELECT * FROM (SELECT {', '.join(select)}, "
+                f"row_number() OVER () AS __pos FROM {source}) ORDER BY {order}")
     numeric = [c for c, kind in kinds.items() if kind == "numeric" and c not in keys]
     row = con.execute("SELECT " + ", ".join(["count(*)", *(f"max({_q(c)}) - min({_q(c)})" for c in numeric)])
                       + " FROM __ref").fetchone()
     scales = {c: (float(s) if s else 1.0) for c, s in zip(numeric, row[1:])}
-    return Reference("__ref", kinds, int(row[0]), scales, tuple(keys), source)
+    ref = Reference("__ref", kinds, int(row[0]), scales, tuple(keys), source)
+    join = ", ".join(_q(ref.join_column(i)) for i in range(len(keys)))
+    shared = con.execute(f"SELECT count(*) FROM (SELECT 1 FROM __ref GROUP BY {join} HAVING count(*) > 1)")
+    return replace(ref, unique_keys=not shared.fetchone()[0])
 
 
 def cached(con: duckdb.DuckDBPyConnection, db_path: Path, table: str, keys: list[str], on_missing, *,
@@ -107,7 +114,7 @@ def cached(con: duckdb.DuckDBPyConnection, db_path: Path, table: str, keys: list
             "SELECT DISTINCT schema_name FROM duckdb_tables() WHERE database_name = '__src'").fetchall()}
         raise TaskError(on_missing(schemas))
     ref = prepare(con, f"__src.{_q(schema)}.{_q(name)}", keys)
-    ref = Reference(ref.relation, ref.kinds, ref.rows, ref.scales, ref.keys, table)
+    ref = replace(ref, source=table)
     con.execute("DETACH __src")
     if use_cache and file_identity(db_path) == identity:  # not written while we read it
         _write(con, ref, path, stem)
@@ -124,13 +131,14 @@ def _read(con: duckdb.DuckDBPyConnection, path: Path, keys: list[str], table: st
         con.execute(f"CREATE OR REPLACE TEMP VIEW __ref AS SELECT * FROM read_parquet({_lit(str(path))})")
     except (duckdb.Error, ValueError):
         return None  # absent, removed meanwhile or unreadable: prepare it again
-    return Reference("__ref", data["kinds"], int(data["rows"]), data["scales"], tuple(keys), table)
+    return Reference("__ref", data["kinds"], int(data["rows"]), data["scales"], tuple(keys), table,
+                     bool(data["unique_keys"]))
 
 
 def _write(con: duckdb.DuckDBPyConnection, ref: Reference, path: Path, stem: str) -> None:
     from clinbench.atomic import remove_stale_temps, temp_name
 
-    meta = json.dumps({"kinds": ref.kinds, "rows": ref.rows, "scales": ref.scales})
+    meta = json.dumps({"kinds": ref.kinds, "rows": ref.rows, "scales": ref.scales, "unique_keys": ref.unique_keys})
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temps(path)
