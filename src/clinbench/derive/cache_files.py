@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 from pathlib import Path
 
-from clinbench.atomic import write_json_atomic
 from clinbench.cache import cache_root
 
 
@@ -41,6 +39,8 @@ def stamp_path(path: Path) -> Path:
 def seal(path: Path, *, checksum: bool = True) -> None:
     """Make a built database read-only and remember how it looks, so a later change is noticed
     (``checksum``: with its sha256, for a file workspaces use; a layer only ever copied needs none)."""
+    from clinbench.atomic import write_json_atomic  # not at the top: a score needs only cache_dir (16 ms)
+
     os.chmod(path, 0o444)
     write_json_atomic(stamp_path(path), {"stamp": _stamp(path), "sha256": sha256_file(path) if checksum else None})
 
@@ -72,6 +72,8 @@ def sealed_sha256(path: Path) -> str | None:
 
 
 def sha256_file(path: Path) -> str:
+    import hashlib  # not at the top: a score needs only cache_dir (hashlib's import is 20 ms)
+
     digest = hashlib.sha256()
     with Path(path).open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):

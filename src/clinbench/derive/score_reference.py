@@ -13,8 +13,9 @@ Preparing a reference means reading its table and computing what every score of 
 
 ``score_output`` keeps that as a Parquet file in the workspace cache (``cache_files.cache_dir()``,
 under ``references/``: inside the folder a campaign hides from sandboxed agents, beside the
-masked databases), named for the database file's identity
-(``clinbench.fileid``: path, inode, size, mtime, ctime, write-ahead log) and the table. A
+masked databases), named by checksums of the database file's identity
+(``clinbench.fileid``: path, inode, size, mtime, ctime, write-ahead log) and the table, and
+holding them whole (a file whose stamp differs is prepared again). A
 later score of the same file does not open the database at all; any write to the database
 changes its identity, so a stale reference is never read. The file is written under a
 temporary name and renamed; older files of the same database and table are removed. A cache
@@ -23,9 +24,9 @@ that cannot be written (read-only home) only costs the preparation next time.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
+import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -99,10 +100,12 @@ def cached(con: duckdb.DuckDBPyConnection, db_path: Path, table: str, keys: list
     from clinbench.derive.cache_files import cache_dir
 
     folder = cache_dir() / "references"
-    stem = hashlib.sha256(f"{identity[0]}\0{table}".encode()).hexdigest()[:24]
-    stamp = hashlib.sha256(repr((PREPARATION_VERSION, duckdb.__version__, table, keys, identity)).encode()).hexdigest()[:16]
-    path = folder / f"{stem}-{stamp}.parquet"
-    ref = _read(con, path, keys, table) if use_cache else None
+    # named by checksums (zlib's: hashlib's import costs 20 ms a score); the file holds the whole stamp,
+    # so a file of another database or preparation that shares the name is never read
+    stamp = repr((PREPARATION_VERSION, duckdb.__version__, table, keys, identity))
+    stem = "%08x" % zlib.crc32(f"{identity[0]}\0{table}".encode())
+    path = folder / ("%s-%08x.parquet" % (stem, zlib.crc32(stamp.encode())))
+    ref = _read(con, path, keys, table, stamp) if use_cache else None
     if ref is not None:
         return ref
     con.execute(f"ATTACH {_lit(str(db_path))} AS __src (READ_ONLY)")
@@ -117,28 +120,31 @@ def cached(con: duckdb.DuckDBPyConnection, db_path: Path, table: str, keys: list
     ref = replace(ref, source=table)
     con.execute("DETACH __src")
     if use_cache and file_identity(db_path) == identity:  # not written while we read it
-        _write(con, ref, path, stem)
+        _write(con, ref, path, stem, stamp)
     return ref
 
 
-def _read(con: duckdb.DuckDBPyConnection, path: Path, keys: list[str], table: str) -> Reference | None:
+def _read(con: duckdb.DuckDBPyConnection, path: Path, keys: list[str], table: str, stamp: str) -> Reference | None:
     try:
         meta = con.execute("SELECT value FROM parquet_kv_metadata(?) WHERE key = 'clinbench_reference'",
                            [str(path)]).fetchone()
         if meta is None:
             return None
         data = json.loads(meta[0])
+        if data.get("stamp") != stamp:
+            return None
         con.execute(f"CREATE OR REPLACE TEMP VIEW __ref AS SELECT * FROM read_parquet({_lit(str(path))})")
-    except (duckdb.Error, ValueError):
+    except (duckdb.Error, ValueError, AttributeError):
         return None  # absent, removed meanwhile or unreadable: prepare it again
     return Reference("__ref", data["kinds"], int(data["rows"]), data["scales"], tuple(keys), table,
                      bool(data["unique_keys"]))
 
 
-def _write(con: duckdb.DuckDBPyConnection, ref: Reference, path: Path, stem: str) -> None:
+def _write(con: duckdb.DuckDBPyConnection, ref: Reference, path: Path, stem: str, stamp: str) -> None:
     from clinbench.atomic import remove_stale_temps, temp_name
 
-    meta = json.dumps({"kinds": ref.kinds, "rows": ref.rows, "scales": ref.scales, "unique_keys": ref.unique_keys})
+    meta = json.dumps({"stamp": stamp, "kinds": ref.kinds, "rows": ref.rows, "scales": ref.scales,
+                       "unique_keys": ref.unique_keys})
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temps(path)
