@@ -48,8 +48,10 @@ def file_problem(path: Path) -> str:
     decoder = codecs.getincrementaldecoder("utf-8")()
     seen_text = False
     offset = 0  # bytes read before the current chunk
-    with path.open("rb") as fh:
-        while chunk := fh.read(1 << 22):
+    buf = bytearray(1 << 22)  # read into, again and again: a new bytes object a read costs as much again
+    with path.open("rb", buffering=0) as fh:
+        while n := fh.readinto(buf):
+            chunk = buf if n == len(buf) else buf[:n]
             pending = decoder.getstate()[0]  # the start of a character split across chunks
             if chunk.isascii() and not pending:  # ASCII after whole characters is valid UTF-8
                 seen_text = seen_text or bool(chunk.strip())
