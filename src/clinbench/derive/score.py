@@ -439,12 +439,14 @@ def _paired(spec: TaskSpec, con: duckdb.DuckDBPyConnection, ref, path: Path, hea
     cells += [f"a.{_q('v_' + c)} AS __v{i}" for i, c in enumerate(present)]
     cells += [f"a.{_q('e_' + c)} AS __e{i}" for i, c in enumerate(present)]
     # a row whose key is not the reference row's: the output is not in the reference's order (or lacks or
-    # adds rows) and the join must score it; the error ends the pass there
+    # adds rows) and the join must score it; the error ends the pass there (the file streams, the reference
+    # is the side DuckDB holds: a shuffled 209k-row output stops after 0.08 s CPU, 0.22 s the other way; a
+    # check of its first rows alone cost 0.04 s)
     cells.append(f"CASE WHEN {_key_on(spec, ref)} THEN 1 ELSE error('clinbench: not paired') END AS __paired")
     aggregates = ["count(*)", "count(__found)", *aggregates, "count(__paired)"]
     try:
         row = con.execute(f"SELECT {', '.join(aggregates)} FROM (SELECT {', '.join(cells)} "
-                          f"FROM {ref.relation} r POSITIONAL JOIN ({select}) a)").fetchone()
+                          f"FROM ({select}) a POSITIONAL JOIN {ref.relation} r)").fetchone()
     except duckdb.InterruptException:
         raise
     except duckdb.Error:
