@@ -25,13 +25,18 @@ def _snapshot(out):
 
 
 def test_ray_and_local_executors_record_the_same_runs(tiny_db, tmp_path):
+    """Ray first, then the local pool in the same process (a notebook's order): a worker forked from a
+    process that had run Ray died in _raylet.so (CI: BrokenProcessPool); the pool now starts clean workers."""
     specs = expand(["mimic-sofa-24h", "mimic-meld-24h"], ["no-skill", "with-skill"], ["native"],
                    ["reference", "empty", "command"], [], 1)
     options = AgentOptions(agent_command=MELD, unsafe_no_isolation=True)
     local, remote = tmp_path / "local", tmp_path / "ray"
-    run_campaign(specs, CampaignConfig(db=str(tiny_db), out=str(local), options=options), jobs=2)
     summary = run_campaign(specs, CampaignConfig(db=str(tiny_db), out=str(remote), options=options), jobs=2, executor="ray")
     assert summary.finished == 12 and not ray.is_initialized()
+    from clinbench.campaign.campaign import _pool_context
+
+    assert _pool_context().get_start_method() == "spawn"
+    assert run_campaign(specs, CampaignConfig(db=str(tiny_db), out=str(local), options=options), jobs=2).finished == 12
     local_runs, local_cols = _snapshot(local)
     ray_runs, ray_cols = _snapshot(remote)
     assert len(ray_runs) == 12

@@ -264,12 +264,21 @@ def _record(store: Store, out: Path, result: RunResult, reporter: Reporter) -> N
                  on_wait=lambda message: reporter.waiting(f"{result.record.run_id} finished; {message}"))
 
 
+def _pool_context():
+    """fork: workers inherit the loaded modules, so they start fast (forking before the progress display
+    starts keeps its thread's locks out of the children). But where this process has loaded Ray's core
+    library (a Ray campaign ran here before, as in a notebook or a test session), a forked worker inherits
+    Ray's half-torn-down state and was seen to die in _raylet.so mid-run (a segfault: BrokenProcessPool);
+    such a process starts clean workers instead (spawn: each imports clinbench, about a second)."""
+    import sys
+
+    return get_context("spawn" if "ray._raylet" in sys.modules else "fork")
+
+
 def _run_local(todo: list[RunSpec], config: CampaignConfig, jobs: int,
                runner: Runner) -> tuple[ProcessPoolExecutor, Iterator[RunResult]]:
     """Submit every run now (fork starts all workers at the first submit), then yield results as they finish."""
-    # fork: workers inherit the loaded modules, so they start fast; forking before the
-    # progress display starts keeps its thread's locks out of the children.
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=get_context("fork"),
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=_pool_context(),
                                initializer=_worker_init)
     pending: set[Future] = {pool.submit(_guarded, runner, spec, config) for spec in todo}
 
