@@ -124,3 +124,20 @@ def made_once(tmp_path_factory: pytest.TempPathFactory, name: str, make):
             partial.write_bytes(pickle.dumps(made))
             partial.rename(done)
     return pickle.loads(done.read_bytes())
+
+
+def warm_dx_cache(cache: Path) -> Path:
+    """``cache``, a fresh $CLINBENCH_CACHE for a test's processes, holding the ICD-10-CM caches every dx
+    process reads: built once in this session's own cache, then copied (a cold cache costs each new dx
+    process about 10 s; building them is tested in tests/dx/test_dx_icd_index.py)."""
+    import shutil
+
+    from clinbench.dx import icd_index, specificity
+
+    specificity._index()  # builds both caches where absent (the ICD tree first)
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / "icd10cm").mkdir(exist_ok=True)
+    tree, words = icd_index._cache_file(), specificity.words_cache_file()
+    shutil.copyfile(tree, cache / "icd10cm" / tree.name)
+    shutil.copyfile(words, cache / words.name)
+    return cache

@@ -14,6 +14,7 @@ from chromium_page import file_url, find_chromium, open_page  # noqa: E402
 
 from clinbench.campaign.demo import demo_tasks  # noqa: E402
 from clinbench.report.published import M4BENCH_RUNS  # noqa: E402
+from tests.conftest import warm_dx_cache  # noqa: E402
 
 pytestmark = pytest.mark.slow  # real processes and signals (or Ray, or the whole demo): minutes, not seconds
 
@@ -39,7 +40,7 @@ def _cli(*args: str, env=None) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo") / "demo"
-    env = {**os.environ, "CLINBENCH_CACHE": str(out.parent / "cache")}
+    env = {**os.environ, "CLINBENCH_CACHE": str(warm_dx_cache(out.parent / "cache"))}
     first = _cli("demo", "--out", str(out), "--patients", "40", env=env)
     assert first.returncode == 0, first.stderr[-2000:]
     return out, env, first

@@ -22,6 +22,7 @@ from clinbench.dx.models import RoleSpec
 from clinbench.dx.run import DxConfig, run_dx
 from clinbench.records import STORE_FILE
 from clinbench.records.store import Store
+from tests.conftest import warm_dx_cache
 
 VOLATILE = {"elapsed_seconds", "finished_at"}
 
@@ -52,7 +53,7 @@ def test_kill_9_then_ctrl_c_then_rerun_records_every_encounter_once(tmp_path):
     SIGINT after 4 (exit 130, the same message as `run`), then a plain rerun finishes the rest."""
     out = tmp_path / "c"
     cmd = _dx("--agent", "oracle", "--max-cases", "6", "--trials", "2", "--out", str(out))  # 12 encounters
-    env = {**os.environ, "CLINBENCH_CACHE": str(tmp_path / "cache")}
+    env = {**os.environ, "CLINBENCH_CACHE": str(warm_dx_cache(tmp_path / "cache"))}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _wait_for_runs(proc, out / "runs", 2)
     os.kill(proc.pid, signal.SIGKILL)

@@ -74,15 +74,21 @@ def _icd():
     return classification()
 
 
+def words_cache_file():
+    """Where the words of every ICD-10-CM name are kept (a Path)."""
+    from clinbench.dx.baseline import _cache_dir
+
+    return _cache_dir() / "icd10cm-words-v3.json"
+
+
 @functools.lru_cache(maxsize=1)
 def _index() -> tuple[list[list[str]], dict[str, list[int]]]:
     """Every (code, words of one of its names) and a word -> entries index; the words are
     cached in $CLINBENCH_CACHE (tokenising 110,000 names takes ~3 s)."""
     from clinbench.atomic import atomic_path
-    from clinbench.dx.baseline import _cache_dir
 
     cm = _icd()
-    path = _cache_dir() / "icd10cm-words-v3.json"
+    path = words_cache_file()
     rows: list[list[str]] | None = None
     if path.is_file():
         try:
