@@ -28,7 +28,6 @@ import csv
 import functools
 import hashlib
 import math
-import os
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -80,21 +79,16 @@ def candidates() -> tuple[Candidate, ...]:
     return tuple(out)
 
 
-def _cache_dir() -> Path:
-    base = os.environ.get("CLINBENCH_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "clinbench")
-    return Path(base)
-
-
 @functools.lru_cache(maxsize=1)
 def _candidate_vectors() -> np.ndarray:
     """Unit embeddings of the candidates, computed once and cached as .npy by content hash
     in ``$CLINBENCH_CACHE`` (default ``~/.cache/clinbench``)."""
+    from clinbench.cache import cache_root
     from clinbench.dx.embeddings import embed
 
     texts = [c.text for c in candidates()]
     key = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
-    path = _cache_dir() / f"ed-candidates-minilm-{key}.npy"
+    path = cache_root() / f"ed-candidates-minilm-{key}.npy"
     if path.is_file():
         arr = np.load(path)
         if arr.shape == (len(texts), 384):

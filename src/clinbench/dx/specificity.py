@@ -76,9 +76,9 @@ def _icd():
 
 def words_cache_file():
     """Where the words of every ICD-10-CM name are kept (a Path)."""
-    from clinbench.dx.baseline import _cache_dir
+    from clinbench.cache import cache_root
 
-    return _cache_dir() / "icd10cm-words-v3.json"
+    return cache_root() / "icd10cm-words-v3.json"
 
 
 @functools.lru_cache(maxsize=1)
