@@ -24,6 +24,7 @@ import fcntl
 import math
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -270,8 +271,6 @@ def _pool_context():
     library (a Ray campaign ran here before, as in a notebook or a test session), a forked worker inherits
     Ray's half-torn-down state and was seen to die in _raylet.so mid-run (a segfault: BrokenProcessPool);
     such a process starts clean workers instead (spawn: each imports clinbench, about a second)."""
-    import sys
-
     return get_context("spawn" if "ray._raylet" in sys.modules else "fork")
 
 

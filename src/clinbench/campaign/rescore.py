@@ -68,7 +68,7 @@ def rescore_campaign(out: str | Path, db: str | Path | None = None, *, new_data:
         with Scorer() as scorer:
             pending: list[_Run] = []
             for record in order:
-                run = _verified(out, record, manifests[record.run_id], db)
+                run = _verified(out, store, record, manifests[record.run_id], db)
                 if isinstance(run, RescoreResult):
                     done[record.run_id] = run
                     continue
@@ -115,14 +115,15 @@ class _Run:
     output: Path | None
 
 
-def _verified(out: Path, record: RunRecord, manifest: tuple[bytes, dict] | None, db) -> _Run | RescoreResult:
+def _verified(out: Path, store: Store, record: RunRecord, manifest: tuple[bytes, dict] | None,
+              db) -> _Run | RescoreResult:
     """The run ready to re-score, or (its evidence fails verification) its refusal, recorded in the store."""
     folder = _folder(out, record)
     if manifest is None:
         raise ClinbenchError(f"run {record.run_id} has no evidence at {folder}; cannot re-score it")
     if bad := evidence.verify_manifest(folder, manifest[0]):
         reason = f"evidence changed since the run: {', '.join(bad)}"
-        Store.open(out).set_verdict(record.run_id, False, reason)
+        store.set_verdict(record.run_id, False, reason)
         return RescoreResult(record.run_id, record.reward, record.reward, refused=reason)
     database = db or manifest[1].get("db")
     if not database or not Path(database).is_file():

@@ -287,7 +287,7 @@ def layer_profile(db_path: str | os.PathLike[str], asked: str | None = None) -> 
         recorded = _recorded_profiles(con)
     finally:
         con.close()
-    return get_profile(next(iter(recorded)).split("@")[0] if len(recorded) == 1 else None).name
+    return _chosen_profile(None, recorded, partial=False, db=Path(db_path))
 
 
 def build_absent(db_path: str | os.PathLike[str], tables: list[str], *, profile: str | None = None,

@@ -424,7 +424,7 @@ def _column_figures(ref, present: list[str], figures) -> dict[str, tuple[int, li
 
 def _paired(spec: TaskSpec, con: duckdb.DuckDBPyConnection, ref, path: Path, header, present: list[str]):
     """Score an output that lists the reference's keys in the reference's order (sorted by key, as
-    `clinbench reference export` writes them) row by row, in one pass over the file: no join and no table of
+    `clinbench tasks reference` writes them) row by row, in one pass over the file: no join and no table of
     the agent's rows. (column figures, examples) as the join gives them, or None when the file is not such an
     output or does not read at once: its first row off the reference's keys (or past its end) stops the
     pass, and the join decides, with every message it gives."""

@@ -6,7 +6,7 @@ Preparing a reference means reading its table and computing what every score of 
   TIMESTAMP, everything else trimmed text; numeric keys keep their own type for display, with a
   DOUBLE copy ``__j<i>`` to join on, the type the agent's keys are read as), and ``__pos``, the
   row's position in the table (examples list the first mismatching rows in that order); the rows
-  are kept sorted by the keys, the order ``clinbench reference export`` writes and agents mostly
+  are kept sorted by the keys, the order ``clinbench tasks reference`` writes and agents mostly
   write, so an output in that order can be paired with them row by row (``score``);
 - the column kinds, the row count, each numeric column's scale (max - min, 1 when 0 or
   empty; the nMAE divides by it) and whether no two rows share a key (as the join compares them).
