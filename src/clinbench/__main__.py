@@ -9,6 +9,7 @@ scoring loop runs once per output, is answered here without loading Typer and th
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -32,20 +33,24 @@ def _score_json(args: list[str]) -> bool:
             positional.append(arg)
     if len(positional) != 2 or options["--db"] is None or options["--scored-columns"] not in ("value", "required"):
         return False
-    from clinbench.derive.score import score_command
+    from clinbench.derive.score import Scorer, score_command
 
     try:
-        result = score_command(positional[0], positional[1], options["--db"], scored_columns=options["--scored-columns"])
+        result = score_command(positional[0], positional[1], options["--db"], scored_columns=options["--scored-columns"],
+                               scorer=Scorer())
     except Exception:  # noqa: BLE001 - whatever it is, the full command line reports it as it always has
         return False
-    print(result.to_json())
+    sys.stdout.write(result.to_json() + "\n")
+    sys.stdout.flush()
     return True
 
 
 def main() -> None:
     try:
         if _score_json(sys.argv[1:]):
-            sys.exit(0)
+            # The score is printed and flushed and nothing is left to write: end here, without closing the
+            # scorer's in-memory DuckDB or finalising the interpreter (15-20 ms of a 0.4 s score process).
+            os._exit(0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)

@@ -82,3 +82,24 @@ def test_unknown_task_suggests():
 
 def test_tasks_dir_is_package_data():
     assert (TASKS_DIR / "sofa" / "mimic-sofa-24h" / "task.toml").is_file()
+
+
+def test_one_task_is_read_from_its_own_file_alone_and_equals_the_catalogue_s():
+    from clinbench.derive import catalogue
+
+    catalogue._cached_catalogue.cache_clear()
+    catalogue._single_task.cache_clear()
+    try:
+        spec = get_task("mimic-urine-output-rate")
+        assert catalogue._cached_catalogue.cache_info().currsize == 0  # the other 27 files were not parsed
+        assert spec.id == "mimic-urine-output-rate" and spec.family == "urine-output-rate"
+        for hostile in ("../sofa", "sofa/mimic-sofa-24h", "", "mimic-sofa-24h\x00", ".."):
+            with pytest.raises(TaskError, match="unknown task"):
+                get_task(hostile)
+        every = load_catalogue()
+        assert spec == every["mimic-urine-output-rate"]
+        catalogue._cached_catalogue.cache_clear()
+        assert all(get_task(task_id) == every[task_id] for task_id in every)
+    finally:
+        catalogue._cached_catalogue.cache_clear()
+        catalogue._single_task.cache_clear()

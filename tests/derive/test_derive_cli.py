@@ -155,7 +155,9 @@ def test_score_json_skips_typer_and_the_duckdb_python_layer_and_prints_what_the_
     output = tmp_path / "output.csv"
     output.write_text("subject_id,hadm_id,stay_id,meld\n1,10,100,20.0\n2,20,200,9.0\n")
     args = ["score", "mimic-meld-24h", str(output), "--db", str(db), "--json"]
-    script = ("import sys, json, runpy\n"
+    # the fast path ends with os._exit (no teardown): made a SystemExit here so the modules can be looked at
+    script = ("import sys, json, runpy, os\n"
+              "os._exit = sys.exit\n"
               f"sys.argv = ['clinbench', *{args!r}]\n"
               "try:\n    runpy.run_module('clinbench', run_name='__main__')\nexcept SystemExit as exc:\n"
               "    print(json.dumps([exc.code, 'typer' in sys.modules, 'duckdb' in sys.modules]), file=sys.stderr)\n")
@@ -164,6 +166,8 @@ def test_score_json_skips_typer_and_the_duckdb_python_layer_and_prints_what_the_
     assert json.loads(done.stderr.strip().splitlines()[-1]) == [0, False, False]
     assert json.loads(done.stdout)["reward"] == 0.5  # meld 20.0 matches, 9.0 against 7.5 does not
     assert done.stdout == cb(*args).output  # the full command line's answer, byte for byte
+    real = subprocess.run([sys.executable, "-m", "clinbench", *args], capture_output=True, text=True, env=env)
+    assert (real.returncode, real.stdout, real.stderr) == (0, done.stdout, "")  # all of it written before os._exit
     # an error is the full command line's own one-line message (it runs the command again)
     missing = subprocess.run([sys.executable, "-m", "clinbench", *args[:2], str(tmp_path / "no.csv"), *args[3:]],
                              capture_output=True, text=True, env=env)

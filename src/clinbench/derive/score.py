@@ -99,24 +99,27 @@ def scored_columns_for(spec: TaskSpec, scored_columns: str = "value") -> list[st
 
 
 def score_output(task_id: str, output_csv: str | Path, db_path: str | Path, *,
-                 scored_columns: str = "value", cache: bool = True) -> ScoreResult:
+                 scored_columns: str = "value", cache: bool = True, scorer: Scorer | None = None) -> ScoreResult:
     """Score an output CSV for a catalogued task against the reference built in ``db_path``.
 
     The reference is prepared once per database file and cached (``score_reference``);
     ``cache=False`` prepares it from the database without reading or writing the cache (a
-    one-off score, such as a Harbor verifier's)."""
+    one-off score, such as a Harbor verifier's). ``scorer``: score on that one, left open (a
+    process about to end need not tear its DuckDB down: ``clinbench.__main__``)."""
+    if scorer is not None:
+        return scorer(task_id, output_csv, db_path, scored_columns=scored_columns)
     with Scorer(cache=cache) as scorer:
         return scorer(task_id, output_csv, db_path, scored_columns=scored_columns)
 
 
 def score_command(task_id: str, output_csv: str | Path, db_path: str | Path, *,
-                  scored_columns: str = "value") -> ScoreResult:
+                  scored_columns: str = "value", scorer: Scorer | None = None) -> ScoreResult:
     """What `clinbench score` does: a mistyped output path and a reference without rows are errors here
     (a run without output scores 0, and every answer would score 0), not scores."""
     spec = get_task(task_id)
     if not Path(output_csv).is_file():
         raise DataError(f"{output_csv} does not exist: give the CSV the agent wrote (e.g. WORKSPACE/output.csv)")
-    result = score_output(task_id, output_csv, db_path, scored_columns=scored_columns)
+    result = score_output(task_id, output_csv, db_path, scored_columns=scored_columns, scorer=scorer)
     if result.reference_rows == 0:  # that measures the database, not the output
         raise TaskError(f"{db_path} cannot score {task_id}: reference {spec.target_table} has no rows, so every "
                         f"answer would score 0; not scored (`clinbench data info {db_path}` says why)")
@@ -431,13 +434,20 @@ def _paired(spec: TaskSpec, con: duckdb.DuckDBPyConnection, ref, path: Path, hea
     from clinbench.derive import score_read
 
     select = score_read.first_read(path, header, list(spec.keys), present, ref.kinds)
-    # each example with the agent's text, computed for the few rows kept (the file is not read again)
-    text = "{'p': x.p, 't': " + _agent_text("x.v", "x.e") + "}"
-    cells, aggregates = _column_sql(spec, ref, present, "{{'p': __pos, 'v': __v{i}, 'e': __e{i}}}",
+    # each example whole, as ``_examples`` shows it (the reference's key and cell, the agent's text), computed
+    # for the few rows kept: neither the file nor the reference is read again (that query read every row of
+    # the reference's columns for three rows a column: 15-20 ms of a 209k-row output with mismatches)
+    keys = ", ".join(f"CAST(x.k{j} AS VARCHAR)" for j in range(len(spec.keys)))
+    text = "{'p': x.p, 't': " + _agent_text("x.v", "x.e") + ", 'r': CAST(x.r AS VARCHAR), 'k': [" + keys + "]}"
+    kept = ", ".join(f"'k{j}': __rk{j}" for j in range(len(spec.keys)))
+    cells, aggregates = _column_sql(spec, ref, present,
+                                    "{{'p': __pos, 'v': __v{i}, 'e': __e{i}, 'r': __r{i}, " + kept + "}}",
                                     "list_transform({}, lambda x: " + text.replace("{", "{{").replace("}", "}}") + ")")
     cells = ["a.__k0 AS __found", "r.__pos AS __pos", *cells]
     cells += [f"a.{_q('v_' + c)} AS __v{i}" for i, c in enumerate(present)]
     cells += [f"a.{_q('e_' + c)} AS __e{i}" for i, c in enumerate(present)]
+    cells += [f"r.{_q(c)} AS __r{i}" for i, c in enumerate(present)]
+    cells += [f"r.{_q(k)} AS __rk{j}" for j, k in enumerate(spec.keys)]
     # a row whose key is not the reference row's: the output is not in the reference's order (or lacks or
     # adds rows) and the join must score it; the error ends the pass there (the file streams, the reference
     # is the side DuckDB holds: a shuffled 209k-row output stops after 0.08 s CPU, 0.22 s the other way; a
@@ -452,10 +462,10 @@ def _paired(spec: TaskSpec, con: duckdb.DuckDBPyConnection, ref, path: Path, hea
     except duckdb.Error:
         return None
     found = _column_figures(ref, present, row[:-1])
-    agent = {c: {x["p"]: x["t"] for x in first} for c, (_, first, _) in found.items()}
+    examples = {c: [{"key": dict(zip(spec.keys, x["k"])), "reference": x["r"], "agent": x["t"]}
+                    for x in sorted(first, key=lambda x: x["p"])] for c, (_, first, _) in found.items()}
     found = {c: (matched, [x["p"] for x in first], nmae) for c, (matched, first, nmae) in found.items()}
-    f = str(path)
-    return found, _examples(con, spec, ref, {f: {c: v[1] for c, v in found.items()}}, "", {f: agent})[f]
+    return found, examples
 
 
 def _key_on(spec: TaskSpec, ref) -> str:
@@ -539,23 +549,20 @@ def _cost_exprs(c: str, scale: float) -> tuple[str, str]:
 
 
 def _examples(con: duckdb.DuckDBPyConnection, spec: TaskSpec, ref, positions: dict[str, dict[str, list[int]]],
-              key_on: str, agent: dict[str, dict[str, dict[int, str]]] | None = None
-              ) -> dict[str, dict[str, list[dict[str, Any]]]]:
+              key_on: str) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """Each file's columns' first mismatching rows (reference positions given, by file), read in one query:
-    the agent's cells from ``__agent`` (joined ``key_on``), or given (``agent``: file -> column -> position
-    -> text) by a pass that kept them."""
+    the agent's cells from ``__agent`` (joined ``key_on``)."""
     wanted = sorted({(f, p) for f, cols in positions.items() for ps in cols.values() for p in ps})
     if not wanted:
         return {f: {c: [] for c in cols} for f, cols in positions.items()}
     columns = list(next(iter(positions.values())))  # every file has the same columns
     cells = [f"CAST(r.{_q(k)} AS VARCHAR)" for k in spec.keys]
     for c in columns:
-        cells += [f"CAST(r.{_q(c)} AS VARCHAR)",
-                  "NULL" if agent else _agent_text(f"a.{_q('v_' + c)}", f"a.{_q('e_' + c)}")]
+        cells += [f"CAST(r.{_q(c)} AS VARCHAR)", _agent_text(f"a.{_q('v_' + c)}", f"a.{_q('e_' + c)}")]
     rows = con.execute(
-        f"SELECT w.__f, r.__pos, {'false' if agent else 'a.__k0 IS NULL'}, {', '.join(cells)} "
-        f"FROM (SELECT unnest(?) AS __f, unnest(?) AS __p) w JOIN {ref.relation} r ON r.__pos = w.__p"
-        + ("" if agent else f" LEFT JOIN __agent a ON a.__f = w.__f AND {key_on}"),
+        f"SELECT w.__f, r.__pos, a.__k0 IS NULL, {', '.join(cells)} "
+        f"FROM (SELECT unnest(?) AS __f, unnest(?) AS __p) w JOIN {ref.relation} r ON r.__pos = w.__p "
+        f"LEFT JOIN __agent a ON a.__f = w.__f AND {key_on}",
         [[f for f, _ in wanted], [p for _, p in wanted]],
     ).fetchall()
     by_pos = {(row[0], row[1]): row[1:] for row in rows}
@@ -567,7 +574,7 @@ def _examples(con: duckdb.DuckDBPyConnection, spec: TaskSpec, ref, positions: di
             out[f][c] = []
             for p in sorted(ps):
                 row = by_pos[(f, p)]
-                reference, text = row[2 + n + 2 * i], agent[f][c][p] if agent else row[3 + n + 2 * i]
+                reference, text = row[2 + n + 2 * i], row[3 + n + 2 * i]
                 out[f][c].append({"key": dict(zip(spec.keys, row[2:2 + n])), "reference": reference,
                                   "agent": "(key missing)" if row[1] else text})
     return out
