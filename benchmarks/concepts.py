@@ -22,7 +22,14 @@ Other baselines, printed as ratios:
 It also times a second build of the unchanged database (every concept skipped).
 
 Usage: .venv/bin/python benchmarks/concepts.py [--patients 2000] [--seed 0] [--top N]
-           [--mimic-code DIR] [--repeat 3] [--profile NAME] [--no-baselines]
+           [--mimic-code DIR] [--repeat 3] [--profile NAME] [--no-baselines] [--record]
+
+``--record`` (needs ``--mimic-code``: a row's anchor is measured in the same run) writes the rows it
+measured into docs/performance.json (``benchmarks/figures.py``): ``concepts:all`` and
+``concepts:layer`` against mimic-code, and ``concepts:unchanged`` (the rebuild against the full
+build) unless ``--no-baselines``; with ``--profile NAME`` the ids end in ``@NAME``. Then render the
+table with ``benchmarks/performance_table.py``. The table's runs:
+``benchmarks/concepts.py --mimic-code DIR --repeat 5 --record`` and the same with ``--profile mimic-code``.
 """
 
 from __future__ import annotations
@@ -41,6 +48,9 @@ import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import anchor_runs  # noqa: E402  (benchmarks/anchor_runs.py: runs mimic-code from a checkout)
+import figures  # noqa: E402  (benchmarks/figures.py: the figures store)
+
+ALL_GOAL, LAYER_WALL_GOAL, LAYER_CPU_GOAL, REBUILD_GOAL = 0.5, 0.8, 0.6, 2.0  # x mimic-code; seconds
 
 
 def _synth(path: Path, patients: int, seed: int) -> float:
@@ -112,6 +122,49 @@ def _spread(values: list[float]) -> str:
     return f"{min(values):.2f}-{max(values):.2f}" if len(values) > 1 else f"{values[0]:.2f}"
 
 
+def _suffix(args) -> str:
+    return f"@{args.profile}" if args.profile else ""
+
+
+def build_rows(args, chartevents: int, objects: int, layer_concepts: int, anchor_files: int,
+               ours: list[tuple[float, float]], layer: list[tuple[float, float]],
+               anchor: list[tuple[float, float]]) -> list[dict]:
+    """The rows of the full build and of the concept layer, each against mimic-code's build in the same run."""
+    def med(runs: list[tuple[float, float]]) -> tuple[float, float]:
+        return _median([w for w, _ in runs]), _median([c for _, c in runs])
+
+    (a_wall, a_cpu), profile = med(anchor), args.profile or "m4bench"
+    mimic = f"mimic-code `concepts_duckdb` ({anchor_files} files), same database, interleaved: {a_cpu:.2f} s CPU, {a_wall:.2f} s wall"
+    size = f"{args.patients:,} patients ({chartevents:,} chartevents), median of {len(ours)} interleaved fresh-process builds"
+    rows = []
+    for key, runs, what in (("all", ours, f"concepts build --all: {objects} objects (concepts, task references, variants)"),
+                            ("layer", layer, f"concepts build, the default: the concept layer ({layer_concepts} concepts)")):
+        wall, cpu = med(runs)
+        r_wall, r_cpu = wall / a_wall, cpu / a_cpu
+        if key == "all":
+            goal, met = f"≤ {ALL_GOAL}x", max(r_wall, r_cpu) <= ALL_GOAL
+        else:
+            goal = (f"≤ {LAYER_WALL_GOAL}x wall ({'met' if r_wall <= LAYER_WALL_GOAL else 'not met'}), "
+                    f"≤ {LAYER_CPU_GOAL}x CPU ({'met' if r_cpu <= LAYER_CPU_GOAL else 'not met'})")
+            met = r_wall <= LAYER_WALL_GOAL and r_cpu <= LAYER_CPU_GOAL
+        rows.append({"id": f"concepts:{key}{_suffix(args)}", "what": f"{what}, {profile} profile, {size}",
+                     "clinbench": f"{cpu:.2f} s CPU, {wall:.2f} s wall", "anchor": mimic,
+                     "ratio": f"{r_cpu:.2f}x CPU, {r_wall:.2f}x wall", "goal": goal, "met": met})
+    return rows
+
+
+def rebuild_row(args, unchanged: int, wall: float, cpu: float, ours: list[tuple[float, float]]) -> dict:
+    """A rebuild of the unchanged database against the full build of the same run."""
+    full_wall, full_cpu = _median([w for w, _ in ours]), _median([c for _, c in ours])
+    return {"id": f"concepts:unchanged{_suffix(args)}",
+            "what": f"concepts build of an unchanged database ({args.patients:,} patients, {unchanged} unchanged, "
+                    f"{args.profile or 'm4bench'} profile, fresh process)",
+            "clinbench": f"{cpu:.2f} s CPU, {wall:.2f} s wall",
+            "anchor": f"the same run's full build (`--all`, median): {full_cpu:.2f} s CPU, {full_wall:.2f} s wall",
+            "ratio": f"{cpu / full_cpu:.1%} of a full build's CPU", "goal": f"≤ {REBUILD_GOAL:g} s wall",
+            "met": wall <= REBUILD_GOAL}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--patients", type=int, default=2000)
@@ -122,7 +175,11 @@ def main() -> None:
     parser.add_argument("--profile", help="reference profile of the clinbench builds (default: the default, m4bench); "
                         "mimic-code is the one whose concept layer reproduces the anchor's tables")
     parser.add_argument("--no-baselines", action="store_true", help="skip the bare-copy, tenth-size and rebuild baselines")
+    parser.add_argument("--record", action="store_true", help="write the measured rows into docs/performance.json")
     args = parser.parse_args()
+    if args.record and not args.mimic_code:
+        parser.error("--record needs --mimic-code DIR: each row's anchor is measured in the same run")
+    load_at_start = figures.load_average()
     folder = None
     if args.mimic_code:
         try:
@@ -185,12 +242,16 @@ def main() -> None:
                   f"{_median(cpus) / _median(a_cpus):.2f}x CPU; the default build (concept layer): "
                   f"{_median(l_walls) / _median(a_walls):.2f}x wall (goal <= 0.8x), "
                   f"{_median(l_cpus) / _median(a_cpus):.2f}x CPU (goal <= 0.6x)")
+            measured = build_rows(args, chartevents, len(built), n_layer, len(anchor_files), ours, layer, anchor)
             slow = sorted(anchor_files, key=lambda f: -f[1])[:5]
             print("mimic-code's slowest (last run): " + ", ".join(f"{n} {s:.2f} s" for n, s in slow))
         else:
             print("anchor: skipped (pass --mimic-code DIR, mimic-code's concepts_duckdb folder, to time it and print the ratio)")
 
         if args.no_baselines:
+            if args.record:
+                figures.record(measured, figures.this_run(load_at_start))
+                print(f"recorded in {figures.FIGURES}")
             return
         small = tmp / "small.duckdb"
         tenth = max(args.patients // 10, 1)
@@ -206,6 +267,10 @@ def main() -> None:
         print(f"rebuild with nothing changed ({unchanged} unchanged, fresh process): {rerun:.2f} s wall, "
               f"{rerun_cpu:.2f} s CPU ({rerun / total:.1%} of a full build's wall, {rerun_cpu / _median(cpus):.1%} "
               f"of its CPU; goal <= 2 s)")
+        if args.record:
+            measured.append(rebuild_row(args, unchanged, rerun, rerun_cpu, ours))
+            figures.record(measured, figures.this_run(load_at_start))
+            print(f"recorded in {figures.FIGURES}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

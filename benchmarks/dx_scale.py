@@ -21,7 +21,10 @@ judge, the store and evidence, ``--jobs`` worker processes):
    then the same campaign into a new folder with the same cache: calls again (0 expected; the
    endpoint check each run makes is counted apart).
 
-Every figure is printed; the process exits 1 when a check fails.
+Every figure is printed; the process exits 1 when a check fails. ``--record`` writes the row it
+measured, ``dx_scale:throughput`` (stage 2 against stage 1, with stages 3 and 4), into
+docs/performance.json (``benchmarks/figures.py``) when every check passed; then render the table
+with ``benchmarks/performance_table.py``.
 """
 
 from __future__ import annotations
@@ -45,6 +48,9 @@ import duckdb
 from clinbench.dx.cases import Case, demo_cases, load_cases
 from clinbench.dx.note_layout import NOTE_ID_OFFSET, note_case
 from clinbench.records import STORE_FILE
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import figures  # noqa: E402  (benchmarks/figures.py: the figures store)
 
 ANCHOR_CASES = 28
 
@@ -181,7 +187,9 @@ def main() -> None:
     ap.add_argument("--agent", default="ed-workup")
     ap.add_argument("--kills", type=int, default=3, help="SIGKILLs in the resume stage (at 15%%, 45%%, 75%%, ...)")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--record", action="store_true", help="write the measured row into docs/performance.json")
     args = ap.parse_args()
+    load_at_start = figures.load_average()
     out = args.out or Path(tempfile.mkdtemp(prefix="dx-scale-"))
     out.mkdir(parents=True, exist_ok=True)
     dataset = out / "dataset.json"
@@ -243,8 +251,21 @@ def main() -> None:
         failures.append(f"{calls_again} calls were not served from the cache")
     print(f"folder: {out}")
     if failures:
-        print("FAILED: " + "; ".join(failures))
+        print("FAILED: " + "; ".join(failures) + ("; nothing recorded" if args.record else ""))
         sys.exit(1)
+    if args.record:
+        figures.record([{
+            "id": "dx_scale:throughput",
+            "what": f"diagnosis at the dataset's scale: {args.cases} distinct note-layout cases, offline `{args.agent}`, "
+                    f"`dx run --jobs {args.jobs}`",
+            "clinbench": f"{tj:.1f} s wall, {cj:.1f} s CPU ({cj / args.cases:.2f} CPU s per case): {rate:.1f} cases/minute; "
+                         f"SIGKILL at {'/'.join(f'{p * 100:.0f}' for p in points)}% kept {'/'.join(map(str, kept))} runs, "
+                         f"every encounter recorded once after the reruns; model-call cache: {calls_first} calls for "
+                         f"{small} encounters across a kill, {calls_again} on a rerun",
+            "anchor": f"the first {anchor} cases with `--jobs 1`, same run: {t1:.1f} s wall, {c1:.1f} s CPU, "
+                      f"{rate1:.1f} cases/minute",
+            "ratio": f"{rate / rate1:.2f}x cases/minute", "goal": None, "met": None}], figures.this_run(load_at_start))
+        print(f"recorded in {figures.FIGURES}")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,13 @@ chartevents) needs at those costs.
 without it everything goes to a temporary folder. A raw task (e.g. mimic-sofa-24h-raw) needs
 no concepts: ``--steps synth,masked,workspace --task mimic-sofa-24h-raw`` times workspaces at a
 size where building every concept would take long.
+
+``--record`` writes the rows it measured into docs/performance.json (``benchmarks/figures.py``):
+the concepts build against mimic-code (so with ``concepts`` among the steps it needs
+``--mimic-code``), each masked database's first use against copy + drop + compact, and the per-run
+workspace against a plain copy, ids ending in the patient count (``scale:workspace-3000``). Then
+render the table with ``benchmarks/performance_table.py``. The table's runs:
+``benchmarks/scale.py --patients 3000 --mimic-code DIR --record`` and the same at ``--patients 30000``.
 """
 
 from __future__ import annotations
@@ -47,8 +54,12 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import figures as figures_store  # noqa: E402  (benchmarks/figures.py; `figures` here is this run's dict)
+
 FULL_MIMIC_CHARTEVENTS = 313_645_063  # MIMIC-IV v2.2 icu/chartevents rows
 STEPS = ("synth", "concepts", "masked", "workspace", "score")
+CONCEPTS_GOAL, MASKED_GOAL, WORKSPACE_GOAL = 0.5, 0.5, 0.020  # x mimic-code wall and CPU; x the anchor's CPU; s
 
 
 CPU: dict[str, float] = {}  # step function name -> CPU seconds of its last run (robust on a shared machine)
@@ -212,10 +223,15 @@ def main() -> None:
     ap.add_argument("--work", type=Path, help="folder to keep the database in (reused when present)")
     ap.add_argument("--mimic-code", type=Path, help="a mimic-code checkout at 8bcbd190: times its concepts_duckdb as the anchor")
     ap.add_argument("--m4", type=Path, help="an M4Bench checkout at 0.5.3: times its evaluate.py as the scoring anchor")
+    ap.add_argument("--record", action="store_true", help="write the measured rows into docs/performance.json")
     a = ap.parse_args()
     steps = set(a.steps.split(","))
     if unknown := steps - set(STEPS):
         raise SystemExit(f"unknown step(s) {', '.join(sorted(unknown))}; steps are {', '.join(STEPS)}")
+    if a.record and "concepts" in steps and not a.mimic_code:
+        ap.error("--record needs --mimic-code DIR for the concepts row (its anchor runs in the same run), "
+                 "or leave concepts out of --steps")
+    load_at_start, measured = figures_store.load_average(), []
     tmp = tempfile.TemporaryDirectory()
     root = (a.work or Path(tmp.name)).resolve()
     root.mkdir(parents=True, exist_ok=True)
@@ -257,6 +273,15 @@ def main() -> None:
             line("concepts build", s, mb, f"{n} objects; {s / s_mc:.2f}x the anchor "
                  f"({CPU['step_concepts'] / CPU['step_mimic_code']:.2f}x in CPU; goal <= 0.5x)", "step_concepts")
             line(f"  anchor: mimic-code concepts_duckdb ({n_mc} tables)", s_mc, mb_mc, cpu="step_mimic_code")
+            r_wall, r_cpu = s / s_mc, CPU["step_concepts"] / CPU["step_mimic_code"]
+            measured.append({
+                "id": f"scale:concepts-{a.patients}",
+                "what": f"concepts build --all, {a.patients:,} patients ({charts:,} chartevents, {n} objects), fresh process",
+                "clinbench": f"{CPU['step_concepts']:.1f} s CPU, {s:.1f} s wall, {mb / 1024:.2f} GB peak",
+                "anchor": f"mimic-code `concepts_duckdb` ({n_mc} tables), a copy of the same raw database: "
+                          f"{CPU['step_mimic_code']:.1f} s CPU, {s_mc:.1f} s wall, {mb_mc / 1024:.2f} GB peak",
+                "ratio": f"{r_cpu:.2f}x CPU, {r_wall:.2f}x wall", "goal": f"≤ {CONCEPTS_GOAL}x",
+                "met": max(r_cpu, r_wall) <= CONCEPTS_GOAL})
         else:
             line("concepts build", s, mb, f"{n} objects; anchor skipped: pass --mimic-code DIR (mimic-code at 8bcbd190)",
                  "step_concepts")
@@ -306,6 +331,14 @@ def main() -> None:
                 line(f"  {labels[i]}", s, mb if i == 0 else None,
                      f"{task}, {size / 1e6:,.0f} MB; {s / s_anchor:.2f}x the anchor ({cpu / cpu_anchor:.2f}x in CPU; "
                      "goal <= 0.5x)", "masked")
+                kind = "first" if i == 0 else "further" if task == a.second_task else "raw"
+                measured.append({
+                    "id": f"scale:masked-{'kept' if with_layer else 'elsewhere'}-{kind}-{a.patients}",
+                    "what": f"masked database, {labels[i]} ({task}; {label}; {a.patients:,} patients)",
+                    "clinbench": f"{cpu:.2f} s CPU, {s:.2f} s wall ({size / 1e6:,.0f} MB)",
+                    "anchor": f"M4Bench copy + drop + compact: {cpu_anchor:.2f} s CPU, {s_anchor:.2f} s wall",
+                    "ratio": f"{cpu / cpu_anchor:.2f}x CPU ({s / s_anchor:.2f}x wall)", "goal": f"≤ {MASKED_GOAL}x CPU",
+                    "met": cpu / cpu_anchor <= MASKED_GOAL})
         for task, (s_anchor, cpu_anchor, mb_anchor) in zip(tasks, anchors):
             CPU["anchor"] = cpu_anchor
             line(f"  anchor: M4Bench copy + drop + compact, {task}", s_anchor, mb_anchor, cpu="anchor")
@@ -323,6 +356,15 @@ def main() -> None:
              f"{ours * 1000:.1f} ms, {copy / ours:.0f}x cheaper than the anchor (goal <= 20 ms)")
         line("  anchor: M4Bench per-run copy of the masked DB", copy, mb_copy,
              f"{Path(masked).stat().st_size / 1e6:,.0f} MB copied per run")
+        measured.append({
+            "id": f"scale:workspace-{a.patients}",
+            "what": f"per-run workspace, warm cache, {a.patients:,} patients ({a.task}; median of {a.runs})",
+            "clinbench": f"{ours * 1000:.1f} ms", "anchor": f"M4Bench's per-run copy of the "
+            f"{Path(masked).stat().st_size / 1e6:,.0f} MB masked file: "
+            + (f"{copy:.2f} s" if copy >= 0.1 else f"{copy * 1000:.1f} ms"),
+            "ratio": (f"{copy / ours:.0f}x" if copy / ours >= 10 else f"{copy / ours:.2f}x") + " cheaper",
+            "goal": f"≤ {WORKSPACE_GOAL * 1000:g} ms",
+            "met": ours <= WORKSPACE_GOAL})
         out = root / "cli-ws"
         cli = []
         for i in range(3):
@@ -378,6 +420,11 @@ def main() -> None:
                   f"({cpu * scale / 60 / (os.cpu_count() or 1):,.1f} min on {os.cpu_count()} idle cores)")
     if "workspace" in figures:
         print(f"  per-run workspace: independent of size (a hard link) -> {figures['workspace'] * 1000:.1f} ms")
+    if a.record:
+        if not measured:
+            raise SystemExit("nothing recorded: none of the concepts, masked and workspace steps ran")
+        figures_store.record(measured, figures_store.this_run(load_at_start))
+        print(f"recorded in {figures_store.FIGURES}")
     tmp.cleanup()
 
 

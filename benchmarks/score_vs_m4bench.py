@@ -19,7 +19,12 @@ ratio anchor / clinbench, and both rewards (they must agree under ``required``).
 needs pandas, which clinbench does not depend on: ``pip install pandas``, or ``--anchor-python`` a Python with it. Without ``--m4`` the
 anchor is skipped, saying so.
 
-    .venv/bin/python benchmarks/score_vs_m4bench.py --m4 PATH/TO/m4 [--patients 3100] [--runs 5] [--work DIR]
+    .venv/bin/python benchmarks/score_vs_m4bench.py --m4 PATH/TO/m4 [--patients 3100] [--runs 5] [--work DIR] [--record]
+
+``--record`` (needs the anchor to have run: ``--m4``) writes the four rows it measured (perfect and
+perturbed output, default and M4Bench's columns, each against M4Bench's evaluator on the same output
+in the same runs) into docs/performance.json (``benchmarks/figures.py``); then render the table with
+``benchmarks/performance_table.py``.
 """
 
 from __future__ import annotations
@@ -39,8 +44,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+import figures  # noqa: E402  (benchmarks/figures.py: the figures store)
 
 TASK = "mimic-urine-output-rate"
+GOAL = 10.0  # x: M4Bench's seconds over clinbench's, wall and CPU
 
 
 def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
@@ -133,7 +140,10 @@ def anchor_arguments(doc: str, patients: int, patients_help: str, kept: str) -> 
                     "default: this one)")
     ap.add_argument("--runs", type=int, default=5, help="repetitions of each measurement (median kept)")
     ap.add_argument("--work", type=Path, help=f"folder to keep {kept} in (reused when present)")
+    ap.add_argument("--record", action="store_true", help="write the measured rows into docs/performance.json")
     a = ap.parse_args()
+    if a.record and a.m4 is None:
+        ap.error("--record needs --m4 PATH: each row's anchor is measured in the same run")
     tmp = tempfile.TemporaryDirectory()
     work = (a.work or Path(tmp.name)).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -165,6 +175,7 @@ def main() -> None:
 
     cold_wall, cold_cpu, _ = timed(clinbench(perfect, "value"), env)
     load = os.getloadavg()
+    load_at_start, measured = load[0], []
     print(f"{TASK}: {rows:,} reference rows, {perfect.stat().st_size / 1e6:.0f} MB output, {os.cpu_count()} CPUs, "
           f"load average {load[0]:.1f} at the start; median of {a.runs} runs, alternating")
     print(f"clinbench cold (first score of this database, prepares the cached reference): "
@@ -193,8 +204,35 @@ def main() -> None:
                       f"{med['m4'][1] / med[k][1]:7.1f}x CPU   (goal >= 10x)")
             if abs(rewards["m4"] - rewards["required"]) > 1e-6:
                 print(f"{output.stem:<10} WARNING: rewards differ (M4Bench {rewards['m4']}, clinbench {rewards['required']})")
+            measured += score_rows(output.stem, rows, a.runs, med, rewards)
     load = os.getloadavg()
     print(f"load average {load[0]:.1f} at the end")
+    if a.record:
+        if not measured:
+            raise SystemExit("nothing recorded: the anchor did not run (see 'anchor skipped' above)")
+        figures.record(measured, figures.this_run(load_at_start))
+        print(f"recorded in {figures.FIGURES}")
+
+
+def score_rows(output: str, rows: int, runs: int, med: dict[str, tuple[float, float]],
+               rewards: dict[str, float]) -> list[dict]:
+    """One output's rows, default and M4Bench's columns, each against M4Bench's evaluator on that output."""
+    m4_wall, m4_cpu = med["m4"]
+    columns = {"value": "default columns", "required": "M4Bench's scored columns (`--scored-columns required`)"}
+    out = []
+    for key, label in columns.items():
+        wall, cpu = med[key]
+        r_wall, r_cpu = m4_wall / wall, m4_cpu / cpu
+        agree = "rewards agree" if abs(rewards["m4"] - rewards["required"]) <= 1e-6 else "REWARDS DIFFER"
+        out.append({"id": f"score_vs_m4bench:{output}-{key}",
+                    "what": f"scoring `{TASK}` ({rows:,} reference rows), `clinbench score ... --json` process start to "
+                            f"result, median of {runs}: {output} output, {label}",
+                    "clinbench": f"{wall:.2f} s wall, {cpu:.2f} s CPU (reward {rewards[key]:.6f})",
+                    "anchor": f"M4Bench 0.5.3 `evaluate.py`, same output, same runs: {m4_wall:.2f} s wall, {m4_cpu:.2f} s "
+                              f"CPU (reward {rewards['m4']:.6f}; {agree} under M4Bench's columns)",
+                    "ratio": f"{r_wall:.1f}x wall, {r_cpu:.1f}x CPU", "goal": f"≥ {GOAL:g}x wall and CPU",
+                    "met": r_wall >= GOAL and r_cpu >= GOAL})
+    return out
 
 
 if __name__ == "__main__":

@@ -11,7 +11,11 @@ load changes hit all of them alike. Prints medians, each command's wall and CPU 
 of the bare start, and its imports as a ratio of the goal (issue 17): at most 0.15 s of imports
 before a command starts working.
 
-    .venv/bin/python benchmarks/startup.py [--runs 5] [--only "run --help" --only "tasks list"]
+    .venv/bin/python benchmarks/startup.py [--runs 5] [--only "run --help" --only "tasks list"] [--record]
+
+``--record`` writes the row it measured (every ``--help``'s import CPU against the Typer app's, the
+goal) into docs/performance.json (``benchmarks/figures.py``); then render the table with
+``benchmarks/performance_table.py``. It measures every command, so it does not go with ``--only``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,10 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import figures  # noqa: E402  (benchmarks/figures.py: the figures store)
 
 GOAL = 0.15  # seconds of imports before a command starts working
 WORKING = [["version"], ["tasks", "list"]]  # commands that do (cheap) work, timed as they are
@@ -113,7 +121,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5, help="runs per command and mode (medians are printed)")
     ap.add_argument("--only", action="append", default=[], metavar="ARGS",
                     help='time only this command line (quoted, e.g. "run --help"); repeatable')
+    ap.add_argument("--record", action="store_true", help="write the measured row into docs/performance.json")
     a = ap.parse_args()
+    if a.record and a.only:
+        ap.error("--record measures every command: leave out --only")
+    load_at_start = figures.load_average()
     lines = [c.split() for c in a.only] or command_lines()
     todo = [["-c", "pass"], ["-c", TYPER_FLOOR, "--help"]] + [["-m", "clinbench", *line] for line in lines]
     samples: dict[int, list[tuple[float, float, float, float]]] = {i: [] for i in range(len(todo))}
@@ -142,6 +154,24 @@ def main() -> None:
               f"{cpu:12.3f} {cpu / GOAL:6.2f}")
     print(f"slowest imports: {worst[0]:.3f} s by the clock = {worst[0] / GOAL:.2f} x the {GOAL:.2f} s goal; "
           f"{worst[1]:.3f} s of CPU = {worst[1] / GOAL:.2f} x")
+    if a.record:
+        helps = [i + 2 for i, line in enumerate(lines) if line[-1] == "--help"]
+        figures.record([help_row([med(i, 3) for i in helps], [med(i, 2) for i in helps], med(1, 3))],
+                       figures.this_run(load_at_start))
+        print(f"recorded in {figures.FIGURES}")
+
+
+def help_row(import_cpu: list[float], importtime: list[float], floor: float) -> dict:
+    """The table row of every ``--help``: import CPU (range, median) against the Typer app's, and the goal."""
+    median = statistics.median(import_cpu)
+    return {"id": "startup:help", "what": f"each of the {len(import_cpu)} `clinbench … --help`: CPU seconds in imports "
+            "before work starts (medians of the runs)",
+            "clinbench": f"{min(import_cpu):.2f}–{max(import_cpu):.2f} s CPU in imports, median {median:.2f} s; "
+                         f"`-X importtime` median {statistics.median(importtime):.2f} s",
+            "anchor": f"a one-option Typer app's `--help`: {floor:.2f} s",
+            "ratio": f"{median / floor:.2f}x Typer's floor, {median / GOAL:.2f}x the goal (medians)",
+            "goal": f"≤ {GOAL:.2f} s import CPU, each command (slowest {max(import_cpu):.2f} s)",
+            "met": max(import_cpu) <= GOAL}
 
 
 if __name__ == "__main__":
