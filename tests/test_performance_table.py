@@ -58,7 +58,9 @@ def test_record_writes_the_measured_figures_in_place_and_keeps_the_other_rows(tm
 
 def test_a_ratio_row_judges_its_goal_from_the_measured_seconds():
     med = {"clinbench": (1.0, 2.0), "m4": (25.0, 30.0)}
-    row = rescore_vs_m4bench.rescore_row(200, 560, 22, med, agree=560)
+    row = rescore_vs_m4bench.rescore_row("rescore_vs_m4bench:distinct", "14 tasks x 40 trials", 200, 560, 560, med,
+                                         agree=560)
+    assert row["id"] == "rescore_vs_m4bench:distinct" and "560 distinct (task, output) pairs" in row["what"]
     assert row["clinbench"] == "1.00 s wall, 2.00 s CPU, 3.6 ms CPU a run"
     assert row["ratio"] == "25.0x wall, 15.0x CPU; rewards agree on 560 of 560 runs"
     assert (row["goal"], row["met"]) == ("≥ 20x wall and CPU", False)  # CPU falls short

@@ -12,6 +12,7 @@ from clinbench.agents.claude_code import ClaudeCodeAgent, parse_claude_stream
 from clinbench.agents.codex import CodexAgent, parse_codex_events
 from clinbench.agents.command import CommandAgent
 from clinbench.agents.sandbox import NoSandbox, bwrap_available, BwrapSandbox
+from clinbench.errors import AgentError
 from tests.agents.scripted_server import ScriptedServer
 
 WRITE = "printf 'stay_id,x\\n1,2\\n' > output.csv"
@@ -151,3 +152,19 @@ def test_a_command_agents_program_never_runs_outside_the_sandbox(workspace, tmp_
     assert outcome.status == "ok" and outcome.output_csv.read_text() == "stay_id\n1\n"
     assert not escaped.exists() and not (tmp_path / "output.csv").exists()  # not even a `--version` probe
     assert outcome.agent_version is None
+
+
+def test_a_command_agent_is_told_its_task_and_trial(workspace, tmp_path):
+    # a scripted agent varies its answer by trial, reproducibly: the placeholders reach its command line
+    agent = CommandAgent("/bin/sh -c 'printf \"task,trial\\n%s,%s\\n\" \"$0\" \"$1\" > output.csv' {task} {trial}",
+                         sandbox=NoSandbox())
+    outcome = agent.run(Workspace.from_dir(workspace), _ctx(tmp_path, trial=7))
+    assert outcome.status == "ok" and outcome.output_csv.read_text() == "task,trial\ndemo-task,7\n"
+
+
+def test_an_unknown_command_placeholder_names_the_ones_there_are(workspace, tmp_path):
+    agent = CommandAgent("/bin/true {run}", sandbox=NoSandbox())
+    with pytest.raises(AgentError) as exc:
+        agent.command(Workspace.from_dir(workspace), _ctx(tmp_path), "", None, "/ws")
+    assert str(exc.value) == ("unknown placeholder 'run' in --agent-command; use {workspace}, {prompt_file}, {model}, "
+                              "{task}, {trial}")

@@ -324,6 +324,7 @@ BATCH = [
     "stay_id,score,dose\n1,2,1.0\n1,3,1.0\n2,0,\n3,4,0.25\n4,1,2.0\n",  # a duplicate, first row wrong
     "stay_id,score,dose\n1,3,1.0\n2,0,nan\n3,4,inf\n4,1,2.004\n",
     PERFECT + ",1,1\n,2,2\n",  # null keys
+    "stay_id,score,dose\n1,3,1.0\n2,NA,\n3,4,0.25\n4,1,2.0\n",  # an 'NA': the whole batch takes the text path
     "stay_id,score,dose\n",  # header only
     "dose,score,stay_id\n1.0,3,1\n,0,2\n",  # another header: its own batch...
     "dose,score,stay_id\n1.0,3,1\n,NA,2\n0.25,4,3,7\n",  # ...that this file sends back one by one

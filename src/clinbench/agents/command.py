@@ -1,8 +1,9 @@
 """Any program as an agent: ``--agent command --agent-command 'TEMPLATE'``.
 
 The template is split like a shell command line (no shell runs it) and may use
-``{workspace}``, ``{prompt_file}`` and ``{model}``. It runs in the sandbox with the
-workspace as its working folder; its stdout becomes the transcript.
+``{workspace}``, ``{prompt_file}``, ``{model}``, ``{task}`` (the task id) and ``{trial}`` (the run's
+trial number: a scripted agent varies its answer by it, reproducibly). It runs in the sandbox with
+the workspace as its working folder; its stdout becomes the transcript.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from clinbench.agents.base import RunContext, Workspace
 from clinbench.agents.external import ExternalAgent, Launch, Parsed
 from clinbench.errors import AgentError
 
-PLACEHOLDERS = ("workspace", "prompt_file", "model")
+PLACEHOLDERS = ("workspace", "prompt_file", "model", "task", "trial")
 
 
 class CommandAgent(ExternalAgent):
@@ -30,11 +31,11 @@ class CommandAgent(ExternalAgent):
 
     def command(self, workspace: Workspace, ctx: RunContext, home: str, base_url: str | None, root: str) -> Launch:
         values = {"workspace": root, "prompt_file": f"{root}/{workspace.prompt_file.relative_to(workspace.root)}",
-                  "model": self.model or ctx.model or ""}
+                  "model": self.model or ctx.model or "", "task": ctx.task_id, "trial": str(ctx.trial)}
         try:
             argv = [part.format(**values) for part in shlex.split(self.template)]
         except (KeyError, IndexError) as exc:
-            raise AgentError(f"unknown placeholder {exc} in --agent-command; use {{workspace}}, {{prompt_file}}, {{model}}") from exc
+            raise AgentError(f"unknown placeholder {exc} in --agent-command; use {', '.join('{' + p + '}' for p in PLACEHOLDERS)}") from exc
         env = {}
         if base_url:
             env["OPENAI_BASE_URL"] = base_url

@@ -26,6 +26,7 @@ import shutil
 import stat
 from pathlib import Path
 from typing import Any
+from collections.abc import Iterator
 
 from clinbench.atomic import write_json_atomic
 
@@ -230,11 +231,30 @@ def verify_manifest(folder: Path, manifest: bytes | None = None) -> list[str]:
         path = folder / name
         if path.is_symlink() or not path.is_file() or sha256_file(path) != entry["sha256"]:
             bad.append(name)
-    for path in sorted(folder.rglob("*")):
-        name = str(path.relative_to(folder))
-        if name != MANIFEST and name not in manifest["files"] and (path.is_symlink() or not path.is_dir()):
-            bad.append(f"{name} (added)")
-    return bad
+    added = [name for name in _entries(folder) if name != MANIFEST and name not in manifest["files"]]
+    return bad + [f"{name} (added)" for name in sorted(added, key=lambda name: name.split("/"))]
+
+
+def _entries(folder: Path) -> Iterator[str]:
+    """The name under ``folder`` of everything in it that is not a folder (files, links, even to folders,
+    pipes...), at any depth, never through a link, and of each folder in it that cannot be read (what it
+    holds is not known: rglob, 0.4 s of Python for a rescore's 560 runs, skipped it silently)."""
+    stack = [""]
+    while stack:
+        prefix = stack.pop()
+        try:
+            with os.scandir(folder / prefix if prefix else folder) as it:
+                entries = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in it]
+        except PermissionError:
+            if not prefix:
+                raise
+            yield prefix.rstrip("/")
+            continue
+        for name, is_folder in entries:
+            if is_folder:
+                stack.append(prefix + name + "/")
+            else:
+                yield prefix + name
 
 
 def reseal_score(folder: Path, score: Any, *, verified: bool = False, sync: bool = True, **meta: Any) -> None:

@@ -39,7 +39,7 @@ def run_command(
     provider: str = typer.Option("openai", "--provider", help="For --agent llm: openai (any compatible server) or anthropic."),
     reasoning_effort: str | None = typer.Option(None, "--reasoning-effort", help="codex/llm reasoning effort."),
     allowed_tools: str | None = typer.Option(None, "--allowed-tools", help="claude: tools to allow, e.g. Bash,Read,Write."),
-    agent_command: str | None = typer.Option(None, "--agent-command", help="command agent template ({workspace}, {prompt_file}, {model})."),
+    agent_command: str | None = typer.Option(None, "--agent-command", help="command agent template ({workspace}, {prompt_file}, {model}, {task}, {trial})."),
     max_steps: int = typer.Option(40, "--max-steps", help="llm agent step limit."),
     max_tokens: int = typer.Option(4096, "--max-tokens", min=1, help="Output tokens asked for per model request (llm; codex/claude/gemini with --endpoint-api chat)."),
     token_budget: int | None = typer.Option(None, "--token-budget", min=1, help="Input + output tokens per run; a run that uses them up stops as an error saying so."),

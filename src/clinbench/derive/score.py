@@ -246,8 +246,8 @@ def _score_many(specs: list[TaskSpec], outputs: list, con: duckdb.DuckDBPyConnec
         present = [c for c in scored_columns_for(spec, scored_columns) if c in header.columns]
         files = [paths[i] for i in members]
         if len(members) > 1 and score_read.load_many(con, files, header, list(spec.keys), present, ref.kinds):
-            runs = [(str(paths[i]), specs[i], [c for c in specs[i].required_columns if c not in header.columns])
-                    for i in members]
+            runs = [(k, specs[i], [c for c in specs[i].required_columns if c not in header.columns])
+                    for k, i in enumerate(members)]
             results.update(zip(members, _score_parsed(con, ref, scored_columns, runs, present)))
         else:
             alone += [(i, header) for i in members]
@@ -302,13 +302,13 @@ def _score_file(spec: TaskSpec, path: Path, header, con: duckdb.DuckDBPyConnecti
         return _failed(spec, ref, scored_columns, f"output is not a readable CSV: {exc}", checks=unreadable)
     if not loaded:  # unreachable: the sniffed header's text path loads or raises
         return _failed(spec, ref, scored_columns, "output is not a readable CSV", checks=unreadable)
-    return _score_parsed(con, ref, scored_columns, [(str(path), spec, missing)], present)[0]
+    return _score_parsed(con, ref, scored_columns, [(0, spec, missing)], present)[0]
 
 
 def _score_parsed(con: duckdb.DuckDBPyConnection, ref, scored_columns: str,
-                  runs: list[tuple[str, TaskSpec, list[str]]], present: list[str]) -> list[ScoreResult]:
+                  runs: list[tuple[int, TaskSpec, list[str]]], present: list[str]) -> list[ScoreResult]:
     """Score the outputs read into ``__parsed`` (rows by ``__f``; all with the columns ``present``), each
-    (path, task, required columns it lacks) of ``runs``; their tasks compare alike (``_comparison``)."""
+    (its ``__f``, task, required columns it lacks) of ``runs``; their tasks compare alike (``_comparison``)."""
     spec = runs[0][1]  # the comparison's
     scored = scored_columns_for(spec, scored_columns)
     kinds, n_ref = ref.kinds, ref.rows

@@ -1,6 +1,7 @@
 """The agent side of scoring: an output CSV read into ``__parsed``, streaming, in DuckDB.
 
-``__parsed`` holds the file's path as ``__f``, the task's keys as ``__k<i>`` and, per scored
+``__parsed`` holds the file's place in the files read together as ``__f`` (0 for a file read
+alone), the task's keys as ``__k<i>`` and, per scored
 column present in the file, its value ``v_<col>`` and whether the cell was empty ``e_<col>``;
 its rowid follows file order. Files of one header can be read together (``load_many``: a
 campaign's outputs of a task), each then as it reads alone.
@@ -101,14 +102,14 @@ def sniffed_header(con: duckdb.DuckDBPyConnection, path: Path) -> Header:
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, header: Header, keys: list[str], present: list[str],
          kinds: dict[str, str]) -> bool:
-    """Parse the file into ``__parsed`` (its ``__f`` the path); False when the fast path's columns do not
+    """Parse the file into ``__parsed`` (its ``__f`` 0); False when the fast path's columns do not
     fit the file.
 
     Raises ``Unreadable`` when even the text path cannot read it.
     """
     for reader, cell in _readers([path], header, keys, present, kinds):
         try:
-            _parse(con, reader, cell, _lit(str(path)), header, keys, present, kinds)
+            _parse(con, reader, cell, "0", header, keys, present, kinds)
             return True
         except duckdb.ConversionException as exc:
             if cell is _slow:
@@ -123,25 +124,31 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, header: Header, keys: list[
 
 def load_many(con: duckdb.DuckDBPyConnection, paths: list[Path], header: Header, keys: list[str],
               present: list[str], kinds: dict[str, str]) -> bool:
-    """Parse files of the same plain header together into ``__parsed`` (``__f``: each row's path, rows in
-    file order) by the first reader ``load`` would try; False when any file needs more than that (each
-    is then read by ``load``, which gives it what it gets alone)."""
-    reader, cell = _readers(paths, header, keys, present, kinds, filename="__file")[0]
-    try:
-        _parse(con, reader, cell, "__file", header, keys, present, kinds)
-        return True
-    except duckdb.InterruptException:
-        raise
-    except duckdb.Error:
-        return False
+    """Parse files of the same plain header together into ``__parsed`` (``__f``: the place in ``paths`` of
+    each row's file, rows in file order) by the readers ``load`` tries, in turn: a cell that does not convert sends the batch to the
+    text path, as it sends a file (the paths give the same values: one 'NA' among a campaign's outputs no
+    longer reads each of them three times alone). False when the batch needs more than that (each file is
+    then read by ``load``, which gives it what it gets alone)."""
+    # the reader's file_index, not its filename: a path string on each of a batch's million rows cost a
+    # third of the scoring query (hashed in the join, grouped by) and the parse that wrote it. A DuckDB
+    # before 1.3 has no file_index: the batch fails to bind and each file is read alone
+    for reader, cell in _readers(paths, header, keys, present, kinds):
+        try:
+            _parse(con, reader, cell, "file_index", header, keys, present, kinds)
+            return True
+        except duckdb.InterruptException:
+            raise
+        except duckdb.ConversionException:
+            continue
+        except duckdb.Error:
+            return False
+    return False
 
 
-def _readers(paths: list[Path], header: Header, keys: list[str], present: list[str], kinds: dict[str, str],
-             filename: str | None = None) -> list[tuple[str, object]]:
+def _readers(paths: list[Path], header: Header, keys: list[str], present: list[str],
+             kinds: dict[str, str]) -> list[tuple[str, object]]:
     """The readers ``load`` tries in turn, each with how its cells become values."""
     files = _lit(str(paths[0])) if len(paths) == 1 else "[" + ", ".join(_lit(str(p)) for p in paths) + "]"
-    if filename:
-        files += f", filename = {_lit(filename)}"
     typed = {header.columns[c]: {"numeric": "DOUBLE", "timestamp": "TIMESTAMP"}[kinds[c]]
              for c in [*keys, *present] if kinds[c] != "string"}
     if header.reader_names is None:
@@ -159,7 +166,7 @@ def first_read(path: Path, header: Header, keys: list[str], present: list[str], 
     """The query that reads the file into ``__parsed``'s columns by the first reader ``load`` tries, to scan
     it once without keeping its rows (a cell that does not convert makes it fail, as it makes ``load`` go on)."""
     reader, cell = _readers([path], header, keys, present, kinds)[0]
-    return _select(reader, cell, _lit(str(path)), header, keys, present, kinds)
+    return _select(reader, cell, "0", header, keys, present, kinds)
 
 
 def _parse(con: duckdb.DuckDBPyConnection, reader: str, cell, file: str, header: Header, keys: list[str],
