@@ -180,6 +180,13 @@ def _single_task(path: Path) -> TaskSpec:
     return load_task_file(path)
 
 
+def _catalogue_read() -> bool:
+    """Whether the whole catalogue is in memory, or given in its place (a test's catalogue: then every task
+    comes from it, none from its file)."""
+    info = getattr(_cached_catalogue, "cache_info", None)
+    return info is None or info().currsize > 0
+
+
 @lru_cache(maxsize=1)
 def _cached_catalogue() -> tuple[tuple[str, TaskSpec], ...]:
     return tuple(_read_catalogue(TASKS_DIR).items())
@@ -203,7 +210,7 @@ def get_task(task_id: str) -> TaskSpec:
     Before the catalogue is read, a task is read from its own file alone (a scoring process needs one
     task: parsing all 28 cost 20 ms, 5% of a `clinbench score`); the id is then checked against its
     folder as ``load_task_file`` always does, and a name no folder holds reads the whole catalogue."""
-    if _cached_catalogue.cache_info().currsize == 0 and task_id.isascii() and task_id.replace("-", "").isalnum():
+    if not _catalogue_read() and task_id.isascii() and task_id.replace("-", "").isalnum():
         found = _task_files(task_id)
         if len(found) == 1:
             return _single_task(found[0])
