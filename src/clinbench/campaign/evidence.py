@@ -24,9 +24,9 @@ import os
 import secrets
 import shutil
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterator
 
 from clinbench.atomic import write_json_atomic
 
