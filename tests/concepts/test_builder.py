@@ -272,6 +272,47 @@ def test_inlined_statement_runs_without_derived_schema_and_matches(toy_root, toy
     assert con.execute(sql).fetchall() == [(100,)]
 
 
+def _inlined_by_sqlglot(name: str, concepts) -> str:
+    """inline_sql as it was before it reused each concept's text: one tree, printed whole by sqlglot."""
+    import sqlglot
+    from sqlglot import exp
+
+    from clinbench.concepts.inline import _point_at_ctes, _with_key, cte_name
+
+    target = find_concept(name, concepts)
+    deps = dependency_map(concepts)
+    order = topological_order(closure([target.qualified], deps), deps)
+    order.remove(target.qualified)
+    tree = lambda c: _point_at_ctes(sqlglot.parse_one(c.sql, read="duckdb"))  # noqa: E731
+    ctes = [exp.CTE(this=tree(concepts[q]), alias=exp.TableAlias(this=exp.to_identifier(cte_name(q)))) for q in order]
+    main = tree(target)
+    key = _with_key(main)
+    own = main.args.get(key)
+    if ctes:
+        main.set(key, exp.With(expressions=ctes + (list(own.expressions) if own else [])))
+    inlined = ", ".join(cte_name(q) for q in order) if order else "none"
+    return (f"-- {target.name} as one statement ({target.path.name}); dependencies inlined as CTEs: {inlined}\n"
+            f"{main.sql(dialect='duckdb', pretty=True)}\n")
+
+
+@pytest.mark.parametrize("profile", ["m4bench", "mimic-code"])
+def test_inlined_statement_is_sqlglots_print_of_the_whole_tree(profile):
+    """Put together from each concept's own text, the statement is byte for byte what sqlglot prints for
+    the one inlined tree: a concept with no dependencies (its header kept), one with its own CTEs under
+    inlined ones, and the deepest chains."""
+    concepts = load_concepts(profile=profile)
+    for name in ("icustay_times", "height", "kdigo_stages", "sofa", "sepsis3", "urine_output_rate"):
+        assert inline_sql(name, concepts) == _inlined_by_sqlglot(name, concepts), name
+
+
+def test_an_edited_concept_is_inlined_as_it_now_reads(toy_root):
+    before = inline_sql("long_stays", load_concepts(toy_root))
+    path = toy_root / "mimic_iv/demo/stays.sql"
+    path.write_text(path.read_text().replace("SELECT stay_id, intime", "SELECT stay_id, intime, 7 AS edited"))
+    after = inline_sql("long_stays", load_concepts(toy_root))
+    assert "edited" not in before and "7 AS edited" in after
+
+
 @pytest.fixture(scope="module")
 def raw_demo(demo_db, tmp_path_factory) -> Path:
     """A copy of the demo's raw tables only: no mimiciv_derived schema at all."""

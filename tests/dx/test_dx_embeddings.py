@@ -35,6 +35,22 @@ def test_batching_does_not_change_vectors():
     assert np.allclose(embed(texts), together, atol=1e-6)  # the cached vectors are the same
 
 
+def test_a_long_text_is_not_padded_onto_short_ones():
+    # A turn's new texts, a vignette beside two short results, were one batch padded to the vignette's
+    # length: 3 x 120 word pieces encoded for about 130.
+    m, pieces = embedder(), []
+    real = m._encode_batch
+    m._encode_batch = lambda ids, mask: (pieces.append((ids.size, int(mask.sum()))), real(ids, mask))[1]
+    texts = ["Na 139", "K 4.1", "58-year-old man with " + "crushing chest pain radiating to the left arm, " * 12]
+    try:
+        vectors = _encode(texts)
+    finally:
+        del m._encode_batch
+    encoded, real_pieces = map(sum, zip(*pieces))
+    assert len(pieces) == 2 and encoded <= real_pieces + 8
+    assert np.allclose(vectors, np.vstack([_encode([t]) for t in texts]), atol=1e-5)
+
+
 @pytest.mark.slow
 def test_forward_pass_stays_float32():
     # A float64 scalar in the attention scale made every later step float64 (NumPy 2

@@ -4,9 +4,16 @@ The statement reads only raw tables (mimiciv_hosp, mimiciv_icu, eicu_crd), so it
 database with no derived schema at all: the raw-mode reference and the raw-SQL skill use it.
 Dependencies appear as CTEs in dependency order, named ``<schema>_<table>``; a reference that
 had no alias keeps its old table name as alias, so ``bg.po2`` still resolves.
+
+Each concept is parsed and printed once a process, and a statement is put together from those
+texts: a campaign of every task inlines the same dependencies again and again (26 tasks: 13 s of
+sqlglot, 2 s now). The text is sqlglot's own print of the whole tree, byte for byte (every concept
+of every profile: tests/concepts/test_builder.py).
 """
 
 from __future__ import annotations
+
+import functools
 
 import sqlglot
 from sqlglot import exp
@@ -20,9 +27,9 @@ def cte_name(qualified: str) -> str:
     return qualified.replace(".", "_")
 
 
-def _parse(concept: Concept) -> exp.Expression:
+def _parse(concept: Concept, sql: str) -> exp.Expression:
     try:
-        statements = [s for s in sqlglot.parse(concept.sql, read="duckdb") if s is not None]
+        statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
     except sqlglot.errors.ParseError as exc:
         raise ConceptError(f"{concept.path}: sqlglot cannot parse the SQL ({str(exc).splitlines()[0]}): fix the syntax") from exc
     if len(statements) != 1:
@@ -37,11 +44,26 @@ def _point_at_ctes(tree: exp.Expression) -> exp.Expression:
             return exp.Table(this=exp.to_identifier(cte_name(f"{node.db}.{node.name}".lower())), alias=alias)
         return node
 
-    return tree.transform(swap)
+    return tree.transform(swap, copy=False)
 
 
 def _with_key(tree: exp.Expression) -> str:
     return "with_" if "with_" in tree.arg_types else "with"
+
+
+@functools.lru_cache(maxsize=512)
+def _pieces(concept: Concept, sql: str) -> tuple[str, str, tuple[str, ...], str]:
+    """(the concept as one CTE, its own CTEs, its body without them): sqlglot's text of each
+    (sqlglot joins a WITH's CTEs with ", " and puts a newline before the body), so a concept
+    that several statements inline is parsed and printed once a process."""
+    tree = _point_at_ctes(_parse(concept, sql))
+    whole = tree.sql(dialect="duckdb", pretty=True)
+    as_cte = exp.CTE(this=tree.copy(), alias=exp.TableAlias(this=exp.to_identifier(cte_name(concept.qualified))))
+    key = _with_key(tree)
+    own = tree.args.get(key)
+    own_ctes = tuple(c.sql(dialect="duckdb", pretty=True) for c in own.expressions) if own else ()
+    tree.set(key, None)
+    return whole, as_cte.sql(dialect="duckdb", pretty=True), own_ctes, tree.sql(dialect="duckdb", pretty=True)
 
 
 def inline_sql(name: str, concepts: dict[str, Concept] | None = None) -> str:
@@ -51,16 +73,11 @@ def inline_sql(name: str, concepts: dict[str, Concept] | None = None) -> str:
     deps = dependency_map(concepts)
     order = topological_order(closure([target.qualified], deps), deps)
     order.remove(target.qualified)
-
-    ctes = [
-        exp.CTE(this=_point_at_ctes(_parse(concepts[q])), alias=exp.TableAlias(this=exp.to_identifier(cte_name(q))))
-        for q in order
-    ]
-    main = _point_at_ctes(_parse(target))
-    key = _with_key(main)
-    own = main.args.get(key)
-    if ctes:
-        main.set(key, exp.With(expressions=ctes + (list(own.expressions) if own else [])))
-    body = main.sql(dialect="duckdb", pretty=True)
+    whole, _, own, body = _pieces(target, target.sql)
+    if order:
+        ctes = [_pieces(concepts[q], concepts[q].sql)[1] for q in order] + list(own)
+        text = f"WITH {', '.join(ctes)}\n{body}"
+    else:
+        text = whole
     inlined = ", ".join(cte_name(q) for q in order) if order else "none"
-    return f"-- {target.name} as one statement ({target.path.name}); dependencies inlined as CTEs: {inlined}\n{body}\n"
+    return f"-- {target.name} as one statement ({target.path.name}); dependencies inlined as CTEs: {inlined}\n{text}\n"

@@ -25,6 +25,7 @@ from clinbench.errors import ClinbenchError
 
 MAX_TOKENS = 256
 CACHE_TEXTS = 50_000  # about 75 MB of vectors
+PAD_SLACK = 8  # word pieces a text in a batch may be longer than the batch's shortest
 _LN_EPS = 1e-12
 
 
@@ -135,7 +136,8 @@ class Embedder:
 
     def embed(self, texts: list[str] | tuple[str, ...], batch_size: int = 64) -> np.ndarray:
         """Unit vectors of ``texts``; a text embedded before in this process is not
-        encoded again (a text's vector does not depend on its batch: padding is masked)."""
+        encoded again (a text's vector does not depend on its batch beyond the last bits of float32
+        arithmetic: padding is masked)."""
         texts = list(texts)
         with self._lock:
             have = {t: self._seen.get(t) for t in texts}
@@ -156,8 +158,15 @@ class Embedder:
     def _embed(self, texts: list[str], out: np.ndarray, batch_size: int) -> np.ndarray:
         encs = self.tok.encode_batch(texts)
         order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
+        # A batch holds texts within PAD_SLACK word pieces of its shortest: every text is padded to the
+        # batch's longest, and a turn's new texts (a 200-piece vignette beside 10-piece results) padded
+        # together were 41% padding (the demo: 28,029 pieces encoded for 16,615, 12.1 s; 9.1 s now).
+        batches: list[list[int]] = []
+        for i in order:
+            if not batches or len(batches[-1]) >= batch_size or len(encs[i].ids) > len(encs[batches[-1][0]].ids) + PAD_SLACK:
+                batches.append([])
+            batches[-1].append(i)
+        for idx in batches:
             t = max(len(encs[i].ids) for i in idx)
             ids = np.zeros((len(idx), t), dtype=np.int64)
             mask = np.zeros((len(idx), t), dtype=np.float32)
