@@ -132,12 +132,14 @@ def warm_dx_cache(cache: Path) -> Path:
     process about 10 s; building them is tested in tests/dx/test_dx_icd_index.py)."""
     import shutil
 
-    from clinbench.dx import icd_index, specificity
+    from clinbench.dx import icd, icd_index, specificity
 
     specificity._index()  # builds both caches where absent (the ICD tree first)
+    icd._term_table()  # and the names' normal forms (a case without a code is looked up in them)
     cache.mkdir(parents=True, exist_ok=True)
     (cache / "icd10cm").mkdir(exist_ok=True)
-    tree, words = icd_index._cache_file(), specificity.words_cache_file()
+    tree, words, terms = icd_index._cache_file(), specificity.words_cache_file(), icd.terms_cache_file()
     shutil.copyfile(tree, cache / "icd10cm" / tree.name)
+    shutil.copyfile(terms, cache / "icd10cm" / terms.name)
     shutil.copyfile(words, cache / words.name)
     return cache

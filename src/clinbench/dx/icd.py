@@ -7,10 +7,13 @@ synonyms of a diagnosis (and the offline baselines as extra names of their candi
 
 from __future__ import annotations
 
+import contextlib
 import functools
-
+import json
+from pathlib import Path
 
 from clinbench.dx.text import normal_form
+
 
 def _icd():
     from clinbench.dx.icd_index import classification
@@ -65,18 +68,43 @@ def relation(a: str, b: str) -> str:
     return "unrelated"
 
 
+def terms_cache_file():
+    """Where the normal forms of every ICD-10-CM name are kept (a Path), named by the classification's
+    version and dx/text.py's own bytes (its rules make the forms), so a change to either is never read stale."""
+    import hashlib
+
+    from clinbench.dx import text
+    from clinbench.dx.icd_index import _cache_file
+
+    rules = hashlib.sha256(Path(text.__file__).read_bytes()).hexdigest()[:12]
+    tree = _cache_file()
+    return tree.with_name(f"{tree.stem}-terms-{rules}.json")
+
+
 @functools.lru_cache(maxsize=1)
 def _term_table() -> tuple[list[str], list[str]]:
-    """(normal form of every description and inclusion term, its code) over all codes."""
+    """(normal form of every description and inclusion term, its code) over all codes; kept in
+    $CLINBENCH_CACHE: normalising 110,000 names took each dx worker process 3-4 s of CPU, for a
+    case without a code (every case of SDBench's dataset.json)."""
+    path = terms_cache_file()
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        forms, owners = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(forms, list) and isinstance(owners, list) and len(forms) == len(owners) and forms:
+            return forms, owners
     cm = _icd()
-    forms: list[str] = []
-    owners: list[str] = []
+    forms = []
+    owners = []
     for c in cm.get_all_codes(True):
         if cm.is_chapter_or_block(c):
             continue
         for t in [cm.get_description(c), *cm.get_inclusion_term(c)]:
             forms.append(normal_form(t))
             owners.append(c)
+    with contextlib.suppress(OSError):  # a read-only or full cache: normalise again next time
+        from clinbench.atomic import write_text_atomic
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, json.dumps([forms, owners], separators=(",", ":")))
     return forms, owners
 
 
