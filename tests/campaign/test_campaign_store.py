@@ -101,3 +101,63 @@ def test_two_processes_recording_concurrently_lose_nothing(tmp_path):
         p.join(60)
     assert [p.exitcode for p in procs] == [0, 0]
     assert Store.open(tmp_path).count() == 20
+
+
+def _record_in_forked_child(directory, run_id):
+    try:
+        Store.open(directory).record(_run(run_id))
+    except StoreError:
+        raise SystemExit(3)
+
+
+def test_a_forked_child_records_on_its_own_duckdb_and_the_parents_store_stays_usable(tmp_path):
+    # every call attaches the file to the process's one DuckDB; a forked child (a campaign's fork workers) must
+    # not use its parent's, whose copy in the child has no threads and does not hold the parent's lock
+    store = Store.create(tmp_path)
+    store.record(_run("parent-before"))
+    fork = mp.get_context("fork")
+    child = fork.Process(target=_record_in_forked_child, args=(tmp_path, "child"))
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0
+    with store.connect(read_only=True) as con:  # the parent has the file open while a child is forked
+        late = fork.Process(target=_record_in_forked_child, args=(tmp_path, "late-child"))
+        late.start()
+        late.join(60)
+        # the child cannot write a file its parent's DuckDB has open (DuckDB allows one writer a process): a
+        # one-line error, where through the inherited DuckDB it wrote behind the parent's back
+        assert late.exitcode == 3
+        assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 2
+    store.record(_run("parent-after"))
+    assert {r["run_id"] for r in Store.open(tmp_path).runs()} == {"parent-before", "child", "parent-after"}
+
+
+def test_threads_recording_into_one_store_at_once_lose_no_run(tmp_path):
+    import threading
+
+    store = Store.create(tmp_path)
+    failures = []
+
+    def record(worker):
+        try:
+            for i in range(8):
+                store.record(_run(f"w{worker}-{i}"))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=record, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not failures and store.count() == 32
+
+
+def test_a_store_is_checked_on_its_own_tables_while_another_is_open(tmp_path):
+    # both files are attached to one DuckDB at once: the catalog would list the other store's runs table
+    good = Store.create(tmp_path / "good")
+    (tmp_path / "bad").mkdir()
+    duckdb.connect(str(tmp_path / "bad" / STORE_FILE)).execute("CREATE TABLE other (x INTEGER)").close()
+    with good.connect(read_only=True):
+        with pytest.raises(StoreError, match="holds no runs table"):
+            Store.open(tmp_path / "bad")

@@ -46,7 +46,8 @@ def readable(source: Source) -> Path:
 
         with Store(source.store_path).connect(read_only=True) as con:
             have = {r[0] for r in con.execute(
-                "SELECT column_name FROM duckdb_columns() WHERE table_name = 'runs'").fetchall()}
+                "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() "
+                "AND table_name = 'runs'").fetchall()}
         if not have or not set(RUN_COLUMNS) - have:
             return source.root  # current (or not a store at all: Store.open says so in one line)
         copy = Path(tempfile.mkdtemp(prefix="clinbench-serve-"))
