@@ -161,3 +161,27 @@ def test_a_store_is_checked_on_its_own_tables_while_another_is_open(tmp_path):
     with good.connect(read_only=True):
         with pytest.raises(StoreError, match="holds no runs table"):
             Store.open(tmp_path / "bad")
+
+
+def test_a_run_recorded_while_this_process_reads_the_store_waits_for_the_read(tmp_path):
+    # a read attaches the file read-only (clinbench serve's pages); a write from another thread waits for it
+    import threading
+    import time
+
+    store = Store.create(tmp_path)
+    reading = threading.Event()
+
+    def read():
+        with store.connect(read_only=True) as con:
+            reading.set()
+            con.execute("SELECT count(*) FROM runs").fetchone()
+            time.sleep(0.4)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    reading.wait(10)
+    started = time.monotonic()
+    store.record(_run("while-read"))
+    waited = time.monotonic() - started
+    reader.join(10)
+    assert store.count() == 1 and waited >= 0.2

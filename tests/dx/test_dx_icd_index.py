@@ -64,9 +64,16 @@ def test_the_names_normal_forms_are_kept_named_by_the_rules_and_a_damaged_copy_i
     # dx worker process normalised all 110,000 names (3-4 s) before they were kept
     import hashlib
 
+    import shutil
+
     from clinbench.dx import icd, text
 
-    _fresh(monkeypatch, tmp_path)
+    icd_index.classification()  # the tree as this session has it, copied (building it is the tests above)
+    tree = icd_index._cache_file()
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path))
+    (tmp_path / "icd10cm").mkdir()
+    shutil.copyfile(tree, tmp_path / "icd10cm" / tree.name)
+    icd_index.classification.cache_clear()
     icd._term_table.cache_clear()
     forms, owners = icd._term_table()
     path = icd.terms_cache_file()

@@ -66,6 +66,10 @@ _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (\S+) \(PID (\d+)\)")
 _RUNS_WITH_USAGE = f"SELECT r.*, {', '.join(f'u.{c}' for c in USAGE_FIELDS)} FROM runs r "
 
 
+class _ReadInProgress(Exception):
+    """This process has the file attached read-only and a call wants to write it."""
+
+
 class _Engine:
     """The process's one in-memory DuckDB, each store file attached to it while calls use it.
 
@@ -89,8 +93,7 @@ class _Engine:
                 self.con = duckdb.connect()
             entry = self.files.get(key)
             if entry is not None and entry[1] and not read_only:
-                raise duckdb.ConnectionException(
-                    f"{path} is open read-only in this process; a write has to wait until that read ends")
+                raise _ReadInProgress  # a file attached to read cannot be written: wait for the reads to end
             if entry is None:
                 alias = f"__store{next(self.aliases)}"
                 self.con.execute(f"ATTACH {_lit(key)} AS {alias}{' (READ_ONLY)' if read_only else ''}")
@@ -113,8 +116,10 @@ class _Engine:
                 return
             entry[2] -= 1
             if entry[2] == 0:
+                # checkpoints the file and releases its lock; a checkpoint that fails (a full disk) leaves it
+                # attached, its commits in the write-ahead log, and the next call uses it again
+                self.con.execute(f"DETACH {entry[0]}")
                 del self.files[key]
-                self.con.execute(f"DETACH {entry[0]}")  # checkpoints the file and releases its lock
 
 
 _engine = _Engine()
@@ -218,6 +223,11 @@ class Store:
             try:
                 con, key = engine.attach(self.path, read_only)
                 break
+            except _ReadInProgress:  # reads of this process have it: they are short
+                if time.monotonic() - start > limit:
+                    raise StoreLocked(f"the results store {self.path} is being read in this process for longer than "
+                                      f"{limit:.0f} s; try again when that read ends") from None
+                time.sleep(0.01)
             except duckdb.IOException as exc:  # another process holds the file
                 if "lock" not in str(exc).lower():
                     raise self._error(exc) from exc
