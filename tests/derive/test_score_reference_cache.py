@@ -99,3 +99,29 @@ def test_a_one_off_score_neither_reads_nor_writes_the_cache(db, tmp_path, monkey
 
     monkeypatch.setattr(score_reference, "_read", no_reading)
     assert score_output(TASK, out, db, cache=False).reward == 0.5
+
+
+def test_scores_in_a_row_share_the_threads_duckdb_and_a_failed_score_leaves_the_next_clean(db, tmp_path, monkeypatch):
+    # a campaign worker scores one run after another: one DuckDB a thread (starting one cost 17-25 ms a score)
+    import threading
+
+    from clinbench.derive import score as score_module
+    from clinbench.errors import DataError
+
+    out = tmp_path / "out.csv"
+    out.write_text(OUT)
+    first = score_output(TASK, out, db)
+    scorer = score_module._thread_scorer()
+    assert score_output(TASK, out, db).as_dict() == first.as_dict() and score_module._thread_scorer() is scorer
+    with pytest.raises(DataError, match="not found"):
+        score_output(TASK, out, tmp_path / "missing.duckdb")
+    assert score_output(TASK, out, db).as_dict() == first.as_dict() and score_module._thread_scorer() is not scorer
+    other = []
+    thread = threading.Thread(target=lambda: other.append(score_module._thread_scorer()))
+    thread.start()
+    thread.join()
+    assert other[0] is not score_module._thread_scorer()
+    # a score under another cache folder prepares its reference there, not from the first folder's file
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "elsewhere"))
+    assert score_output(TASK, out, db).as_dict() == first.as_dict()
+    assert len(list((tmp_path / "elsewhere" / "workspaces" / "references").glob("*.parquet"))) == 1
