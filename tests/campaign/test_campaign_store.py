@@ -103,7 +103,11 @@ def test_two_processes_recording_concurrently_lose_nothing(tmp_path):
     assert Store.open(tmp_path).count() == 20
 
 
-def _record_in_forked_child(directory, run_id):
+def _record_in_forked_child(directory, run_id, parents_duckdb=None):
+    from clinbench.records import store as store_module
+
+    if parents_duckdb is not None and id(store_module._engine) == parents_duckdb:
+        raise SystemExit(4)  # the child would use its parent's DuckDB
     try:
         Store.open(directory).record(_run(run_id))
     except StoreError:
@@ -115,8 +119,10 @@ def test_a_forked_child_records_on_its_own_duckdb_and_the_parents_store_stays_us
     # not use its parent's, whose copy in the child has no threads and does not hold the parent's lock
     store = Store.create(tmp_path)
     store.record(_run("parent-before"))
+    from clinbench.records import store as store_module
+
     fork = mp.get_context("fork")
-    child = fork.Process(target=_record_in_forked_child, args=(tmp_path, "child"))
+    child = fork.Process(target=_record_in_forked_child, args=(tmp_path, "child", id(store_module._engine)))
     child.start()
     child.join(60)
     assert child.exitcode == 0
@@ -185,3 +191,16 @@ def test_a_run_recorded_while_this_process_reads_the_store_waits_for_the_read(tm
     waited = time.monotonic() - started
     reader.join(10)
     assert store.count() == 1 and waited >= 0.2
+
+
+def test_a_write_inside_the_same_threads_read_fails_at_once_rather_than_wait_for_itself(tmp_path):
+    import time
+
+    store = Store.create(tmp_path)
+    started = time.monotonic()
+    with store.connect(read_only=True):
+        with pytest.raises(StoreError, match="open read-only in this same call"):
+            store.record(_run("inside-a-read"))
+    assert time.monotonic() - started < 5  # not the 30 s lock wait
+    store.record(_run("after-the-read"))
+    assert store.count() == 1

@@ -125,3 +125,26 @@ def test_scores_in_a_row_share_the_threads_duckdb_and_a_failed_score_leaves_the_
     monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "elsewhere"))
     assert score_output(TASK, out, db).as_dict() == first.as_dict()
     assert len(list((tmp_path / "elsewhere" / "workspaces" / "references").glob("*.parquet"))) == 1
+
+
+def _score_in_forked_child(out, db, parents_scorer):
+    from clinbench.derive import score as score_module
+
+    result = score_output(TASK, out, db)
+    raise SystemExit(4 if id(score_module._thread_scorer()) == parents_scorer else 0 if result.reward == 0.5 else 5)
+
+
+def test_a_forked_worker_scores_on_a_duckdb_of_its_own(db, tmp_path):
+    # a campaign's fork workers: the parent's Scorer (its DuckDB's threads) is not the child's to use
+    import multiprocessing as mp
+
+    from clinbench.derive import score as score_module
+
+    out = tmp_path / "out.csv"
+    out.write_text(OUT)
+    assert score_output(TASK, out, db).reward == 0.5
+    child = mp.get_context("fork").Process(target=_score_in_forked_child,
+                                           args=(out, db, id(score_module._thread_scorer())))
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0

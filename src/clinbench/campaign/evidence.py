@@ -245,7 +245,7 @@ def _entries(folder: Path) -> Iterator[str]:
         try:
             with os.scandir(folder / prefix if prefix else folder) as it:
                 entries = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in it]
-        except PermissionError:
+        except OSError:  # unreadable, or gone since it was listed
             if not prefix:
                 raise
             yield prefix.rstrip("/")

@@ -107,7 +107,8 @@ def score_output(task_id: str, output_csv: str | Path, db_path: str | Path, *,
     The reference is prepared once per database file and cached (``score_reference``);
     ``cache=False`` prepares it from the database without reading or writing the cache (a
     one-off score, such as a Harbor verifier's). ``scorer``: score on that one, left open (a
-    process about to end need not tear its DuckDB down: ``clinbench.__main__``)."""
+    process about to end need not tear its DuckDB down: ``clinbench.__main__``); otherwise each thread
+    scores on one Scorer of its own, kept between its scores (``_thread_scorer``)."""
     if scorer is not None:
         return scorer(task_id, output_csv, db_path, scored_columns=scored_columns)
     if not cache:

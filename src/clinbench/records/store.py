@@ -33,8 +33,10 @@ import os
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +72,13 @@ class _ReadInProgress(Exception):
     """This process has the file attached read-only and a call wants to write it."""
 
 
+@dataclass
+class _Attached:
+    alias: str
+    read_only: bool
+    users: Counter = field(default_factory=Counter)  # thread id -> calls of that thread using it
+
+
 class _Engine:
     """The process's one in-memory DuckDB, each store file attached to it while calls use it.
 
@@ -83,25 +92,28 @@ class _Engine:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.con: duckdb.DuckDBPyConnection | None = None
-        self.files: dict[str, list] = {}  # absolute path -> [alias, read_only, calls using it]
+        self.files: dict[str, _Attached] = {}  # by absolute path
         self.aliases = itertools.count()
 
     def attach(self, path: Path, read_only: bool) -> tuple[duckdb.DuckDBPyConnection, str]:
-        key = os.path.abspath(path)
+        key, me = os.path.abspath(path), threading.get_ident()
         with self.lock:
             if self.con is None:
                 self.con = duckdb.connect()
             entry = self.files.get(key)
-            if entry is not None and entry[1] and not read_only:
-                raise _ReadInProgress  # a file attached to read cannot be written: wait for the reads to end
+            if entry is not None and entry.read_only and not read_only:
+                if entry.users[me]:  # this thread's own read: waiting for it would never end
+                    raise duckdb.ConnectionException(f"{path} is open read-only in this same call; it cannot be "
+                                                     "written until that read ends")
+                raise _ReadInProgress  # other threads' reads: wait for them to end
             if entry is None:
                 alias = f"__store{next(self.aliases)}"
                 self.con.execute(f"ATTACH {_lit(key)} AS {alias}{' (READ_ONLY)' if read_only else ''}")
-                entry = self.files[key] = [alias, read_only, 0]
-            entry[2] += 1
+                entry = self.files[key] = _Attached(alias, read_only)
+            entry.users[me] += 1
             con = self.con.cursor()
         try:
-            con.execute(f"USE {entry[0]}")
+            con.execute(f"USE {entry.alias}")
         except BaseException:
             self.release(key, con)
             raise
@@ -114,11 +126,12 @@ class _Engine:
             entry = self.files.get(key)
             if entry is None:
                 return
-            entry[2] -= 1
-            if entry[2] == 0:
+            entry.users[threading.get_ident()] -= 1
+            if entry.users.total() <= 0:
                 # checkpoints the file and releases its lock; a checkpoint that fails (a full disk) leaves it
                 # attached, its commits in the write-ahead log, and the next call uses it again
-                self.con.execute(f"DETACH {entry[0]}")
+                entry.users.clear()
+                self.con.execute(f"DETACH {entry.alias}")
                 del self.files[key]
 
 
