@@ -12,6 +12,12 @@ SHARED_DATA = (REPO.parent / "shared" / "data").resolve()
 MIMIC_DEMO = SHARED_DATA / "mimic-iv-demo-2.2"
 EICU_DEMO = SHARED_DATA / "eicu-demo-2.0.1"
 
+# Every Ray of the session starts with token authentication off. Left unset, ray.init() turns it on for
+# itself and its children whenever ~/.ray/auth_token exists (which `ray start` writes), while a Ray
+# config already loaded in the same worker (the cluster test sets "disabled") stays off: the new GCS
+# then refused the driver ("InvalidAuthToken ... RAY_AUTH_MODE is currently 'disabled'"), 2 runs in 10.
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+
 
 def pytest_collection_modifyitems(items):
     """Files holding a ``waits_first`` test go first: with one file per worker (--dist loadfile), a
