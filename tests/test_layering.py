@@ -81,3 +81,40 @@ def test_the_check_fails_on_a_planted_forbidden_import(tmp_path):
     assert forbidden(root) == ["clinbench.agents.llm:2 -> clinbench.campaign.campaign",
                                "clinbench.ehr.load:1 -> clinbench.derive.raw_layer",
                                "clinbench.records:1 -> clinbench.stats"]
+
+
+# DuckDB's Python layer (30-90 ms of imports a process) is imported only where it is used, each for its reason.
+DUCKDB_PACKAGE_USERS = {
+    "clinbench.duck": "the one place the rest import DuckDB from",
+    "clinbench.agents.toolbox": "mounts the package's folder in an agent's sandbox",
+    "clinbench.agents.duckdb_shell": "runs in the sandbox with that package alone",
+    "clinbench.records.store": "runs_table: .sql() and Arrow results are the Python layer's",
+    "clinbench.ehr.synth.frames": "scans pyarrow tables (the Python layer's replacement scans)",
+    "clinbench.ehr.synth.eicu": "scans pyarrow tables",
+    "clinbench.ehr.synth.mimic_cohort": "scans pyarrow tables",
+}
+
+
+def duckdb_package_imports(root: Path) -> list[str]:
+    """``module:line`` of each import of the ``duckdb`` package by a module that should use ``clinbench.duck``."""
+    bad = []
+    for path in sorted(root.rglob("*.py")):
+        module = ".".join(("clinbench", *path.relative_to(root).with_suffix("").parts)).removesuffix(".__init__")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+            if module not in DUCKDB_PACKAGE_USERS and any(n == "duckdb" or n.startswith("duckdb.") for n in names):
+                bad.append(f"{module}:{node.lineno}")
+    return bad
+
+
+def test_modules_run_duckdb_through_its_extension_alone():
+    assert duckdb_package_imports(Path(clinbench.__file__).parent) == []
+
+
+def test_the_duckdb_check_fails_on_a_planted_package_import(tmp_path):
+    root = tmp_path / "clinbench"
+    (root / "derive").mkdir(parents=True)
+    (root / "derive" / "score.py").write_text("from clinbench.duck import duckdb\n\ndef f():\n    import duckdb\n")
+    (root / "records.py").write_text("from duckdb import connect\n")
+    assert duckdb_package_imports(root) == ["clinbench.derive.score:4", "clinbench.records:1"]

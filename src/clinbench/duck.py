@@ -1,11 +1,13 @@
-"""DuckDB's engine for the paths that only run SQL (scoring): the C extension the ``duckdb`` package wraps.
+"""DuckDB's engine as clinbench uses it: the C extension the ``duckdb`` package wraps.
 
 DuckDB >= 2.0's ``duckdb`` package lays a Python relational API over its extension ``_duckdb``
-(200 kB of Python and ``importlib.metadata`` for its version: about 0.1 s of CPU to import,
-measured in benchmarks/score_vs_m4bench.py). Connections, ``execute``/``fetch*``, the exceptions
-and ``__version__`` are the extension's own objects, the same ones ``duckdb`` re-exports, so a
-module that only executes SQL imports ``duckdb`` from here. An older DuckDB, without
-``_duckdb``, is imported whole.
+(200 kB of Python and ``importlib.metadata`` for its version: 30-90 ms of CPU to import, paid by
+every ``score``, ``rescore`` and ``run`` process: benchmarks/score_vs_m4bench.py). Connections,
+``execute``/``fetch*``, the exceptions, ``StatementType``, ``extract_statements`` and ``__version__``
+are the extension's own objects, the same ones ``duckdb`` re-exports, and clinbench uses no other, so
+every module imports ``duckdb`` from here, but two: agents/toolbox.py, which mounts the package's
+folder in an agent's sandbox, and agents/duckdb_shell.py, which runs in there with that package alone.
+An older DuckDB, without ``_duckdb``, is imported whole.
 """
 
 try:

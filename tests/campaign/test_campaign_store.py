@@ -79,6 +79,20 @@ def test_verdict_publishable_filter_and_csv_export(tmp_path):
     assert float(rows[1]["reward"]) == 0.25
 
 
+def test_a_process_that_never_imported_the_duckdb_package_reads_the_runs_table(tmp_path):
+    """The store runs on DuckDB's extension alone (clinbench.duck); the runs table's Arrow result is the
+    package's Python layer, which runs_table loads itself: a stats process has nothing else load it."""
+    import subprocess
+    import sys
+
+    Store.create(tmp_path).record_many([_run("a"), _run("b", reward=0.25)])
+    probe = ("import sys\nfrom clinbench.records.store import Store\nstore = Store.open(sys.argv[1])\n"
+             "print('duckdb' in sys.modules)\nt = store.runs_table()\nprint(t.num_rows, t.column('reward').to_pylist())")
+    done = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["False", "2 [1.0, 0.25]"]
+
+
 def test_open_missing_store_says_what_to_pass(tmp_path):
     with pytest.raises(StoreError, match="no results store"):
         Store.open(tmp_path)

@@ -17,10 +17,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 from clinbench.agents.llm_clients import ToolSpec
 from clinbench.atomic import atomic_path
+from clinbench.duck import duckdb
 
 TOOL_SPECS = [
     ToolSpec("list_tables", "List the tables of the database as schema.table.", {"type": "object", "properties": {}}),

@@ -13,8 +13,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-import duckdb
-
+from clinbench.duck import duckdb
 from clinbench.records.store import Store
 from clinbench.errors import ClinbenchError
 

@@ -59,7 +59,7 @@ def split_list(value: str | list[str] | None) -> list[str]:
 
 def datasets_in(db: str | Path) -> set[str]:
     """The datasets ('mimic-iv', 'eicu') whose source schemas the database holds."""
-    import duckdb
+    from clinbench.duck import duckdb
 
     if not Path(db).is_file():
         raise MatrixError(f"database {db} not found; build one with `clinbench data synth` or `clinbench data load`")
@@ -170,7 +170,7 @@ def check_matrix(task_ids: list[str], conditions: list[str], schemas: list[str],
     Runs that fail on these are recorded as errors, and a rerun skips recorded runs, so the
     mistake would outlive its fix.
     """
-    import duckdb
+    from clinbench.duck import duckdb
 
     from clinbench.derive.catalogue import get_task
 

@@ -248,7 +248,7 @@ def main() -> None:
 
 
 def _is_duckdb_io_error(exc: BaseException) -> bool:
-    import duckdb
+    from clinbench.duck import duckdb
 
     return isinstance(exc, duckdb.IOException)
 

@@ -23,7 +23,7 @@ def is_interrupt(exc: BaseException) -> bool:
         return True
     if isinstance(exc, ClinbenchError):
         return any(is_interrupt(e) for e in (exc.__cause__, exc.__context__) if e is not None and e is not exc)
-    import duckdb
+    from clinbench.duck import duckdb
 
     return isinstance(exc, duckdb.InterruptException) or (isinstance(exc, RuntimeError)
                                                           and str(exc) == "Query interrupted")

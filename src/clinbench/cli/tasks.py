@@ -150,7 +150,7 @@ def _on_database(db: Path, task_ids: list[str]) -> dict[str, str]:
     from clinbench.derive.catalogue import get_task
     from clinbench.derive.scorable import unscorable_tasks
 
-    import duckdb
+    from clinbench.duck import duckdb
 
     present = datasets_in(db)
     with duckdb.connect(str(db), read_only=True) as con:

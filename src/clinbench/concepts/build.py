@@ -20,12 +20,11 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
-
 from clinbench.concepts import manifest
 from clinbench.concepts.catalog import MIMIC_DERIVED, Concept, find_concept, load_concepts
 from clinbench.concepts.graph import Dependencies, closure, dependency_map, topological_order
 from clinbench.concepts.profiles import get_profile, label, lineage
+from clinbench.duck import duckdb
 from clinbench.errors import ConceptError, DataError
 
 META_SCHEMA = "clinbench_meta"

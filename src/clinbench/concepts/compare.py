@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import decimal
 
-import duckdb
+from clinbench.duck import duckdb
 
 TOLERANCE = 1e-6
 

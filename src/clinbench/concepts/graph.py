@@ -14,9 +14,9 @@ from __future__ import annotations
 import graphlib
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 
 from clinbench.concepts.catalog import DERIVED_SCHEMAS, Concept
@@ -82,7 +82,26 @@ def dependencies(concept: Concept, concepts: dict[str, Concept]) -> Dependencies
 def _cache_path() -> Path:
     from clinbench.cache import cache_root
 
-    return cache_root() / "concept-references" / f"sqlglot-{metadata.version('sqlglot')}.json"
+    return cache_root() / "concept-references" / f"sqlglot-{_sqlglot_version()}.json"
+
+
+def _sqlglot_version() -> str:
+    """The installed sqlglot's version, from the ``_version.py`` its build writes: importing sqlglot or
+    ``importlib.metadata`` (17 ms a process that loads the concepts) is not needed for it; the metadata's
+    answer when the file is not there or does not state it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("sqlglot")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        try:
+            text = (Path(folder) / "_version.py").read_text(encoding="utf-8")
+        except OSError:
+            continue
+        if found := re.search(r"^__version__ = version = '([^'\\]+)'$", text, flags=re.M):
+            return found.group(1)
+    from importlib import metadata
+
+    return metadata.version("sqlglot")
 
 
 def _load_cache(path: Path) -> dict[str, tuple[str, ...]]:

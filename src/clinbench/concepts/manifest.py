@@ -23,11 +23,10 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
-
 from clinbench.concepts.catalog import MIMIC_DERIVED, Concept, load_concepts
 from clinbench.concepts.graph import Dependencies, closure, dependency_map
 from clinbench.concepts.profiles import get_profile, label
+from clinbench.duck import duckdb
 from clinbench.errors import DataError
 
 MANIFEST_TABLE = "clinbench_meta.reference_manifest"

@@ -15,11 +15,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
-
 from clinbench.concepts.build import build_concepts
 from clinbench.concepts.catalog import MIMIC_DERIVED, load_concepts
 from clinbench.concepts.profiles import get_profile
+from clinbench.duck import duckdb
 from clinbench.errors import DataError
 
 _NUMERIC = ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "NUMERIC")

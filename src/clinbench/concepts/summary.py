@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 
-import duckdb
-
+from clinbench.duck import duckdb
 from clinbench.errors import ConceptError
 
 # label -> (table, condition counted over its distinct stay_id)

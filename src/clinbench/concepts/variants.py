@@ -11,9 +11,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-import duckdb
-
 from clinbench.concepts.catalog import Concept, find_concept, load_concepts
+from clinbench.duck import duckdb
 from clinbench.errors import ConceptError
 
 SEPARATOR = "__"

@@ -29,8 +29,6 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
-import duckdb
-
 import clinbench
 from clinbench.agents.limits import Limits
 from clinbench.atomic import atomic_dir
@@ -38,6 +36,7 @@ from clinbench.derive.catalogue import get_task
 from clinbench.concepts.manifest import profile_of
 from clinbench.derive.reference import export_reference
 from clinbench.derive.workspace import prepare_workspace
+from clinbench.duck import duckdb
 from clinbench.errors import DataError
 
 APP_OUTPUT = "/app/output.csv"

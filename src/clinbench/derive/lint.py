@@ -228,7 +228,7 @@ def _instruction(spec: TaskSpec, path: Path) -> list[LintIssue]:
 def _reference_values(catalogue: dict[str, TaskSpec], tasks_dir: Path, skills_dir: Path,
                       db_path: Path) -> list[LintIssue]:
     """Key values of each task's reference rows must not appear in its agent-visible files."""
-    import duckdb
+    from clinbench.duck import duckdb
 
     from clinbench.errors import DataError
 

@@ -32,10 +32,9 @@ import os
 import shutil
 from pathlib import Path
 
-import duckdb
-
 from clinbench.atomic import atomic_path
 from clinbench.derive import cache_files
+from clinbench.duck import duckdb
 from clinbench.write_errors import WriteError
 
 _HEADERS = 3 * 4096  # DuckDB's main header and two database headers precede the first block

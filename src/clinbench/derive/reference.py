@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
-
 from clinbench.atomic import atomic_path
 from clinbench.derive.catalogue import TaskSpec, get_task
+from clinbench.duck import duckdb
 from clinbench.errors import DataError, TaskError
 
 

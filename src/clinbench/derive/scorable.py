@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-import duckdb
-
 from clinbench.derive.catalogue import get_task
+from clinbench.duck import duckdb
 from clinbench.ehr.requirements import family_requirements
 
 

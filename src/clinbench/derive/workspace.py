@@ -51,13 +51,12 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
-
 from clinbench.atomic import atomic_path, write_json_atomic
 from clinbench.derive import conditions, raw_layer
 from clinbench.derive.cache_files import cache_dir, intact, lock, seal, verified
 from clinbench.derive.catalogue import TaskSpec, get_task, load_catalogue
 from clinbench.derive.schema_variants import Relation, VariantPlan, plan_variant, rewrite_sql
+from clinbench.duck import duckdb
 from clinbench.errors import DataError
 
 # Bump when the masking or variant rules change, so stale cached databases are not reused.

@@ -22,8 +22,7 @@ import random
 import re
 from pathlib import Path
 
-import duckdb
-
+from clinbench.duck import duckdb
 from clinbench.dx.cases import Case
 from clinbench.dx.gatekeeper import REAL, SYNTHETIC, Gatekeeper, Reply, guard_reply
 from clinbench.dx.leakguard import LeakGuard

@@ -26,8 +26,7 @@ import re
 from datetime import datetime, timedelta
 from pathlib import Path
 
-import duckdb
-
+from clinbench.duck import duckdb
 from clinbench.dx.cases import Case, demo_cases
 from clinbench.dx.note_layout import note_cases, reference_range
 from clinbench.dx.record import lab_string

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
-
+from clinbench.duck import duckdb
 from clinbench.ehr.requirements import family_requirements
 from clinbench.errors import DataError
 

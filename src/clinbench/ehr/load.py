@@ -39,9 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import duckdb
-
 from clinbench.atomic import atomic_database
+from clinbench.duck import duckdb
 from clinbench.ehr.requirements import families_needing, required_tables
 from clinbench.ehr.schema import Table, dataset_tables
 from clinbench.errors import DataError

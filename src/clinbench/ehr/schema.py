@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import duckdb
-
+from clinbench.duck import duckdb
 from clinbench.errors import DataError
 
 DATASETS = ("mimic-iv", "eicu")

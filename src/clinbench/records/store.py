@@ -40,9 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 from clinbench.atomic import atomic_path
+from clinbench.duck import duckdb
 from clinbench.errors import ClinbenchError
 from clinbench.records import (ADDED_COLUMNS, BENCHMARKS, BINDING_COLUMNS, COLUMN_SCORE_COLUMNS, DX_LEGACY_SQL,
                                LEGACY_STATUS, RUN_COLUMNS, STORE_FILE, USAGE_COLUMNS, USAGE_FIELDS, ColumnScore,
@@ -408,6 +407,8 @@ class Store:
 
     def runs_table(self, *, publishable_only: bool = False):
         """The runs (with usage) as a pyarrow Table, for the stats module."""
+        import duckdb  # noqa: F401  (the package's Python layer gives connections .sql() and Arrow results)
+
         where = " WHERE r.publishable" if publishable_only else ""
         with self.connect(read_only=True) as con:
             return con.sql(

@@ -62,7 +62,7 @@ def _dx_rows(campaign: Path, con) -> list[dict]:
 
 def export_store(campaign_dir: str | Path, out_dir: str | Path, *, fmt: str = "parquet", force: bool = False) -> list[Exported]:
     """Write the four tables of ``campaign_dir``'s store into ``out_dir`` as ``fmt``."""
-    import duckdb
+    from clinbench.duck import duckdb
 
     campaign = Path(campaign_dir)
     store = campaign / STORE_FILE

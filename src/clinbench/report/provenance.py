@@ -57,7 +57,7 @@ class Provenance:
 
 def software_versions() -> dict[str, str]:
     """clinbench, DuckDB and Python versions of this process (a run's manifest records them)."""
-    import duckdb
+    from clinbench.duck import duckdb
 
     from clinbench import __version__
 
@@ -87,7 +87,7 @@ def record_command(campaign_dir: str | Path, argv: list[str] | None = None) -> P
 
 
 def _synthetic(db: Path) -> str:
-    import duckdb
+    from clinbench.duck import duckdb
 
     try:
         con = duckdb.connect(str(db), read_only=True)

@@ -14,8 +14,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
-
+from clinbench.duck import duckdb
 from clinbench.errors import DataError
 from clinbench.records import STORE_FILE
 from clinbench.records.store import Store

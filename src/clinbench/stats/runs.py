@@ -22,9 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
 import numpy as np
 
+from clinbench.duck import duckdb
 from clinbench.records import LEGACY_STATUS, STORE_FILE, RunStatus
 from clinbench.stats.errors import StatsError
 
