@@ -180,3 +180,25 @@ def test_score_json_skips_typer_and_the_duckdb_python_layer_and_prints_what_the_
     full = cb(*hostile)
     assert "Traceback" not in fast.stderr and fast.returncode == full.exit_code
     assert fast.stdout == (full.output if full.exit_code == 0 else "")
+
+
+def test_the_score_fast_paths_duckdb_starts_beside_the_imports_and_its_failure_reaches_the_caller(monkeypatch):
+    """`score --json` starts DuckDB on a thread while its modules import: the connection it hands back runs SQL,
+    and a start that fails raises in the caller (the fast path then leaves it to the full command line)."""
+    import threading
+
+    from clinbench import duck
+
+    wait = duck.connect_meanwhile()
+    assert wait().execute("SELECT 40 + 2").fetchone() == (42,)
+
+    seen = []
+
+    def failing_connect(*args, **kwargs):
+        seen.append(threading.current_thread().name)
+        raise duck.duckdb.IOException("could not start")
+
+    monkeypatch.setattr(duck.duckdb, "connect", failing_connect)
+    with pytest.raises(duck.duckdb.IOException, match="could not start"):
+        duck.connect_meanwhile()()
+    assert seen == ["duckdb-start"]  # started off the caller's thread

@@ -172,9 +172,10 @@ class Scorer:
     outputs of its task follow each other (``rescore`` scores a campaign with one): the same results
     as ``score_output`` for each."""
 
-    def __init__(self, *, cache: bool = True) -> None:
+    def __init__(self, *, cache: bool = True, con: duckdb.DuckDBPyConnection | None = None) -> None:
+        """``con``: an in-memory connection of its own to score on (default: a new one); closed with the Scorer."""
         self.cache = cache
-        self.con = duckdb.connect()
+        self.con = con if con is not None else duckdb.connect()
         self._current: tuple[str, tuple, str] | None = None  # (database, its identity, table) of ``self._ref``
         self._ref = None
 
