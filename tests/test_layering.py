@@ -40,24 +40,33 @@ def layer_of(module: str) -> str:
     return parts[1] if len(parts) > 1 else "clinbench"
 
 
-def imports(source: str) -> list[tuple[int, str]]:
-    """Every ``clinbench`` module a module's text imports, with its line, wherever the import is."""
+def imports(source: str, package: str = "clinbench") -> list[tuple[int, str]]:
+    """Every module of ``package`` a module's text imports, with its line, wherever the import is."""
+    def of(name: str) -> bool:
+        return name == package or name.startswith(package + ".")
+
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            found += [(node.lineno, a.name) for a in node.names if a.name.startswith("clinbench")]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("clinbench"):
+            found += [(node.lineno, a.name) for a in node.names if of(a.name)]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and of(node.module or ""):
             found.append((node.lineno, node.module))
     return found
+
+
+def modules(root: Path):
+    """(module name, source text) of every module under ``root``, the ``clinbench`` package's folder."""
+    for path in sorted(root.rglob("*.py")):
+        yield (".".join(("clinbench", *path.relative_to(root).with_suffix("").parts)).removesuffix(".__init__"),
+               path.read_text(encoding="utf-8"))
 
 
 def forbidden(root: Path) -> list[str]:
     """``module:line -> imported`` for each import the allowed graph does not have."""
     bad = []
-    for path in sorted(root.rglob("*.py")):
-        module = ".".join(("clinbench", *path.relative_to(root).with_suffix("").parts)).removesuffix(".__init__")
+    for module, source in modules(root):
         here = layer_of(module)
-        for line, target in imports(path.read_text(encoding="utf-8")):
+        for line, target in imports(source):
             there = layer_of(target)
             if here in TOP or there == here or there in BOTTOM or (module, target) in EXCEPTIONS:
                 continue
@@ -97,15 +106,8 @@ DUCKDB_PACKAGE_USERS = {
 
 def duckdb_package_imports(root: Path) -> list[str]:
     """``module:line`` of each import of the ``duckdb`` package by a module that should use ``clinbench.duck``."""
-    bad = []
-    for path in sorted(root.rglob("*.py")):
-        module = ".".join(("clinbench", *path.relative_to(root).with_suffix("").parts)).removesuffix(".__init__")
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
-                     [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
-            if module not in DUCKDB_PACKAGE_USERS and any(n == "duckdb" or n.startswith("duckdb.") for n in names):
-                bad.append(f"{module}:{node.lineno}")
-    return bad
+    return [f"{module}:{line}" for module, source in modules(root) if module not in DUCKDB_PACKAGE_USERS
+            for line, _ in imports(source, "duckdb")]
 
 
 def test_modules_run_duckdb_through_its_extension_alone():
