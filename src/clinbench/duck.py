@@ -4,10 +4,11 @@ DuckDB >= 2.0's ``duckdb`` package lays a Python relational API over its extensi
 (200 kB of Python and ``importlib.metadata`` for its version: 30-90 ms of CPU to import, paid by
 every ``score``, ``rescore`` and ``run`` process: benchmarks/score_vs_m4bench.py). Connections,
 ``execute``/``fetch*``, the exceptions, ``StatementType``, ``extract_statements`` and ``__version__``
-are the extension's own objects, the same ones ``duckdb`` re-exports, and clinbench uses no other, so
-every module imports ``duckdb`` from here, but two: agents/toolbox.py, which mounts the package's
-folder in an agent's sandbox, and agents/duckdb_shell.py, which runs in there with that package alone.
-An older DuckDB, without ``_duckdb``, is imported whole.
+are the extension's own objects, the same ones ``duckdb`` re-exports, so modules import ``duckdb``
+from here. The package is imported only where its Python layer is used (tests/test_layering.py lists
+each place): Arrow exchange (synth's scans of pyarrow tables, the store's runs table) and the agent's
+sandbox (agents/toolbox.py mounts the package's folder; agents/duckdb_shell.py runs in there with it
+alone). An older DuckDB, without ``_duckdb``, is imported whole.
 """
 
 try:
