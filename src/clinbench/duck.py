@@ -1,7 +1,7 @@
 """DuckDB's engine as clinbench uses it: the C extension the ``duckdb`` package wraps.
 
 DuckDB >= 2.0's ``duckdb`` package lays a Python relational API over its extension ``_duckdb``
-(200 kB of Python and ``importlib.metadata`` for its version: 30-90 ms of CPU to import, paid by
+(200 kB of Python and ``importlib.metadata`` for its version: 40-110 ms to import (measured), paid by
 every ``score``, ``rescore`` and ``run`` process: benchmarks/score_vs_m4bench.py). Connections,
 ``execute``/``fetch*``, the exceptions, ``StatementType``, ``extract_statements`` and ``__version__``
 are the extension's own objects, the same ones ``duckdb`` re-exports, so modules import ``duckdb``
