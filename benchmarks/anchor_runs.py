@@ -161,6 +161,15 @@ def m4_references(checkout: Path, source: str) -> dict[str, M4Reference]:
     return refs
 
 
+def m4_drop_tables(checkout: Path) -> dict[str, list[str]]:
+    """Each M4Bench task's ``drop_tables`` (its task.toml): task name -> the tables its agent's database lacks."""
+    drops = {}
+    for toml in sorted((m4_benchmark(checkout) / "tasks").rglob("task.toml")):
+        config = tomllib.loads(toml.read_text(encoding="utf-8"))
+        drops[config["metadata"]["name"]] = list(config.get("database", {}).get("drop_tables", []))
+    return drops
+
+
 def write_m4_reference(con: duckdb.DuckDBPyConnection, ref: M4Reference, out_csv: Path) -> int:
     """Run one reference's SQL on ``con`` and write it as M4Bench does; returns its row count."""
     sql = ref.sql.read_text(encoding="utf-8").strip().rstrip(";")

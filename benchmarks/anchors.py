@@ -12,7 +12,9 @@ On the same raw database it runs:
    ``clinbench concepts build --profile m4bench`` on a fourth (M4's copy typed as mimic-code's
    ``buildmimic`` load, FLOAT columns REAL, as M4's demo outputs were made); every one of its 63 tables compared
    row for row (the columns M4's own SQL leaves to the engine aside: ``Profile.undetermined``) and
-   M4Bench's references over M4's tables scored and compared cell by cell as in 3;
+   M4Bench's references over M4's tables scored and compared cell by cell as in 3; and each
+   standard task's agent database (its derived tables) against an M4Bench agent's: M4's tables
+   less the task's ``drop_tables`` (the deviations named in ``WORKSPACE_DEVIATIONS`` aside);
 5. the same for M4Bench's two eICU references (gcs, oasis: raw eicu_crd only) on a synthetic
    eICU database of ``--eicu-patients`` (0 skips it; the open eICU demo lacks their tables).
 
@@ -43,9 +45,12 @@ import duckdb
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import anchor_ties  # noqa: E402
 from anchor_runs import (  # noqa: E402
-    AnchorMissing, M4Reference, apply_buildmimic_types, m4_concept_files, m4_mimic_references, m4_references,
-    mimic_code_files, run_m4_pipeline, run_mimic_code, write_m4_reference,
+    AnchorMissing, M4Reference, apply_buildmimic_types, m4_concept_files, m4_drop_tables, m4_mimic_references,
+    m4_references, mimic_code_files, run_m4_pipeline, run_mimic_code, write_m4_reference,
 )
+
+# Where an agent's database differs from M4Bench's on purpose: task -> (tables clinbench hides, why).
+WORKSPACE_DEVIATIONS = {"mimic-sofa-24h": ({"sepsis3"}, "its SOFA components at the suspected-infection time")}
 
 
 def _cpu() -> float:
@@ -320,12 +325,43 @@ def _m4_pipeline(args, raw: Path, work: Path) -> tuple[dict[str, str], int]:
     # So a table or reference that differs from M4's own build only through a tie is no disagreement.
     moved = {t.table for t in anchor_ties.TIES} | set(rerun)
     unexplained = {t: w for t, w in differ.items() if t not in moved or t in aligned_differ}
+    unexplained.update(compare_workspaces(ours_db, m4_db, args.m4))  # what each task's agent sees
     by_ties = sorted(set(differ) - set(unexplained)) + [name for name, _, what in refs if what]
     verdict = not (members or aligned_differ or aligned_bad or unexplained)
     ties_only = f"; moved by ties only, against M4's own build: {', '.join(by_ties)}" if by_ties else ""
     print(f"\nm4bench verdict: {'equal' if verdict else 'DIFFERS'} to a build M4's SQL can give (tied choices a "
           f"candidate, every column equal once aligned){ties_only}")
     return {**unexplained, **members, **{f"{t} (aligned)": w for t, w in aligned_differ.items()}}, aligned_bad
+
+
+def compare_workspaces(ours_db: Path, m4_db: Path, checkout: Path) -> dict[str, str]:
+    """Each standard MIMIC-IV task: the derived tables its agent's database holds against an M4Bench agent's
+    (M4's tables less the task's drop_tables); named deviations (WORKSPACE_DEVIATIONS) are printed, not counted."""
+    from clinbench.derive.catalogue import load_catalogue
+    from clinbench.derive.workspace import DERIVED_SCHEMA, allowed_relations, read_catalog
+
+    _, catalog = read_catalog(ours_db)
+    with duckdb.connect(str(m4_db), read_only=True) as con:
+        m4_tables = {t for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = ?",
+                                               [DERIVED_SCHEMA]).fetchall()}
+    drops = m4_drop_tables(checkout)
+    differ, same = {}, 0
+    for task, spec in sorted(load_catalogue().items()):
+        if spec.database != "mimic-iv" or spec.mode != "standard":
+            continue
+        ours = {r.name for r in allowed_relations(spec, catalog) if r.schema == DERIVED_SCHEMA}
+        theirs = m4_tables - {t.split(".")[-1] for t in drops[task]}
+        hidden, why = WORKSPACE_DEVIATIONS.get(task, (set(), ""))
+        if ours == theirs - hidden:
+            same += 1
+            if hidden:
+                print(f"  {task}: also hides {', '.join(sorted(hidden))} ({why}), a named deviation")
+            continue
+        differ[f"workspace {task}"] = f"shows {sorted(ours - theirs)} that M4Bench's agent lacked, lacks {sorted(theirs - ours)}"
+    print(f"agent databases (derived tables) equal to M4Bench's: {same} of {same + len(differ)} standard tasks")
+    for task, what in differ.items():
+        print(f"  DIFFERS {task}: {what}")
+    return differ
 
 
 def _empty_tables(db: Path, tables: list[str]) -> list[str]:

@@ -48,22 +48,41 @@ def test_the_default_build_is_the_concept_layer_and_all_adds_the_15_references_a
     db = tmp_path / "empty.duckdb"
     with duckdb.connect(str(db)) as con:
         create_empty(con, "mimic-iv")
-    layer = sorted(c.table for c in load_concepts(profile="m4bench").values()
-                   if c.kind == "concept" and c.schema == "mimiciv_derived")
-    assert len(layer) == 70 and "arb" not in layer  # the profile omits arb and code_status
+    concepts = [c for c in load_concepts(profile="m4bench").values() if c.kind == "concept" and c.schema == "mimiciv_derived"]
+    assert len(concepts) == 70 and "arb" not in {c.table for c in concepts}  # the profile omits arb and code_status
+    # the two helpers only references read are left for the references that need them
+    layer = sorted(c.table for c in concepts if c.table not in ("antibiotic_culture_pairs", "apsiii_gases_24h"))
 
     default = _invoke("concepts", "build", str(db), "--profile", "m4bench")
     assert sorted(_tables(db)) == layer  # not one reference or variant
-    assert "70 built, 0 unchanged," in default
+    assert "68 built, 0 unchanged," in default
 
     everything = _invoke("concepts", "build", str(db), "--profile", "m4bench", "--all")
     added = _tables(db) - set(layer)
     assert sorted(t for t in added if t.startswith("target_")) == REFERENCES
-    assert len([t for t in added if t.startswith("variant_")]) == 25 and len(added) == 40
-    assert "40 built, 70 unchanged," in everything
+    assert len([t for t in added if t.startswith("variant_")]) == 25
+    assert sorted(t for t in added if not t.startswith(("target_", "variant_"))) == ["antibiotic_culture_pairs", "apsiii_gases_24h"]
+    assert "42 built, 68 unchanged," in everything
 
     again = _invoke("concepts", "build", str(db), "--profile", "m4bench")  # the references held are kept fresh
     assert "0 built, 110 unchanged," in again
+
+
+def test_a_helper_only_references_read_is_built_with_the_reference_that_reads_it(small_synth, tmp_path):
+    import shutil
+
+    from clinbench.concepts.build import build_concepts
+
+    small_synth = Path(shutil.copy(small_synth, tmp_path / "synth.duckdb"))  # the module's copy stays reference-free
+    layer = build_concepts(small_synth, targets=False, profile="m4bench")
+    assert not {"antibiotic_culture_pairs", "apsiii_gases_24h"} & {r.name.split(".")[1] for r in layer}
+    assert "antibiotic_culture_pairs" not in _tables(small_synth)
+    built = build_concepts(small_synth, only=["suspicion-infection"], profile="m4bench")
+    assert [r.name for r in built if r.status == "built"] == ["mimiciv_derived.antibiotic_culture_pairs",
+                                                              "mimiciv_derived.target_suspicion_infection"]
+    kept = {r.name: r.status for r in build_concepts(small_synth, targets=False, profile="m4bench")}
+    assert kept["mimiciv_derived.antibiotic_culture_pairs"] == "unchanged"  # held, so kept fresh
+    assert "mimiciv_derived.apsiii_gases_24h" not in kept
 
 
 def test_run_builds_the_reference_it_was_not_given_and_only_its_closure(small_synth, tmp_path):

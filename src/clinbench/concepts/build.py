@@ -117,14 +117,16 @@ def _open(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
 
 def _select(concepts: dict[str, Concept], deps: dict[str, Dependencies], only: list[str] | None, targets: bool,
             present: Callable[[], set[str]], schema: str) -> list[str]:
-    """What a build builds: ``only``'s closure; else everything (``targets``); else the concept layer and the
-    references and variants ``present()`` already holds (kept fresh: a changed concept rebuilds them too)."""
+    """What a build builds: ``only``'s closure; else everything (``targets``); else the concept layer (its
+    helpers only where a concept reads them) and the references, variants and helpers ``present()`` already
+    holds (kept fresh: a changed concept rebuilds them too)."""
     if only:
         return topological_order(closure([find_concept(n, concepts).qualified for n in only], deps), deps)
     if targets:
         return topological_order(set(concepts), deps)
     held = present()
-    wanted = [q for q, c in concepts.items() if c.kind == "concept" or output_table(c, schema) in held]
+    wanted = [q for q, c in concepts.items()
+              if (c.kind == "concept" and not c.helper) or output_table(c, schema) in held]
     return topological_order(closure(wanted, deps), deps)
 
 
@@ -176,7 +178,8 @@ def build_concepts(
 
     What is built: ``only`` and what it needs; else, with ``targets``, every concept, task reference
     and variant (``concepts build --all``); else the concept layer and the references and variants
-    the database already holds (``concepts build``: the others are built on demand, ``build_absent``).
+    the database already holds (``concepts build``: the others are built on demand, ``build_absent``,
+    as are the helper concepts only they read).
 
     ``schema`` renames the MIMIC-IV derived schema (SQL references are rewritten); eICU concepts
     stay in ``eicu_derived``. Concepts whose raw tables are absent are skipped with a note.

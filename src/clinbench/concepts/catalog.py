@@ -10,7 +10,10 @@ Layout (names are conventions shared with every concept author):
 
 Every file opens with a ``--`` comment block holding ``-- Concept:``, ``-- Definition:``,
 ``-- Source:``, ``-- Grain:`` and ``-- Deviations:`` lines; a line starting ``--   `` continues
-the field above it.
+the field above it. A concept no anchor builds (clinbench's own intermediate, shared by the
+concepts and references that read it) also has a ``-- Helper:`` line saying who reads it: a
+helper is never in an agent's database (an M4Bench agent never saw one, and some hold most of an
+answer) and is built only for a table that reads it.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ CONCEPTS_DIR = Path(__file__).resolve().parent
 MIMIC_DERIVED = "mimiciv_derived"
 EICU_DERIVED = "eicu_derived"
 DERIVED_SCHEMAS = (MIMIC_DERIVED, EICU_DERIVED)
-HEADER_FIELDS = ("concept", "definition", "source", "grain", "deviations")
+HEADER_FIELDS = ("concept", "definition", "source", "grain", "deviations", "helper")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -49,6 +52,11 @@ class Concept:
     @property
     def sql(self) -> str:
         return self.path.read_text(encoding="utf-8")
+
+    @property
+    def helper(self) -> bool:
+        """clinbench's own intermediate, which no anchor builds (a ``-- Helper:`` line)."""
+        return bool(self.header.get("helper"))
 
     @property
     def grain_text(self) -> str:
@@ -134,6 +142,11 @@ def load_concepts(root: Path | None = None, profile: str | None = None) -> dict[
     root = (root or CONCEPTS_DIR).resolve()
     stamp = tuple(sorted((str(p), p.stat().st_mtime) for p in root.rglob("*.sql")))
     return dict(_load(root, get_profile(profile).name, stamp))
+
+
+def helper_tables(profile: str | None = None) -> frozenset[str]:
+    """The qualified tables of ``profile``'s helper concepts (``Concept.helper``)."""
+    return frozenset(q for q, c in load_concepts(profile=profile).items() if c.helper)
 
 
 def find_concept(name: str, concepts: dict[str, Concept] | None = None) -> Concept:

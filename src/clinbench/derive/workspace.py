@@ -59,8 +59,9 @@ from clinbench.derive.schema_variants import Relation, VariantPlan, plan_variant
 from clinbench.duck import duckdb
 from clinbench.errors import DataError
 
-# Bump when the masking or variant rules change, so stale cached databases are not reused.
-BUILD_VERSION = "1"
+# Bump when the masking or variant rules change, so stale cached databases are not reused
+# (2: helper concepts are masked).
+BUILD_VERSION = "2"
 SOURCE_SCHEMAS = raw_layer.RAW_SCHEMAS
 DERIVED_SCHEMA = "mimiciv_derived"
 HIDDEN_PREFIXES = ("target_", "variant_")
@@ -121,15 +122,24 @@ def variant_mapping(task_id: str, schema_variant: str, db_path: str | Path) -> V
 
 
 def allowed_relations(spec: TaskSpec, catalog: dict[tuple[str, str], tuple[tuple[str, str], ...]]) -> list[Relation]:
-    """The source relations a workspace for ``spec`` may contain, from the source catalogue."""
+    """The source relations a workspace for ``spec`` may contain, from the source catalogue.
+
+    A standard task's derived tables are those the anchor's agents had: never a reference, a
+    variant or one of clinbench's helper concepts (``Concept.helper``: no anchor builds them, and
+    antibiotic_culture_pairs, say, holds most of the suspicion-of-infection answer), nor a table
+    the task drops."""
     schemas = set(SOURCE_SCHEMAS[spec.database])
+    hidden: frozenset[str] = frozenset()
     if spec.database == "mimic-iv" and spec.mode == "standard":
         schemas.add(DERIVED_SCHEMA)
+        from clinbench.concepts.catalog import helper_tables  # reads the concept files: standard tasks only
+
+        hidden = frozenset(q.split(".", 1)[1] for q in helper_tables() if q.startswith(DERIVED_SCHEMA + "."))
     keep = []
     for (schema, table), cols in sorted(catalog.items()):
         if schema not in schemas:
             continue
-        if schema == DERIVED_SCHEMA and (table.startswith(HIDDEN_PREFIXES) or table in spec.drop):
+        if schema == DERIVED_SCHEMA and (table.startswith(HIDDEN_PREFIXES) or table in spec.drop or table in hidden):
             continue
         keep.append(Relation(schema, table, cols))
     missing = [s for s in SOURCE_SCHEMAS[spec.database] if not any(r.schema == s for r in keep)]

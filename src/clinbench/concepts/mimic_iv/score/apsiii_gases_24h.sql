@@ -12,6 +12,7 @@
 -- Grain: stay_id
 -- Deviations: none (this table exists for the task's 24 h window; the apsiii concept keeps
 --   mimic-code's window).
+-- Helper: clinbench's own intermediate, read by target apsiii-24h and its variant; no anchor builds it.
 WITH gas AS (
     SELECT ie.stay_id, bg.charttime, bg.po2, bg.pco2, bg.ph, bg.aado2,
         COALESCE(bg.fio2, bg.fio2_chartevents) AS fio2,

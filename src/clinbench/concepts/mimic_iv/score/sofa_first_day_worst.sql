@@ -10,6 +10,7 @@
 -- Grain: stay_id
 -- Deviations: none. Public behaviour kept: an infusion started before intime - 6 h and still
 --   running does not count (variant sofa-24h__running_infusions counts it).
+-- Helper: clinbench's own intermediate, read by sofa_points, first_day_sofa and variant sofa-24h__ventilated_pf; no anchor builds it.
 WITH win AS (
     SELECT subject_id, hadm_id, stay_id,
         intime - INTERVAL 6 HOUR AS starttime, intime + INTERVAL 1 DAY AS endtime

@@ -10,6 +10,7 @@
 -- Grain: stay_id, hr (every hour of icustay_hourly, hr < 0 included)
 -- Deviations: none. Rates are 32-bit REAL, the type of mimic-code's DuckDB columns, so a charted
 --   0.1 mcg/kg/min compares equal to 0.1 as it does there.
+-- Helper: clinbench's own intermediate, read by sofa_points, sofa and variant sepsis3__paused_infusions_unscored; no anchor builds it.
 WITH co AS (
     SELECT ih.stay_id, ie.hadm_id, ih.hr,
         ih.endtime - INTERVAL 1 HOUR AS starttime, ih.endtime

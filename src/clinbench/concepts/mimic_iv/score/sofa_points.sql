@@ -17,6 +17,7 @@
 -- Deviations: none. Variant sofa-24h__ventilated_pf scores a ventilated 200-399 in the first-day
 --   grain too; variant sofa-24h__running_infusions counts infusions running into the window
 --   and does not score a paused (rate 0) infusion.
+-- Helper: clinbench's own intermediate, read by sofa, first_day_sofa and variant sepsis3__paused_infusions_unscored; no anchor builds it.
 WITH worst AS (
     SELECT 'hourly' AS grain, stay_id, hr,
         pao2fio2ratio_novent, pao2fio2ratio_vent,

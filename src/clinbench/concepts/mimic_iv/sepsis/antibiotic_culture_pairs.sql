@@ -16,6 +16,7 @@
 --   Read by target suspicion-infection and its variants, which choose among the pairs.
 -- Grain: subject_id, ab_id, micro_specimen_id
 -- Deviations: none (this table holds the candidates; the choice rules are the target's).
+-- Helper: clinbench's own intermediate, read by target suspicion-infection and its variants (the candidate pairs they choose from); no anchor builds it.
 WITH ab AS (
     SELECT subject_id, hadm_id, stay_id, antibiotic,
         starttime AS antibiotic_time,

@@ -11,6 +11,7 @@
 -- Grain: status_rule, stay_id, ventilation_seq
 -- Deviations: none. Public behaviour kept on purpose: gaps count hour boundaries
 --   (date_diff('hour')), so 13.5 h crossing 14 boundaries splits.
+-- Helper: clinbench's own intermediate, read by ventilation; no anchor builds it.
 WITH vs AS (
     SELECT 'default' AS status_rule, stay_id, charttime, ventilation_status
     FROM mimiciv_derived.ventilation_status

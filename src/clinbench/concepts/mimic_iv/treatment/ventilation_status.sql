@@ -17,6 +17,7 @@
 -- Deviations: none for ventilation_status. Public behaviours kept on purpose: BiPAP/CPAP masks
 --   count in any of the four device slots, every other device only in the first; device-only
 --   chartings without an O2 flow are absent from oxygen_delivery and so never classified.
+-- Helper: clinbench's own intermediate, read by ventilation_episodes; no anchor builds it.
 WITH tm AS (
     SELECT stay_id, charttime FROM mimiciv_derived.ventilator_setting
     UNION

@@ -13,6 +13,7 @@
 -- Deviations: differs from the mimic-code profile in the 14-hour gaps: M4's copy measures them in
 --   exact elapsed hours (mimic-code counts hour boundaries, so 13.5 h crossing 14 boundaries splits
 --   there, not here).
+-- Helper: clinbench's own intermediate, read by ventilation; no anchor builds it.
 WITH vs AS (
     SELECT 'default' AS status_rule, stay_id, charttime, ventilation_status
     FROM mimiciv_derived.ventilation_status

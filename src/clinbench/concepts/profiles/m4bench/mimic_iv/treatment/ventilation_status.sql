@@ -17,6 +17,7 @@
 --   BiPAP/CPAP mask from the first device slot only (mimic-code from any of the four), so a mask
 --   charted second is not NonInvasiveVent here. Device-only chartings without an O2 flow are absent
 --   from oxygen_delivery and so never classified.
+-- Helper: clinbench's own intermediate, read by ventilation_episodes; no anchor builds it.
 WITH tm AS (
     SELECT stay_id, charttime FROM mimiciv_derived.ventilator_setting
     UNION

@@ -19,6 +19,7 @@
 --   or epinephrine scores 3 only at a rate above 0 and up to 0.1 mcg/kg/min (mimic-code's `rate <=
 --   0.1` scores a charted rate of 0, an infusion paused or stopped, as 3). The hourly and the
 --   first-day grains both change, and so sofa, first_day_sofa and sepsis3.
+-- Helper: clinbench's own intermediate, read by sofa, first_day_sofa and variant sepsis3__paused_infusions_unscored; no anchor builds it.
 WITH worst AS (
     SELECT 'hourly' AS grain, stay_id, hr,
         pao2fio2ratio_novent, pao2fio2ratio_vent,

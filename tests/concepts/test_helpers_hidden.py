@@ -1,0 +1,61 @@
+"""An agent's database holds the derived tables the anchor's agents had, and never a helper of clinbench.
+
+clinbench splits some anchor concepts into intermediates of its own (``-- Helper:`` in the
+header): sofa_hourly_worst, the candidate antibiotic/culture pairs of suspicion of infection, the
+first-day gases of APS III. No anchor builds them, and some hold most of an answer (a
+suspicion-of-infection agent that could read antibiotic_culture_pairs would only have to pick
+rows), so an agent must not see them. Checked against the anchors' own table lists in
+../shared/data/anchors-demo: M4's `init-derived` output and mimic-code's derived tables.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from clinbench.concepts.catalog import helper_tables, load_concepts
+from clinbench.derive.catalogue import load_catalogue
+from clinbench.derive.workspace import prepare_workspace
+from tests.concepts.anchor_fixtures import anchors_dir
+
+# the anchor whose derived tables each profile's concept layer reproduces
+ANCHOR_TABLES = {"m4bench": "m4bench-pipeline/derived", "mimic-code": "mimic-code-derived",
+                 "mimic-code-next": "mimic-code-derived"}
+STANDARD = sorted(t for t, spec in load_catalogue().items() if spec.database == "mimic-iv" and spec.mode == "standard")
+
+
+@pytest.fixture(scope="module")
+def anchors(shared_data: Path) -> Path:
+    return anchors_dir(shared_data)
+
+
+def _anchor_tables(anchors: Path, profile: str) -> set[str]:
+    return {p.stem for p in (anchors / ANCHOR_TABLES[profile]).glob("*.parquet")}
+
+
+@pytest.mark.parametrize("profile", sorted(ANCHOR_TABLES))
+def test_the_helpers_are_exactly_the_concepts_no_anchor_builds(anchors, profile):
+    layer = {c.table for c in load_concepts(profile=profile).values() if c.kind == "concept" and c.schema == "mimiciv_derived"}
+    anchor = _anchor_tables(anchors, profile)
+    assert anchor <= layer  # every anchor table is a concept of the profile
+    assert {q.split(".")[1] for q in helper_tables(profile)} == layer - anchor
+    assert len(layer - anchor) == 7
+
+
+@pytest.mark.slow
+def test_every_standard_task_database_holds_m4s_derived_tables_less_its_drops(demo_m4bench_db, anchors, tmp_path, monkeypatch):
+    """The demo with every table built, helpers included: each task's masked database shows exactly the
+    tables M4's `init-derived` makes, less the ones the task drops, as M4Bench's agents saw them."""
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    with duckdb.connect(str(demo_m4bench_db), read_only=True) as con:
+        held = {t for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'mimiciv_derived'").fetchall()}
+    assert {"antibiotic_culture_pairs", "apsiii_gases_24h", "sofa_hourly_worst"} <= held
+    m4 = _anchor_tables(anchors, "m4bench")
+    for task in STANDARD:
+        ws = prepare_workspace(task, "no-skill", "native", demo_m4bench_db, tmp_path / task, shared=True)
+        with duckdb.connect(str(ws / "database.duckdb"), read_only=True) as con:
+            shown = {t for (t,) in con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'mimiciv_derived'").fetchall()}
+        assert shown == m4 - set(load_catalogue()[task].drop), task
