@@ -144,8 +144,11 @@ def load_concepts(root: Path | None = None, profile: str | None = None) -> dict[
     return dict(_load(root, get_profile(profile).name, stamp))
 
 
+@lru_cache(maxsize=4)
 def helper_tables(profile: str | None = None) -> frozenset[str]:
-    """The qualified tables of ``profile``'s helper concepts (``Concept.helper``)."""
+    """The qualified tables of ``profile``'s helper concepts (``Concept.helper``), read once a process: every
+    workspace asks (``load_concepts`` stats each concept file, 2 ms a call), and a file's helper line changes
+    only with the code."""
     return frozenset(q for q, c in load_concepts(profile=profile).items() if c.helper)
 
 
