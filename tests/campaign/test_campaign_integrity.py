@@ -41,6 +41,32 @@ def test_a_different_database_is_refused_by_run_and_nothing_is_recorded(tiny_db,
     assert [r["agent"] for r in Store.open(out).runs()] == ["reference"]  # the empty run was not recorded
 
 
+def test_a_run_whose_agent_would_see_other_tables_than_the_campaigns_earlier_runs_is_refused(tiny_db, tmp_path):
+    """The references are the same, but an agent would now see another derived table: pooling its runs with the
+    earlier ones would compare two setups. A table no agent sees (a helper, a reference) changes nothing."""
+    out = tmp_path / "c"
+    assert _cli("run", "--db", str(tiny_db), "--out", str(out), "--tasks", "mimic-meld-24h",
+                "--agent", "reference").returncode == 0
+    [first] = Store.open(out).runs()
+    assert len(first["workspace"]) == 32
+    with duckdb.connect(str(tiny_db)) as con:  # tables no agent sees: a helper only a reference reads, a reference
+        con.execute("CREATE OR REPLACE TABLE mimiciv_derived.antibiotic_culture_pairs (subject_id INTEGER)")
+        con.execute("CREATE OR REPLACE TABLE mimiciv_derived.target_charlson (subject_id INTEGER)")
+    res = _cli("run", "--db", str(tiny_db), "--out", str(out), "--tasks", "mimic-meld-24h", "--agent", "reference,empty")
+    assert res.returncode == 0, res.stderr
+    with duckdb.connect(str(tiny_db)) as con:  # a derived table an agent of a standard task would see
+        con.execute("CREATE TABLE mimiciv_derived.my_cohort (stay_id INTEGER)")
+    res = _cli("run", "--db", str(tiny_db), "--out", str(out), "--tasks", "mimic-meld-24h", "--agent", "reference,empty",
+               "--trials", "2")
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert (f"error: campaign {out}: an agent of mimic-meld-24h@native would see other tables or columns in "
+            f"{tiny_db} than the campaign's earlier runs of it saw") in _one_line(res.stderr)
+    assert "pass --out a new folder" in _one_line(res.stderr)
+    runs = Store.open(out).runs()
+    assert sorted(r["agent"] for r in runs) == ["empty", "reference"]  # nothing new recorded
+    assert {r["workspace"] for r in runs} == {first["workspace"]}
+
+
 def test_a_changed_database_is_refused_by_rescore_until_new_data_marks_the_runs(tiny_db, tmp_path):
     out = tmp_path / "c"
     assert _cli("run", "--db", str(tiny_db), "--out", str(out), "--tasks", "mimic-meld-24h",

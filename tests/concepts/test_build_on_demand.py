@@ -85,23 +85,43 @@ def test_a_helper_only_references_read_is_built_with_the_reference_that_reads_it
     assert "mimiciv_derived.apsiii_gases_24h" not in kept
 
 
-def test_run_builds_the_reference_it_was_not_given_and_only_its_closure(small_synth, tmp_path):
+def test_run_builds_the_reference_it_was_not_given_and_the_layer_its_agents_see(small_synth, tmp_path):
+    """A standard task's agent sees the whole concept layer, as an M4Bench agent did: `run` on a database
+    holding none builds the layer and the reference, and no other reference or variant."""
+    import shutil
+
+    from clinbench.concepts.build import build_concepts
+
     before = _tables(small_synth)  # nothing derived yet, or the other tests' tables
+    default = Path(shutil.copy(small_synth, tmp_path / "default.duckdb"))
+    build_concepts(default, targets=False, profile="m4bench")  # what `concepts build DB` makes
     assert not any(t.startswith("target_") for t in before)
     text = _invoke("run", "--db", str(small_synth), "--out", str(tmp_path / "c"), "--task", "mimic-meld-24h",
                    "--agent", "reference", "--profile", "m4bench")
     assert f"built on demand in {small_synth}" in text and "target_meld_24h" in text
     assert "1 run(s) done (1 ok)" in text
     built = _tables(small_synth) - before
-    assert "target_meld_24h" in built and not any(t.startswith(("variant_", "target_sofa")) for t in built)
-    from clinbench.concepts.build import build_concepts
+    assert built == (_tables(default) - before) | {"target_meld_24h"}
+    assert len(_tables(default)) == 68 and not {"antibiotic_culture_pairs", "apsiii_gases_24h"} & built
 
-    # exactly the reference's closure: what `--only mimic-meld-24h` would build, and it finds nothing to do
+    # the reference's closure is within what was built, and a build of it finds nothing to do
     again = build_concepts(small_synth, only=["mimiciv_derived.target_meld_24h"], profile="m4bench")
-    assert {r.name.split(".")[1] for r in again} == built and {r.status for r in again} == {"unchanged"}
+    assert {r.name.split(".")[1] for r in again} <= built | before and {r.status for r in again} == {"unchanged"}
     rerun = _invoke("run", "--db", str(small_synth), "--out", str(tmp_path / "c"), "--task", "mimic-meld-24h",
                     "--agent", "reference", "--profile", "m4bench")
     assert "built on demand" not in rerun and "1 already recorded" in rerun
+
+
+def test_a_raw_task_gets_no_concept_layer(small_synth, tmp_path):
+    import shutil
+
+    db = Path(shutil.copy(small_synth, tmp_path / "raw-only.duckdb"))
+    with duckdb.connect(str(db)) as con:  # the raw tables only
+        for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'mimiciv_derived'").fetchall():
+            con.execute(f"DROP TABLE mimiciv_derived.{t}")
+    _invoke("run", "--db", str(db), "--out", str(tmp_path / "c"), "--task", "mimic-meld-24h-raw",
+            "--agent", "reference", "--profile", "m4bench")
+    assert "vitalsign" not in _tables(db) and "target_meld_24h" in _tables(db)  # the reference's closure only
 
 
 def test_tasks_reference_and_concepts_variants_build_what_they_show(small_synth, tmp_path):

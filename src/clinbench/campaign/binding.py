@@ -1,4 +1,5 @@
-"""A campaign is bound to its data: each task reference's content and its source tables' identity.
+"""A campaign is bound to its data: each task reference's content and its source tables' identity,
+and, per task and schema variant, what its agents see (``check_workspaces``).
 
 The first run of a campaign stores, per reference table, one fingerprint: the table's content
 hash and the fingerprint of every raw table its concept chain reads (``concepts.manifest``).
@@ -55,6 +56,31 @@ def bind_tasks(store: Store, tasks: list[str], db: str) -> dict[str, str]:
     current = check(store, db, sorted(set(tables.values())))
     store.bind(current, str(Path(db).resolve()))
     return {task: current[table] for task, table in tables.items() if table in current}
+
+
+def check_workspaces(store: Store, pairs: list[tuple[str, str]], db: str) -> dict[str, str]:
+    """Per ``task@schema`` variant, the digest of what its agents would see in ``db`` (``view_digest``: tables and
+    columns); raise BindingError when the store holds runs of it whose agents saw something else (``runs.workspace``),
+    since a comparison would pool two setups.
+
+    A pair whose database cannot be masked is left out (its runs fail and say why); runs recorded before
+    the digest was kept are not compared."""
+    from clinbench.derive.catalogue import get_task
+    from clinbench.derive.workspace import view_digest
+
+    current = {}
+    for task, schema in sorted(set(pairs)):
+        try:
+            current[f"{task}@{schema}"] = view_digest(get_task(task), schema, db)
+        except ClinbenchError:
+            continue
+    seen = {(f"{r['task']}@{r['schema']}", r["workspace"]) for r in store.runs(benchmark="derive") if r.get("workspace")}
+    differing = sorted(pair for pair, digest in seen if pair in current and digest != current[pair])
+    if differing:
+        raise BindingError(f"campaign {store.path.parent}: an agent of {differing[0]} would see other tables or columns "
+                           f"in {db} than the campaign's earlier runs of it saw (the database's tables, or clinbench's "
+                           "masking rules, changed); pass --out a new folder, so that no comparison pools the two")
+    return current
 
 
 def bind_profile(store: Store, tasks: list[str], db: str) -> str | None:

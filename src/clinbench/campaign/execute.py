@@ -25,7 +25,7 @@ from clinbench.agents.base import RunContext, Workspace
 from clinbench.agents.factory import BUILTIN_AGENTS, AgentOptions, make_agent
 from clinbench.agents.sandbox import HiddenPathVisible
 from clinbench.campaign import evidence
-from clinbench.campaign.binding import bind_profile, bind_tasks
+from clinbench.campaign.binding import bind_profile, bind_tasks, check_workspaces
 from clinbench.campaign.matrix import RunSpec
 from clinbench.records import ColumnScore, RunRecord, RunStatus
 from clinbench.errors import ClinbenchError
@@ -49,12 +49,16 @@ class CampaignConfig:
     data_digests: dict[str, str] = field(default_factory=dict)  # task -> fingerprint of its data (binding)
     scored_columns: str = "value"  # which columns count towards the reward (derive/score.py)
     profile: str | None = None  # reference profile of the references scored against, name@version
+    workspaces: dict[str, str] = field(default_factory=dict)  # task@schema -> what its agents see (check_workspaces)
 
     def bound(self, store, specs: list[RunSpec]) -> CampaignConfig:
         """This config with the data digest of every task, once the store's data binding is checked and extended,
-        and the reference profile of the references (refused when the store's runs have another)."""
+        and the reference profile of the references (refused when the store's runs have another); what each
+        task's agents see is bound too (``check_workspaces``)."""
         tasks = [s.task for s in specs]
-        return replace(self, data_digests=bind_tasks(store, tasks, self.db), profile=bind_profile(store, tasks, self.db))
+        workspaces = check_workspaces(store, [(s.task, s.schema) for s in specs], self.db)
+        return replace(self, data_digests=bind_tasks(store, tasks, self.db), profile=bind_profile(store, tasks, self.db),
+                       workspaces=workspaces)
 
     def lost(self, spec: RunSpec, cause: str) -> RunResult:
         return lost_run(spec, self, cause)
@@ -137,7 +141,8 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
     timings: dict[str, float] = {}
     record = RunRecord(run_id=spec.run_id, benchmark="derive", task=spec.task, condition=spec.condition,
                        schema=spec.schema, agent=spec.agent, model=spec.model, trial=spec.trial, status="ok",
-                       data_digest=config.data_digests.get(spec.task), profile=config.profile)
+                       data_digest=config.data_digests.get(spec.task), profile=config.profile,
+                       workspace=config.workspaces.get(f"{spec.task}@{spec.schema}"))
     outcome = None
     error = None
     output_refused = None
@@ -234,7 +239,7 @@ def lost_run(spec: RunSpec, config: CampaignConfig, cause: str) -> RunResult:
     record = RunRecord(run_id=spec.run_id, benchmark="derive", task=spec.task, condition=spec.condition,
                        schema=spec.schema, agent=spec.agent, model=spec.model, trial=spec.trial,
                        status=RunStatus.HARNESS_ERROR, data_digest=config.data_digests.get(spec.task), error=cause,
-                       profile=config.profile)
+                       profile=config.profile, workspace=config.workspaces.get(f"{spec.task}@{spec.schema}"))
     try:
         from clinbench.derive.catalogue import get_task
 

@@ -8,24 +8,27 @@ from collections.abc import Iterable
 from pathlib import Path
 
 
-def say_built(out, results, db: Path, seconds: float) -> None:
+def say_built(out, results, db: Path, seconds: float, *, layer: bool = False) -> None:
     """One line naming the references and variants a command built on demand, and how many concepts they
-    needed built (nothing when nothing was built)."""
+    needed built, or with ``layer`` the concept layer was built too (nothing when nothing was built)."""
     built = [r for r in results if r.status == "built"]
     if not built:
         return
     named = [r.name for r in built if r.name.split(".", 1)[1].startswith(("target_", "variant_"))]
     others = len(built) - len(named)
     shown = ", ".join(n.split(".", 1)[1] for n in named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
+    which = (": the concept layer a standard task's agent sees, and what the references read" if layer else
+             " they read" if len(named) > 1 else " it reads")
     out.print(f"built on demand in {db} ({seconds:.1f} s): {shown or 'no reference or variant'}"
-              + (f"; {others} concept(s) {'they read' if len(named) > 1 else 'it reads'}" if others else ""),
-              highlight=False, soft_wrap=True)
+              + (f"; {others} concept(s){which}" if others else ""), highlight=False, soft_wrap=True)
 
 
 def build_for_tasks(db: Path, task_ids: Iterable[str], *, profile: str | None = None, variants: Iterable[str] = (),
-                    out=None) -> str:
+                    out=None, for_agents: bool = False) -> str:
     """Build the references of ``task_ids`` that ``db`` lacks, and for each task the named ``variants`` it has
     (their dependency closure only; what is built is left as it is). ``out`` (a console) is told what was built.
+    ``for_agents`` (agents will work on ``db``): a standard MIMIC-IV task's agent sees the whole concept layer, as
+    an M4Bench agent did, so the layer's absent tables are built too, not only what the references read.
 
     Returns the reference profile the command goes on with: ``profile``, else the one ``db``'s concept layer
     was built with (``out`` is told when that is not the default), else the default."""
@@ -42,19 +45,28 @@ def build_for_tasks(db: Path, task_ids: Iterable[str], *, profile: str | None = 
     tables = [s.target_table for s in specs] + [variant_table(s, v) for s in specs for v in variants if v]
     started = time.perf_counter()
     results = build_absent(db, tables, profile=chosen)
+    layer = []
+    if for_agents and any(s.database == "mimic-iv" and s.mode == "standard" for s in specs):
+        from clinbench.concepts.catalog import layer_tables
+        from clinbench.concepts.manifest import profile_of
+
+        # only under the references' own profile: a command about to refuse them (another profile) builds nothing
+        if profile_of(db, [s.target_table for s in specs]) in (None, label(chosen)):
+            layer = build_absent(db, [], profile=chosen, also=layer_tables(chosen))
     if out is not None:
-        say_built(out, results, db, time.perf_counter() - started)
+        say_built(out, results + layer, db, time.perf_counter() - started,
+                  layer=any(r.status == "built" for r in layer))
     return chosen
 
 
 def prepare_matrix(db: Path, task_ids: list[str], conditions: list[str], schemas: list[str], *,
                    profile: str | None = None, variants: Iterable[str] = (), out=None) -> str:
     """What `run`, `workspace` and `export-tasks` check and build before they start: a condition or schema
-    typo is named before anything is built, then the references are built on demand, then the matrix is
-    checked against ``db``. Returns the reference profile (``build_for_tasks``)."""
+    typo is named before anything is built, then the references are built on demand (and the concept layer a
+    standard task's agent sees), then the matrix is checked against ``db``. Returns the reference profile (``build_for_tasks``)."""
     from clinbench.campaign.matrix import check_matrix, check_names
 
     check_names(conditions, schemas)
-    chosen = build_for_tasks(db, task_ids, profile=profile, variants=variants, out=out)
+    chosen = build_for_tasks(db, task_ids, profile=profile, variants=variants, out=out, for_agents=True)
     check_matrix(task_ids, conditions, schemas, db)
     return chosen

@@ -73,6 +73,7 @@ def run_command(
         raise typer.BadParameter(f"must be value or required, not {scored_columns!r}", param_hint="--scored-columns")
     task_ids = resolve_tasks(split_list(tasks), db)
     conditions = resolve_conditions(split_list(conditions))
+    _check_writable(out)  # before anything is built on demand into --db
     console = make_console(stderr=True)
     from clinbench.cli._references import prepare_matrix
 
@@ -115,6 +116,20 @@ def run_command(
     except CampaignInterrupted as exc:
         interrupted(exc)
     finished(summary, out)
+
+
+def _check_writable(out: Path) -> None:
+    """Refuse an --out that cannot be written (read-only, or not the user's) before any work, leaving no trace."""
+    import errno
+    import os
+
+    from clinbench.write_errors import WriteError, explain
+
+    place = out
+    while not place.exists() and place.parent != place:
+        place = place.parent
+    if place.is_dir() and not os.access(place, os.W_OK | os.X_OK):
+        raise WriteError(explain(OSError(errno.EACCES, "not writable"), out))
 
 
 def _verify_references(task_ids: list[str], db: Path, profile: str | None = None) -> None:

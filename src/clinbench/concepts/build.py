@@ -125,8 +125,7 @@ def _select(concepts: dict[str, Concept], deps: dict[str, Dependencies], only: l
     if targets:
         return topological_order(set(concepts), deps)
     held = present()
-    wanted = [q for q, c in concepts.items()
-              if (c.kind == "concept" and not c.helper) or output_table(c, schema) in held]
+    wanted = [q for q, c in concepts.items() if c.in_layer or output_table(c, schema) in held]
     return topological_order(closure(wanted, deps), deps)
 
 
@@ -299,9 +298,11 @@ def layer_profile(db_path: str | os.PathLike[str], asked: str | None = None) -> 
 
 
 def build_absent(db_path: str | os.PathLike[str], tables: list[str], *, profile: str | None = None,
-                 progress: Progress | None = None) -> list[BuildResult]:
+                 progress: Progress | None = None, also: list[str] = ()) -> list[BuildResult]:
     """Build on demand those of ``tables`` (qualified references or variants) that ``db_path`` lacks, with
     the part of their dependency closure not built yet; [] when each is there (one read-only look).
+    ``also`` (the concept layer an agent sees): tables built as well when absent and every raw table they
+    read is present (one whose raw tables are absent would only be skipped, on every command).
 
     A name no concept of ``profile`` defines, or a database that does not exist, builds nothing: the
     caller's own check says what is wrong. Tables already built outside the closure are left as they
@@ -320,9 +321,14 @@ def build_absent(db_path: str | os.PathLike[str], tables: list[str], *, profile:
         existing = _existing_tables(con)
     finally:
         con.close()
-    known = {output_table(c, MIMIC_DERIVED) for c in load_concepts(profile=profile).values()}
-    absent = sorted({t for t in tables if t not in existing and t in known})
-    return build_concepts(path, only=absent, profile=profile, progress=progress) if absent else []
+    concepts = load_concepts(profile=profile)
+    by_table = {output_table(c, MIMIC_DERIVED): q for q, c in concepts.items()}
+    absent = {t for t in tables if t not in existing and t in by_table}
+    if also:
+        deps = dependency_map(concepts)
+        absent |= {t for t in also if t not in existing and t in by_table
+                   and all(r in existing for q in closure([by_table[t]], deps) for r in deps[q].raw)}
+    return build_concepts(path, only=sorted(absent), profile=profile, progress=progress) if absent else []
 
 
 def _drop_omitted(con: duckdb.DuckDBPyConnection, profile: str, schema: str, existing: set[str]) -> None:

@@ -59,6 +59,12 @@ class Concept:
         return bool(self.header.get("helper"))
 
     @property
+    def in_layer(self) -> bool:
+        """Part of the concept layer: a concept, not a helper (``concepts build DB`` builds these, and a
+        standard task's agent sees them, less its drops)."""
+        return self.kind == "concept" and not self.helper
+
+    @property
     def grain_text(self) -> str:
         return self.header.get("grain", "")
 
@@ -150,6 +156,11 @@ def helper_tables(profile: str | None = None) -> frozenset[str]:
     workspace asks (``load_concepts`` stats each concept file, 2 ms a call), and a file's helper line changes
     only with the code."""
     return frozenset(q for q, c in load_concepts(profile=profile).items() if c.helper)
+
+
+def layer_tables(profile: str | None = None) -> list[str]:
+    """The MIMIC-IV concept layer of ``profile``: the qualified tables of its ``in_layer`` concepts."""
+    return sorted(q for q, c in load_concepts(profile=profile).items() if c.in_layer and c.schema == MIMIC_DERIVED)
 
 
 def find_concept(name: str, concepts: dict[str, Concept] | None = None) -> Concept:

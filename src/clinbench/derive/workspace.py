@@ -151,6 +151,14 @@ def allowed_relations(spec: TaskSpec, catalog: dict[tuple[str, str], tuple[tuple
     return keep
 
 
+def view_digest(spec: TaskSpec, schema_variant: str, db_path: str | Path) -> str:
+    """What an agent of ``spec`` sees in its database, as a digest: the masking rules' version, the schema
+    variant and every relation (name and columns) its database holds; read from the catalogue only."""
+    _, catalog = read_catalog(Path(db_path))
+    seen = [(r.schema, r.name, r.columns) for r in allowed_relations(spec, catalog)]
+    return hashlib.sha256(repr((BUILD_VERSION, schema_variant, seen)).encode()).hexdigest()[:32]
+
+
 def read_catalog(db_path: Path) -> tuple[str, dict[tuple[str, str], tuple[tuple[str, str], ...]]]:
     """(fingerprint, relations) of a source database, from its catalogue only (no data scan).
 

@@ -76,10 +76,11 @@ RUN_COLUMNS: dict[str, str] = {
     "gatekeeper": "VARCHAR",  # dx: the gatekeeper (offline, llm:<model>, +grounded); derive: NULL
     "judge": "VARCHAR",  # dx: the judge (offline, llm:<model>, +self-judge, (rejudged)); derive: NULL
     "profile": "VARCHAR",  # derive: reference profile the run was scored against, name@version (concepts.profiles)
+    "workspace": "VARCHAR",  # derive: digest of the tables and columns its agent's database held (derive.workspace.view_digest)
 }
 # absent from stores written before them (added on open)
 ADDED_COLUMNS = ("error", "data_digest", "rescored_against", "agent_version", "served_model", "gatekeeper", "judge",
-                 "profile")
+                 "profile", "workspace")
 COLUMN_SCORE_COLUMNS: dict[str, str] = {
     "run_id": "VARCHAR",
     "column_name": "VARCHAR",
@@ -222,6 +223,7 @@ class RunRecord:
     gatekeeper: str | None = None
     judge: str | None = None
     profile: str | None = None
+    workspace: str | None = None
     column_scores: list[ColumnScore] = field(default_factory=list)
     usage: Usage | None = None
 
