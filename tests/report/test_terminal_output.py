@@ -49,6 +49,8 @@ def test_concepts_list_at_80_columns_breaks_no_word():
     table = out.stdout.split("(not shown")[0].splitlines()[2:]
     first = {line.split()[0] for line in table if line.split() and not line.startswith(" ")}
     assert names <= first  # every concept's row starts with its whole name
+    marked = {line.split()[0] for line in table if line.split()[1:2] == ["(helper)"]}
+    assert marked == {c.name for c in load_concepts().values() if c.helper}  # never in an agent's database
     deps = {d.strip(",") for line in table for d in line.split()[1:] if d not in ("-",) and not d.startswith("(")}
     tables = {q.split(".", 1)[1] for q in load_concepts()}
     assert deps <= names | tables  # wrapped dependency lists never break a name
@@ -60,7 +62,10 @@ def test_list_commands_have_json():
     assert {"family", "database", "mode", "keys", "scored_columns", "coverage_threshold"} <= set(tasks[0])
     concepts = json.loads(_cli("concepts", "list", "--json").stdout)
     assert len(concepts) == len(load_concepts())
-    assert all(set(c) >= {"name", "table", "domain", "grain", "depends_on"} for c in concepts)
+    assert all(set(c) >= {"name", "table", "domain", "grain", "depends_on", "helper"} for c in concepts)
+    assert sorted(c["name"] for c in concepts if c["helper"]) == [  # never in an agent's database
+        "antibiotic_culture_pairs", "apsiii_gases_24h", "sofa_first_day_worst", "sofa_hourly_worst", "sofa_points",
+        "ventilation_episodes", "ventilation_status"]
     cases = json.loads(_cli("dx", "cases", "--json").stdout)
     assert len(cases) >= 30 and {"case", "splits", "tests", "vignette"} <= set(cases[0])
 

@@ -110,7 +110,7 @@ def build(
 def list_concepts(
     as_json: Annotated[bool, typer.Option("--json", help="Print the concepts as JSON")] = False,
 ) -> None:
-    """Every concept: name, domain, grain and what it depends on."""
+    """Every concept: name, domain, grain and what it depends on; a helper (never in an agent's database) is marked."""
     from clinbench.concepts.catalog import load_concepts
     from clinbench.concepts.graph import dependency_map
     from clinbench.report.terminal import Col, print_table
@@ -120,14 +120,16 @@ def list_concepts(
     entries = []
     for qualified, c in sorted(concepts.items(), key=lambda kv: (kv[1].kind != "concept", kv[1].domain, kv[1].name)):
         entries.append({"name": c.name, "table": qualified, "schema": c.schema, "kind": c.kind, "domain": c.domain,
-                        "grain": c.grain_text or "",
+                        "helper": c.helper, "grain": c.grain_text or "",
                         "depends_on": [d.split(".", 1)[1] for d in deps[qualified].derived]})
     if as_json:
         import json
 
         typer.echo(json.dumps(entries, indent=2))
         return
-    rows = [[e["name"] if e["schema"] == "mimiciv_derived" else f"{e['name']} ({e['schema']})", e["domain"],
+    # a helper (clinbench's own intermediate) is never in an agent's database: the list says which
+    rows = [[(e["name"] if e["schema"] == "mimiciv_derived" else f"{e['name']} ({e['schema']})")
+             + (" (helper)" if e["helper"] else ""), e["domain"],
              e["grain"] or "-", ", ".join(e["depends_on"]) or "-"] for e in entries]
     print_table(console, [Col("name"), Col("domain", drop=2), Col("grain", wrap=True, drop=1),
                           Col("depends on", wrap=True)], rows)
