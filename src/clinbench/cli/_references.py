@@ -43,19 +43,19 @@ def build_for_tasks(db: Path, task_ids: Iterable[str], *, profile: str | None = 
                   f"(pass --profile to choose)", highlight=False, soft_wrap=True)
     specs = [get_task(t) for t in task_ids]
     tables = [s.target_table for s in specs] + [variant_table(s, v) for s in specs for v in variants if v]
-    started = time.perf_counter()
-    results = build_absent(db, tables, profile=chosen)
-    layer = []
+    layer: list[str] = []
     if for_agents and any(s.database == "mimic-iv" and s.mode == "standard" for s in specs):
         from clinbench.concepts.catalog import layer_tables
         from clinbench.concepts.manifest import profile_of
 
         # only under the references' own profile: a command about to refuse them (another profile) builds nothing
         if profile_of(db, [s.target_table for s in specs]) in (None, label(chosen)):
-            layer = build_absent(db, [], profile=chosen, also=layer_tables(chosen))
+            layer = layer_tables(chosen)
+    started = time.perf_counter()
+    results = build_absent(db, tables, profile=chosen, also=layer)
     if out is not None:
-        say_built(out, results + layer, db, time.perf_counter() - started,
-                  layer=any(r.status == "built" for r in layer))
+        say_built(out, results, db, time.perf_counter() - started,
+                  layer=any(r.status == "built" and r.name in layer for r in results))
     return chosen
 
 

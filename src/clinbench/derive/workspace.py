@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clinbench.atomic import atomic_path, write_json_atomic
+from clinbench.concepts.catalog import helper_tables
 from clinbench.derive import conditions, raw_layer
 from clinbench.derive.cache_files import cache_dir, intact, lock, seal, verified
 from clinbench.derive.catalogue import TaskSpec, get_task, load_catalogue
@@ -132,8 +133,6 @@ def allowed_relations(spec: TaskSpec, catalog: dict[tuple[str, str], tuple[tuple
     hidden: frozenset[str] = frozenset()
     if spec.database == "mimic-iv" and spec.mode == "standard":
         schemas.add(DERIVED_SCHEMA)
-        from clinbench.concepts.catalog import helper_tables  # reads the concept files: standard tasks only
-
         hidden = frozenset(q.split(".", 1)[1] for q in helper_tables() if q.startswith(DERIVED_SCHEMA + "."))
     keep = []
     for (schema, table), cols in sorted(catalog.items()):
@@ -151,10 +150,9 @@ def allowed_relations(spec: TaskSpec, catalog: dict[tuple[str, str], tuple[tuple
     return keep
 
 
-def view_digest(spec: TaskSpec, schema_variant: str, db_path: str | Path) -> str:
+def view_digest(spec: TaskSpec, schema_variant: str, catalog: dict[tuple[str, str], tuple[tuple[str, str], ...]]) -> str:
     """What an agent of ``spec`` sees in its database, as a digest: the masking rules' version, the schema
-    variant and every relation (name and columns) its database holds; read from the catalogue only."""
-    _, catalog = read_catalog(Path(db_path))
+    variant and every relation (name and columns) its database holds, of the source ``catalog`` (``read_catalog``)."""
     seen = [(r.schema, r.name, r.columns) for r in allowed_relations(spec, catalog)]
     return hashlib.sha256(repr((BUILD_VERSION, schema_variant, seen)).encode()).hexdigest()[:32]
 
