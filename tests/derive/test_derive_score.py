@@ -309,10 +309,26 @@ def test_empty_reference_is_named(tmp_path):
 
 
 def test_a_bad_byte_is_named_by_its_offset_in_the_file(con, tmp_path):
-    # past the reader's first 4 MiB block, after a run of plain ASCII rows
+    # past the reader's first blocks (5.6 MB), after a run of plain ASCII rows
     body = PERFECT.encode() + b"4,1,2.0\n" * 700_000
     r = run(con, tmp_path, body + b"4,\xff,2.0\n")
     assert f"bad byte at offset {len(body) + 2}" in r.reason and r.reward == 0.0
+
+
+def test_a_character_split_across_read_blocks_is_text(tmp_path):
+    from clinbench.derive.score_read import file_problem
+
+    # a 3-byte euro sign straddling every block boundary a reader of 2**14..2**22 bytes meets is valid
+    # UTF-8; a bad byte after them is still named by its offset
+    body = bytearray(b"stay_id,note\n")
+    for power in range(14, 23):
+        body += b"a" * ((1 << power) - 1 - len(body)) + "\u20ac".encode() + b"\n"
+        assert body[(1 << power) - 1:(1 << power) + 2] == "\u20ac".encode()
+    path = tmp_path / "split.csv"
+    path.write_bytes(bytes(body))
+    assert file_problem(path) == ""
+    path.write_bytes(bytes(body) + b"1,\xff\n")
+    assert file_problem(path) == f"output is not UTF-8 text (bad byte at offset {len(body) + 2}); save it as UTF-8"
 
 
 # outputs of one header are read and scored together (rescore); the rest, and a batch with a hostile

@@ -49,13 +49,16 @@ def file_problem(path: Path) -> str:
     decoder = codecs.getincrementaldecoder("utf-8")()
     seen_text = False
     offset = 0  # bytes read before the current chunk
-    buf = bytearray(1 << 22)  # read into, again and again: a new bytes object a read costs as much again
+    # read into, again and again: a new bytes object a read costs as much again; 256 kB, not 4 MB: a fresh
+    # process faults in every page of the buffer (an 18 MB output: 3-4 ms in all, against 6-8 ms)
+    buf = bytearray(1 << 18)
     with path.open("rb", buffering=0) as fh:
         while n := fh.readinto(buf):
             chunk = buf if n == len(buf) else buf[:n]
             pending = decoder.getstate()[0]  # the start of a character split across chunks
             if chunk.isascii() and not pending:  # ASCII after whole characters is valid UTF-8
-                seen_text = seen_text or bool(chunk.strip())
+                # isspace, not strip: strip copies the 4 MB chunk (5 ms of an 18 MB output's 7 ms here)
+                seen_text = seen_text or not chunk.isspace()
                 offset += len(chunk)
                 continue
             try:
