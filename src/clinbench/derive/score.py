@@ -365,7 +365,6 @@ def _score_parsed(con: duckdb.DuckDBPyConnection, ref, scored_columns: str,
     query = (f"SELECT {', '.join(aggregates)} FROM (SELECT {', '.join(cells)} "
              f"FROM {ref.relation} r CROSS JOIN (SELECT DISTINCT __f FROM __parsed) f "
              f"LEFT JOIN __agent a ON a.__f = f.__f AND {key_on}) GROUP BY __g")
-    con.execute("CREATE OR REPLACE TEMP VIEW __agent AS SELECT * FROM __parsed")
     key_names = ", ".join(f"__k{i}" for i in range(len(spec.keys)))
     # a file's figures when the reference has no rows (the join gives it none)
     empty = (0, 0, *[x for c in present for x in ((0, None, None, 0) if c in ref.scales else (0, None))])

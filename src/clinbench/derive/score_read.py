@@ -1,9 +1,9 @@
 """The agent side of scoring: an output CSV read into ``__parsed``, streaming, in DuckDB.
 
 ``__parsed`` holds the file's place in the files read together as ``__f`` (0 for a file read
-alone), the task's keys as ``__k<i>`` and, per scored
-column present in the file, its value ``v_<col>`` and whether the cell was empty ``e_<col>``;
-its rowid follows file order. Files of one header can be read together (``load_many``: a
+alone) and the task's keys as ``__k<i>``; its rowid follows file order. The view ``__agent`` over
+it gives, per scored column present in the file, its value ``v_<col>`` and whether the cell was
+empty ``e_<col>``. Files of one header can be read together (``load_many``: a
 campaign's outputs of a task), each then as it reads alone.
 
 Reading is forgiving about formatting (BOM, CRLF, quoting, spaces, true/false, ISO or
@@ -174,7 +174,22 @@ def first_read(path: Path, header: Header, keys: list[str], present: list[str], 
 
 def _parse(con: duckdb.DuckDBPyConnection, reader: str, cell, file: str, header: Header, keys: list[str],
            present: list[str], kinds: dict[str, str]) -> None:
-    con.execute(f"CREATE OR REPLACE TEMP TABLE __parsed AS {_select(reader, cell, file, header, keys, present, kinds)}")
+    """Write ``__parsed`` and the view ``__agent`` the scorer reads: ``__f``, the keys and, per column, its
+    value ``v_<col>`` and empty flag ``e_<col>``. The fast path keeps each typed cell once (``r_<col>``)
+    and the view derives both from it (a campaign's 80 outputs of 13 columns, 96 MB: 0.15 s less CPU than
+    writing both out); the text path keeps its parse as written."""
+    if cell is not _fast:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE __parsed AS {_select(reader, cell, file, header, keys, present, kinds)}")
+        con.execute("CREATE OR REPLACE TEMP VIEW __agent AS SELECT * FROM __parsed")
+        return
+    kept = [f"{file} AS __f", *(f"{_fast(header.columns[c], kinds[c])[0]} AS __k{i}" for i, c in enumerate(keys)),
+            *(f"{_q(header.columns[c])} AS {_q('r_' + c)}" for c in present)]
+    con.execute(f"CREATE OR REPLACE TEMP TABLE __parsed AS SELECT {', '.join(kept)} FROM {reader}")
+    view = ["__f", *(f"__k{i}" for i in range(len(keys)))]
+    for c in present:
+        v, e = _fast("r_" + c, kinds[c])
+        view += [f"{v} AS {_q('v_' + c)}", f"({e}) AS {_q('e_' + c)}"]
+    con.execute(f"CREATE OR REPLACE TEMP VIEW __agent AS SELECT {', '.join(view)} FROM __parsed")
 
 
 def _select(reader: str, cell, file: str, header: Header, keys: list[str], present: list[str],
