@@ -444,11 +444,7 @@ def _column_sql(spec: TaskSpec, ref, present: list[str], example: str = "__pos",
             # costs summed as integers of 2**-60: the same sum in any order (a double sum is not: grouped
             # or across DuckDB's threads its last bits followed the order the rows were added in)
             cost, empty = _cost_exprs(c, ref.scales[c])
-            # an equal pair costs 0, as the formula gives it: the CASE computes the formula for the other
-            # rows only (most rows of an output are equal: 2-3 ms a column of 209k rows)
-            equal = f"a.{_q('v_' + c)} = r.{_q(c)}"
-            cells += [f"CASE WHEN {equal} THEN 0 ELSE CAST({cost} * {_COST_UNIT}.0 AS BIGINT) END AS __c{i}",
-                      f"{empty} AS __z{i}"]
+            cells += [f"{cost} AS __c{i}", f"{empty} AS __z{i}"]
             aggregates += [f"sum(__c{i})", f"count_if(__z{i})"]
     return cells, aggregates
 
@@ -591,11 +587,14 @@ def _match_expr(spec: TaskSpec, c: str, kind: str) -> str:
 
 
 def _cost_exprs(c: str, scale: float) -> tuple[str, str]:
-    """A row's nMAE cost in two parts: ``least`` of the scaled difference and 1, which is 1 when either
-    value is missing (``least`` skips a NULL, where a CASE on missing values would be evaluated branch by
-    branch), as the cost is when one is; and whether both are missing (cost 0, not 1: subtracted)."""
+    """A row's nMAE cost in units of ``_COST_UNIT``, in two parts: ``least`` of the scaled difference and 1,
+    which is 1 when either value is missing (``least`` skips a NULL), as the cost is when one is; and
+    whether both are missing (cost 0, not 1: subtracted). An equal pair costs 0, as the formula gives it:
+    the CASE computes the formula for the other rows only (most cells of an output are equal: 2-3 ms a
+    column of 209k rows)."""
     r, a = f"r.{_q(c)}", f"a.{_q('v_' + c)}"
-    return f"least(abs({a} - {r}) / {scale!r}, 1.0)", f"a.__k0 IS NOT NULL AND {r} IS NULL AND {a} IS NULL"
+    cost = f"CAST(least(abs({a} - {r}) / {scale!r}, 1.0) * {_COST_UNIT}.0 AS BIGINT)"
+    return f"CASE WHEN {a} = {r} THEN 0 ELSE {cost} END", f"a.__k0 IS NOT NULL AND {r} IS NULL AND {a} IS NULL"
 
 
 def _examples(con: duckdb.DuckDBPyConnection, spec: TaskSpec, ref, positions: dict[str, dict[str, list[int]]],
