@@ -95,6 +95,26 @@ def test_an_output_in_the_references_key_order_scores_as_the_same_rows_in_anothe
     assert in_order.columns["score"].examples == [{"key": {"stay_id": "1"}, "reference": "3.0", "agent": "2.0"}]
 
 
+
+def test_an_output_in_key_order_is_paired_whatever_its_columns_are_named(tmp_path):
+    # the pass names the agent's row a, the reference's r and the reader's table __c: a task's columns of
+    # those names neither shadow them nor send the output to the join
+    c = duckdb.connect()
+    c.execute('CREATE TABLE ref (r INTEGER, a INTEGER, "c" DOUBLE, __c DOUBLE)')
+    c.execute("INSERT INTO ref VALUES (1, 3, 1.0, 7), (2, 0, NULL, 8), (3, 4, 0.25, 9)")
+    s = spec(keys=["r"], scored_columns=["a", "c", "__c"], required_columns=["r", "a", "c", "__c"],
+             tolerances={"c": 0.01, "__c": 0.5})
+    rows = ["1,3,1.0,7", "2,1,,8.4", "3,4,0.5,10"]
+    in_order = score_against(s, write(tmp_path, "r,a,c,__c\n" + "\n".join(rows) + "\n"), c, "ref")
+    assert not c.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = '__parsed'").fetchone()[0]
+    assert [in_order.columns[x].matched for x in ("a", "c", "__c")] == [2, 2, 2]
+    assert in_order.columns["c"].examples == [{"key": {"r": "3"}, "reference": "0.25", "agent": "0.5"}]
+    assert in_order.columns["__c"].examples == [{"key": {"r": "3"}, "reference": "9.0", "agent": "10.0"}]
+    reversed_ = score_against(s, write(tmp_path, "r,a,c,__c\n" + "\n".join(rows[::-1]) + "\n"), c, "ref")
+    assert c.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = '__parsed'").fetchone()[0]
+    assert reversed_.as_dict() == in_order.as_dict()
+
+
 def test_tolerance_edges(con, tmp_path):
     # dose tolerance 0.01: 1.01 vs 1.00 is exactly at tolerance and matches; 0.2601 vs 0.25 does not
     r = run(con, tmp_path, "stay_id,score,dose\n1,3,1.01\n2,0,\n3,4,0.2601\n4,1,1.99\n")

@@ -165,11 +165,16 @@ def _readers(paths: list[Path], header: Header, keys: list[str], present: list[s
     return readers if typed else readers[1:]
 
 
-def first_read(path: Path, header: Header, keys: list[str], present: list[str], kinds: dict[str, str]) -> str:
-    """The query that reads the file into ``__parsed``'s columns by the first reader ``load`` tries, to scan
-    it once without keeping its rows (a cell that does not convert makes it fail, as it makes ``load`` go on)."""
+def first_read(path: Path, header: Header, keys: list[str], present: list[str],
+               kinds: dict[str, str]) -> tuple[str, str]:
+    """The first reader ``load`` tries, to scan the file once without keeping its rows (a cell that does
+    not convert makes it fail, as it makes ``load`` go on), and ``__parsed``'s columns of a row as one
+    struct over that reader's columns, which it names ``__c``. The reader stays a bare table scan: beside
+    another (POSITIONAL JOIN) DuckDB then reads both in step, where a projection under the join made it
+    hold the other side whole."""
     reader, cell = _readers([path], header, keys, present, kinds)[0]
-    return _select(reader, cell, "0", header, keys, present, kinds)
+    cells = _cells(cell, "0", header, keys, present, kinds, table="__c.")
+    return f"{reader} AS __c", "struct_pack(" + ", ".join(f"{_q(name)} := {expr}" for expr, name in cells) + ")"
 
 
 def _parse(con: duckdb.DuckDBPyConnection, reader: str, cell, file: str, header: Header, keys: list[str],
@@ -182,31 +187,41 @@ def _parse(con: duckdb.DuckDBPyConnection, reader: str, cell, file: str, header:
         con.execute(f"CREATE OR REPLACE TEMP TABLE __parsed AS {_select(reader, cell, file, header, keys, present, kinds)}")
         con.execute("CREATE OR REPLACE TEMP VIEW __agent AS SELECT * FROM __parsed")
         return
-    kept = [*_key_cells(_fast, file, header, keys, kinds), *(f"{_q(header.columns[c])} AS {_q('r_' + c)}" for c in present)]
+    kept = [f"{expr} AS {_q(name)}" for expr, name in _key_cells(_fast, file, header, keys, kinds)]
+    kept += [f"{_q(header.columns[c])} AS {_q('r_' + c)}" for c in present]
     con.execute(f"CREATE OR REPLACE TEMP TABLE __parsed AS SELECT {', '.join(kept)} FROM {reader}")
     view = ["__f", *(f"__k{i}" for i in range(len(keys)))]
     for c in present:
-        v, e = _fast("r_" + c, kinds[c])
+        v, e = _fast(_q("r_" + c), kinds[c])
         view += [f"{v} AS {_q('v_' + c)}", f"({e}) AS {_q('e_' + c)}"]
     con.execute(f"CREATE OR REPLACE TEMP VIEW __agent AS SELECT {', '.join(view)} FROM __parsed")
 
 
 def _select(reader: str, cell, file: str, header: Header, keys: list[str], present: list[str],
             kinds: dict[str, str]) -> str:
-    select = _key_cells(cell, file, header, keys, kinds)
-    for c in present:
-        v, e = cell(header.columns[c], kinds[c])
-        select += [f"{v} AS {_q('v_' + c)}", f"({e}) AS {_q('e_' + c)}"]
+    select = [f"{expr} AS {_q(name)}" for expr, name in _cells(cell, file, header, keys, present, kinds)]
     return f"SELECT {', '.join(select)} FROM {reader}"
 
 
-def _key_cells(cell, file: str, header: Header, keys: list[str], kinds: dict[str, str]) -> list[str]:
+def _cells(cell, file: str, header: Header, keys: list[str], present: list[str], kinds: dict[str, str],
+           table: str = "") -> list[tuple[str, str]]:
+    """``__parsed``'s columns as (expression, name): ``_key_cells`` and each present column's value and
+    empty flag, over the reader's columns (of the table ``table`` names, e.g. ``__c.``, when given)."""
+    cells = _key_cells(cell, file, header, keys, kinds, table)
+    for c in present:
+        v, e = cell(table + _q(header.columns[c]), kinds[c])
+        cells += [(v, "v_" + c), (f"({e})", "e_" + c)]
+    return cells
+
+
+def _key_cells(cell, file: str, header: Header, keys: list[str], kinds: dict[str, str],
+               table: str = "") -> list[tuple[str, str]]:
     """The file's place ``__f`` and its key values ``__k<i>``, as every reader keeps them."""
-    return [f"{file} AS __f", *(f"{cell(header.columns[c], kinds[c])[0]} AS __k{i}" for i, c in enumerate(keys))]
+    return [(file, "__f"), *((cell(table + _q(header.columns[c]), kinds[c])[0], f"__k{i}") for i, c in enumerate(keys))]
 
 
-def _fast(raw: str, kind: str) -> tuple[str, str]:
-    x = _q(raw)
+def _fast(x: str, kind: str) -> tuple[str, str]:
+    """(value, empty flag) of a typed cell, the column reference ``x``."""
     if kind == "numeric":
         return f"CASE WHEN isfinite({x}) THEN {x} END", f"{x} IS NULL OR isnan({x})"
     if kind == "timestamp":
@@ -214,8 +229,8 @@ def _fast(raw: str, kind: str) -> tuple[str, str]:
     return _parse_expr(x, "string"), _empty_expr(x)
 
 
-def _slow(raw: str, kind: str) -> tuple[str, str]:
-    x = _q(raw)
+def _slow(x: str, kind: str) -> tuple[str, str]:
+    """(value, empty flag) of a text cell, the column reference ``x``."""
     return _parse_expr(x, kind), _empty_expr(x)
 
 
