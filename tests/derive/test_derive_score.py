@@ -95,7 +95,6 @@ def test_an_output_in_the_references_key_order_scores_as_the_same_rows_in_anothe
     assert in_order.columns["score"].examples == [{"key": {"stay_id": "1"}, "reference": "3.0", "agent": "2.0"}]
 
 
-
 def test_an_output_in_key_order_is_paired_whatever_its_columns_are_named(tmp_path):
     # the pass names the agent's row a, the reference's r and the reader's table __c: a task's columns of
     # those names neither shadow them nor send the output to the join
