@@ -4,8 +4,8 @@ The anchor tests compare numbers to 1e-6, which a rewrite that reorders a floati
 threshold on that sum (``uo_tm_6hr >= 6``) flips for some stay of real data. This check is stricter: it builds
 every table (``concepts build --all``: concepts, helpers, task references and variants) of each reference
 profile with this checkout and with git revision ``--base``, on one synthetic MIMIC-IV database, and compares
-each table's column names and types, row count and an order-free digest of its rows (the sum of every row's
-hash, so each bit of each value counts, and row order does not). It prints one line per table that differs
+each table's column names and types, row count and an order-free digest of its rows (``manifest.table_hash``:
+the sum of every row's hash, so each bit of each value counts, and row order does not). It prints one line per table that differs
 and exits 1 when any does.
 
 Both builds run in fresh processes with their own source tree on ``PYTHONPATH`` and the same DuckDB; the
@@ -31,23 +31,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-# run in the child: build everything into the database, then print each table's digest as JSON
+# run in the child, with the tree under test: build everything, print the tables built as JSON
 _CHILD = """
 import json, sys
 from clinbench.concepts.build import build_concepts
-from clinbench.duck import duckdb
-db, profile, workers = sys.argv[1], sys.argv[2], int(sys.argv[3])
-results = build_concepts(db, targets=True, profile=profile, workers=workers)
-con = duckdb.connect(db, read_only=True)
-digests = {}
-for r in results:
-    if r.status == "skipped":
-        continue
-    columns = con.execute(f"SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name || '.' || "
-                          f"table_name = ? ORDER BY column_index", [r.name]).fetchall()
-    rows, digest = con.execute(f"SELECT count(*), CAST(sum(CAST(hash(t) AS HUGEINT)) AS VARCHAR) FROM {r.name} AS t").fetchone()
-    digests[r.name] = {"columns": columns, "rows": rows, "digest": digest}
-print(json.dumps(digests))
+results = build_concepts(sys.argv[1], targets=True, profile=sys.argv[2], workers=int(sys.argv[3]))
+print(json.dumps([r.name for r in results if r.status != "skipped"]))
 """
 
 
@@ -60,9 +49,31 @@ def _build(tree: Path, raw: Path, work: Path, profile: str, workers: int) -> dic
                           capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"the build with {tree} ({profile}, {workers} builders) failed: {done.stderr.strip()[-600:]}")
-    db.unlink()
     print(f"  built {profile} with {tree.name} ({workers} builders) in {time.perf_counter() - started:.1f} s", flush=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    built = json.loads(done.stdout.strip().splitlines()[-1])
+    try:
+        return _digests(db, built)
+    finally:
+        db.unlink()
+
+
+def _digests(db: Path, tables: list[str]) -> dict:
+    """Each table's columns and types, and its rows and content hash as the reference manifest takes them
+    (``manifest.table_hash``), read by this checkout whichever tree built the file."""
+    from clinbench.concepts.manifest import table_hash
+    from clinbench.duck import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        digests = {}
+        for name in tables:
+            columns = con.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name || '.' || "
+                                  "table_name = ? ORDER BY column_index", [name]).fetchall()
+            rows, digest = table_hash(con, name)
+            digests[name] = {"columns": [list(c) for c in columns], "rows": rows, "digest": digest}
+        return digests
+    finally:
+        con.close()
 
 
 def _differences(base: dict, ours: dict) -> list[str]:
