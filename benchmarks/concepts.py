@@ -27,9 +27,12 @@ Usage: .venv/bin/python benchmarks/concepts.py [--patients 2000] [--seed 0] [--t
 ``--record`` (needs ``--mimic-code``: a row's anchor is measured in the same run) writes the rows it
 measured into docs/performance.json (``benchmarks/figures.py``): ``concepts:all`` and
 ``concepts:layer`` against mimic-code, and ``concepts:unchanged`` (the rebuild against the full
-build) unless ``--no-baselines``; with ``--profile NAME`` the ids end in ``@NAME``. Then render the
+build) unless ``--no-baselines``; with ``--patients N`` other than 2,000 the ids end in ``-N``, then
+with ``--profile NAME`` in ``@NAME``. Then render the
 table with ``benchmarks/performance_table.py``. The table's runs:
-``benchmarks/concepts.py --mimic-code DIR --repeat 5 --record`` and the same with ``--profile mimic-code``.
+``benchmarks/concepts.py --mimic-code DIR --repeat 5 --record``, the same with ``--profile mimic-code``, and
+``--patients 20000 --repeat 3 --no-baselines`` (the same builds at ten times the size: per-statement and
+per-table costs weigh less there).
 """
 
 from __future__ import annotations
@@ -122,8 +125,14 @@ def _spread(values: list[float]) -> str:
     return f"{min(values):.2f}-{max(values):.2f}" if len(values) > 1 else f"{values[0]:.2f}"
 
 
+DEFAULT_PATIENTS = 2000
+
+
 def _suffix(args) -> str:
-    return f"@{args.profile}" if args.profile else ""
+    """A row id's ending: the patient count when it is not the default (``concepts:layer-20000``), then the
+    profile when one is named (``@mimic-code``), so a run at another size or profile keeps its own rows."""
+    size = f"-{args.patients}" if args.patients != DEFAULT_PATIENTS else ""
+    return size + (f"@{args.profile}" if args.profile else "")
 
 
 def build_rows(args, chartevents: int, objects: int, layer_concepts: int, anchor_files: int,
@@ -167,7 +176,7 @@ def rebuild_row(args, unchanged: int, wall: float, cpu: float, ours: list[tuple[
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--patients", type=int, default=2000)
+    parser.add_argument("--patients", type=int, default=DEFAULT_PATIENTS)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--top", type=int, default=0, help="list only the N slowest concepts (default: all)")
     parser.add_argument("--mimic-code", type=Path, help="mimic-code's concepts_duckdb folder (or a checkout): time it as the anchor")

@@ -6,12 +6,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import anchor_runs  # noqa: E402
+import concepts  # noqa: E402  (benchmarks/concepts.py)
 import figures  # noqa: E402
 import performance_table  # noqa: E402
 import rescore_vs_m4bench  # noqa: E402
@@ -64,6 +67,42 @@ def test_a_ratio_row_judges_its_goal_from_the_measured_seconds():
     assert row["clinbench"] == "1.00 s wall, 2.00 s CPU, 3.6 ms CPU a run"
     assert row["ratio"] == "25.0x wall, 15.0x CPU; rewards agree on 560 of 560 runs"
     assert (row["goal"], row["met"]) == ("≥ 20x wall and CPU", False)  # CPU falls short
+
+
+def test_a_concept_build_at_another_size_or_profile_keeps_rows_of_its_own():
+    def ids(patients, profile):
+        args = SimpleNamespace(patients=patients, profile=profile)
+        return [r["id"] for r in concepts.build_rows(args, 10, 110, 68, 65, [(3.0, 5.0)], [(1.2, 2.2)], [(2.0, 4.0)])]
+
+    assert ids(2000, None) == ["concepts:all", "concepts:layer"]  # the table's default rows, replaced in place
+    assert ids(2000, "mimic-code") == ["concepts:all@mimic-code", "concepts:layer@mimic-code"]
+    assert ids(20000, None) == ["concepts:all-20000", "concepts:layer-20000"]
+    assert ids(20000, "mimic-code") == ["concepts:all-20000@mimic-code", "concepts:layer-20000@mimic-code"]
+    layer = concepts.build_rows(SimpleNamespace(patients=20000, profile=None), 10, 110, 68, 65, [(3.0, 5.0)],
+                                [(1.2, 2.2)], [(2.0, 4.0)])[1]
+    assert "20,000 patients" in layer["what"] and layer["ratio"] == "0.55x CPU, 0.60x wall"
+    assert layer["met"] is True  # 0.55x CPU <= 0.6x and 0.60x wall <= 0.8x
+
+
+def test_the_mimic_code_anchor_runs_without_duckdbs_progress_bar(tmp_path, monkeypatch):
+    """A query over 2 s redraws DuckDB's progress bar on stdout, in the anchor's time; clinbench's build has it off.
+    The bar is on by default in a script (the 20,000-patient run printed it) and off under pytest: on here."""
+    connect = anchor_runs.duckdb.connect
+
+    def connect_with_the_bar(*args, **kwargs):
+        con = connect(*args, **kwargs)
+        con.execute("SET enable_progress_bar = true")
+        return con
+
+    monkeypatch.setattr(anchor_runs.duckdb, "connect", connect_with_the_bar)
+    sql = tmp_path / "setting.sql"
+    sql.write_text("CREATE TABLE mimiciv_derived.setting AS SELECT current_setting('enable_progress_bar') AS shown")
+    db = tmp_path / "anchor.duckdb"
+    seconds = anchor_runs._run_files(db, [sql])
+    monkeypatch.undo()
+    assert list(seconds) == ["setting"]
+    with anchor_runs.duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT shown FROM mimiciv_derived.setting").fetchone() == (False,)
 
 
 def test_the_render_shows_the_goal_verdict_and_the_run():
