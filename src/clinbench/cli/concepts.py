@@ -40,44 +40,45 @@ def build(
 
         tasks = load_catalogue()  # a task id names its reference table
         names = [tasks[n].target_table if n in tasks else n for n in names]
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-    ) as bar:
-        task = bar.add_task("concepts", total=None)
-        kept: list[str] = []  # built or unchanged so far: what an interrupted build leaves in the database
+    # the bar appears with the first concept: a database that is missing or cannot be opened gets its
+    # one-line error alone, not under an empty bar
+    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=console, transient=False)
+    task = bar.add_task("concepts", total=None)
+    kept: list[str] = []  # built or unchanged so far: what an interrupted build leaves in the database
 
-        def report(name, index, total, result):
-            bar.update(task, total=total, description=name)
-            if result is None:
-                return
-            bar.advance(task)
-            if result.status in ("built", "unchanged"):
-                kept.append(name)
-            if result.status == "built":
-                bar.console.print(f"  [green]built[/]     {name}  {result.rows:,} rows  {result.seconds:.2f} s")
-            elif result.status == "unchanged":
-                bar.console.print(f"  [dim]unchanged[/] {name}  {result.rows:,} rows (SQL and inputs unchanged; skipped)")
-            else:
-                bar.console.print(f"  [yellow]skipped[/]   {name}  ({result.note})")
+    def report(name, index, total, result):
+        if not bar.live.is_started:
+            bar.start()
+        bar.update(task, total=total, description=name)
+        if result is None:
+            return
+        bar.advance(task)
+        if result.status in ("built", "unchanged"):
+            kept.append(name)
+        if result.status == "built":
+            bar.console.print(f"  [green]built[/]     {name}  {result.rows:,} rows  {result.seconds:.2f} s")
+        elif result.status == "unchanged":
+            bar.console.print(f"  [dim]unchanged[/] {name}  {result.rows:,} rows (SQL and inputs unchanged; skipped)")
+        else:
+            bar.console.print(f"  [yellow]skipped[/]   {name}  ({result.note})")
 
-        started = time.perf_counter()
-        try:
-            results = build_concepts(db, only=names, schema=schema, targets=everything, progress=report,
-                                     force=force, profile=profile)
-        except BaseException as exc:
-            if not is_interrupt(exc):
-                raise
+    started = time.perf_counter()
+    try:
+        results = build_concepts(db, only=names, schema=schema, targets=everything, progress=report,
+                                 force=force, profile=profile)
+    except BaseException as exc:
+        if bar.live.is_started:  # stopping a bar never started prints an empty line
             bar.stop()
-            stopped(console, f"{len(kept)} concept(s) built or unchanged are kept in {db} (each table is written "
-                             f"whole); rerun `clinbench concepts build {db}` to build the rest (what is unchanged "
-                             "is skipped)")
-        elapsed = time.perf_counter() - started  # concepts build concurrently: not the sum of their seconds
+        if not is_interrupt(exc):
+            raise
+        stopped(console, f"{len(kept)} concept(s) built or unchanged are kept in {db} (each table is written "
+                         f"whole); rerun `clinbench concepts build {db}` to build the rest (what is unchanged "
+                         "is skipped)")
+    elapsed = time.perf_counter() - started  # concepts build concurrently: not the sum of their seconds
+    if bar.live.is_started:
         bar.update(task, description="done")
+        bar.stop()
 
     built = [r for r in results if r.status == "built"]
     console.print(
