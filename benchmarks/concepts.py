@@ -30,9 +30,9 @@ measured into docs/performance.json (``benchmarks/figures.py``): ``concepts:all`
 build) unless ``--no-baselines``; with ``--patients N`` other than 2,000 the ids end in ``-N``, then
 with ``--profile NAME`` in ``@NAME``. Then render the
 table with ``benchmarks/performance_table.py``. The table's runs:
-``benchmarks/concepts.py --mimic-code DIR --repeat 5 --record``, the same with ``--profile mimic-code``, and
-``--patients 20000 --repeat 3 --no-baselines`` (the same builds at ten times the size: per-statement and
-per-table costs weigh less there).
+``benchmarks/concepts.py --mimic-code DIR --repeat 5 --record`` and the same with ``--profile mimic-code``,
+then both again with ``--patients 20000 --repeat 3 --no-baselines`` (ten times the size: what each
+statement and table costs whatever its rows weighs less there).
 """
 
 from __future__ import annotations
