@@ -54,6 +54,7 @@ import anchor_runs  # noqa: E402  (benchmarks/anchor_runs.py: runs mimic-code fr
 import figures  # noqa: E402  (benchmarks/figures.py: the figures store)
 
 ALL_GOAL, LAYER_WALL_GOAL, LAYER_CPU_GOAL, REBUILD_GOAL = 0.5, 0.8, 0.6, 2.0  # x mimic-code; seconds
+DEFAULT_PATIENTS = 2000  # the size the goals are judged at; rows of another size get ids of their own
 
 
 def _synth(path: Path, patients: int, seed: int) -> float:
@@ -123,9 +124,6 @@ def _median(values: list[float]) -> float:
 
 def _spread(values: list[float]) -> str:
     return f"{min(values):.2f}-{max(values):.2f}" if len(values) > 1 else f"{values[0]:.2f}"
-
-
-DEFAULT_PATIENTS = 2000
 
 
 def _suffix(args) -> str:

@@ -70,16 +70,18 @@ def test_a_ratio_row_judges_its_goal_from_the_measured_seconds():
 
 
 def test_a_concept_build_at_another_size_or_profile_keeps_rows_of_its_own():
-    def ids(patients, profile):
+    def rows(patients, profile):
         args = SimpleNamespace(patients=patients, profile=profile)
-        return [r["id"] for r in concepts.build_rows(args, 10, 110, 68, 65, [(3.0, 5.0)], [(1.2, 2.2)], [(2.0, 4.0)])]
+        return concepts.build_rows(args, 10, 110, 68, 65, [(3.0, 5.0)], [(1.2, 2.2)], [(2.0, 4.0)])
+
+    def ids(patients, profile):
+        return [r["id"] for r in rows(patients, profile)]
 
     assert ids(2000, None) == ["concepts:all", "concepts:layer"]  # the table's default rows, replaced in place
     assert ids(2000, "mimic-code") == ["concepts:all@mimic-code", "concepts:layer@mimic-code"]
     assert ids(20000, None) == ["concepts:all-20000", "concepts:layer-20000"]
     assert ids(20000, "mimic-code") == ["concepts:all-20000@mimic-code", "concepts:layer-20000@mimic-code"]
-    layer = concepts.build_rows(SimpleNamespace(patients=20000, profile=None), 10, 110, 68, 65, [(3.0, 5.0)],
-                                [(1.2, 2.2)], [(2.0, 4.0)])[1]
+    layer = rows(20000, None)[1]
     assert "20,000 patients" in layer["what"] and layer["ratio"] == "0.55x CPU, 0.60x wall"
     assert layer["met"] is True  # 0.55x CPU <= 0.6x and 0.60x wall <= 0.8x
 

@@ -6,6 +6,8 @@ A user who wants one task no longer waits for 15 references and 25 variants; `--
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -135,12 +137,8 @@ def test_tasks_reference_and_concepts_variants_build_what_they_show(small_synth,
     assert "variant_sofa_24h__missing_as_null" not in _tables(small_synth)
 
 
-
 def test_a_missing_database_gets_its_one_line_error_without_a_progress_bar(tmp_path):
     """What a user sees (the real command line, its error handler): the error alone, not under an empty bar."""
-    import subprocess
-    import sys
-
     missing = tmp_path / "missing.duckdb"
     done = subprocess.run([sys.executable, "-m", "clinbench", "concepts", "build", str(missing)], capture_output=True,
                           text=True, env={**os.environ, "COLUMNS": "200"})
