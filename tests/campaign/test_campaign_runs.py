@@ -196,7 +196,7 @@ def test_run_cli_builds_the_missing_reference_and_refuses_empty_sources_before_r
     assert res.returncode == 2
     lines = res.stderr.strip().splitlines()
     assert lines[0].startswith(f"built on demand in {db} (") and lines[0].endswith(
-        "): target_sofa_24h; 68 concept(s): the concept layer a standard task's agent sees, and what the references read")
+        "): target_sofa_24h; 66 concept(s): the concept layer a standard task's agent sees, and what the references read")
     assert " ".join(lines[1:]).startswith(f"error: {db} cannot score mimic-sofa-24h: source tables mimiciv_hosp.labevents, ")
     assert not (tmp_path / "c").exists()
 

@@ -134,7 +134,7 @@ def test_ventilation_device_slots_flow_rule_and_seq(con):
         ce(hours, 226732, "Nasal cannula")
         ce(hours, 226732, second)
     ce(5, 226732, "Endotracheal tube")  # no O2 flow at 5 h: dropped, so it neither classifies nor ends an episode
-    recompute(con, "oxygen_delivery", "ventilator_setting", "ventilation_status", "ventilation_episodes", "ventilation", "mimiciv_derived.target_ventilation")
+    recompute(con, "oxygen_delivery", "ventilator_setting", "ventilation", "mimiciv_derived.target_ventilation")
     got = rows(con, "SELECT ventilation_seq, starttime, endtime, ventilation_status FROM mimiciv_derived.target_ventilation "
                     "WHERE stay_id = 71 ORDER BY ventilation_seq")
     assert [(r["ventilation_seq"], r["starttime"], r["endtime"], r["ventilation_status"]) for r in got] == [

@@ -52,23 +52,23 @@ def test_the_default_build_is_the_concept_layer_and_all_adds_the_15_references_a
     with duckdb.connect(str(db)) as con:
         create_empty(con, "mimic-iv")
     concepts = [c for c in load_concepts(profile="m4bench").values() if c.kind == "concept" and c.schema == "mimiciv_derived"]
-    assert len(concepts) == 70 and "arb" not in {c.table for c in concepts}  # the profile omits arb and code_status
+    assert len(concepts) == 68 and "arb" not in {c.table for c in concepts}  # the profile omits arb and code_status
     # the two helpers only references read are left for the references that need them
     layer = sorted(c.table for c in concepts if c.table not in ("antibiotic_culture_pairs", "apsiii_gases_24h"))
 
     default = _invoke("concepts", "build", str(db), "--profile", "m4bench")
     assert sorted(_tables(db)) == layer  # not one reference or variant
-    assert "68 built, 0 unchanged," in default
+    assert "66 built, 0 unchanged," in default
 
     everything = _invoke("concepts", "build", str(db), "--profile", "m4bench", "--all")
     added = _tables(db) - set(layer)
     assert sorted(t for t in added if t.startswith("target_")) == REFERENCES
     assert len([t for t in added if t.startswith("variant_")]) == 25
     assert sorted(t for t in added if not t.startswith(("target_", "variant_"))) == ["antibiotic_culture_pairs", "apsiii_gases_24h"]
-    assert "42 built, 68 unchanged," in everything
+    assert "42 built, 66 unchanged," in everything
 
     again = _invoke("concepts", "build", str(db), "--profile", "m4bench")  # the references held are kept fresh
-    assert "0 built, 110 unchanged," in again
+    assert "0 built, 108 unchanged," in again
 
 
 def test_a_helper_only_references_read_is_built_with_the_reference_that_reads_it(small_synth, tmp_path):
@@ -105,7 +105,7 @@ def test_run_builds_the_reference_it_was_not_given_and_the_layer_its_agents_see(
     assert "1 run(s) done (1 ok)" in text
     built = _tables(small_synth) - before
     assert built == (_tables(default) - before) | {"target_meld_24h"}
-    assert len(_tables(default)) == 68 and not {"antibiotic_culture_pairs", "apsiii_gases_24h"} & built
+    assert len(_tables(default)) == 66 and not {"antibiotic_culture_pairs", "apsiii_gases_24h"} & built
 
     # the reference's closure is within what was built, and a build of it finds nothing to do
     again = build_concepts(small_synth, only=["mimiciv_derived.target_meld_24h"], profile="m4bench")

@@ -38,7 +38,7 @@ def test_exactly_the_known_tables_declare_a_grain_that_is_not_unique():
 
 
 def test_foundation_concepts_are_found():
-    assert len(CONCEPTS) == 53  # 6 demographics, 17 measurement, 14 medication, 7 treatment, 9 first-day
+    assert len(CONCEPTS) == 51  # 6 demographics, 17 measurement, 14 medication, 5 treatment, 9 first-day
     assert "mimiciv_derived.urine_output_rate" in CONCEPTS and "mimiciv_derived.first_day_bg_art" in CONCEPTS
 
 

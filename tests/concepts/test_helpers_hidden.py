@@ -15,7 +15,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from clinbench.concepts.catalog import helper_tables, load_concepts
+from clinbench.concepts.build import build_concepts
+from clinbench.concepts.catalog import RETIRED_HELPERS, helper_tables, load_concepts
 from clinbench.derive.catalogue import load_catalogue
 from clinbench.derive.workspace import prepare_workspace
 from tests.concepts.anchor_fixtures import anchors_dir
@@ -40,8 +41,34 @@ def test_the_helpers_are_exactly_the_concepts_no_anchor_builds(anchors, profile)
     layer = {c.table for c in load_concepts(profile=profile).values() if c.kind == "concept" and c.schema == "mimiciv_derived"}
     anchor = _anchor_tables(anchors, profile)
     assert anchor <= layer  # every anchor table is a concept of the profile
-    assert {q.split(".")[1] for q in helper_tables(profile)} == layer - anchor
-    assert len(layer - anchor) == 7
+    assert {q.split(".")[1] for q in helper_tables(profile) - RETIRED_HELPERS} == layer - anchor
+    assert len(layer - anchor) == 5
+    assert not {q.split(".")[1] for q in RETIRED_HELPERS} & layer  # retired: no concept builds them
+
+
+def test_a_helper_an_earlier_build_left_is_never_shown_and_the_next_build_drops_it(synth_db, tmp_path, monkeypatch):
+    """A database built before the ventilation rules moved into ventilation.sql still holds ventilation_episodes,
+    which is the ventilation task's answer: the agent's database never shows it, and the next build drops it."""
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    db = tmp_path / "old.duckdb"
+    db.write_bytes(synth_db.read_bytes())
+    with duckdb.connect(str(db)) as con:
+        con.execute("CREATE TABLE mimiciv_derived.ventilation_episodes AS SELECT 'default' AS status_rule, * FROM mimiciv_derived.ventilation")
+        con.execute("CREATE TABLE mimiciv_derived.ventilation_status AS SELECT stay_id, starttime AS charttime, ventilation_status FROM mimiciv_derived.ventilation")
+        con.execute("INSERT INTO clinbench_meta.concept_builds (name) VALUES ('mimiciv_derived.ventilation_episodes'), ('mimiciv_derived.ventilation_status')")
+    ws = prepare_workspace("mimic-ventilation", "no-skill", "native", db, tmp_path / "ws", shared=True)
+    with duckdb.connect(str(ws / "database.duckdb"), read_only=True) as con:
+        shown = {t for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'mimiciv_derived'").fetchall()}
+    assert {"vitalsign", "ventilator_setting"} <= shown
+    assert not shown & {"ventilation", "ventilation_episodes", "ventilation_status"}
+
+    build_concepts(db, targets=False)
+    with duckdb.connect(str(db), read_only=True) as con:
+        left = con.execute("SELECT table_name FROM duckdb_tables() WHERE table_name IN "
+                           "('ventilation', 'ventilation_episodes', 'ventilation_status')").fetchall()
+        kept = con.execute("SELECT name FROM clinbench_meta.concept_builds WHERE name IN "
+                           "('mimiciv_derived.ventilation_episodes', 'mimiciv_derived.ventilation_status')").fetchall()
+    assert (left, kept) == ([("ventilation",)], [])
 
 
 @pytest.mark.slow

@@ -16,7 +16,7 @@ from clinbench.errors import ConceptError
 def test_a_profile_is_its_base_with_its_own_files_laid_over_it_and_its_omissions_dropped():
     base, m4 = load_concepts(profile="mimic-code"), load_concepts(profile="m4bench")
     own = sorted((CONCEPTS_DIR / "profiles" / "m4bench").rglob("*.sql"))
-    assert len(own) == 24
+    assert len(own) == 23
     for path in own:  # every file of the profile replaces the base file of the same table
         match = [q for q, c in m4.items() if c.path == path]
         assert len(match) == 1 and match[0] in base and base[match[0]].path != path, path
@@ -37,7 +37,7 @@ def test_every_profile_file_names_its_source_and_what_differs():
             assert re.search(source, header.get("source", "")), path
             assert "the mimic-code profile" in header.get("deviations", ""), path  # what differs, and from what
             files += 1
-    assert files == 24 + 5
+    assert files == 23 + 5
 
 
 def test_an_unknown_profile_is_one_line_naming_the_profiles():
@@ -54,7 +54,7 @@ def test_concepts_profiles_lists_each_profile_with_its_source():
     assert result.exit_code == 0, result.output
     for profile in PROFILES.values():
         assert label(profile.name) in result.output
-    assert "the mimic-code profile with 24 file(s) of its own, without arb, code_status" in " ".join(result.output.split())
+    assert "the mimic-code profile with 23 file(s) of its own, without arb, code_status" in " ".join(result.output.split())
 
 
 def test_verify_and_reference_refuse_a_reference_of_another_profile(demo_m4bench_db, tmp_path):

@@ -149,7 +149,7 @@ def test_cpap_psv_without_airway_is_noninvasive(template, tmp_path):
             insert(con, "mimiciv_derived.ventilator_setting", {"subject_id": sid, "stay_id": sid, "charttime": h(hr), "ventilator_mode": "CPAP/PSV"})
     for hr in (1, 2, 3):  # stay 5 has an endotracheal tube charted alongside
         insert(con, "mimiciv_derived.oxygen_delivery", {"subject_id": 5, "stay_id": 5, "charttime": h(hr), "o2_flow": 5, "o2_delivery_device_1": "Endotracheal tube"})
-    recompute(con, "ventilation_status", "ventilation_episodes", "mimiciv_derived.ventilation", "mimiciv_derived.target_ventilation", "ventilation__cpap_psv_noninvasive")
+    recompute(con, "mimiciv_derived.ventilation", "mimiciv_derived.target_ventilation", "ventilation__cpap_psv_noninvasive")
     default = {r["stay_id"]: r["ventilation_status"] for r in rows(con, "SELECT * FROM mimiciv_derived.target_ventilation")}
     variant = {r["stay_id"]: r["ventilation_status"] for r in rows(con, "SELECT * FROM mimiciv_derived.variant_ventilation__cpap_psv_noninvasive")}
     assert default == {4: "InvasiveVent", 5: "InvasiveVent"}

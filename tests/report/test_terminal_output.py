@@ -64,8 +64,7 @@ def test_list_commands_have_json():
     assert len(concepts) == len(load_concepts())
     assert all(set(c) >= {"name", "table", "domain", "grain", "depends_on", "helper"} for c in concepts)
     assert sorted(c["name"] for c in concepts if c["helper"]) == [  # never in an agent's database
-        "antibiotic_culture_pairs", "apsiii_gases_24h", "sofa_first_day_worst", "sofa_hourly_worst", "sofa_points",
-        "ventilation_episodes", "ventilation_status"]
+        "antibiotic_culture_pairs", "apsiii_gases_24h", "sofa_first_day_worst", "sofa_hourly_worst", "sofa_points"]
     cases = json.loads(_cli("dx", "cases", "--json").stdout)
     assert len(cases) >= 30 and {"case", "splits", "tests", "vignette"} <= set(cases[0])
 

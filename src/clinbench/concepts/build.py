@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clinbench.concepts import manifest
-from clinbench.concepts.catalog import MIMIC_DERIVED, Concept, find_concept, load_concepts
+from clinbench.concepts.catalog import MIMIC_DERIVED, RETIRED_HELPERS, Concept, find_concept, load_concepts
 from clinbench.concepts.graph import Dependencies, closure, dependency_map, topological_order
 from clinbench.concepts.profiles import get_profile, label, lineage
 from clinbench.duck import duckdb
@@ -332,15 +332,15 @@ def build_absent(db_path: str | os.PathLike[str], tables: list[str], *, profile:
 
 
 def _drop_omitted(con: duckdb.DuckDBPyConnection, profile: str, schema: str, existing: set[str]) -> None:
-    """Drop the tables another profile built that this one does not (an m4bench layer has no arb), and from
-    ``existing``, the tables the database holds."""
-    for layer in lineage(profile):
-        for name in layer.omit:
-            out = rewrite_schema(name, schema)
-            if out in existing:
-                con.execute(f"DROP TABLE {out}")
-                con.execute(f"DELETE FROM {META_TABLE} WHERE name = ?", [out])
-                existing.discard(out)
+    """Drop the tables another profile built that this one does not (an m4bench layer has no arb) and the
+    helpers an earlier clinbench built (``RETIRED_HELPERS``), and from ``existing``, the tables the database holds."""
+    names = [name for layer in lineage(profile) for name in layer.omit] + sorted(RETIRED_HELPERS)
+    for name in names:
+        out = rewrite_schema(name, schema)
+        if out in existing:
+            con.execute(f"DROP TABLE {out}")
+            con.execute(f"DELETE FROM {META_TABLE} WHERE name = ?", [out])
+            existing.discard(out)
 
 
 class _BuildState:

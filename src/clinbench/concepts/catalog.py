@@ -150,12 +150,18 @@ def load_concepts(root: Path | None = None, profile: str | None = None) -> dict[
     return dict(_load(root, get_profile(profile).name, stamp))
 
 
+# Helper tables an earlier clinbench built and this one does not (the ventilation rules now live in
+# ventilation.sql itself): a database built before may still hold them, and ventilation_episodes holds
+# the ventilation answer. A build drops them (``build._drop_omitted``); a workspace never shows them.
+RETIRED_HELPERS = frozenset({f"{MIMIC_DERIVED}.ventilation_status", f"{MIMIC_DERIVED}.ventilation_episodes"})
+
+
 @lru_cache(maxsize=4)
 def helper_tables(profile: str | None = None) -> frozenset[str]:
-    """The qualified tables of ``profile``'s helper concepts (``Concept.helper``), read once a process: every
-    workspace asks (``load_concepts`` stats each concept file, 2 ms a call), and a file's helper line changes
-    only with the code."""
-    return frozenset(q for q, c in load_concepts(profile=profile).items() if c.helper)
+    """The qualified tables of ``profile``'s helper concepts (``Concept.helper``) and the retired helpers
+    (``RETIRED_HELPERS``), read once a process: every workspace asks (``load_concepts`` stats each concept
+    file, 2 ms a call), and a file's helper line changes only with the code."""
+    return frozenset(q for q, c in load_concepts(profile=profile).items() if c.helper) | RETIRED_HELPERS
 
 
 def layer_tables(profile: str | None = None) -> list[str]:

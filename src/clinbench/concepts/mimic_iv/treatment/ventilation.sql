@@ -8,20 +8,98 @@
 --   Consecutive chartings with the same status form an episode; a charting 14 or more hour
 --   boundaries after the previous charting of the same status starts a new one. An episode ends
 --   at the next charting of any status, or at its own last charting when that next one is 14 or
---   more hour boundaries away. Single-charting episodes are dropped. The status rules live in
---   ventilation_status (column ventilation_status), the episode rules in ventilation_episodes
---   (status_rule 'default'); this file only selects the public columns.
+--   more hour boundaries away. Single-charting episodes are dropped.
 -- Source: mimic-code treatment/ventilation (MIT-LCP); device classes after Ferreyro et al.,
---   JAMA 2020 (doi:10.1001/jama.2020.9524).
+--   JAMA 2020 (doi:10.1001/jama.2020.9524). The CPAP/PSV-as-non-invasive rule is the variant
+--   variants/ventilation__cpap_psv_noninvasive.sql (clinical reason there).
 -- Grain: stay_id, starttime
 -- Deviations: none. Public behaviours kept on purpose: gaps count hour boundaries
 --   (date_diff('hour')), so 13.5 h crossing 14 boundaries splits; BiPAP/CPAP masks count in
 --   any of the four device slots, every other device only in the first; device-only
 --   chartings without an O2 flow are absent from oxygen_delivery and so never classified.
+WITH tm AS (
+    SELECT stay_id, charttime FROM mimiciv_derived.ventilator_setting
+    UNION
+    SELECT stay_id, charttime FROM mimiciv_derived.oxygen_delivery
+)
+
+-- one status per charting time (ventilator_setting and oxygen_delivery hold one row per stay and time)
+, vs AS (
+    SELECT
+        tm.stay_id
+        , tm.charttime
+        , CASE
+            WHEN od.o2_delivery_device_1 IN ('Tracheostomy tube', 'Trach mask ') THEN 'Tracheostomy'
+            WHEN od.o2_delivery_device_1 IN ('Endotracheal tube')
+                OR vs.ventilator_mode IN (
+                    '(S) CMV', 'APRV', 'APRV/Biphasic+ApnPress', 'APRV/Biphasic+ApnVol', 'APV (cmv)'
+                    , 'Ambient', 'Apnea Ventilation', 'CMV', 'CMV/ASSIST', 'CMV/ASSIST/AutoFlow'
+                    , 'CMV/AutoFlow', 'CPAP/PPS', 'CPAP/PSV', 'CPAP/PSV+Apn TCPL', 'CPAP/PSV+ApnPres'
+                    , 'CPAP/PSV+ApnVol', 'MMV', 'MMV/AutoFlow', 'MMV/PSV', 'MMV/PSV/AutoFlow', 'P-CMV'
+                    , 'PCV+', 'PCV+/PSV', 'PCV+Assist', 'PRES/AC', 'PRVC/AC', 'PRVC/SIMV', 'PSV/SBT'
+                    , 'SIMV', 'SIMV/AutoFlow', 'SIMV/PRES', 'SIMV/PSV', 'SIMV/PSV/AutoFlow', 'SIMV/VOL'
+                    , 'SYNCHRON MASTER', 'SYNCHRON SLAVE', 'VOL/AC'
+                )
+                OR vs.ventilator_mode_hamilton IN (
+                    'APRV', 'APV (cmv)', 'Ambient', '(S) CMV', 'P-CMV', 'SIMV', 'APV (simv)', 'P-SIMV'
+                    , 'VS', 'ASV'
+                ) THEN 'InvasiveVent'
+            WHEN od.o2_delivery_device_1 IN ('Bipap mask ', 'CPAP mask ')
+                OR od.o2_delivery_device_2 IN ('Bipap mask ', 'CPAP mask ')
+                OR od.o2_delivery_device_3 IN ('Bipap mask ', 'CPAP mask ')
+                OR od.o2_delivery_device_4 IN ('Bipap mask ', 'CPAP mask ')
+                OR vs.ventilator_mode_hamilton IN ('DuoPaP', 'NIV', 'NIV-ST') THEN 'NonInvasiveVent'
+            WHEN od.o2_delivery_device_1 IN ('High flow nasal cannula') THEN 'HFNC'
+            WHEN od.o2_delivery_device_1 IN (
+                'Non-rebreather', 'Face tent', 'Aerosol-cool', 'Venti mask ', 'Medium conc mask '
+                , 'Ultrasonic neb', 'Vapomist', 'Oxymizer', 'High flow neb', 'Nasal cannula'
+            ) THEN 'SupplementalOxygen'
+            WHEN od.o2_delivery_device_1 IN ('None') THEN 'None'
+        END AS ventilation_status
+    FROM tm
+    LEFT JOIN mimiciv_derived.ventilator_setting AS vs
+        ON tm.stay_id = vs.stay_id
+            AND tm.charttime = vs.charttime
+    LEFT JOIN mimiciv_derived.oxygen_delivery AS od
+        ON tm.stay_id = od.stay_id
+            AND tm.charttime = od.charttime
+)
+
+, vd0 AS (
+    SELECT
+        stay_id
+        , charttime
+        -- previous charting with the same status (for the 14 h gap)
+        , LAG(charttime) OVER (PARTITION BY stay_id, ventilation_status ORDER BY charttime) AS charttime_lag
+        -- next charting of any status (the end of a status)
+        , LEAD(charttime) OVER w AS charttime_lead
+        , ventilation_status
+        , LAG(ventilation_status) OVER w AS ventilation_status_lag
+    FROM vs
+    WHERE ventilation_status IS NOT NULL
+    WINDOW w AS (PARTITION BY stay_id ORDER BY charttime)
+)
+
+, vd1 AS (
+    SELECT
+        *
+        , SUM(CASE
+            WHEN ventilation_status_lag IS NULL THEN 1
+            WHEN date_diff('hour', charttime_lag, charttime) >= 14 THEN 1
+            WHEN ventilation_status_lag <> ventilation_status THEN 1
+            ELSE 0
+        END) OVER (PARTITION BY stay_id ORDER BY charttime) AS episode
+    FROM vd0
+)
+
 SELECT
     stay_id
-    , starttime
-    , endtime
-    , ventilation_status
-FROM mimiciv_derived.ventilation_episodes
-WHERE status_rule = 'default'
+    , MIN(charttime) AS starttime
+    , MAX(CASE
+        WHEN charttime_lead IS NULL OR date_diff('hour', charttime, charttime_lead) >= 14 THEN charttime
+        ELSE charttime_lead
+    END) AS endtime
+    , MAX(ventilation_status) AS ventilation_status
+FROM vd1
+GROUP BY stay_id, episode
+HAVING MIN(charttime) <> MAX(charttime)
