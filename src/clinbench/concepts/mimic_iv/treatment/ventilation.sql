@@ -23,7 +23,7 @@ WITH tm AS (
     SELECT stay_id, charttime FROM mimiciv_derived.oxygen_delivery
 )
 
--- one status per charting time (ventilator_setting and oxygen_delivery hold one row per stay and time)
+-- one status per charting time (ventilator_setting and oxygen_delivery hold one row per subject and time)
 , vs AS (
     SELECT
         tm.stay_id
