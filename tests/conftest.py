@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,27 @@ def _need(path: Path) -> Path:
     if not path.exists():
         pytest.skip(f"{path} is absent: the real open demo data lives in ../shared/data beside the repository")
     return path
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    """``tmpfs(name, options)``: a tmpfs mounted at ``tmp_path / name`` (e.g. ``size=1m`` for a full disk,
+    ``size=1m,ro`` for a read-only one), unmounted after the test; the test is skipped where mounting needs
+    root and it is not."""
+    mounts = []
+
+    def mount(name, options):
+        path = tmp_path / name
+        path.mkdir()
+        res = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True, text=True)
+        if res.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here ({res.stderr.strip() or 'mount failed'}); needs root")
+        mounts.append(path)
+        return path
+
+    yield mount
+    for path in mounts:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True)
 
 
 @pytest.fixture(scope="session")

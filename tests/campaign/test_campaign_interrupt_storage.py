@@ -89,20 +89,8 @@ def test_ctrl_c_or_sigterm_at_jobs_2_stops_in_seconds_and_a_rerun_resumes(how, t
                        ("mimic-sofa-24h", "command"): 0.0, ("mimic-sofa-24h", "reference"): 1.0}
 
 
-@pytest.fixture
-def tiny_tmpfs(tmp_path):
-    mount = tmp_path / "small"
-    mount.mkdir()
-    res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True, text=True)
-    if res.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here ({res.stderr.strip() or 'mount failed'}); needs root")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
-
-
-def test_a_full_disk_under_out_is_one_line(tiny_db, tiny_tmpfs, tmp_path):
+def test_a_full_disk_under_out_is_one_line(tiny_db, tmpfs, tmp_path):
+    tiny_tmpfs = tmpfs("small", "size=1m")
     env = {**os.environ, "CLINBENCH_CACHE": str(tmp_path / "cache")}
     res = subprocess.run([sys.executable, "-m", "clinbench", "run", "--db", str(tiny_db), "--out", str(tiny_tmpfs / "c"),
                           "--tasks", TASKS, "--agent", "reference", "--trials", "3"],

@@ -91,24 +91,6 @@ def test_a_required_table_present_but_empty_is_an_error_naming_it(tmp_path):
     assert "warning: icu/chartevents.csv.gz holds no rows: mimiciv_icu.chartevents is empty" in warned
 
 
-@pytest.fixture
-def tmpfs(tmp_path):
-    mounts = []
-
-    def mount(name, options):
-        path = tmp_path / name
-        path.mkdir()
-        res = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True, text=True)
-        if res.returncode != 0:
-            pytest.skip(f"cannot mount a tmpfs here ({res.stderr.strip() or 'mount failed'}); needs root")
-        mounts.append(path)
-        return path
-
-    yield mount
-    for path in mounts:
-        subprocess.run(["umount", "-l", str(path)], capture_output=True)
-
-
 @pytest.mark.slow
 def test_a_full_disk_is_reported_as_a_full_disk_not_a_bad_input(small_mimic, tmpfs):
     small = tmpfs("small", "size=512k")

@@ -16,6 +16,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ from clinbench.concepts.graph import Dependencies, closure, dependency_map, topo
 from clinbench.concepts.profiles import get_profile, label, lineage
 from clinbench.duck import duckdb
 from clinbench.errors import ConceptError, DataError
+from clinbench.write_errors import WriteError, explain, kind_of
 
 META_SCHEMA = "clinbench_meta"
 META_TABLE = f"{META_SCHEMA}.concept_builds"
@@ -111,6 +113,8 @@ def _open(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
     try:
         return duckdb.connect(str(path))
     except duckdb.Error as exc:
+        if _storage_failure(exc):  # a read-only file or location: no other program to close
+            raise WriteError(explain(exc, path)) from exc
         raise DataError(f"cannot open {path} ({str(exc).splitlines()[0]}): close the program holding it, or check "
                         "that it is a DuckDB database, and retry") from exc
 
@@ -145,6 +149,8 @@ def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql
         try:
             rows = con.execute(f"CREATE TABLE {out} AS {_sql_body(sql)}").fetchone()[0]
         except duckdb.Error as exc:
+            if _storage_failure(exc):
+                raise  # the disk, not the SQL: build_concepts says so
             first = str(exc).splitlines()[0]
             line = _error_line(str(exc))
             where = f"{concept.path}:{line}" if line else str(concept.path)
@@ -157,9 +163,37 @@ def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql
             [out, meta[0], meta[1], time.perf_counter() - started, rows, meta[2]]).fetchone()
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        with suppress(duckdb.Error):  # a COMMIT that failed (a full disk) has ended the transaction already
+            con.execute("ROLLBACK")
         raise
     return rows, (row[0], row[1], row[2])
+
+
+def _storage_failure(exc: BaseException) -> bool:
+    """``exc`` is a full disk or a read-only file (``write_errors``), not a fault of the SQL."""
+    return kind_of(exc) in ("disk-full", "read-only")
+
+
+def _write_error(exc: BaseException, db_path: str | os.PathLike[str]) -> WriteError:
+    """A storage failure during a build as one line: each table is committed with its bookkeeping row, so
+    what was built before it is kept and the same command, retried, builds only the rest."""
+    return WriteError(f"{explain(exc, db_path)} (the tables built before it are kept: the retry builds the rest)")
+
+
+def _close(con: duckdb.DuckDBPyConnection, threads: str | None, db_path: str | os.PathLike[str], *,
+           failing: bool) -> None:
+    """Give the instance its thread count back and close the build's connection (closing writes the
+    checkpoint). ``failing``: the build's own failure is being raised, and a failure here is not raised over it."""
+    try:
+        if threads is not None:  # the instance may be shared with the caller's own connection to the file
+            con.execute(f"SET threads = {threads}")
+        con.close()
+    except duckdb.Error as exc:
+        if failing:
+            return
+        if _storage_failure(exc):
+            raise _write_error(exc, db_path) from exc
+        raise
 
 
 def build_concepts(
@@ -195,7 +229,7 @@ def build_concepts(
     workers = max(1, workers or int(os.environ.get("CLINBENCH_BUILD_WORKERS") or DEFAULT_WORKERS))
 
     con = _open(db_path)
-    threads = None
+    threads, failing = None, True
     try:
         recorded = _recorded_profiles(con)
         profile = _chosen_profile(profile, recorded, partial=bool(only), db=Path(db_path))
@@ -227,10 +261,13 @@ def build_concepts(
         if not only:  # the whole layer is now this profile's (a table two profiles share was left as it was)
             con.execute(f"UPDATE {META_TABLE} SET profile = ? WHERE profile IS DISTINCT FROM ?",
                         [label(profile), label(profile)])
+        failing = False
+    except duckdb.Error as exc:
+        if _storage_failure(exc):
+            raise _write_error(exc, db_path) from exc
+        raise
     finally:
-        if threads is not None:  # the instance may be shared with the caller's own connection to the file
-            con.execute(f"SET threads = {threads}")
-        con.close()
+        _close(con, threads, db_path, failing=failing)
     # The raw-table fingerprints the manifest just computed stay true for the file as closed (a
     # build writes only derived tables): hand them to `verify` and campaign binding, which would
     # otherwise hash every raw row again on their first read of this file.

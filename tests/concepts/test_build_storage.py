@@ -1,0 +1,87 @@
+"""`concepts build` when the disk fills or the file cannot be written: one line that says so, and a retry
+that builds the rest into the same tables a build with room gives."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from clinbench.duck import duckdb
+from clinbench.ehr.synth import synth_mimic_iv
+
+
+def _build(db: Path, cache: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "CLINBENCH_CACHE": str(cache), "COLUMNS": "300"}
+    return subprocess.run([sys.executable, "-m", "clinbench", "concepts", "build", str(db)], env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _tables(db: Path) -> dict[str, tuple]:
+    """Every derived table's row count and sum of row hashes."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        names = [r[0] for r in con.execute("SELECT schema_name || '.' || table_name FROM duckdb_tables() "
+                                           "WHERE schema_name = 'mimiciv_derived' ORDER BY 1").fetchall()]
+        return {n: con.execute(f"SELECT count(*), sum(hash(t)) FROM {n} t").fetchone() for n in names}
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="module")
+def raw_and_built(tmp_path_factory) -> tuple[Path, Path]:
+    """A 100-patient raw database and a copy with the layer `concepts build` builds, on a disk with room."""
+    folder = tmp_path_factory.mktemp("storage")
+    raw = folder / "raw.duckdb"
+    synth_mimic_iv(raw, patients=100, seed=0)
+    built = folder / "built.duckdb"
+    shutil.copyfile(raw, built)
+    assert _build(built, folder / "cache").returncode == 0  # as the user builds it: the default profile, m4bench
+    return raw, built
+
+
+def test_a_disk_filling_mid_build_is_one_line_and_the_retry_builds_the_rest(raw_and_built, tmpfs, tmp_path):
+    raw, built = raw_and_built
+    grows = built.stat().st_size - raw.stat().st_size  # what the layer adds to the file
+    assert grows > 3_000_000
+    disk = tmpfs("small", f"size={raw.stat().st_size + grows + 8_000_000}")
+    db = disk / "mimic.duckdb"
+    shutil.copyfile(raw, db)
+    free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
+    filler = disk / "filler"
+    filler.write_bytes(b"\0" * (free - grows // 3))  # room for a third of the layer
+
+    full = _build(db, tmp_path / "cache")
+    assert full.returncode == 2 and "Traceback" not in full.stderr, full.stderr
+    errors = [line for line in (full.stdout + full.stderr).splitlines() if line.startswith("error:")]
+    assert errors == [f"error: disk full: no space left on the device holding {db}; free space (or choose another "
+                      "location) and retry (the tables built before it are kept: the retry builds the rest)"]
+    kept = (full.stdout + full.stderr).count("  built ")
+    assert kept > 0  # a table or more was committed before the disk filled
+
+    filler.unlink()  # the user frees space and runs the same command
+    retry = _build(db, tmp_path / "cache")
+    assert retry.returncode == 0, retry.stderr
+    rebuilt, unchanged = (int(n) for n in re.search(r"(\d+) built, (\d+) unchanged", " ".join(retry.stdout.split())).groups())
+    # what was committed is kept: the tables reported built, and one whose build finished as the other builder failed
+    assert kept <= unchanged <= kept + 1 and rebuilt + unchanged == len(_tables(built))
+    assert _tables(db) == _tables(built)  # no table half-written, none missing
+
+
+def test_a_database_on_a_read_only_mount_is_said_to_be_read_only(raw_and_built, tmpfs, tmp_path):
+    raw, _ = raw_and_built
+    disk = tmpfs("ro", "size=64m")
+    db = disk / "mimic.duckdb"
+    shutil.copyfile(raw, db)
+    remount = subprocess.run(["mount", "-o", "remount,ro", str(disk)], capture_output=True, text=True)
+    if remount.returncode != 0:
+        pytest.skip(f"cannot remount the tmpfs read-only ({remount.stderr.strip()})")
+    done = _build(db, tmp_path / "cache")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == (f"error: cannot write {db}: the location is read-only or not writable by you; "
+                                   "choose a writable location")
