@@ -1,3 +1,4 @@
+import os
 import pytest
 import subprocess
 import sys
@@ -62,14 +63,18 @@ def test_a_database_held_open_elsewhere_is_a_one_line_error(tmp_path):
                                "print('open', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "open"
+        # it waits for the holder to let go (CLINBENCH_LOCK_WAIT seconds, said once a second has passed), then stops
         out = subprocess.run([sys.executable, "-m", "clinbench", "tasks", "reference", "mimic-sofa-24h", "--db", str(db),
-                              "--out", str(tmp_path / "s.csv")], capture_output=True, text=True)
+                              "--out", str(tmp_path / "s.csv")], capture_output=True, text=True,
+                             env={**os.environ, "CLINBENCH_LOCK_WAIT": "1.5", "CLINBENCH_CACHE": str(tmp_path / "cache")})
     finally:
         holder.kill()
         holder.wait()
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f'error: IO Error: Could not set lock on file "{db}"')
-    assert lines[0].endswith("close the program holding the database, or check that the path is a DuckDB "
+    assert len(lines) == 2 and lines[0].startswith(f"{db} is held by another process (")
+    assert f"PID {holder.pid}); waiting for it to let go (1 s so far, up to 2 s; Ctrl-C to stop)" in lines[0]
+    assert lines[1].startswith(f'error: IO Error: Could not set lock on file "{db}"')
+    assert lines[1].endswith("close the program holding the database, or check that the path is a DuckDB "
                              "database, and retry")
     assert not (tmp_path / "s.csv").exists()

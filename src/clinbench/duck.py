@@ -11,12 +11,27 @@ sandbox (agents/toolbox.py mounts the package's folder; agents/duckdb_shell.py r
 alone). An older DuckDB, without ``_duckdb``, is imported whole.
 """
 
+import os
+import re
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
 try:
     import _duckdb as duckdb
 except ImportError:  # DuckDB < 2.0
     import duckdb  # type: ignore[no-redef]
 
-__all__ = ["connect_meanwhile", "duckdb"]
+__all__ = ["connect_meanwhile", "connect_when_free", "duckdb", "lock_holder", "when_free"]
+
+# How long an open of a database file waits while another process holds it (a build that clinbench
+# runs on demand, another campaign preparing its tasks, a notebook; CLINBENCH_LOCK_WAIT sets it), and
+# how often it says so.
+LOCK_WAIT_SECONDS = 600.0
+LOCK_NOTICE_SECONDS = 30.0
+_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (\S+) \(PID (\d+)\)")
 
 
 def connect_meanwhile():
@@ -45,3 +60,72 @@ def connect_meanwhile():
         return box[0]
 
     return wait
+
+
+T = TypeVar("T")
+
+
+def lock_holder(exc: BaseException) -> str | None:
+    """The process DuckDB names as holding a file (``program, PID n``; "" when it names none), or None when
+    ``exc`` is no lock conflict, but another failure to open the file."""
+    text = str(exc)
+    if not isinstance(exc, duckdb.IOException) or not ("could not set lock" in text.lower()
+                                                        or "conflicting lock" in text.lower()):
+        return None  # e.g. a corrupt block, a missing file, a read-only place
+    found = _LOCK_HOLDER.search(text)
+    return f"{found.group(1)}, PID {found.group(2)}" if found else ""
+
+
+def when_free(open_file: Callable[[], T], path: str | Path, *, wait_seconds: float | None = None,
+              on_wait: Callable[[str], None] | None = None) -> T:
+    """``open_file()`` (a connect or an ATTACH of ``path``) once no other process holds the file: while one
+    does, it is tried again for up to ``wait_seconds`` (``LOCK_WAIT_SECONDS``), telling ``on_wait`` (default:
+    a line on stderr) after the first second and every ``LOCK_NOTICE_SECONDS``; then the conflict is raised
+    as DuckDB gave it, for the caller's message. Two clinbench commands on one database (two campaigns
+    building their references on demand) so take turns instead of the second failing."""
+    start, told, pause, limit = time.monotonic(), None, 0.02, wait_seconds
+    while True:
+        try:
+            return open_file()
+        except duckdb.IOException as exc:
+            who = lock_holder(exc)
+            if who is None:
+                raise
+            limit = _wait_limit() if limit is None else limit
+            waited = time.monotonic() - start
+            if waited >= limit:
+                raise
+            if waited >= 1.0 and (told is None or waited - told >= LOCK_NOTICE_SECONDS):
+                told = waited
+                holder = f" ({who})" if who else ""
+                (on_wait or _tell)(f"{path} is held by another process{holder}; waiting for it to let go "
+                                   f"({waited:.0f} s so far, up to {limit:.0f} s; Ctrl-C to stop)")
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
+
+
+def connect_when_free(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """``duckdb.connect(path)``, waiting while another process holds the file (``when_free``)."""
+    return when_free(lambda: duckdb.connect(str(path), read_only=read_only), path)
+
+
+def _wait_limit() -> float:
+    """``CLINBENCH_LOCK_WAIT`` seconds, else ``LOCK_WAIT_SECONDS``."""
+    raw = os.environ.get("CLINBENCH_LOCK_WAIT", "").strip()
+    if not raw:
+        return LOCK_WAIT_SECONDS
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        from clinbench.errors import DataError
+
+        raise DataError(f"CLINBENCH_LOCK_WAIT={raw!r} is not a number of seconds: set it to one (0: do not wait "
+                        "for a database another process holds), or unset it")
+    return seconds
+
+
+def _tell(message: str) -> None:
+    sys.stderr.write(f"{message}\n")
+    sys.stderr.flush()

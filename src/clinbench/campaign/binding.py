@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from clinbench.duck import duckdb
+from clinbench.duck import connect_when_free
 from clinbench.records.store import Store
 from clinbench.errors import ClinbenchError
 
@@ -35,7 +35,7 @@ def fingerprints(db: str | Path, tables: list[str]) -> dict[str, str]:
     deps = dependency_map(concepts)
     cache = file_cache(db)
     out: dict[str, str] = {}
-    with duckdb.connect(str(db), read_only=True) as con:
+    with connect_when_free(db, read_only=True) as con:
         existing = {f"{s}.{t}" for s, t in con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()}
         for table in sorted(set(tables) & existing):  # an absent reference fails its runs, not the binding
             concept = concepts.get(table)

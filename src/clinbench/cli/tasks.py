@@ -150,10 +150,10 @@ def _on_database(db: Path, task_ids: list[str]) -> dict[str, str]:
     from clinbench.derive.catalogue import get_task
     from clinbench.derive.scorable import unscorable_tasks
 
-    from clinbench.duck import duckdb
+    from clinbench.duck import connect_when_free
 
     present = datasets_in(db)
-    with duckdb.connect(str(db), read_only=True) as con:
+    with connect_when_free(db, read_only=True) as con:
         built = {f"{s}.{t}" for s, t in con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()}
     unscorable = unscorable_tasks(db, [t for t in task_ids if get_task(t).database in present])
     out = {}

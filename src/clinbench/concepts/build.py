@@ -25,7 +25,7 @@ from clinbench.concepts import manifest
 from clinbench.concepts.catalog import MIMIC_DERIVED, RETIRED_HELPERS, Concept, find_concept, load_concepts
 from clinbench.concepts.graph import Dependencies, closure, dependency_map, topological_order
 from clinbench.concepts.profiles import get_profile, label, lineage
-from clinbench.duck import duckdb
+from clinbench.duck import connect_when_free, duckdb, lock_holder
 from clinbench.errors import ConceptError, DataError
 from clinbench.write_errors import WriteError, explain, kind_of
 
@@ -111,7 +111,7 @@ def _open(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
     if not path.is_file():
         raise DataError(f"database {path} does not exist: create it with `clinbench data synth` or `clinbench data load`")
     try:
-        return duckdb.connect(str(path))
+        return connect_when_free(path)
     except duckdb.Error as exc:
         if _storage_failure(exc):  # a read-only file or location: no other program to close
             raise WriteError(explain(exc, path)) from exc
@@ -324,8 +324,10 @@ def layer_profile(db_path: str | os.PathLike[str], asked: str | None = None) -> 
     if asked is not None:
         return get_profile(asked).name
     try:
-        con = duckdb.connect(str(db_path), read_only=True)
-    except duckdb.Error:
+        con = connect_when_free(db_path, read_only=True)
+    except duckdb.Error as exc:
+        if lock_holder(exc) is not None:
+            raise  # held past the wait: the same holder would stop every later step
         return get_profile(None).name
     try:
         recorded = _recorded_profiles(con)
@@ -351,9 +353,11 @@ def build_absent(db_path: str | os.PathLike[str], tables: list[str], *, profile:
         return []
     profile = layer_profile(path, profile)
     try:
-        con = duckdb.connect(str(path), read_only=True)
-    except duckdb.Error:
-        return []  # not a DuckDB file, or held by a writer: the caller's own open says so
+        con = connect_when_free(path, read_only=True)
+    except duckdb.Error as exc:
+        if lock_holder(exc) is not None:
+            raise  # held past the wait: the same holder would stop every later step
+        return []  # not a DuckDB file: the caller's own open says so
     try:
         existing = _existing_tables(con)
     finally:

@@ -26,7 +26,7 @@ from pathlib import Path
 from clinbench.concepts.catalog import MIMIC_DERIVED, Concept, load_concepts
 from clinbench.concepts.graph import Dependencies, closure, dependency_map
 from clinbench.concepts.profiles import get_profile, label
-from clinbench.duck import duckdb
+from clinbench.duck import connect_when_free, duckdb
 from clinbench.errors import DataError
 
 MANIFEST_TABLE = "clinbench_meta.reference_manifest"
@@ -180,7 +180,7 @@ def manifest_rows(con: duckdb.DuckDBPyConnection) -> dict[str, dict]:
 def profile_of(db_path: str | Path, tables: list[str]) -> str | None:
     """The reference profile (``name@version``) the named tables of ``db_path`` were built with;
     None when none of them records one. Tables of two profiles are a DataError (a half-switched build)."""
-    with duckdb.connect(str(db_path), read_only=True) as con:
+    with connect_when_free(db_path, read_only=True) as con:
         rows = manifest_rows(con)
     found = sorted({rows[t].get("profile") for t in tables if t in rows} - {None})
     if len(found) > 1:
@@ -248,7 +248,7 @@ def verify(db_path: str | Path, tables: list[str], profile: str | None = None) -
     path = Path(db_path)
     if not path.is_file():
         raise DataError(f"database {path} not found; pass --db a database with the concepts built")
-    con = duckdb.connect(str(path), read_only=True)
+    con = connect_when_free(path, read_only=True)
     try:
         return check_tables(con, tables, str(path), file_cache(path), profile)
     finally:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from clinbench.duck import duckdb
+from clinbench.duck import connect_when_free
 from clinbench.errors import ConceptError
 
 # label -> (table, condition counted over its distinct stay_id)
@@ -24,7 +24,7 @@ def cohort_shares(db_path: str | os.PathLike[str]) -> dict[str, float]:
     """Share (0-1) of ICU stays meeting each definition, from the built targets."""
     if not os.path.exists(db_path):
         raise ConceptError(f"database {db_path} does not exist: build it with `clinbench data synth` or `clinbench data load`")
-    con = duckdb.connect(str(db_path), read_only=True)
+    con = connect_when_free(db_path, read_only=True)
     try:
         built = {f"{s}.{t}" for s, t in con.execute("SELECT table_schema, table_name FROM information_schema.tables").fetchall()}
         missing = [t for t, _ in SHARES.values() if t not in built]

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 
 from clinbench.concepts.catalog import Concept, find_concept, load_concepts
-from clinbench.duck import duckdb
+from clinbench.duck import connect_when_free, duckdb
 from clinbench.errors import ConceptError
 
 SEPARATOR = "__"
@@ -91,7 +91,7 @@ def variant_diff(db_path: str | os.PathLike[str], name: str, *, examples: int = 
     variant = find_variant(name)
     if not os.path.exists(db_path):
         raise ConceptError(f"database {db_path} does not exist: build it with `clinbench data synth` or `clinbench data load`")
-    con = duckdb.connect(str(db_path), read_only=True)
+    con = connect_when_free(db_path, read_only=True)
     try:
         missing = [t for t in (variant.table, variant.target_table) if not _columns(con, t)]
         if missing:

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from clinbench.atomic import atomic_path
 from clinbench.derive import cache_files
-from clinbench.duck import duckdb
+from clinbench.duck import connect_when_free, duckdb
 from clinbench.write_errors import WriteError
 
 _HEADERS = 3 * 4096  # DuckDB's main header and two database headers precede the first block
@@ -136,7 +136,7 @@ def locate(db_path: Path, dataset: str) -> tuple[Path, set[str]] | None:
     One read of the catalogue and storage metadata of the raw tables, plus 8 bytes per block
     they use (no data scan).
     """
-    con = duckdb.connect(str(db_path), read_only=True)
+    con = connect_when_free(db_path, read_only=True)
     try:
         digest, tables = signature(con, dataset)
     finally:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from clinbench.atomic import atomic_path
 from clinbench.derive.catalogue import TaskSpec, get_task
-from clinbench.duck import duckdb
+from clinbench.duck import connect_when_free, duckdb
 from clinbench.errors import DataError, TaskError
 
 
@@ -46,7 +46,7 @@ def export_reference(task_id: str, db_path: str | Path, out_csv: str | Path, *, 
     if variant is not None:
         check_variant(spec, variant)
     table = spec.target_table if variant is None else variant_table(spec, variant)
-    con = duckdb.connect(str(db_path), read_only=True)
+    con = connect_when_free(db_path, read_only=True)
     try:
         schema, name = table.split(".")
         have = {c for (c,) in con.execute(

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from clinbench.derive.catalogue import get_task
-from clinbench.duck import duckdb
+from clinbench.duck import connect_when_free
 from clinbench.ehr.requirements import family_requirements
 
 
@@ -25,7 +25,7 @@ def unscorable_tasks(db_path: str | Path, task_ids: Iterable[str]) -> dict[str, 
     that, and ``run`` says so on its own.
     """
     specs = [get_task(t) for t in task_ids]
-    with duckdb.connect(str(db_path), read_only=True) as con:
+    with connect_when_free(db_path, read_only=True) as con:
         present = {f"{s}.{t}" for s, t in con.execute(
             "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall()}
 

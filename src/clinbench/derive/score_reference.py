@@ -30,7 +30,7 @@ import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from clinbench.duck import duckdb
+from clinbench.duck import duckdb, when_free
 
 from clinbench.errors import TaskError
 
@@ -108,7 +108,7 @@ def cached(con: duckdb.DuckDBPyConnection, db_path: Path, table: str, keys: list
     ref = _read(con, path, keys, table, stamp) if use_cache else None
     if ref is not None:
         return ref
-    con.execute(f"ATTACH {_lit(str(db_path))} AS __src (READ_ONLY)")
+    when_free(lambda: con.execute(f"ATTACH {_lit(str(db_path))} AS __src (READ_ONLY)"), db_path)
     schema, name = table.split(".")
     exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = '__src' "
                          "AND schema_name = ? AND table_name = ?", [schema, name]).fetchone()[0]

@@ -57,7 +57,7 @@ from clinbench.derive import conditions, raw_layer
 from clinbench.derive.cache_files import cache_dir, intact, lock, seal, verified
 from clinbench.derive.catalogue import TaskSpec, get_task, load_catalogue
 from clinbench.derive.schema_variants import Relation, VariantPlan, plan_variant, rewrite_sql
-from clinbench.duck import duckdb
+from clinbench.duck import connect_when_free, duckdb, when_free
 from clinbench.errors import DataError
 
 # Bump when the masking or variant rules change, so stale cached databases are not reused
@@ -181,7 +181,7 @@ def read_catalog(db_path: Path) -> tuple[str, dict[tuple[str, str], tuple[tuple[
 
 def _read_catalog(db_path: Path, st: os.stat_result) -> tuple[str, dict[tuple[str, str], tuple[tuple[str, str], ...]]]:
     try:
-        con = duckdb.connect(str(db_path), read_only=True)
+        con = connect_when_free(db_path, read_only=True)
     except duckdb.Error as exc:
         raise DataError(f"cannot open {db_path} ({str(exc).splitlines()[0]}); is another process writing to it?") from exc
     try:
@@ -375,7 +375,7 @@ def _copy_tables(con: duckdb.DuckDBPyConnection, db_path: Path, outputs: list) -
     cursor in one transaction: small tables then run side by side instead of one after another
     (one DuckDB pipeline rarely fills every core), and each group commits once.
     """
-    con.execute(f"ATTACH '{_esc(str(db_path))}' AS src (READ_ONLY)")
+    when_free(lambda: con.execute(f"ATTACH '{_esc(str(db_path))}' AS src (READ_ONLY)"), db_path)
     for schema in sorted({out.schema for out in outputs}):
         con.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
     sizes = dict(((s, t), n) for s, t, n in con.execute(

@@ -30,7 +30,6 @@ from __future__ import annotations
 import csv
 import itertools
 import os
-import re
 import threading
 import time
 from collections import Counter
@@ -41,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from clinbench.atomic import atomic_path
-from clinbench.duck import duckdb
+from clinbench.duck import duckdb, lock_holder
 from clinbench.errors import ClinbenchError
 from clinbench.records import (ADDED_COLUMNS, BENCHMARKS, BINDING_COLUMNS, COLUMN_SCORE_COLUMNS, DX_LEGACY_SQL,
                                LEGACY_STATUS, RUN_COLUMNS, STORE_FILE, USAGE_COLUMNS, USAGE_FIELDS, ColumnScore,
@@ -61,7 +60,6 @@ class StoreLocked(StoreError):
 CORRUPT_HINT = "rebuild it from the runs' evidence with `clinbench store rebuild {dir}`"
 LOCK_WAIT_SECONDS = 30.0  # how long a command waits for a store another process holds (a campaign: forever)
 LOCK_NOTICE_SECONDS = 30.0  # how often a waiting caller is told why
-_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (\S+) \(PID (\d+)\)")
 
 
 _RUNS_WITH_USAGE = f"SELECT r.*, {', '.join(f'u.{c}' for c in USAGE_FIELDS)} FROM runs r "
@@ -241,7 +239,7 @@ class Store:
                                       f"{limit:.0f} s; try again when that read ends") from None
                 time.sleep(0.01)
             except duckdb.IOException as exc:  # another process holds the file
-                if "lock" not in str(exc).lower():
+                if lock_holder(exc) is None:  # not a lock conflict (a corrupt block, a read-only place)
                     raise self._error(exc) from exc
                 waited = time.monotonic() - start
                 if waited > limit:
@@ -261,8 +259,8 @@ class Store:
                 engine.release(key, con)
 
     def _locked(self, exc: BaseException) -> str:
-        holder = _LOCK_HOLDER.search(str(exc))
-        who = f" ({holder.group(1)}, PID {holder.group(2)})" if holder else ""
+        holder = lock_holder(exc)
+        who = f" ({holder})" if holder else ""
         return (f"the results store {self.path} is locked by another process{who}: a duckdb shell, notebook or "
                 "other command with it open; close that, or wait for it")
 
