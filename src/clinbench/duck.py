@@ -11,13 +11,15 @@ sandbox (agents/toolbox.py mounts the package's folder; agents/duckdb_shell.py r
 alone). An older DuckDB, without ``_duckdb``, is imported whole.
 """
 
-import os
-import re
-import sys
-import time
-from collections.abc import Callable
-from pathlib import Path
-from typing import TypeVar
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not typing's: `clinbench score` imports this module first and starts DuckDB at once
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 try:
     import _duckdb as duckdb
@@ -31,7 +33,7 @@ __all__ = ["connect_meanwhile", "connect_when_free", "duckdb", "lock_holder", "w
 # how often it says so.
 LOCK_WAIT_SECONDS = 600.0
 LOCK_NOTICE_SECONDS = 30.0
-_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (\S+) \(PID (\d+)\)")
+_LOCK_HOLDER = r"Conflicting lock is held in (\S+) \(PID (\d+)\)"
 
 
 def connect_meanwhile():
@@ -62,9 +64,6 @@ def connect_meanwhile():
     return wait
 
 
-T = TypeVar("T")
-
-
 def lock_holder(exc: BaseException) -> str | None:
     """The process DuckDB names as holding a file (``program, PID n``; "" when it names none), or None when
     ``exc`` is no lock conflict, but another failure to open the file."""
@@ -72,7 +71,9 @@ def lock_holder(exc: BaseException) -> str | None:
     if not isinstance(exc, duckdb.IOException) or not ("could not set lock" in text.lower()
                                                         or "conflicting lock" in text.lower()):
         return None  # e.g. a corrupt block, a missing file, a read-only place
-    found = _LOCK_HOLDER.search(text)
+    import re
+
+    found = re.search(_LOCK_HOLDER, text)
     return f"{found.group(1)}, PID {found.group(2)}" if found else ""
 
 
@@ -83,6 +84,8 @@ def when_free(open_file: Callable[[], T], path: str | Path, *, wait_seconds: flo
     a line on stderr) after the first second and every ``LOCK_NOTICE_SECONDS``; then the conflict is raised
     as DuckDB gave it, for the caller's message. Two clinbench commands on one database (two campaigns
     building their references on demand) so take turns instead of the second failing."""
+    import time
+
     start, told, pause, limit = time.monotonic(), None, 0.02, wait_seconds
     while True:
         try:
@@ -111,6 +114,8 @@ def connect_when_free(path: str | Path, *, read_only: bool = False) -> duckdb.Du
 
 def _wait_limit() -> float:
     """``CLINBENCH_LOCK_WAIT`` seconds, else ``LOCK_WAIT_SECONDS``."""
+    import os
+
     raw = os.environ.get("CLINBENCH_LOCK_WAIT", "").strip()
     if not raw:
         return LOCK_WAIT_SECONDS
@@ -127,5 +132,7 @@ def _wait_limit() -> float:
 
 
 def _tell(message: str) -> None:
+    import sys
+
     sys.stderr.write(f"{message}\n")
     sys.stderr.flush()
