@@ -9,6 +9,10 @@ from here. The package is imported only where its Python layer is used (tests/te
 each place): Arrow exchange (synth's scans of pyarrow tables, the store's runs table) and the agent's
 sandbox (agents/toolbox.py mounts the package's folder; agents/duckdb_shell.py runs in there with it
 alone). An older DuckDB, without ``_duckdb``, is imported whole.
+
+Database files that other processes may hold (a source database while another campaign builds its
+references on demand) are opened through ``when_free`` / ``connect_when_free``: a lock conflict is waited
+out, saying who holds the file, instead of failing at once.
 """
 
 from __future__ import annotations
