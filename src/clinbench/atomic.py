@@ -70,9 +70,9 @@ def _alive(pid: int) -> bool:
 
 def _storage_error(exc: BaseException, path: Path) -> BaseException:
     """``exc`` as a WriteError when it is a full disk or a read-only place, else ``exc`` itself."""
-    from clinbench.write_errors import WriteError, explain, kind_of
+    from clinbench.write_errors import WriteError, explain, cannot_write
 
-    if isinstance(exc, (OSError, duckdb.Error)) and kind_of(exc) in ("disk-full", "read-only"):
+    if isinstance(exc, (OSError, duckdb.Error)) and cannot_write(exc):
         return WriteError(explain(exc, path))
     return exc
 

@@ -17,13 +17,19 @@ out, saying who holds the file, instead of failing at once.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: `clinbench score` imports this module first and starts DuckDB at once
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from pathlib import Path
-    from typing import TypeVar
+# all loaded by DuckDB's own import anyway (``import _duckdb`` imports re, typing and collections.abc):
+# nothing here is added to `clinbench score`'s start
+import os
+import re
+import sys
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
-    T = TypeVar("T")
+if TYPE_CHECKING:
+    from pathlib import Path
+
+T = TypeVar("T")
 
 try:
     import _duckdb as duckdb
@@ -37,7 +43,7 @@ __all__ = ["connect_meanwhile", "connect_when_free", "duckdb", "lock_holder", "w
 # how often it says so.
 LOCK_WAIT_SECONDS = 600.0
 LOCK_NOTICE_SECONDS = 30.0
-_LOCK_HOLDER = r"Conflicting lock is held in (\S+) \(PID (\d+)\)"
+_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (\S+) \(PID (\d+)\)")
 
 
 def connect_meanwhile():
@@ -75,9 +81,7 @@ def lock_holder(exc: BaseException) -> str | None:
     if not isinstance(exc, duckdb.IOException) or not ("could not set lock" in text.lower()
                                                         or "conflicting lock" in text.lower()):
         return None  # e.g. a corrupt block, a missing file, a read-only place
-    import re
-
-    found = re.search(_LOCK_HOLDER, text)
+    found = _LOCK_HOLDER.search(text)
     return f"{found.group(1)}, PID {found.group(2)}" if found else ""
 
 
@@ -88,8 +92,6 @@ def when_free(open_file: Callable[[], T], path: str | Path, *, wait_seconds: flo
     a line on stderr) after the first second and every ``LOCK_NOTICE_SECONDS``; then the conflict is raised
     as DuckDB gave it, for the caller's message. Two clinbench commands on one database (two campaigns
     building their references on demand) so take turns instead of the second failing."""
-    import time
-
     start, told, pause, limit = time.monotonic(), None, 0.02, wait_seconds
     while True:
         try:
@@ -118,8 +120,6 @@ def connect_when_free(path: str | Path, *, read_only: bool = False) -> duckdb.Du
 
 def _wait_limit() -> float:
     """``CLINBENCH_LOCK_WAIT`` seconds, else ``LOCK_WAIT_SECONDS``."""
-    import os
-
     raw = os.environ.get("CLINBENCH_LOCK_WAIT", "").strip()
     if not raw:
         return LOCK_WAIT_SECONDS
@@ -136,7 +136,5 @@ def _wait_limit() -> float:
 
 
 def _tell(message: str) -> None:
-    import sys
-
     sys.stderr.write(f"{message}\n")
     sys.stderr.flush()

@@ -38,6 +38,11 @@ def kind_of(exc: BaseException) -> str | None:
     return None
 
 
+def cannot_write(exc: BaseException) -> bool:
+    """``exc`` is a full disk or a read-only place: where things are written failed, not the input or the SQL."""
+    return kind_of(exc) in ("disk-full", "read-only")
+
+
 def explain(exc: BaseException, path: str | Path, *, corrupt_hint: str = "") -> str | None:
     """One line for a storage failure on ``path``, or None when ``exc`` is something else."""
     kind = kind_of(exc)

@@ -29,7 +29,7 @@ from clinbench.campaign.binding import bind_profile, bind_tasks, check_workspace
 from clinbench.campaign.matrix import RunSpec
 from clinbench.records import ColumnScore, RunRecord, RunStatus
 from clinbench.errors import ClinbenchError
-from clinbench.write_errors import WriteError, explain, kind_of
+from clinbench.write_errors import WriteError, explain, cannot_write
 
 DEFAULT_TIMEOUT_SECONDS = 30 * 60
 AGENT_FAILED = {"error", "timeout"}  # AgentOutcome statuses that are the agent's failure
@@ -128,7 +128,7 @@ def storage_checked(out: str, runner, spec, config) -> RunResult:
     try:
         return runner(spec, config)
     except OSError as exc:
-        if kind_of(exc) in ("disk-full", "read-only"):
+        if cannot_write(exc):
             raise StorageFailure(explain(exc, out)) from exc
         raise
 
@@ -201,7 +201,7 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
     except ClinbenchError as exc:  # workspace, sandbox, endpoint: not the agent's doing
         record.status, error = RunStatus.HARNESS_ERROR, str(exc)
     except OSError as exc:
-        if kind_of(exc) in ("disk-full", "read-only"):
+        if cannot_write(exc):
             raise
         record.status, error = RunStatus.HARNESS_ERROR, f"{type(exc).__name__}: {exc}"
         _write_traceback(partial)

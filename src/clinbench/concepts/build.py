@@ -27,7 +27,7 @@ from clinbench.concepts.graph import Dependencies, closure, dependency_map, topo
 from clinbench.concepts.profiles import get_profile, label, lineage
 from clinbench.duck import connect_when_free, duckdb, lock_holder
 from clinbench.errors import ConceptError, DataError
-from clinbench.write_errors import WriteError, explain, kind_of
+from clinbench.write_errors import WriteError, explain, cannot_write
 
 META_SCHEMA = "clinbench_meta"
 META_TABLE = f"{META_SCHEMA}.concept_builds"
@@ -113,7 +113,7 @@ def _open(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
     try:
         return connect_when_free(path)
     except duckdb.Error as exc:
-        if _storage_failure(exc):  # a read-only file or location: no other program to close
+        if cannot_write(exc):  # a read-only file or location: no other program to close
             raise WriteError(explain(exc, path)) from exc
         raise DataError(f"cannot open {path} ({str(exc).splitlines()[0]}): close the program holding it, or check "
                         "that it is a DuckDB database, and retry") from exc
@@ -149,7 +149,7 @@ def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql
         try:
             rows = con.execute(f"CREATE TABLE {out} AS {_sql_body(sql)}").fetchone()[0]
         except duckdb.Error as exc:
-            if _storage_failure(exc):
+            if cannot_write(exc):
                 raise  # the disk, not the SQL: build_concepts says so
             first = str(exc).splitlines()[0]
             line = _error_line(str(exc))
@@ -169,31 +169,22 @@ def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql
     return rows, (row[0], row[1], row[2])
 
 
-def _storage_failure(exc: BaseException) -> bool:
-    """``exc`` is a full disk or a read-only file (``write_errors``), not a fault of the SQL."""
-    return kind_of(exc) in ("disk-full", "read-only")
-
-
 def _write_error(exc: BaseException, db_path: str | os.PathLike[str]) -> WriteError:
     """A storage failure during a build as one line: each table is committed with its bookkeeping row, so
     what was built before it is kept and the same command, retried, builds only the rest."""
     return WriteError(f"{explain(exc, db_path)} (the tables built before it are kept: the retry builds the rest)")
 
 
-def _close(con: duckdb.DuckDBPyConnection, threads: str | None, db_path: str | os.PathLike[str], *,
-           failing: bool) -> None:
+def _close(con: duckdb.DuckDBPyConnection, threads: str | None, *, failing: bool) -> None:
     """Give the instance its thread count back and close the build's connection (closing writes the
     checkpoint). ``failing``: the build's own failure is being raised, and a failure here is not raised over it."""
     try:
         if threads is not None:  # the instance may be shared with the caller's own connection to the file
             con.execute(f"SET threads = {threads}")
         con.close()
-    except duckdb.Error as exc:
-        if failing:
-            return
-        if _storage_failure(exc):
-            raise _write_error(exc, db_path) from exc
-        raise
+    except duckdb.Error:
+        if not failing:
+            raise
 
 
 def build_concepts(
@@ -230,44 +221,45 @@ def build_concepts(
 
     con = _open(db_path)
     threads, failing = None, True
-    try:
-        recorded = _recorded_profiles(con)
-        profile = _chosen_profile(profile, recorded, partial=bool(only), db=Path(db_path))
-        concepts = load_concepts(profile=profile)
-        deps = dependency_map(concepts)
-        existing = _existing_tables(con)  # read once: every step below keeps it current
-        order = _select(concepts, deps, only, targets, lambda: existing, schema)
-        con.execute("SET enable_progress_bar = false")
-        threads = con.execute("SELECT current_setting('threads')").fetchone()[0]
-        con.execute(f"SET threads = {engine_threads(workers)}")
-        con.execute(f"CREATE SCHEMA IF NOT EXISTS {META_SCHEMA}")
-        con.execute(
-            f"CREATE TABLE IF NOT EXISTS {META_TABLE} (name VARCHAR PRIMARY KEY, sql_sha256 VARCHAR, "
-            "input_fingerprint VARCHAR, built_at TIMESTAMP, seconds DOUBLE, rows BIGINT, profile VARCHAR)"
-        )
-        # databases built before row counts, and before profiles, were kept
-        con.execute(f"ALTER TABLE {META_TABLE} ADD COLUMN IF NOT EXISTS rows BIGINT")
-        con.execute(f"ALTER TABLE {META_TABLE} ADD COLUMN IF NOT EXISTS profile VARCHAR")
-        for out_schema in sorted({output_table(concepts[q], schema).split(".")[0] for q in order}):
-            con.execute(f"CREATE SCHEMA IF NOT EXISTS {out_schema}")
-        _drop_omitted(con, profile, schema, existing)
-        state = _BuildState(con, concepts, deps, schema, force, profile, existing)
-        if workers == 1:
-            for index, qualified in enumerate(order):
-                state.announce(qualified, index, len(order), progress)
-                state.finish(qualified, state.build_one(con, qualified), index, len(order), progress)
-        else:
-            _build_concurrently(state, order, workers, progress)
-        if not only:  # the whole layer is now this profile's (a table two profiles share was left as it was)
-            con.execute(f"UPDATE {META_TABLE} SET profile = ? WHERE profile IS DISTINCT FROM ?",
-                        [label(profile), label(profile)])
-        failing = False
+    try:  # a full disk or read-only file, while building or at the close's checkpoint: one line
+        try:
+            recorded = _recorded_profiles(con)
+            profile = _chosen_profile(profile, recorded, partial=bool(only), db=Path(db_path))
+            concepts = load_concepts(profile=profile)
+            deps = dependency_map(concepts)
+            existing = _existing_tables(con)  # read once: every step below keeps it current
+            order = _select(concepts, deps, only, targets, lambda: existing, schema)
+            con.execute("SET enable_progress_bar = false")
+            threads = con.execute("SELECT current_setting('threads')").fetchone()[0]
+            con.execute(f"SET threads = {engine_threads(workers)}")
+            con.execute(f"CREATE SCHEMA IF NOT EXISTS {META_SCHEMA}")
+            con.execute(
+                f"CREATE TABLE IF NOT EXISTS {META_TABLE} (name VARCHAR PRIMARY KEY, sql_sha256 VARCHAR, "
+                "input_fingerprint VARCHAR, built_at TIMESTAMP, seconds DOUBLE, rows BIGINT, profile VARCHAR)"
+            )
+            # databases built before row counts, and before profiles, were kept
+            con.execute(f"ALTER TABLE {META_TABLE} ADD COLUMN IF NOT EXISTS rows BIGINT")
+            con.execute(f"ALTER TABLE {META_TABLE} ADD COLUMN IF NOT EXISTS profile VARCHAR")
+            for out_schema in sorted({output_table(concepts[q], schema).split(".")[0] for q in order}):
+                con.execute(f"CREATE SCHEMA IF NOT EXISTS {out_schema}")
+            _drop_omitted(con, profile, schema, existing)
+            state = _BuildState(con, concepts, deps, schema, force, profile, existing)
+            if workers == 1:
+                for index, qualified in enumerate(order):
+                    state.announce(qualified, index, len(order), progress)
+                    state.finish(qualified, state.build_one(con, qualified), index, len(order), progress)
+            else:
+                _build_concurrently(state, order, workers, progress)
+            if not only:  # the whole layer is now this profile's (a table two profiles share was left as it was)
+                con.execute(f"UPDATE {META_TABLE} SET profile = ? WHERE profile IS DISTINCT FROM ?",
+                            [label(profile), label(profile)])
+            failing = False
+        finally:
+            _close(con, threads, failing=failing)
     except duckdb.Error as exc:
-        if _storage_failure(exc):
+        if cannot_write(exc):
             raise _write_error(exc, db_path) from exc
         raise
-    finally:
-        _close(con, threads, db_path, failing=failing)
     # The raw-table fingerprints the manifest just computed stay true for the file as closed (a
     # build writes only derived tables): hand them to `verify` and campaign binding, which would
     # otherwise hash every raw row again on their first read of this file.

@@ -44,7 +44,7 @@ from clinbench.duck import duckdb
 from clinbench.ehr.requirements import families_needing, required_tables
 from clinbench.ehr.schema import Table, dataset_tables
 from clinbench.errors import DataError
-from clinbench.write_errors import kind_of
+from clinbench.write_errors import cannot_write
 
 EXTENSIONS = (".csv.gz", ".csv", ".parquet")
 CHECKSUMS = "SHA256SUMS.txt"
@@ -365,7 +365,7 @@ def _load_one(con: duckdb.DuckDBPyConnection, s: _Source) -> int:
             reader = f"read_csv({_lit(s.path)}, {CSV_OPTIONS}, columns={{{struct}}})"
         return con.execute(f"INSERT INTO {s.table.qualified} SELECT {select} FROM {reader}").fetchone()[0]
     except duckdb.Error as exc:
-        if kind_of(exc) in ("disk-full", "read-only"):
+        if cannot_write(exc):
             raise  # the destination failed, not the input file: atomic_database says so
         raise DataError(_explain(s, exc)) from exc
 
