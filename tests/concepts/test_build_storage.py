@@ -85,3 +85,36 @@ def test_a_database_on_a_read_only_mount_is_said_to_be_read_only(raw_and_built, 
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip() == (f"error: cannot write {db}: the location is read-only or not writable by you; "
                                    "choose a writable location")
+
+
+def test_a_read_only_database_lacking_a_reference_names_it_and_the_one_build_that_makes_it(raw_and_built, tmpfs, tmp_path):
+    """A shared MIMIC-IV copy is often mounted read-only: `run` cannot build a reference on demand into it, and
+    "choose a writable location" would tell its user to move the database. Built once with `--all`, it runs."""
+    _, built = raw_and_built  # the concept layer only: references are built on demand
+    disk = tmpfs("shared", "size=64m")
+    layer, everything = disk / "layer.duckdb", disk / "all.duckdb"
+    shutil.copyfile(built, layer)
+    shutil.copyfile(built, everything)
+    env = {**os.environ, "CLINBENCH_CACHE": str(tmp_path / "cache"), "COLUMNS": "300"}
+    assert subprocess.run([sys.executable, "-m", "clinbench", "concepts", "build", str(everything), "--all"],
+                          env=env, capture_output=True, text=True, timeout=300).returncode == 0
+    remount = subprocess.run(["mount", "-o", "remount,ro", str(disk)], capture_output=True, text=True)
+    if remount.returncode != 0:
+        pytest.skip(f"cannot remount the tmpfs read-only ({remount.stderr.strip()})")
+
+    def run(db: Path, out: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "clinbench", "run", "--db", str(db), "--out", str(tmp_path / out),
+                               "--task", "mimic-sofa-24h", "--agent", "reference"],
+                              env=env, capture_output=True, text=True, timeout=300)
+
+    lacking = run(layer, "camp-layer")
+    assert lacking.returncode == 2 and "Traceback" not in lacking.stderr, lacking.stderr
+    assert lacking.stderr.strip() == (
+        f"error: {layer} lacks 1 table this command needs (mimiciv_derived.target_sofa_24h) and cannot be written "
+        f"here (read-only, or not writable by you): build it once where it is writable (`clinbench concepts build "
+        f"{layer} --all`), or pass a writable copy")
+    assert not (tmp_path / "camp-layer" / "results.duckdb").exists()
+
+    complete = run(everything, "camp-all")
+    assert complete.returncode == 0, complete.stderr
+    assert "1 run(s) done (1 ok)" in " ".join(complete.stdout.split())

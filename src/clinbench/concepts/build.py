@@ -27,7 +27,7 @@ from clinbench.concepts.graph import Dependencies, closure, dependency_map, topo
 from clinbench.concepts.profiles import get_profile, label, lineage
 from clinbench.duck import connect_when_free, duckdb, lock_holder
 from clinbench.errors import ConceptError, DataError
-from clinbench.write_errors import WriteError, explain, cannot_write
+from clinbench.write_errors import WriteError, cannot_write, explain, kind_of
 
 META_SCHEMA = "clinbench_meta"
 META_TABLE = f"{META_SCHEMA}.concept_builds"
@@ -361,7 +361,20 @@ def build_absent(db_path: str | os.PathLike[str], tables: list[str], *, profile:
         deps = dependency_map(concepts)
         absent |= {t for t in also if t not in existing and t in by_table
                    and all(r in existing for q in closure([by_table[t]], deps) for r in deps[q].raw)}
-    return build_concepts(path, only=sorted(absent), profile=profile, progress=progress) if absent else []
+    if not absent:
+        return []
+    try:
+        return build_concepts(path, only=sorted(absent), profile=profile, progress=progress)
+    except WriteError as exc:
+        if exc.__cause__ is None or kind_of(exc.__cause__) != "read-only":
+            raise
+        # a shared copy mounted read-only: moving it is no answer, building it once where it is writable is
+        names = sorted(absent)
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        raise WriteError(f"{path} lacks {len(names)} table{'s' if len(names) > 1 else ''} this command needs "
+                         f"({shown}) and cannot be written here (read-only, or not writable by you): build "
+                         f"{'them' if len(names) > 1 else 'it'} once where it is writable (`clinbench concepts build {path} --all`), or pass a writable "
+                         "copy") from exc.__cause__
 
 
 def _drop_omitted(con: duckdb.DuckDBPyConnection, profile: str, schema: str, existing: set[str]) -> None:
