@@ -15,7 +15,6 @@ import glob
 import json
 import os
 import re
-import secrets
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -33,7 +32,7 @@ def temp_name(path: Path) -> Path:
     The extension is kept because some writers choose a format from it (Chromium's
     ``--screenshot``, DuckDB's ``COPY ... TO``).
     """
-    return path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}{path.suffix}")
+    return path.with_name(f".{path.name}.tmp-{os.getpid()}-{os.urandom(4).hex()}{path.suffix}")
 
 
 def remove_stale_temps(path: Path) -> list[Path]:
