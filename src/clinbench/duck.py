@@ -36,7 +36,7 @@ try:
 except ImportError:  # DuckDB < 2.0
     import duckdb  # type: ignore[no-redef]
 
-__all__ = ["connect_meanwhile", "connect_when_free", "duckdb", "lock_holder", "when_free"]
+__all__ = ["connect_meanwhile", "connect_when_free", "duckdb", "held_too_long", "lock_holder", "when_free"]
 
 # How long an open of a database file waits while another process holds it (a build that clinbench
 # runs on demand, another campaign preparing its tasks, a notebook; CLINBENCH_LOCK_WAIT sets it), and
@@ -85,6 +85,22 @@ def lock_holder(exc: BaseException) -> str | None:
     return f"{found.group(1)}, PID {found.group(2)}" if found else ""
 
 
+def held_too_long(exc: BaseException) -> str | None:
+    """The line for a lock conflict that outlasted ``when_free``'s wait (which file, held by whom, how long it
+    was waited for, what to do), or None when ``exc`` is no lock conflict."""
+    who = lock_holder(exc)
+    if who is None:
+        return None
+    named = re.search(r'lock on file "([^"]+)"', str(exc))
+    try:
+        limit = _wait_limit()
+    except Exception:  # noqa: BLE001 - an unset-able value was named before any wait
+        limit = 0.0
+    waited = f" for the whole {limit:g} s wait" if limit else ""
+    return (f"{named.group(1) if named else 'the database'} is held by another process{f' ({who})' if who else ''}"
+            f"{waited}: close that program, or set CLINBENCH_LOCK_WAIT to wait longer (seconds), and retry")
+
+
 def when_free(open_file: Callable[[], T], path: str | Path, *, wait_seconds: float | None = None,
               on_wait: Callable[[str], None] | None = None) -> T:
     """``open_file()`` (a connect or an ATTACH of ``path``) once no other process holds the file: while one
@@ -108,7 +124,7 @@ def when_free(open_file: Callable[[], T], path: str | Path, *, wait_seconds: flo
                 told = waited
                 holder = f" ({who})" if who else ""
                 (on_wait or _tell)(f"{path} is held by another process{holder}; waiting for it to let go "
-                                   f"({waited:.0f} s so far, up to {limit:.0f} s; Ctrl-C to stop)")
+                                   f"({waited:.0f} s so far, up to {limit:g} s; Ctrl-C to stop)")
             time.sleep(pause)
             pause = min(pause * 2, 0.5)
 

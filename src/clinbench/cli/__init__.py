@@ -239,6 +239,13 @@ def main() -> None:
         # A database another program holds open, or a path that is not a DuckDB file, reaches
         # DuckDB from many commands; its message names the file and the holder.
         if _is_duckdb_io_error(exc):
+            from rich.markup import escape
+
+            from clinbench.duck import held_too_long
+
+            if held := held_too_long(exc):
+                _error(f"[bold red]error:[/] {escape(held)}")
+                sys.exit(2)
             message = " ".join(str(exc).split())
             _error(f"[bold red]error:[/] {message}; close the program holding the database, or check "
                    "that the path is a DuckDB database, and retry")

@@ -25,7 +25,7 @@ from clinbench.concepts import manifest
 from clinbench.concepts.catalog import MIMIC_DERIVED, RETIRED_HELPERS, Concept, find_concept, load_concepts
 from clinbench.concepts.graph import Dependencies, closure, dependency_map, topological_order
 from clinbench.concepts.profiles import get_profile, label, lineage
-from clinbench.duck import connect_when_free, duckdb, lock_holder
+from clinbench.duck import connect_when_free, duckdb, held_too_long, lock_holder
 from clinbench.errors import ConceptError, DataError
 from clinbench.write_errors import WriteError, cannot_write, explain, kind_of
 
@@ -115,6 +115,8 @@ def _open(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
     except duckdb.Error as exc:
         if cannot_write(exc):  # a read-only file or location: no other program to close
             raise WriteError(explain(exc, path)) from exc
+        if held := held_too_long(exc):
+            raise DataError(held) from exc
         raise DataError(f"cannot open {path} ({str(exc).splitlines()[0]}): close the program holding it, or check "
                         "that it is a DuckDB database, and retry") from exc
 
