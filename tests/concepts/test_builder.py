@@ -208,6 +208,16 @@ def test_unchanged_concepts_are_skipped_until_sql_or_inputs_change(toy_root, toy
     assert third["mimiciv_derived.lonely"] == "unchanged"
     assert _table(toy_db, "SELECT stay_id FROM mimiciv_derived.long_stays ORDER BY 1") == [(100,), (300,)]
 
+    # raw rows edited in place, the row count kept (a corrected value): what reads them is rebuilt too
+    con = duckdb.connect(str(toy_db))
+    con.execute("UPDATE mimiciv_icu.icustays SET outtime = '2150-01-01 06:00' WHERE stay_id = 300")
+    con.close()
+    edited = {r.name: r.status for r in build_concepts(toy_db)}
+    assert (edited["mimiciv_derived.long_stays"], edited["mimiciv_derived.lonely"]) == ("built", "unchanged")
+    assert _table(toy_db, "SELECT stay_id FROM mimiciv_derived.long_stays ORDER BY 1") == [(100,)]
+    again = {r.name: r.status for r in build_concepts(toy_db)}  # the edit is seen once: its own checkpoint is no change
+    assert {s for n, s in again.items() if not n.startswith("eicu")} == {"unchanged"}
+
     # edited SQL: that concept and its dependents are rebuilt, its inputs are not
     path = toy_root / "mimic_iv/demo/stay_hours.sql"
     path.write_text(path.read_text() + "-- reviewed\n")
