@@ -189,6 +189,13 @@ def _error(message: str) -> None:
     make_console(stderr=True).print(message, highlight=False, soft_wrap=True)
 
 
+def _failed(message: object) -> None:
+    """``error: MESSAGE`` on stderr, the message shown as written (a user's path, an agent's bytes)."""
+    from clinbench.cli._console import styled
+
+    _error(styled("[bold red]error:[/] {}", message))
+
+
 class _Interrupted(Exception):
     """Ctrl-C that reached the root group: no command said what it kept."""
 
@@ -216,13 +223,11 @@ def main() -> None:
         if is_interrupt(exc):
             _error("interrupted")  # Ctrl-C inside a query that a library call reports as its own failure
             sys.exit(130)
-        _error(f"[bold red]error:[/] {exc}")
+        _failed(exc)
         sys.exit(2)
     except click.ClickException as exc:
         if exc.format_message().strip():  # a group run without a command has printed its help instead
-            from rich.markup import escape
-
-            _error(f"[bold red]error:[/] {escape(_usage_error(exc))}")
+            _failed(_usage_error(exc))
         sys.exit(exc.exit_code)
     except typer.Abort:
         _error("aborted")
@@ -239,16 +244,14 @@ def main() -> None:
         # A database another program holds open, or a path that is not a DuckDB file, reaches
         # DuckDB from many commands; its message names the file and the holder.
         if _is_duckdb_io_error(exc):
-            from rich.markup import escape
-
             from clinbench.duck import held_too_long
 
             if held := held_too_long(exc):
-                _error(f"[bold red]error:[/] {escape(held)}")
+                _failed(held)
                 sys.exit(2)
             message = " ".join(str(exc).split())
-            _error(f"[bold red]error:[/] {message}; close the program holding the database, or check "
-                   "that the path is a DuckDB database, and retry")
+            _failed(f"{message}; close the program holding the database, or check that the path is a DuckDB "
+                    "database, and retry")
             sys.exit(2)
         raise
     sys.exit(code if isinstance(code, int) else 0)

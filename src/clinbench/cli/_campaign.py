@@ -37,7 +37,7 @@ def print_causes(summary, console: Console) -> None:
             continue
         console.print(f"{sum(len(ids) for _, ids in groups)} {label}:", highlight=False, soft_wrap=True)
         for cause, ids in groups:
-            console.print(f"  {len(ids)} × {cause} (e.g. {ids[0]})", highlight=False, soft_wrap=True, markup=False)
+            console.print(f"  {len(ids)} × {cause} (e.g. {ids[0]})", highlight=False, soft_wrap=True)
     if summary.causes:  # a plain rerun skips recorded runs, failed ones included
         console.print("evidence of each run is in runs/<run_id>/; after fixing a cause, rerun the same command "
                       "with --retry-failed to redo those runs", highlight=False, soft_wrap=True)

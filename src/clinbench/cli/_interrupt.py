@@ -31,7 +31,7 @@ def is_interrupt(exc: BaseException) -> bool:
 
 def stopped(console, kept: str) -> NoReturn:
     """Print 'interrupted: KEPT' on one line and exit 130."""
-    console.print(f"interrupted: {kept}", highlight=False, soft_wrap=True, markup=False)
+    console.print(f"interrupted: {kept}", highlight=False, soft_wrap=True)
     raise typer.Exit(130)
 
 

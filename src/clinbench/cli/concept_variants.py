@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from clinbench.cli._console import make_console
+from clinbench.cli._console import make_console, styled
 
 console = make_console()
 
@@ -51,7 +51,7 @@ def variants(
     if name is None:
         console.print("Give a variant NAME to see its clinical reason and the rows that move.")
         return
-    console.print(f"[bold]{diffs[0].variant.name}[/]: {diffs[0].variant.reason}", highlight=False)
+    console.print(styled("[bold]{}[/]: {}", diffs[0].variant.name, diffs[0].variant.reason), highlight=False)
     if diffs[0].examples:
         moved = Table(title=f"Rows that move ({', '.join(diffs[0].keys)})")
         for column in diffs[0].examples[0]:

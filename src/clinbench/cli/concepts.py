@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from clinbench.cli._console import make_console
+from clinbench.cli._console import make_console, plain_column, styled
 from clinbench.cli._interrupt import is_interrupt, stopped
 from clinbench.concepts.profiles import PROFILE_HELP
 
@@ -28,7 +28,7 @@ def build(
     profile: Annotated[Optional[str], typer.Option("--profile", help=PROFILE_HELP)] = None,
 ) -> None:
     """Build a reference profile's concept layer (and the references already in DB) in dependency order; unchanged tables are skipped."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from clinbench.concepts.build import build_concepts, layer_profile
     from clinbench.concepts.profiles import label
@@ -42,8 +42,8 @@ def build(
         names = [tasks[n].target_table if n in tasks else n for n in names]
     # the bar appears with the first concept: a database that is missing or cannot be opened gets its
     # one-line error alone, not under an empty bar
-    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=console, transient=False)
+    bar = Progress(plain_column("{task.description}", style="bold"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), console=console, transient=False)
     task = bar.add_task("concepts", total=None)
     kept: list[str] = []  # built or unchanged so far: what an interrupted build leaves in the database
 
@@ -57,11 +57,13 @@ def build(
         if result.status in ("built", "unchanged"):
             kept.append(name)
         if result.status == "built":
-            bar.console.print(f"  [green]built[/]     {name}  {result.rows:,} rows  {result.seconds:.2f} s")
+            bar.console.print(styled("  [green]built[/]     {}  {:,} rows  {:.2f} s", name, result.rows,
+                                     result.seconds))
         elif result.status == "unchanged":
-            bar.console.print(f"  [dim]unchanged[/] {name}  {result.rows:,} rows (SQL and inputs unchanged; skipped)")
+            bar.console.print(styled("  [dim]unchanged[/] {}  {:,} rows (SQL and inputs unchanged; skipped)", name,
+                                     result.rows))
         else:
-            bar.console.print(f"  [yellow]skipped[/]   {name}  ({result.note})")
+            bar.console.print(styled("  [yellow]skipped[/]   {}  ({})", name, result.note))
 
     started = time.perf_counter()
     try:
@@ -144,10 +146,10 @@ def show(name: Annotated[str, typer.Argument(help="Concept name or qualified tab
     from clinbench.concepts.catalog import HEADER_FIELDS, find_concept
 
     concept = find_concept(name)
-    console.print(f"[bold]{concept.qualified}[/]  ({concept.path})")
+    console.print(styled("[bold]{}[/]  ({})", concept.qualified, concept.path))
     for key in HEADER_FIELDS:
         if key in concept.header:
-            console.print(f"[bold]{key.capitalize()}:[/] {concept.header[key]}", highlight=False)
+            console.print(styled("[bold]{}:[/] {}", key.capitalize(), concept.header[key]), highlight=False)
     console.print(Syntax(concept.sql, "sql", word_wrap=True))
 
 
@@ -175,7 +177,7 @@ def profiles() -> None:
         default = " (default)" if profile.name == DEFAULT_PROFILE else ""
         base = f"; the {profile.base} profile with {len(own)} file(s) of its own" if profile.base else "; the base concept tree"
         omit = f", without {', '.join(n.split('.', 1)[1] for n in profile.omit)}" if profile.omit else ""
-        console.print(f"[bold]{label(profile.name)}[/]{default}{base}{omit}", highlight=False)
+        console.print(styled("[bold]{}[/]{}{}{}", label(profile.name), default, base, omit), highlight=False)
         console.print(f"  reproduces: {profile.source}", highlight=False, soft_wrap=True)
         console.print(f"  for: {profile.purpose}", highlight=False, soft_wrap=True)
         if own:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from clinbench.cli._console import make_console
+from clinbench.cli._console import make_console, plain_column, styled
 
 # Other areas add commands to this group (cli/synth.py adds `data synth`).
 data_app = typer.Typer(no_args_is_help=True, help="EHR databases: load PhysioNet files, fetch the demos, inspect.")
@@ -40,19 +40,19 @@ def load(
     verify: bool = typer.Option(False, "--verify", help="check files against SHA256SUMS.txt first"),
 ) -> None:
     """Load PhysioNet CSV/Parquet files into a DuckDB database with the official schema."""
-    from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, TaskID, TimeElapsedColumn
 
     from clinbench.derive import raw_layer
     from clinbench.ehr.load import LoadEvent, check_out, load_dataset
 
     check_out(out, force=force, inputs=src_dir)
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[rows]}"),
+    with Progress(plain_column("{task.description}"), BarColumn(), plain_column("{task.fields[rows]}"),
                   TimeElapsedColumn(), console=err) as bar:
         tasks: dict[str, TaskID] = {}
 
         def on_event(event: LoadEvent) -> None:
             if event.kind == "warning":
-                bar.console.print(f"[yellow]warning:[/] {event.message}", highlight=False)
+                bar.console.print(styled("[yellow]warning:[/] {}", event.message), highlight=False)
             elif event.kind == "start":
                 tasks[event.table] = bar.add_task(f"[{event.index}/{event.total}] {event.table}", total=1, rows="")
             elif event.kind == "done":
@@ -74,18 +74,18 @@ def fetch(
     dest: Path = typer.Option(..., "--out", help="folder to download into (a subfolder per demo is made)"),
 ) -> None:
     """Download an open-access PhysioNet demo with resume, verified against SHA256SUMS.txt."""
-    from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn, TransferSpeedColumn
+    from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TransferSpeedColumn
 
     from clinbench.ehr.fetch import FetchEvent, demo_url, fetch_demo, DEMOS
 
     console.print(f"fetching {demo.value} from {demo_url(DEMOS[demo.value])}", highlight=False)
-    with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+    with Progress(plain_column("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                   console=err) as bar:
         tasks: dict[str, TaskID] = {}
 
         def on_event(event: FetchEvent) -> None:
             if event.kind == "warning":
-                bar.console.print(f"[yellow]warning:[/] {event.message}", highlight=False)
+                bar.console.print(styled("[yellow]warning:[/] {}", event.message), highlight=False)
             elif event.kind == "start":
                 label = event.file + (f" (resuming at {event.resumed_from:,} bytes)" if event.resumed_from else "")
                 tasks[event.file] = bar.add_task(label, total=event.bytes or None, completed=event.resumed_from)
@@ -97,7 +97,8 @@ def fetch(
     console.print(f"{len(report.downloaded)} downloaded, {len(report.already_present)} already present, "
                   f"all verified -> {report.path}", highlight=False)
     if report.unavailable:
-        console.print(f"[yellow]not on the server (skipped):[/] {', '.join(report.unavailable)}", highlight=False)
+        console.print(styled("[yellow]not on the server (skipped):[/] {}", ", ".join(report.unavailable)),
+                      highlight=False)
     console.print(f"licence: {report.demo.licence}", highlight=False)
     console.print("when you use these data, cite:", highlight=False)
     for citation in report.demo.citations:
@@ -132,4 +133,4 @@ def info(db: Path = typer.Argument(..., help="a clinbench DuckDB database")) -> 
         for family, lacking in result.unsupported[dataset].items():
             console.print(f"  {family}: lacks {', '.join(lacking)}", highlight=False)
     for caveat in result.caveats:
-        console.print(f"[yellow]caveat:[/] {caveat}", highlight=False)
+        console.print(styled("[yellow]caveat:[/] {}", caveat), highlight=False)

@@ -19,7 +19,7 @@ from typing import Iterator
 
 import typer
 
-from clinbench.cli._console import make_console
+from clinbench.cli._console import make_console, plain_column, styled
 from clinbench.concepts.profiles import PROFILE_HELP
 from clinbench.records import STORE_FILE
 
@@ -33,7 +33,7 @@ def _step(title: str, out: Path) -> Iterator[None]:
     from clinbench.campaign.campaign import CampaignInterrupted
     from clinbench.cli._interrupt import is_interrupt, stopped
 
-    console.rule(f"[bold]{title}")
+    console.rule(styled("[bold]{}", title))
     start = time.perf_counter()
     try:
         yield
@@ -42,7 +42,7 @@ def _step(title: str, out: Path) -> Iterator[None]:
             stopped(console, f"in step {title.split('.')[0]}; {_kept(out)}; rerun `clinbench demo --out {out}` with "
                              "the same options to resume (it reuses the database and every finished run)")
         raise
-    console.print(f"[dim]{title}: {time.perf_counter() - start:.1f} s[/]")
+    console.print(f"{title}: {time.perf_counter() - start:.1f} s", style="dim")
 
 
 def _check_mimic_iv(db: Path) -> None:
@@ -81,7 +81,7 @@ def demo_command(
 ) -> None:
     """Synthesise MIMIC-IV (or take --db), build what its tasks need (references, variants, their concepts),
     compare the reference and variant agents, reproduce M4Bench's campaign, diagnose the demo cases, write one report."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from clinbench.campaign.demo import DEMO_COMPARE, demo_tasks, run_demo_campaign, variant_notes
     from clinbench.campaign.progress import PlainLines, RichReporter
@@ -127,7 +127,7 @@ def demo_command(
                 index + (result is not None), total, name, final=result is not None and index + 1 == total),
                 profile=profile)
         else:
-            with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            with Progress(plain_column("{task.description}", style="bold"), BarColumn(), MofNCompleteColumn(),
                           TimeElapsedColumn(), console=console, transient=True) as bar:
                 job = bar.add_task("concepts", total=None)
 
@@ -175,7 +175,7 @@ def demo_command(
             files = write_report(sections=sections, dx_store=[dx_dir, _notes_store(notes_dir, mimic)],
                                  html=out / "report.html", markdown=out / "report.md",
                                  title="clinbench demo")
-        console.print(f"report: [bold]{files.html}[/]  (Markdown: {files.markdown})")
+        console.print(styled("report: [bold]{}[/]  (Markdown: {})", files.html, files.markdown))
     console.print("browse every run and play the diagnosis cases as a clinician:")
     typer.echo(f"  clinbench serve {out}")  # plain, so a narrow terminal does not wrap the command
 
@@ -210,7 +210,7 @@ def _run_dx(dx_dir: Path, notes_dir: Path, mimic: Path) -> None:
         lines = both(tick)
     else:
         with Progress(TextColumn("[bold]encounters"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      TextColumn("{task.fields[agent]}"), console=console, transient=True) as bar:
+                      plain_column("{task.fields[agent]}"), console=console, transient=True) as bar:
             job = bar.add_task("dx", total=total, agent="")
             lines = both(lambda rec: bar.update(job, advance=1, agent=rec.agent))
     for line in lines:

@@ -14,7 +14,7 @@ from typing import Any, Optional
 import typer
 from rich.table import Table
 
-from clinbench.cli._console import make_console
+from clinbench.cli._console import make_console, styled
 from clinbench.records import RunStatus
 
 console = make_console()
@@ -168,22 +168,22 @@ def register(app: typer.Typer) -> None:
         check_configs(selected, configs)  # every name and role is checked before anything runs
         preflight(configs)  # every model role's endpoint answers, or nothing is recorded
         if roles and any(not c.synthetic for c in selected):
-            console.print("[yellow]note:[/] these are credentialed MIMIC cases: PhysioNet's guidance on using "
-                          "MIMIC with language models asks for a local model or a provider that does not "
-                          "retain or train on the data (the gatekeeper and judge see the whole note).")
+            console.print(styled("[yellow]note:[/] these are credentialed MIMIC cases: PhysioNet's guidance on using "
+                                 "MIMIC with language models asks for a local model or a provider that does not "
+                                 "retain or train on the data (the gatekeeper and judge see the whole note)."))
         if mimic_db is not None:
             from clinbench.dx.note_admissions import linked_admissions
 
             carried = [c for c in selected if c.hadm_id is not None]
             missing = len(carried) - linked_admissions(mimic_db, carried) if carried else 0
             if missing:
-                console.print(f"[yellow]note:[/] {mimic_db} holds no admission for {missing} of {len(carried)} cases' "
-                              "hadm_id: their lab orders are answered from the record"
-                              + (" (write the demo-notes admissions with `clinbench data synth mimic-iv --notes`)"
-                                 if cases == "demo-notes" else ""))
+                console.print(styled("[yellow]note:[/] {} holds no admission for {} of {} cases' hadm_id: their lab "
+                                     "orders are answered from the record{}", mimic_db, missing, len(carried),
+                                     " (write the demo-notes admissions with `clinbench data synth mimic-iv --notes`)"
+                                     if cases == "demo-notes" else ""))
         if any(cfg.self_judge for cfg in configs):
-            console.print("[yellow]note:[/] the judge is the agent's own model (--allow-self-judge); "
-                          "rows are marked +self-judge")
+            console.print(styled("[yellow]note:[/] the judge is the agent's own model (--allow-self-judge); "
+                                 "rows are marked +self-judge"))
         table = PriceTable.load(prices)
         try:
             summary = run_dx_campaign(selected, configs, out, prices=table, reporter=RichReporter(console), jobs=jobs,
@@ -294,8 +294,9 @@ def register(app: typer.Typer) -> None:
             print(json.dumps(rows if pairs is not None else rows[0], indent=1))
             return
         for r in rows:
-            console.print(f"[bold]{r['score']}[/] {'correct' if r['correct'] else 'not correct'}: "
-                          f"{r['candidate']!r} vs {r['reference']!r} ({r['reason']})", highlight=False)
+            console.print(styled("[bold]{}[/] {}: {!r} vs {!r} ({})", r["score"],
+                                 "correct" if r["correct"] else "not correct", r["candidate"], r["reference"],
+                                 r["reason"]), highlight=False)
 
     @with_roles("judge")
     def judge_check(

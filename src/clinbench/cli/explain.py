@@ -17,9 +17,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print the explanation as JSON"),
     ) -> None:
         """Why a run scored what it did: its cause, per-column match rates, the first mismatching rows beside the reference."""
-        from rich.markup import escape
-
-        from clinbench.cli._console import make_console
+        from clinbench.cli._console import make_console, styled
         from clinbench.report.explain import explain_run
         from clinbench.report.terminal import Col, print_table
 
@@ -30,14 +28,14 @@ def register(app: typer.Typer) -> None:
         console = make_console()
         reward = "—" if why.reward is None else f"{why.reward:.3f}"
         strict = "—" if why.strict is None else ("strict pass" if why.strict else "not strict")
-        console.print(f"[bold]{why.run_id}[/]", highlight=False)
+        console.print(why.run_id, style="bold", highlight=False)
         console.print(f"task {why.task} · {why.condition} · {why.label} · trial {why.trial}", highlight=False)
         console.print(f"status {why.status or '—'} · reward {reward} · {strict}", highlight=False)
         if why.reference_rows is not None:
             console.print(f"reference rows {why.reference_rows}, agent rows {why.agent_rows}", highlight=False)
         if why.cause:
             kind = "harness error" if why.harness_error else "cause"
-            console.print(f"[red]{kind}:[/] {escape(why.cause)}", highlight=False)
+            console.print(styled("[red]{}:[/] {}", kind, why.cause), highlight=False)
         if why.columns:
             print_table(console, [Col("column"), Col("match rate", numeric=True), Col("matched", numeric=True),
                                   Col("of", numeric=True), Col("nMAE", numeric=True, drop=1)],

@@ -29,20 +29,21 @@ def register(app: typer.Typer) -> None:
             return
         from rich.table import Table
 
-        from clinbench.cli._console import make_console
+        from clinbench.cli._console import make_console, styled
 
         console = make_console()
         verdict = "[green]strict pass[/]" if r.strict else "[red]strict fail[/]"
-        console.print(f"[bold]{r.task_id}[/]  reward {r.reward:.4f}  {verdict}  (scored columns: {r.scored_columns})")
+        console.print(styled("[bold]{}[/]  reward {:.4f}  " + verdict + "  (scored columns: {})", r.task_id, r.reward,
+                             r.scored_columns))
         nmae = "—" if r.ordered_value_nmae is None else f"{r.ordered_value_nmae:.4f}"
         console.print(f"key precision {r.key_precision:.4f}, recall {r.key_recall:.4f}, F1 {r.key_f1:.4f}; "
                       f"coverage {r.coverage:.4f}; ordered nMAE {nmae}")
         console.print(f"reference rows {r.reference_rows}, agent rows {r.agent_rows}, "
                       f"extra keys {r.extra_keys}, duplicate rows {r.duplicate_rows}")
         if r.reason:
-            console.print(f"reason: {r.reason}", markup=False)
+            console.print(f"reason: {r.reason}")
             if "column" in r.reason:
-                console.print(f"{task_id} expects the columns: {', '.join(spec.required_columns)}", markup=False)
+                console.print(f"{task_id} expects the columns: {', '.join(spec.required_columns)}")
         if r.columns:
             table = Table(show_header=True)
             for col in ("column", "match rate", "matched", "nMAE", "example mismatch"):

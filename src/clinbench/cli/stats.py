@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from clinbench.cli._console import make_console
+from clinbench.cli._console import make_console, styled
 from clinbench.records import RunStatus
 
 
@@ -36,7 +36,7 @@ def print_comparison(c, console: Console) -> None:
 
     a, b = c.condition_a, c.condition_b
     level = f"{c.level:.0%}"
-    console.print(f"[bold]{c.dimension} {a} → {b}[/]  (A = {a}, B = {b})", highlight=False)
+    console.print(styled("[bold]{} {} → {}[/]  (A = {}, B = {})", c.dimension, a, b, a, b), highlight=False)
     console.print(f"{c.tasks} tasks, {c.families} families; {c.runs_a} vs {c.runs_b} runs; source {c.source}",
                   highlight=False)
     head = [
@@ -64,7 +64,7 @@ def print_comparison(c, console: Console) -> None:
         highlight=False,
     )
     if c.unpaired_tasks:
-        console.print(f"[yellow]unpaired (left out):[/] {', '.join(c.unpaired_tasks)}", highlight=False)
+        console.print(styled("[yellow]unpaired (left out):[/] {}", ", ".join(c.unpaired_tasks)), highlight=False)
     if c.groups:
         print_table(console, [Col(c.groups[0].by), Col("tasks", numeric=True), Col("A", numeric=True),
                               Col("B", numeric=True), Col("delta", numeric=True), Col("CI (task)", drop=1),
@@ -94,8 +94,8 @@ def print_summary(s, console: Console) -> None:
     from clinbench.stats.formatting import strict_text
 
     st = s.status
-    console.print(f"[bold]{s.runs} runs[/] of {s.tasks} tasks in {s.families} families; source {s.source}",
-                  highlight=False)
+    console.print(styled("[bold]{} runs[/] of {} tasks in {} families; source {}", s.runs, s.tasks, s.families,
+                         s.source), highlight=False)
     console.print(f"status: {st['ok']} ok, {st[RunStatus.AGENT_FAILED]} agent failures (reward 0, counted), "
                   f"{st[RunStatus.HARNESS_ERROR]} harness errors (left out); {s.flagged_excluded} flagged runs excluded",
                   highlight=False)

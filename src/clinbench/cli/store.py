@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from clinbench.cli._console import make_console
+from clinbench.cli._console import make_console, styled
 from clinbench.cli._interrupt import says_on_interrupt
 
 def register(app: typer.Typer) -> None:
@@ -29,6 +29,6 @@ def register(app: typer.Typer) -> None:
         if report.backup is not None:
             console.print(f"the previous store is kept as {report.backup}", highlight=False)
         for name, why in report.skipped.items():
-            console.print(f"[yellow]left out:[/] {name}: {why}", highlight=False)
+            console.print(styled("[yellow]left out:[/] {}: {}", name, why), highlight=False)
         console.print(f"audit verdicts are not evidence: run `clinbench audit {directory}` to restore them",
                       highlight=False)

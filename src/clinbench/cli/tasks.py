@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from clinbench.cli._console import make_console
+from clinbench.cli._console import make_console, styled
 from clinbench.concepts.profiles import PROFILE_HELP
 
 console = make_console()
@@ -53,8 +53,7 @@ def register(app: typer.Typer) -> None:
 
         not_scorable = {t: why for t, why in on_db.items() if why not in ("yes", "no data")}
         if not_scorable:  # tasks sharing a reason on one line (a database without concepts: one line)
-            console.print(f"not scorable on {db}: {describe(not_scorable)}", highlight=False, soft_wrap=True,
-                          markup=False)
+            console.print(f"not scorable on {db}: {describe(not_scorable)}", highlight=False, soft_wrap=True)
 
     @tasks.command("cards")
     def cards(out: Path = typer.Option(Path("docs/tasks"), "--out", help="folder for one Markdown card per family")) -> None:
@@ -70,7 +69,8 @@ def register(app: typer.Typer) -> None:
         from clinbench.derive.catalogue import get_task
 
         t = get_task(task_id)
-        console.print(f"[bold]{t.id}[/]  family {t.family}, {t.database}, {t.mode} mode; reference {t.target_table}")
+        console.print(styled("[bold]{}[/]  family {}, {}, {} mode; reference {}", t.id, t.family, t.database, t.mode,
+                             t.target_table))
         console.print(f"keys: {', '.join(t.keys)}")
         console.print(f"scored: {', '.join(t.scored_columns)}")
         console.print(f"required: {', '.join(t.required_columns)}")
@@ -83,7 +83,7 @@ def register(app: typer.Typer) -> None:
         if t.drop:
             console.print(f"also removed in standard mode: {', '.join(t.drop)}")
         console.rule("instruction")
-        console.print((t.task_dir / "instruction.md").read_text(encoding="utf-8"), markup=False, highlight=False)
+        console.print((t.task_dir / "instruction.md").read_text(encoding="utf-8"), highlight=False)
 
     @tasks.command("lint")
     def lint_(
@@ -94,11 +94,11 @@ def register(app: typer.Typer) -> None:
 
         issues = lint(db_path=db)
         for issue in issues:
-            console.print(str(issue), markup=False, highlight=False)
+            console.print(str(issue), highlight=False)
         if issues:
-            console.print(f"[red]{len(issues)} issue(s)[/]")
+            console.print(f"{len(issues)} issue(s)", style="red")
             raise typer.Exit(1)
-        console.print("[green]tasks lint: clean[/]")
+        console.print("tasks lint: clean", style="green")
 
     @tasks.command("reference")
     def reference(
@@ -136,11 +136,11 @@ def register(app: typer.Typer) -> None:
         profile = build_for_tasks(db, ids, profile=profile, out=console)
         problems = verify_references(db, sorted({get_task(t).target_table for t in ids}), profile)
         for problem in problems:
-            console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
+            console.print(str(problem), highlight=False, soft_wrap=True)
         if problems:
-            console.print(f"[red]{len(problems)} reference(s) stale or missing[/]")
+            console.print(f"{len(problems)} reference(s) stale or missing", style="red")
             raise typer.Exit(1)
-        console.print("[green]references verified: SQL, source tables and content match their manifests[/]")
+        console.print("references verified: SQL, source tables and content match their manifests", style="green")
 
 
 def _on_database(db: Path, task_ids: list[str]) -> dict[str, str]:

@@ -64,5 +64,5 @@ def print_table(console: Console, cols: list[Col], rows: list[list[str]], *, tit
     table, dropped = fit_table(console, cols, rows, title=title)
     console.print(table)
     if dropped:
-        console.print(f"[dim](not shown at {console.width} columns: {', '.join(dropped)}; widen the terminal "
-                      "or use --json)[/]", highlight=False)
+        console.print(f"(not shown at {console.width} columns: {', '.join(dropped)}; widen the terminal or use "
+                      "--json)", style="dim", highlight=False)
