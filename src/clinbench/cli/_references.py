@@ -4,7 +4,8 @@ only the concept layer): the one place that turns task ids into the tables to bu
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -52,11 +53,45 @@ def build_for_tasks(db: Path, task_ids: Iterable[str], *, profile: str | None = 
         if profile_of(db, [s.target_table for s in specs]) in (None, label(chosen)):
             layer = layer_tables(chosen)
     started = time.perf_counter()
-    results = build_absent(db, tables, profile=chosen, also=layer)
+    with _building(out, db) as progress:
+        results = build_absent(db, tables, profile=chosen, also=layer, progress=progress)
     if out is not None:
         say_built(out, results, db, time.perf_counter() - started,
                   layer=any(r.status == "built" and r.name in layer for r in results))
     return chosen
+
+
+@contextmanager
+def _building(out, db: Path) -> Iterator:
+    """The progress of a build on demand (a full MIMIC-IV layer takes minutes): a line when it starts, then
+    on a terminal a bar naming the table being built, gone when the build ends; None without ``out``."""
+    if out is None:
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from clinbench.cli._console import plain_column
+
+    bar = Progress(plain_column("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=out, transient=True)
+    task = bar.add_task("", total=None)
+    said: list[bool] = []
+
+    def report(name, index, total, result) -> None:
+        if not said:
+            said.append(True)
+            out.print(f"building {total} table(s) {db} lacks, on demand", highlight=False, soft_wrap=True)
+            if out.is_terminal:  # in a log the bar would only add a blank line
+                bar.start()
+        bar.update(task, total=total, description=name)
+        if result is not None:
+            bar.advance(task)
+
+    try:
+        yield report
+    finally:
+        if bar.live.is_started:
+            bar.stop()
 
 
 def prepare_matrix(db: Path, task_ids: list[str], conditions: list[str], schemas: list[str], *,
