@@ -18,7 +18,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import pytest
 from rich.progress import Progress
 from rich.table import Table
@@ -131,28 +130,3 @@ def test_every_way_text_reaches_the_console_shows_it_as_written():
     lines = [SGR.sub("", line) for line in out.splitlines()]
     assert sum(written in line for line in lines) == 6, lines
     assert "\x1b[31mcause:\x1b[0m" in out and f"cause: {written}" in lines
-
-
-def test_report_md_shows_an_agents_links_images_and_html_as_text(tmp_path):
-    """Already so before the console's rule (``untrusted.markdown`` escapes every Markdown cell): kept
-    here beside the terminal's attacks."""
-    from stats.stats_fixtures import write_hand_store
-
-    from clinbench.report.build import write_report
-
-    campaign = write_hand_store(tmp_path / "c")
-    cause = "[x](https://evil.example) ![](http://evil.example/pixel) <img src=x> <a href=https://evil.example>y</a>"
-    run = campaign / "runs" / "f1"
-    run.mkdir(parents=True)
-    (run / "manifest.json").write_text(json.dumps({"run": {"run_id": "f1", "task": "mimic-meld-24h", "agent": "codex",
-                                                           "model": "m1", "trial": 3},
-                                                   "status": "agent-failed", "error": cause}))
-    with duckdb.connect(str(campaign / "results.duckdb")) as con:
-        con.execute("INSERT INTO runs (run_id, benchmark, task, condition, schema, agent, model, trial, status, reward,"
-                    " publishable, evidence_dir) VALUES ('f1', 'derive', 'mimic-meld-24h', 'no-skill', 'native',"
-                    " 'codex', 'm1', 3, 'agent-failed', 0.0, TRUE, 'runs/f1')")
-    md = tmp_path / "r.md"
-    write_report(campaign, markdown=md)
-    row = next(line for line in md.read_text().splitlines() if line.startswith("| f1 |"))
-    assert row == ("| f1 | mimic-meld-24h | codex/m1 | agent-failed | \\[x\\](https://evil.example) "
-                   "\\!\\[\\](http://evil.example/pixel) &lt;img src=x&gt; &lt;a href=https://evil.example&gt;y&lt;/a&gt; |")
