@@ -228,6 +228,25 @@ def test_unchanged_concepts_are_skipped_until_sql_or_inputs_change(toy_root, toy
     assert forced == {"mimiciv_derived.stays": "built"}
 
 
+def test_raw_tables_that_are_views_are_built_from_and_a_changed_view_rebuilds(toy_root, toy_db):
+    """Databases that point at raw files (M4 makes views over Parquet) hold views, not tables."""
+    con = duckdb.connect(str(toy_db))
+    con.execute("ALTER TABLE mimiciv_icu.icustays RENAME TO icustays_rows")
+    con.execute("CREATE VIEW mimiciv_icu.icustays AS SELECT * FROM mimiciv_icu.icustays_rows")
+    con.close()
+    first = {r.name: r.status for r in build_concepts(toy_db)}
+    assert first["mimiciv_derived.long_stays"] == "built"
+    assert _table(toy_db, "SELECT stay_id FROM mimiciv_derived.long_stays") == [(100,)]
+    assert {r.name: r.status for r in build_concepts(toy_db)}["mimiciv_derived.long_stays"] == "unchanged"
+
+    con = duckdb.connect(str(toy_db))  # the view now points elsewhere: same rows counted, other stays
+    con.execute("CREATE OR REPLACE VIEW mimiciv_icu.icustays AS SELECT subject_id, hadm_id, stay_id + 1 AS stay_id, "
+                "intime, outtime FROM mimiciv_icu.icustays_rows")
+    con.close()
+    assert {r.name: r.status for r in build_concepts(toy_db)}["mimiciv_derived.long_stays"] == "built"
+    assert _table(toy_db, "SELECT stay_id FROM mimiciv_derived.long_stays") == [(101,)]
+
+
 def test_an_unchanged_rebuild_reports_the_rows_built_also_in_a_database_built_before_row_counts(toy_root, toy_db):
     first = {r.name: r.rows for r in build_concepts(toy_db) if r.status == "built"}
     # a database built before the bookkeeping kept row counts: its rows are counted once, nothing is rebuilt

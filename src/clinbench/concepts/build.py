@@ -101,10 +101,15 @@ _LAYOUT = ("SELECT sum(hash(row_group_id, column_id, segment_id, block_id, block
 
 
 def _raw_fingerprint(con: duckdb.DuckDBPyConnection, table: str, cache: dict[str, str], columns: dict[str, str]) -> str:
-    """A raw table's rows, column types and storage layout (``_LAYOUT``), as one string."""
+    """A raw table's rows, column types and storage layout (``_LAYOUT``), as one string; a view's (raw files
+    a database only points at, as M4's Parquet-backed databases do) its rows, types and definition."""
     if table not in cache:
         count = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-        layout = con.execute(_LAYOUT.format(table=table.replace("'", "''"))).fetchone()[0]
+        try:
+            layout = con.execute(_LAYOUT.format(table=table.replace("'", "''"))).fetchone()[0]
+        except duckdb.CatalogException:  # not a table: a view
+            layout = con.execute("SELECT sql FROM duckdb_views() WHERE lower(schema_name || '.' || view_name) = ?",
+                                 [table]).fetchone()
         cache[table] = f"{table}:{count}:{columns.get(table)}:{layout}"
     return cache[table]
 
