@@ -1,0 +1,58 @@
+"""A database whose raw tables are views over Parquet files, as M4 makes them: the concepts build from
+them, a task is scorable, its agents get the rows as tables, and a view redefined is seen."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from clinbench.duck import duckdb
+from clinbench.ehr.synth import synth_mimic_iv
+from clinbench.records.store import Store
+
+pytestmark = pytest.mark.slow  # real processes; `make test-fast` leaves this file out
+
+VIEWS = ("mimiciv_icu.chartevents", "mimiciv_hosp.labevents")  # the tables SOFA reads most from
+
+
+def test_a_campaign_runs_on_raw_tables_that_are_views_over_parquet(tmp_path):
+    db = tmp_path / "m4.duckdb"
+    synth_mimic_iv(db, patients=60, seed=0)
+    con = duckdb.connect(str(db))
+    try:
+        for table in VIEWS:
+            parquet = tmp_path / f"{table}.parquet"
+            con.execute(f"COPY {table} TO '{parquet}' (FORMAT parquet)")
+            con.execute(f"DROP TABLE {table}")
+            con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{parquet}')")
+    finally:
+        con.close()
+    env = {**os.environ, "CLINBENCH_CACHE": str(tmp_path / "cache"), "COLUMNS": "300"}
+    done = subprocess.run([sys.executable, "-m", "clinbench", "run", "--db", str(db), "--out", str(tmp_path / "c"),
+                           "--tasks", "mimic-sofa-24h,mimic-sofa-24h-raw", "--agent", "reference"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    # before: the build failed on a view (no storage layout), then the views counted as empty sources
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert sorted((r.task, r.reward) for r in Store.open(tmp_path / "c").records().values()) == [
+        ("mimic-sofa-24h", 1.0), ("mimic-sofa-24h-raw", 1.0)]
+
+    workspace = tmp_path / "ws"
+    made = subprocess.run([sys.executable, "-m", "clinbench", "workspace", "mimic-sofa-24h-raw", "--db", str(db),
+                           "--out", str(workspace)], env=env, capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    masked = duckdb.connect(str(workspace / "database.duckdb"), read_only=True)
+    source = duckdb.connect(str(db), read_only=True)
+    try:  # the agent gets the rows themselves: a view over the user's files would be unreadable in its sandbox
+        for table in VIEWS:
+            schema, name = table.split(".")
+            assert masked.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND table_name = ?",
+                                  [schema, name]).fetchone() == (1,)
+            assert masked.execute(f"SELECT count(*) FROM {table}").fetchone() == \
+                source.execute(f"SELECT count(*) FROM {table}").fetchone()
+        assert masked.execute("SELECT count(*) FROM duckdb_views() WHERE NOT internal").fetchone() == (0,)
+    finally:
+        masked.close()
+        source.close()
