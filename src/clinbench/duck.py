@@ -36,7 +36,7 @@ try:
 except ImportError:  # DuckDB < 2.0
     import duckdb  # type: ignore[no-redef]
 
-__all__ = ["connect_meanwhile", "connect_when_free", "duckdb", "held_too_long", "lock_holder", "when_free"]
+__all__ = ["RELATIONS", "connect_meanwhile", "connect_when_free", "duckdb", "held_too_long", "lock_holder", "when_free"]
 
 # How long an open of a database file waits while another process holds it (a build that clinbench
 # runs on demand, another campaign preparing its tasks, a notebook; CLINBENCH_LOCK_WAIT sets it), and
@@ -44,6 +44,13 @@ __all__ = ["connect_meanwhile", "connect_when_free", "duckdb", "held_too_long", 
 LOCK_WAIT_SECONDS = 600.0
 LOCK_NOTICE_SECONDS = 30.0
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (\S+) \(PID (\d+)\)")
+
+# What a database holds, for any question about which tables it has: its tables and its views, as one
+# relation with duckdb_tables()'s columns (a view's estimated_size is NULL). A source table may be a view:
+# M4 makes its databases of views over Parquet files.
+RELATIONS = ("(SELECT database_name, schema_name, table_name, estimated_size, column_count FROM duckdb_tables() "
+             "UNION ALL SELECT database_name, schema_name, view_name, NULL, column_count FROM duckdb_views() "
+             "WHERE NOT internal)")
 
 
 def connect_meanwhile():

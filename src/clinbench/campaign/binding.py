@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from clinbench.duck import connect_when_free
+from clinbench.duck import RELATIONS, connect_when_free
 from clinbench.records.store import Store
 from clinbench.errors import ClinbenchError
 
@@ -36,7 +36,7 @@ def fingerprints(db: str | Path, tables: list[str]) -> dict[str, str]:
     cache = file_cache(db)
     out: dict[str, str] = {}
     with connect_when_free(db, read_only=True) as con:
-        existing = {f"{s}.{t}" for s, t in con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()}
+        existing = {f"{s}.{t}" for s, t in con.execute(f"SELECT schema_name, table_name FROM {RELATIONS}").fetchall()}
         for table in sorted(set(tables) & existing):  # an absent reference fails its runs, not the binding
             concept = concepts.get(table)
             raw = chain(concept, concepts, deps)[1] if concept is not None else []

@@ -59,13 +59,13 @@ def split_list(value: str | list[str] | None) -> list[str]:
 
 def datasets_in(db: str | Path) -> set[str]:
     """The datasets ('mimic-iv', 'eicu') whose source schemas the database holds."""
-    from clinbench.duck import connect_when_free
+    from clinbench.duck import RELATIONS, connect_when_free
 
     if not Path(db).is_file():
         raise MatrixError(f"database {db} not found; build one with `clinbench data synth` or `clinbench data load`")
     con = connect_when_free(db, read_only=True)
     try:
-        schemas = {r[0] for r in con.execute("SELECT DISTINCT schema_name FROM duckdb_tables()").fetchall()}
+        schemas = {r[0] for r in con.execute(f"SELECT DISTINCT schema_name FROM {RELATIONS}").fetchall()}
     finally:
         con.close()
     return {name for name, needed in _DATASET_SCHEMAS.items() if needed <= schemas}
@@ -170,7 +170,7 @@ def check_matrix(task_ids: list[str], conditions: list[str], schemas: list[str],
     Runs that fail on these are recorded as errors, and a rerun skips recorded runs, so the
     mistake would outlive its fix.
     """
-    from clinbench.duck import connect_when_free
+    from clinbench.duck import RELATIONS, connect_when_free
 
     from clinbench.derive.catalogue import get_task
 
@@ -179,7 +179,7 @@ def check_matrix(task_ids: list[str], conditions: list[str], schemas: list[str],
     from clinbench.derive.reference import missing_reference
 
     with connect_when_free(db, read_only=True) as con:
-        tables = con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()
+        tables = con.execute(f"SELECT schema_name, table_name FROM {RELATIONS}").fetchall()
     built = {f"{s}.{t}" for s, t in tables}
     missing = [s for s in specs if s.target_table not in built]
     if len(missing) == 1:

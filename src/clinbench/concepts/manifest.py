@@ -26,7 +26,7 @@ from pathlib import Path
 from clinbench.concepts.catalog import MIMIC_DERIVED, Concept, load_concepts
 from clinbench.concepts.graph import Dependencies, closure, dependency_map
 from clinbench.concepts.profiles import get_profile, label
-from clinbench.duck import connect_when_free, duckdb
+from clinbench.duck import RELATIONS, connect_when_free, duckdb
 from clinbench.errors import DataError
 
 MANIFEST_TABLE = "clinbench_meta.reference_manifest"
@@ -197,7 +197,7 @@ def check_tables(con: duckdb.DuckDBPyConnection, tables: list[str], db_label: st
     concepts = load_concepts(profile=profile)
     deps = dependency_map(concepts)
     rows = manifest_rows(con)
-    existing = {f"{s}.{t}" for s, t in con.execute("SELECT schema_name, table_name FROM duckdb_tables()").fetchall()}
+    existing = {f"{s}.{t}" for s, t in con.execute(f"SELECT schema_name, table_name FROM {RELATIONS}").fetchall()}
     cache = {} if cache is None else cache
     problems = []
     for table in tables:

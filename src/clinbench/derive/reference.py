@@ -11,7 +11,7 @@ from pathlib import Path
 
 from clinbench.atomic import atomic_path
 from clinbench.derive.catalogue import TaskSpec, get_task
-from clinbench.duck import connect_when_free, duckdb
+from clinbench.duck import RELATIONS, connect_when_free, duckdb
 from clinbench.errors import DataError, TaskError
 
 
@@ -53,7 +53,7 @@ def export_reference(task_id: str, db_path: str | Path, out_csv: str | Path, *, 
             "SELECT column_name FROM duckdb_columns() WHERE schema_name = ? AND table_name = ?", [schema, name]
         ).fetchall()}
         if not have:
-            schemas = {s for (s,) in con.execute("SELECT DISTINCT schema_name FROM duckdb_tables()").fetchall()}
+            schemas = {s for (s,) in con.execute(f"SELECT DISTINCT schema_name FROM {RELATIONS}").fetchall()}
             message = missing_reference(spec, db_path, schemas)
             if variant is not None and message.startswith("reference table"):
                 message = (f"variant {variant!r} table {table} is not in {db_path}; "

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from clinbench.derive.catalogue import get_task
-from clinbench.duck import connect_when_free
+from clinbench.duck import RELATIONS, connect_when_free
 from clinbench.ehr.requirements import family_requirements
 
 
@@ -26,11 +26,8 @@ def unscorable_tasks(db_path: str | Path, task_ids: Iterable[str]) -> dict[str, 
     """
     specs = [get_task(t) for t in task_ids]
     with connect_when_free(db_path, read_only=True) as con:
-        # a view counts as the table it stands for (M4's databases are views over Parquet files)
         present = {f"{s}.{t}" for s, t in con.execute(
-            "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database() UNION ALL "
-            "SELECT schema_name, view_name FROM duckdb_views() WHERE database_name = current_database() AND NOT internal"
-        ).fetchall()}
+            f"SELECT schema_name, table_name FROM {RELATIONS} WHERE database_name = current_database()").fetchall()}
 
         def rows(table: str) -> int:
             schema, name = table.split(".", 1)

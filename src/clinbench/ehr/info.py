@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clinbench.duck import duckdb
+from clinbench.duck import RELATIONS, duckdb
 from clinbench.ehr.requirements import family_requirements
 from clinbench.errors import DataError
 
@@ -48,7 +48,7 @@ def database_info(db_path: str | Path) -> DatabaseInfo:
         raise DataError(f"{path} cannot be opened as a DuckDB database ({first})") from exc
     try:
         names = con.execute(
-            "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database() "
+            f"SELECT schema_name, table_name FROM {RELATIONS} WHERE database_name = current_database() "
             "ORDER BY schema_name, table_name"
         ).fetchall()
         info = DatabaseInfo(path=path)
