@@ -21,3 +21,22 @@ def file_identity(path: str | Path) -> tuple:
         else:
             key += (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     return key
+
+
+def named_files_identity(sql: str) -> tuple:
+    """The identity of every file a view's SQL names in a string literal (``read_parquet('x/*.parquet')``,
+    globs expanded), sorted: the rows of a view over files change with them, not with the database file."""
+    import glob
+    import re
+
+    found: set[str] = set()
+    for literal in re.findall(r"'((?:[^']|'')*)'", sql):
+        found.update(glob.glob(literal.replace("''", "'"), recursive=True))
+    identities = []
+    for name in sorted(found):
+        try:
+            st = Path(name).stat()
+        except OSError:
+            continue
+        identities.append((name, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(identities)

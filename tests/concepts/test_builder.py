@@ -290,6 +290,38 @@ def test_build_leaves_verify_the_raw_fingerprints_it_computed(toy_root, toy_db, 
     assert manifest.verify(toy_db, ["mimiciv_derived.target_long_stay"]) == []
 
 
+def test_a_parquet_file_replaced_under_a_view_is_seen_by_the_build_and_by_verify(toy_root, toy_db, tmp_path,
+                                                                                 monkeypatch):
+    """M4's databases are views over Parquet files: their rows change with the files, not with the database
+    file that keys the persisted raw fingerprints."""
+    from clinbench.concepts import manifest
+
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(manifest, "load_concepts", lambda profile=None: load_concepts(toy_root, profile=profile))
+    parquet = tmp_path / "icustays.parquet"
+    con = duckdb.connect(str(toy_db))
+    con.execute(f"COPY mimiciv_icu.icustays TO '{parquet}' (FORMAT parquet)")
+    con.execute("DROP TABLE mimiciv_icu.icustays")
+    con.execute(f"CREATE VIEW mimiciv_icu.icustays AS SELECT * FROM read_parquet('{parquet}')")
+    con.close()
+    assert {r.name: r.status for r in build_concepts(toy_db)}["mimiciv_derived.long_stays"] == "built"
+    assert manifest.verify(toy_db, ["mimiciv_derived.target_long_stay"]) == []
+
+    # the file rewritten with the same number of rows (stay 200 now long), the database file untouched
+    writer = duckdb.connect()
+    writer.execute(f"COPY (SELECT subject_id, hadm_id, stay_id, intime, CASE WHEN stay_id = 200 THEN outtime + "
+                   f"INTERVAL 3 DAY ELSE outtime END AS outtime FROM read_parquet('{parquet}')) TO '{parquet}.new' "
+                   "(FORMAT parquet)")
+    writer.close()
+    os.replace(f"{parquet}.new", parquet)
+    monkeypatch.setattr(manifest, "_FILE_CACHES", {})  # a new process: only what was persisted
+    stale = manifest.verify(toy_db, ["mimiciv_derived.target_long_stay"])
+    assert [p.table for p in stale] == ["mimiciv_derived.target_long_stay"]
+    assert {r.name: r.status for r in build_concepts(toy_db)}["mimiciv_derived.long_stays"] == "built"
+    assert _table(toy_db, "SELECT stay_id FROM mimiciv_derived.long_stays ORDER BY 1") == [(100,), (200,)]
+    assert manifest.verify(toy_db, ["mimiciv_derived.target_long_stay"]) == []
+
+
 def test_schema_option_rewrites_derived_references(toy_root, toy_db):
     results = build_concepts(toy_db, only=["long_stays"], schema="derived_v2")
     assert [r.name for r in results][-1] == "derived_v2.long_stays"

@@ -102,14 +102,18 @@ _LAYOUT = ("SELECT sum(hash(row_group_id, column_id, segment_id, block_id, block
 
 def _raw_fingerprint(con: duckdb.DuckDBPyConnection, table: str, cache: dict[str, str], columns: dict[str, str]) -> str:
     """A raw table's rows, column types and storage layout (``_LAYOUT``), as one string; a view's (raw files
-    a database only points at, as M4's Parquet-backed databases do) its rows, types and definition."""
+    a database only points at, as M4's Parquet-backed databases do) its rows, types, definition and the
+    identity of the files it names (``fileid.named_files_identity``: a Parquet file replaced is seen)."""
     if table not in cache:
         count = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
         try:
             layout = con.execute(_LAYOUT.format(table=table.replace("'", "''"))).fetchone()[0]
-        except duckdb.CatalogException:  # not a table: a view
-            layout = con.execute("SELECT sql FROM duckdb_views() WHERE lower(schema_name || '.' || view_name) = ?",
-                                 [table]).fetchone()
+        except duckdb.CatalogException:  # not a table: a view, whose rows are in the files it names
+            from clinbench.fileid import named_files_identity
+
+            sql = con.execute("SELECT sql FROM duckdb_views() WHERE lower(schema_name || '.' || view_name) = ?",
+                              [table]).fetchone()
+            layout = (sql, named_files_identity(sql[0] if sql else ""))
         cache[table] = f"{table}:{count}:{columns.get(table)}:{layout}"
     return cache[table]
 

@@ -121,16 +121,29 @@ def table_hash(con: duckdb.DuckDBPyConnection, table: str) -> tuple[int, str]:
 def source_fingerprint(con: duckdb.DuckDBPyConnection, tables: list[str], cache: dict[str, str] | None = None) -> str:
     """The named raw tables, one line each: ``table|columns and types|rows:row-hash sum``."""
     cache = {} if cache is None else cache
+    views = dict(con.execute("SELECT lower(schema_name || '.' || view_name), sql FROM duckdb_views() WHERE NOT internal")
+                 .fetchall())
     lines = []
     for table in sorted(tables):
-        if table not in cache:
+        key = table + _outside_rows(views.get(table))
+        if key not in cache:
             schema, name = table.split(".", 1)
             columns = con.execute(
                 "SELECT string_agg(column_name || ' ' || data_type, ',' ORDER BY column_index) FROM duckdb_columns() "
                 "WHERE schema_name = ? AND table_name = ?", [schema, name]).fetchone()[0]
-            cache[table] = f"{table}|{columns}|{table_hash(con, table)[1]}" if columns else f"{table}|absent"
-        lines.append(cache[table])
+            cache[key] = f"{table}|{columns}|{table_hash(con, table)[1]}" if columns else f"{table}|absent"
+        lines.append(cache[key])
     return "\n".join(lines)
+
+
+def _outside_rows(view_sql: str | None) -> str:
+    """'' for a table; for a view, '@' and a digest of its definition and of the files it names: its rows
+    live in those files, which change without the database file (the cache's key) changing."""
+    if view_sql is None:
+        return ""
+    from clinbench.fileid import named_files_identity
+
+    return "@" + hashlib.sha256(repr((view_sql, named_files_identity(view_sql))).encode()).hexdigest()[:16]
 
 
 def record_reference(con: duckdb.DuckDBPyConnection, concept: Concept, table: str, *,
