@@ -31,7 +31,9 @@ def named_files_identity(sql: str) -> tuple:
 
     found: set[str] = set()
     for literal in re.findall(r"'((?:[^']|'')*)'", sql):
-        found.update(glob.glob(literal.replace("''", "'"), recursive=True))
+        literal = literal.replace("''", "'")
+        if "/" in literal or re.search(r"\.\w{1,8}$", literal):  # a path, not a LIKE pattern or a label
+            found.update(glob.glob(literal, recursive=True))
     identities = []
     for name in sorted(found):
         try:
