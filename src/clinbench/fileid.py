@@ -7,6 +7,8 @@ stays true for as long as the key matches. Only ``stat`` calls: the file is neve
 
 from __future__ import annotations
 
+import glob
+import re
 from pathlib import Path
 
 
@@ -26,9 +28,6 @@ def file_identity(path: str | Path) -> tuple:
 def named_files_identity(sql: str) -> tuple:
     """The identity of every file a view's SQL names in a string literal (``read_parquet('x/*.parquet')``,
     globs expanded), sorted: the rows of a view over files change with them, not with the database file."""
-    import glob
-    import re
-
     found: set[str] = set()
     for literal in re.findall(r"'((?:[^']|'')*)'", sql):
         literal = literal.replace("''", "'")

@@ -103,17 +103,15 @@ _LAYOUT = ("SELECT sum(hash(row_group_id, column_id, segment_id, block_id, block
 def _raw_fingerprint(con: duckdb.DuckDBPyConnection, table: str, cache: dict[str, str], columns: dict[str, str]) -> str:
     """A raw table's rows, column types and storage layout (``_LAYOUT``), as one string; a view's (raw files
     a database only points at, as M4's Parquet-backed databases do) its rows, types, definition and the
-    identity of the files it names (``fileid.named_files_identity``: a Parquet file replaced is seen)."""
+    identity of the files it names (``manifest.view_digest``: a Parquet file replaced is seen)."""
     if table not in cache:
         count = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
         try:
             layout = con.execute(_LAYOUT.format(table=table.replace("'", "''"))).fetchone()[0]
         except duckdb.CatalogException:  # not a table: a view, whose rows are in the files it names
-            from clinbench.fileid import named_files_identity
-
             sql = con.execute("SELECT sql FROM duckdb_views() WHERE lower(schema_name || '.' || view_name) = ?",
                               [table]).fetchone()
-            layout = (sql, named_files_identity(sql[0] if sql else ""))
+            layout = manifest.view_digest(sql[0] if sql else "")
         cache[table] = f"{table}:{count}:{columns.get(table)}:{layout}"
     return cache[table]
 
@@ -392,9 +390,10 @@ def build_absent(db_path: str | os.PathLike[str], tables: list[str], *, profile:
         # a shared copy mounted read-only: moving it is no answer, building it once where it is writable is
         names = sorted(absent)
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        raise WriteError(f"{path} lacks {len(names)} table{'s' if len(names) > 1 else ''} this command needs "
-                         f"({shown}) and cannot be written here (read-only, or not writable by you): build "
-                         f"{'them' if len(names) > 1 else 'it'} once where it is writable (`clinbench concepts build {path} --all`), or pass a writable "
+        many = len(names) > 1
+        raise WriteError(f"{path} lacks {len(names)} table{'s' if many else ''} this command needs ({shown}) and "
+                         f"cannot be written here (read-only, or not writable by you): build {'them' if many else 'it'} "
+                         f"once where it is writable (`clinbench concepts build {path} --all`), or pass a writable "
                          "copy") from exc.__cause__
 
 

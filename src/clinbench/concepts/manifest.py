@@ -121,11 +121,13 @@ def table_hash(con: duckdb.DuckDBPyConnection, table: str) -> tuple[int, str]:
 def source_fingerprint(con: duckdb.DuckDBPyConnection, tables: list[str], cache: dict[str, str] | None = None) -> str:
     """The named raw tables, one line each: ``table|columns and types|rows:row-hash sum``."""
     cache = {} if cache is None else cache
+    # a table's line is kept under its name (the cache belongs to one unchanged database file), a view's under
+    # its name and files (view_digest), so the views are looked up only while a name is not in the cache
     views = dict(con.execute("SELECT lower(schema_name || '.' || view_name), sql FROM duckdb_views() WHERE NOT internal")
-                 .fetchall())
+                 .fetchall()) if any(t not in cache for t in tables) else {}
     lines = []
     for table in sorted(tables):
-        key = table + _outside_rows(views.get(table))
+        key = table if table not in views else f"{table}@{view_digest(views[table])}"
         if key not in cache:
             schema, name = table.split(".", 1)
             columns = con.execute(
@@ -136,14 +138,12 @@ def source_fingerprint(con: duckdb.DuckDBPyConnection, tables: list[str], cache:
     return "\n".join(lines)
 
 
-def _outside_rows(view_sql: str | None) -> str:
-    """'' for a table; for a view, '@' and a digest of its definition and of the files it names: its rows
-    live in those files, which change without the database file (the cache's key) changing."""
-    if view_sql is None:
-        return ""
+def view_digest(view_sql: str) -> str:
+    """A view's definition and the identity of the files it names (``fileid.named_files_identity``), as a
+    short digest: its rows live in those files, which change without the database file changing."""
     from clinbench.fileid import named_files_identity
 
-    return "@" + hashlib.sha256(repr((view_sql, named_files_identity(view_sql))).encode()).hexdigest()[:16]
+    return hashlib.sha256(repr((view_sql, named_files_identity(view_sql))).encode()).hexdigest()[:16]
 
 
 def record_reference(con: duckdb.DuckDBPyConnection, concept: Concept, table: str, *,
