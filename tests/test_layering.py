@@ -14,7 +14,8 @@ from pathlib import Path
 
 import clinbench
 
-BOTTOM = {"errors", "atomic", "cache", "write_errors", "fileid", "versions", "untrusted", "duck", "clinbench"}  # clinbench: __version__
+BOTTOM = {"errors", "atomic", "cache", "write_errors", "fileid", "versions", "untrusted", "duck", "plain", "column_score",
+          "clinbench"}  # clinbench: __version__
 ALLOWED: dict[str, set[str]] = {
     "records": set(),
     "ehr": {"records"},

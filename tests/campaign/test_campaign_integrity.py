@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import subprocess
 import sys
@@ -123,7 +122,7 @@ def test_operational_spec_on_a_task_without_one_is_refused_and_a_matrix_skips_it
     from clinbench.derive import catalogue
 
     shipped = catalogue.load_catalogue()
-    without = {**shipped, "mimic-meld-24h": dataclasses.replace(shipped["mimic-meld-24h"], operational_spec=False)}
+    without = {**shipped, "mimic-meld-24h": shipped["mimic-meld-24h"].replace(operational_spec=False)}
     monkeypatch.setattr(catalogue, "_cached_catalogue", lambda: tuple(without.items()))
     assert not catalogue.get_task("mimic-meld-24h").operational_spec
 

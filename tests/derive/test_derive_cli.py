@@ -148,7 +148,7 @@ def test_score_scored_columns_option_is_applied_and_recorded(tmp_path):
     assert bad.returncode == 2 and "must be value or required" in bad.stderr and "Traceback" not in bad.stderr
 
 
-def test_score_json_skips_typer_and_the_duckdb_python_layer_and_prints_what_the_command_line_prints(tmp_path):
+def test_score_json_skips_typer_the_duckdb_python_layer_and_dataclasses_and_prints_what_the_command_line_prints(tmp_path):
     import os
 
     db = _meld_db(tmp_path / "m.duckdb")
@@ -160,10 +160,11 @@ def test_score_json_skips_typer_and_the_duckdb_python_layer_and_prints_what_the_
               "os._exit = sys.exit\n"
               f"sys.argv = ['clinbench', *{args!r}]\n"
               "try:\n    runpy.run_module('clinbench', run_name='__main__')\nexcept SystemExit as exc:\n"
-              "    print(json.dumps([exc.code, 'typer' in sys.modules, 'duckdb' in sys.modules]), file=sys.stderr)\n")
+              "    print(json.dumps([exc.code, *(m in sys.modules for m in ('typer', 'duckdb', 'dataclasses'))]), file=sys.stderr)\n")
     env = {**os.environ, "CLINBENCH_CACHE": str(tmp_path / "cache")}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
-    assert json.loads(done.stderr.strip().splitlines()[-1]) == [0, False, False]
+    # dataclasses imports inspect, ast and dis: 15 ms of a score process (clinbench.plain)
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == [0, False, False, False]
     assert json.loads(done.stdout)["reward"] == 0.5  # meld 20.0 matches, 9.0 against 7.5 does not
     assert done.stdout == cb(*args).output  # the full command line's answer, byte for byte
     real = subprocess.run([sys.executable, "-m", "clinbench", *args], capture_output=True, text=True, env=env)

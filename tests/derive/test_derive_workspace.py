@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import json
 import os
@@ -195,7 +194,7 @@ def test_bad_inputs(source_db, tmp_path):
         prepare_workspace("mimic-sofa-24h", "hints", "native", source_db, tmp_path / "x")
     from clinbench.derive.conditions import check_condition
 
-    spec = dataclasses.replace(load_catalogue()["mimic-sofa-24h"], operational_spec=False)
+    spec = load_catalogue()["mimic-sofa-24h"].replace(operational_spec=False)
     with pytest.raises(TaskError, match="task mimic-sofa-24h has no operational spec; pick another condition"):
         check_condition(spec, "operational-spec")
     with pytest.raises(TaskError, match="unknown schema variant"):

@@ -7,12 +7,12 @@ results compare task by task. Everything else that reads a task goes through ``T
 from __future__ import annotations
 
 import tomllib
-from dataclasses import MISSING, dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 from clinbench.errors import TaskError
+from clinbench.plain import Frozen
 
 TASKS_DIR = Path(__file__).parent / "tasks"
 SKILLS_DIR = Path(__file__).parent / "skills"
@@ -30,43 +30,38 @@ class SpecError(ValueError):
         self.field = field_name
 
 
-@dataclass(frozen=True)
-class TaskSpec:
-    """One derivation task as declared in its ``task.toml`` (validated on construction; a plain
-    frozen dataclass, so reading a task imports nothing heavy)."""
+class TaskSpec(Frozen):
+    """One derivation task as declared in its ``task.toml``, validated on construction (a record
+    written by hand, not a dataclass: a scoring process imports this, ``clinbench.plain`` says why)."""
 
-    id: str
-    family: str
-    database: Literal["mimic-iv", "eicu"]
-    mode: Literal["standard", "raw"]
-    reference: str  # target name; built as <schema>.target_<name with - as _>
-    keys: list[str]
-    scored_columns: list[str]
-    required_columns: list[str]
-    coverage_threshold: float
-    accuracy_threshold: float
-    skills: list[str]
-    decoy_skill: str
-    tolerances: dict[str, float] = field(default_factory=dict)
-    timestamp_tolerance_seconds: float = 0.0
-    # true: this task's folder holds operational-spec.md; a sibling task id (same family and
-    # reference): that task's file is this task's spec; false: none
-    operational_spec: bool | str = False
-    drop: list[str] = field(default_factory=list)
+    def __init__(self, id: str, family: str, database: Literal["mimic-iv", "eicu"], mode: Literal["standard", "raw"],
+                 reference: str, keys: list[str], scored_columns: list[str], required_columns: list[str],
+                 coverage_threshold: float, accuracy_threshold: float, skills: list[str], decoy_skill: str,
+                 tolerances: dict[str, float] | None = None, timestamp_tolerance_seconds: float = 0.0,
+                 operational_spec: bool | str = False, drop: list[str] | None = None) -> None:
+        # reference: the target name, built as <schema>.target_<name with - as _>; operational_spec: true (this
+        # task's folder holds operational-spec.md), a sibling task id (same family and reference: that task's
+        # file is this task's spec) or false (none)
+        self._set(id=id, family=family, database=database, mode=mode, reference=reference, keys=keys,
+                  scored_columns=scored_columns, required_columns=required_columns,
+                  coverage_threshold=coverage_threshold, accuracy_threshold=accuracy_threshold, skills=skills,
+                  decoy_skill=decoy_skill, tolerances={} if tolerances is None else tolerances,
+                  timestamp_tolerance_seconds=timestamp_tolerance_seconds, operational_spec=operational_spec,
+                  drop=[] if drop is None else drop)
+        self._validate()
 
     @classmethod
     def from_mapping(cls, raw: dict[str, Any]) -> "TaskSpec":
         """A task from a parsed task.toml: unknown and missing fields are errors naming the field."""
-        known = {f.name: f for f in fields(cls)}
         for name in raw:
-            if name not in known:
+            if name not in _FIELDS:
                 raise SpecError(name, "Extra inputs are not permitted")
-        for name, f in known.items():
-            if name not in raw and f.default is MISSING and f.default_factory is MISSING:
+        for name in _REQUIRED:
+            if name not in raw:
                 raise SpecError(name, "Field required")
         return cls(**raw)
 
-    def __post_init__(self) -> None:
+    def _validate(self) -> None:
         for name in ("id", "family", "reference", "decoy_skill"):
             if not isinstance(getattr(self, name), str):
                 raise SpecError(name, "Input should be a valid string")
@@ -79,17 +74,17 @@ class TaskSpec:
                 raise SpecError(name, "Input should be a valid list of strings")
             if not value and name != "drop":
                 raise SpecError(name, "List should have at least 1 item after validation, not 0")
-            object.__setattr__(self, name, list(value))
+            self._set(**{name: list(value)})
         for name, low, high in (("coverage_threshold", 0, 1), ("accuracy_threshold", 0, 1),
                                 ("timestamp_tolerance_seconds", 0, None)):
             value = _number(name, getattr(self, name))
             if value < low or (high is not None and value > high):
                 bound = f"greater than or equal to {low}" if value < low else f"less than or equal to {high}"
                 raise SpecError(name, f"Input should be {bound}")
-            object.__setattr__(self, name, value)
+            self._set(**{name: value})
         if not isinstance(self.tolerances, dict) or not all(isinstance(k, str) for k in self.tolerances):
             raise SpecError("tolerances", "Input should be a valid dictionary of column -> number")
-        object.__setattr__(self, "tolerances", {k: _number(f"tolerances.{k}", v) for k, v in self.tolerances.items()})
+        self._set(tolerances={k: _number(f"tolerances.{k}", v) for k, v in self.tolerances.items()})
         if not isinstance(self.operational_spec, (bool, str)):
             raise SpecError("operational_spec", "Input should be true, false or a task id")
         missing = [c for c in [*self.keys, *self.scored_columns] if c not in self.required_columns]
@@ -129,6 +124,13 @@ class TaskSpec:
 
     def tolerance(self, column: str) -> float:
         return float(self.tolerances.get(column, 0.0))
+
+
+# task.toml's fields: the first twelve are required
+_FIELDS = ("id", "family", "database", "mode", "reference", "keys", "scored_columns", "required_columns",
+           "coverage_threshold", "accuracy_threshold", "skills", "decoy_skill",
+           "tolerances", "timestamp_tolerance_seconds", "operational_spec", "drop")
+_REQUIRED = _FIELDS[:12]
 
 
 def _number(name: str, value: Any) -> float:

@@ -28,7 +28,6 @@ import json
 import os
 import threading
 from contextlib import suppress
-from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,8 @@ from clinbench.duck import duckdb
 from clinbench.derive.catalogue import TaskSpec, get_task
 from clinbench.derive.score_read import NULL_TOKENS  # noqa: F401  (re-exported: the rule lives there)
 from clinbench.errors import DataError, TaskError
-from clinbench.records import ColumnScore
+from clinbench.column_score import ColumnScore
+from clinbench.plain import Plain
 
 # Which columns count towards the reward (see the module doc).
 SCORED_COLUMN_SETS = ("value", "required")
@@ -52,34 +52,41 @@ _EXAMPLES = 3
 _COST_UNIT = 1 << 60
 
 
-@dataclass
-class ScoreResult:
-    task_id: str
-    reward: float
-    strict: bool
-    key_precision: float
-    key_recall: float
-    key_f1: float
-    coverage: float
-    ordered_value_nmae: float | None
-    columns: dict[str, ColumnScore] = field(default_factory=dict)
-    checks: dict[str, bool] = field(default_factory=dict)
-    reference_rows: int = 0
-    agent_rows: int = 0
-    extra_keys: int = 0
-    duplicate_rows: int = 0
-    missing_columns: list[str] = field(default_factory=list)
-    scored_columns: str = "value"  # which column set counted: 'value' or 'required'
-    reason: str = ""
+class ScoreResult(Plain):
+    """One output's score (``score.json``); ``scored_columns`` says which column set counted: 'value' or
+    'required'. Written by hand, not a dataclass: ``clinbench.plain`` says why."""
+
+    def __init__(self, task_id: str, reward: float, strict: bool, key_precision: float, key_recall: float,
+                 key_f1: float, coverage: float, ordered_value_nmae: float | None,
+                 columns: dict[str, ColumnScore] | None = None, checks: dict[str, bool] | None = None,
+                 reference_rows: int = 0, agent_rows: int = 0, extra_keys: int = 0, duplicate_rows: int = 0,
+                 missing_columns: list[str] | None = None, scored_columns: str = "value", reason: str = "") -> None:
+        self.task_id = task_id
+        self.reward = reward
+        self.strict = strict
+        self.key_precision = key_precision
+        self.key_recall = key_recall
+        self.key_f1 = key_f1
+        self.coverage = coverage
+        self.ordered_value_nmae = ordered_value_nmae
+        self.columns = {} if columns is None else columns
+        self.checks = {} if checks is None else checks
+        self.reference_rows = reference_rows
+        self.agent_rows = agent_rows
+        self.extra_keys = extra_keys
+        self.duplicate_rows = duplicate_rows
+        self.missing_columns = [] if missing_columns is None else missing_columns
+        self.scored_columns = scored_columns
+        self.reason = reason
 
     @property
     def column_match_rates(self) -> dict[str, float]:
         return {name: col.match_rate for name, col in self.columns.items()}
 
     def as_dict(self) -> dict[str, Any]:
-        """The result as JSON-ready data (``score.json``): ``dataclasses.asdict``'s, built directly (asdict
-        copies each value through a recursive walk: 1.2 ms a result, a fifth of a rescore's CPU)."""
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        """The result as JSON-ready data (``score.json``): every attribute, the columns, their examples and
+        the lists copied."""
+        data = dict(vars(self))
         data["columns"] = {name: {**vars(col), "examples": [{**e, "key": dict(e["key"])} for e in col.examples]}
                            for name, col in self.columns.items()}
         data["checks"], data["missing_columns"] = dict(self.checks), list(self.missing_columns)

@@ -19,10 +19,10 @@ then the same two paths. Every path gives the same values.
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass
 from pathlib import Path
 
 from clinbench.duck import duckdb
+from clinbench.plain import Frozen
 
 # Cells an agent writes for "no value".
 NULL_TOKENS = ("", "null", "none", "nan", "na", "n/a", "<na>", "nat")
@@ -30,12 +30,12 @@ NULL_TOKENS = ("", "null", "none", "nan", "na", "n/a", "<na>", "nat")
 _OPTIONS = "header = true, delim = ',', quote = '\"', escape = '\"', null_padding = true"
 
 
-@dataclass(frozen=True)
-class Header:
+class Header(Frozen):
     """The output's columns: normalized name (stripped, lower case) -> column name in the reader."""
 
-    columns: dict[str, str]
-    reader_names: list[str] | None  # the names handed to DuckDB (fast path) or None (sniffed)
+    def __init__(self, columns: dict[str, str], reader_names: list[str] | None) -> None:
+        # reader_names: the names handed to DuckDB (fast path) or None (sniffed)
+        self._set(columns=columns, reader_names=reader_names)
 
 
 class Unreadable(Exception):

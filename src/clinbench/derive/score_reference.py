@@ -27,12 +27,12 @@ from __future__ import annotations
 import json
 import os
 import zlib
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 from clinbench.duck import duckdb, when_free
 
 from clinbench.errors import TaskError
+from clinbench.plain import Frozen
 
 # Bump when the preparation rules change, so files prepared by older rules are not read.
 PREPARATION_VERSION = 2
@@ -41,17 +41,17 @@ _NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYI
                   "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE", "REAL", "DECIMAL", "BOOLEAN")
 
 
-@dataclass(frozen=True)
-class Reference:
-    """A prepared reference, visible on the connection as ``relation``."""
+class Reference(Frozen):
+    """A prepared reference, visible on the connection as ``relation``.
 
-    relation: str
-    kinds: dict[str, str]  # column -> numeric | timestamp | string
-    rows: int
-    scales: dict[str, float]  # numeric non-key column -> max - min (1.0 when 0 or empty)
-    keys: tuple[str, ...]
-    source: str  # the table it was read from, for messages
-    unique_keys: bool = False  # no two rows share a key (compared as the join compares them)
+    ``kinds``: column -> numeric | timestamp | string; ``scales``: numeric non-key column -> max - min (1.0
+    when 0 or empty); ``source``: the table it was read from, for messages; ``unique_keys``: no two rows share
+    a key (compared as the join compares them)."""
+
+    def __init__(self, relation: str, kinds: dict[str, str], rows: int, scales: dict[str, float],
+                 keys: tuple[str, ...], source: str, unique_keys: bool = False) -> None:
+        self._set(relation=relation, kinds=kinds, rows=rows, scales=scales, keys=keys, source=source,
+                  unique_keys=unique_keys)
 
     def join_column(self, i: int) -> str:
         """The reference column the agent's ``__k<i>`` joins on."""
@@ -86,7 +86,7 @@ def prepare(con: duckdb.DuckDBPyConnection, source: str, keys: list[str]) -> Ref
     ref = Reference("__ref", kinds, int(row[0]), scales, tuple(keys), source)
     join = ", ".join(_q(ref.join_column(i)) for i in range(len(keys)))
     shared = con.execute(f"SELECT count(*) FROM (SELECT 1 FROM __ref GROUP BY {join} HAVING count(*) > 1)")
-    return replace(ref, unique_keys=not shared.fetchone()[0])
+    return ref.replace(unique_keys=not shared.fetchone()[0])
 
 
 def cached(con: duckdb.DuckDBPyConnection, db_path: Path, table: str, keys: list[str], on_missing, *,
@@ -117,7 +117,7 @@ def cached(con: duckdb.DuckDBPyConnection, db_path: Path, table: str, keys: list
             "SELECT DISTINCT schema_name FROM duckdb_tables() WHERE database_name = '__src'").fetchall()}
         raise TaskError(on_missing(schemas))
     ref = prepare(con, f"__src.{_q(schema)}.{_q(name)}", keys)
-    ref = replace(ref, source=table)
+    ref = ref.replace(source=table)
     con.execute("DETACH __src")
     if use_cache and file_identity(db_path) == identity:  # not written while we read it
         _write(con, ref, path, stem, stamp)

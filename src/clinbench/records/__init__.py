@@ -26,6 +26,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from clinbench.column_score import ColumnScore  # noqa: F401  (re-exported: records hold it)
+
 STORE_FILE = "results.duckdb"  # a campaign folder's store: DIR/results.duckdb beside DIR/runs/<run_id>/
 BENCHMARKS = ("derive", "dx")
 
@@ -120,25 +122,6 @@ def _dx_legacy(fields: dict[str, Any]) -> dict[str, Any]:
 DX_LEGACY_SQL = ("UPDATE runs SET gatekeeper = coalesce(condition, ''), judge = coalesce(schema, ''), condition = '', "
                  "schema = '', error = coalesce(error, flag_reason), flag_reason = NULL "
                  "WHERE benchmark = 'dx' AND gatekeeper IS NULL")
-
-
-@dataclass
-class ColumnScore:
-    """One scored column of a derivation run. The store keeps its name, match rate and nMAE;
-    the scorer's result and ``explain`` also carry the counts, kind, tolerance and examples."""
-
-    name: str
-    match_rate: float | None
-    nmae: float | None = None
-    matched: int | None = None
-    denominator: int | None = None
-    kind: str = ""  # numeric | timestamp | string
-    tolerance: float | None = None
-    examples: list[dict[str, Any]] = field(default_factory=list)
-
-    def stored(self) -> dict[str, Any]:
-        """What the store and a run's manifest keep."""
-        return {"column_name": self.name, "match_rate": self.match_rate, "nmae": self.nmae}
 
 
 @dataclass
