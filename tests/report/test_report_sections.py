@@ -156,6 +156,7 @@ def test_explain_shows_columns_and_mismatching_rows(tmp_path):
     assert max(len(line) for line in out.stdout.splitlines()) <= 80
     data = json.loads(_cli("explain", str(run_dir), "--json").stdout)
     assert data["label"] == "codex/m1" and [m["key"] for m in data["mismatches"]] == [{"stay_id": "30001"}, {"stay_id": "30004"}]
+    assert {c["name"]: (c["match_rate"], c["matched"]) for c in data["columns"]}["respiration"] == (0.75, 3)
     bad = _cli("explain", str(tmp_path / "nope"))
     assert bad.returncode == 2 and bad.stderr.startswith("error: ") and "DIR/runs/<run_id>" in bad.stderr
 

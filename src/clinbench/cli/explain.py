@@ -23,7 +23,9 @@ def register(app: typer.Typer) -> None:
 
         why = explain_run(run_dir, max_rows=rows)
         if as_json:
-            print(json.dumps({**asdict(why), "label": why.label}, indent=2))
+            # a column's score is a hand-written record (clinbench.plain), which asdict leaves as an object
+            data = {**asdict(why), "columns": [dict(vars(c)) for c in why.columns], "label": why.label}
+            print(json.dumps(data, indent=2))
             return
         console = make_console()
         reward = "—" if why.reward is None else f"{why.reward:.3f}"
