@@ -18,14 +18,8 @@ class ColumnScore(Plain):
     def __init__(self, name: str, match_rate: float | None, nmae: float | None = None, matched: int | None = None,
                  denominator: int | None = None, kind: str = "", tolerance: float | None = None,
                  examples: list[dict[str, Any]] | None = None) -> None:
-        self.name = name
-        self.match_rate = match_rate
-        self.nmae = nmae
-        self.matched = matched
-        self.denominator = denominator
-        self.kind = kind
-        self.tolerance = tolerance
-        self.examples = [] if examples is None else examples
+        self._set(name=name, match_rate=match_rate, nmae=nmae, matched=matched, denominator=denominator, kind=kind,
+                  tolerance=tolerance, examples=[] if examples is None else examples)
 
     def stored(self) -> dict[str, Any]:
         """What the store and a run's manifest keep."""

@@ -15,9 +15,12 @@ from typing import Any
 
 
 class Plain:
-    """Equality and ``repr`` over the instance's attributes, in the order ``__init__`` set them."""
+    """Equality and ``repr`` over the instance's attributes, in the order ``__init__`` set them (with ``_set``)."""
 
     __hash__ = None  # type: ignore[assignment]  # equal by value and mutable, as a dataclass with eq
+
+    def _set(self, **values: Any) -> None:
+        vars(self).update(values)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -33,13 +36,10 @@ class Plain:
 
 
 class Frozen(Plain):
-    """A ``Plain`` record whose attributes cannot be set after ``__init__`` (which sets them with ``_set``)."""
+    """A ``Plain`` record whose attributes cannot be set after ``__init__``."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"cannot assign to field '{name}' of a frozen {type(self).__name__}")
 
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"cannot delete field '{name}' of a frozen {type(self).__name__}")
-
-    def _set(self, **values: Any) -> None:
-        vars(self).update(values)

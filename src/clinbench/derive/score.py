@@ -61,23 +61,12 @@ class ScoreResult(Plain):
                  columns: dict[str, ColumnScore] | None = None, checks: dict[str, bool] | None = None,
                  reference_rows: int = 0, agent_rows: int = 0, extra_keys: int = 0, duplicate_rows: int = 0,
                  missing_columns: list[str] | None = None, scored_columns: str = "value", reason: str = "") -> None:
-        self.task_id = task_id
-        self.reward = reward
-        self.strict = strict
-        self.key_precision = key_precision
-        self.key_recall = key_recall
-        self.key_f1 = key_f1
-        self.coverage = coverage
-        self.ordered_value_nmae = ordered_value_nmae
-        self.columns = {} if columns is None else columns
-        self.checks = {} if checks is None else checks
-        self.reference_rows = reference_rows
-        self.agent_rows = agent_rows
-        self.extra_keys = extra_keys
-        self.duplicate_rows = duplicate_rows
-        self.missing_columns = [] if missing_columns is None else missing_columns
-        self.scored_columns = scored_columns
-        self.reason = reason
+        self._set(task_id=task_id, reward=reward, strict=strict, key_precision=key_precision, key_recall=key_recall,
+                  key_f1=key_f1, coverage=coverage, ordered_value_nmae=ordered_value_nmae,
+                  columns={} if columns is None else columns, checks={} if checks is None else checks,
+                  reference_rows=reference_rows, agent_rows=agent_rows, extra_keys=extra_keys,
+                  duplicate_rows=duplicate_rows, missing_columns=[] if missing_columns is None else missing_columns,
+                  scored_columns=scored_columns, reason=reason)
 
     @property
     def column_match_rates(self) -> dict[str, float]:
