@@ -126,11 +126,9 @@ class TaskSpec(Frozen):
         return float(self.tolerances.get(column, 0.0))
 
 
-# task.toml's fields: the first twelve are required
-_FIELDS = ("id", "family", "database", "mode", "reference", "keys", "scored_columns", "required_columns",
-           "coverage_threshold", "accuracy_threshold", "skills", "decoy_skill",
-           "tolerances", "timestamp_tolerance_seconds", "operational_spec", "drop")
-_REQUIRED = _FIELDS[:12]
+# task.toml's fields are TaskSpec's parameters, in one place: its __init__ (those without a default are required)
+_FIELDS = TaskSpec.__init__.__code__.co_varnames[1:TaskSpec.__init__.__code__.co_argcount]
+_REQUIRED = _FIELDS[:len(_FIELDS) - len(TaskSpec.__init__.__defaults__ or ())]
 
 
 def _number(name: str, value: Any) -> float:
