@@ -107,3 +107,17 @@ def test_the_llm_judge_reads_the_rubric_from_one_versioned_file():
         verdict = LLMJudge(chat).score("Left lower lobe pneumonia", "Right lower lobe pneumonia")
         system = server.requests[-1]["messages"][0]["content"]
     assert system == rubric.text and verdict.prompt == "judge-2"
+
+
+def test_the_judges_words_fold_spelling_and_name_body_parts_as_icd_10_cm_does():
+    # traced by hand: British spellings folded (haem, oe), then ICD-10-CM's wording (bleeding and hemorrhagic ->
+    # hemorrhage, arms -> upper limb, extremities -> limb, leg -> lower limb, clot -> thrombosis, emboli ->
+    # embolism), stop words dropped, each word stemmed ('hemorrhage' -> 'hemorrhag')
+    from clinbench.dx.specificity import words
+
+    assert words("Hemorrhagic bleeding of the arms, extremities; clot emboli") == {
+        "hemorrhag", "upper", "limb", "thrombosis", "embolism"}
+    assert words("Haemorrhage of the oesophagus, leg oedema") == {"hemorrhag", "esophagus", "lower", "limb", "edema"}
+    assert words("Embolism and thrombosis of the legs") == {"thrombosis", "lower", "limb"}
+    assert words("bleeding") == words("hemorrhagic") == words("hemorrhage") == {"hemorrhag"}
+    assert words("armchair legend") == {"armchair", "legend"}  # a word holding 'arm' or 'leg' is not a limb

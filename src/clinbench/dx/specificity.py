@@ -27,9 +27,13 @@ import re
 from clinbench.dx.text import expand, stem, tokens
 
 # The judge's words for what ICD-10-CM words differently.
-_WORDING = [(r"\bembolism and thrombosis\b", "thrombosis"), (r"\bbleeding\b|\bbleed\b|\bhemorrhagic\b", "hemorrhage"), (r"\blower legs?\b|\blegs?\b", "lower limb"),
-            (r"\bupper arms?\b|\barms?\b", "upper limb"), (r"\bextremity\b|\bextremities\b", "limb"),
-            (r"\bclot\b", "thrombosis"), (r"\bemboli\b|\bembolus\b", "embolism")]
+# (a word every match holds, pattern, replacement): the pattern is searched for only in a text holding the word
+_WORDING = [(needle, re.compile(pattern), repl) for needle, pattern, repl in (
+    ("embolism and", r"\bembolism and thrombosis\b", "thrombosis"),
+    ("bleed", r"\bbleeding\b|\bbleed\b", "hemorrhage"), ("hemorrhagic", r"\bhemorrhagic\b", "hemorrhage"),
+    ("leg", r"\blower legs?\b|\blegs?\b", "lower limb"), ("arm", r"\bupper arms?\b|\barms?\b", "upper limb"),
+    ("extremit", r"\bextremity\b|\bextremities\b", "limb"), ("clot", r"\bclot\b", "thrombosis"),
+    ("embol", r"\bemboli\b|\bembolus\b", "embolism"))]
 _TEMPORAL = {stem(w) for w in ("acute", "chronic", "subacute", "initial", "encounter", "recurrent", "unspecified")}
 _GENERIC = {stem(w) for w in ("site", "part", "parts", "type", "nos", "elsewhere", "classified", "specified",
                                "wall")}
@@ -62,8 +66,9 @@ def diagnosis_text(text: str) -> str:
 
 def words(text: str) -> frozenset[str]:
     t = expand(diagnosis_text(text))
-    for pattern, repl in _WORDING:
-        t = re.sub(pattern, repl, t)
+    for needle, pattern, repl in _WORDING:
+        if needle in t:
+            t = pattern.sub(repl, t)
     t = t.replace("extremity", "limb")
     return frozenset(tokens(t))
 

@@ -7,6 +7,7 @@ suffix stemmer, stop words, and the abbreviation table that expands what clinici
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -113,13 +114,19 @@ _ABBREV_RE = re.compile(
 )
 
 
+_AE = re.compile(r"(?<=[a-z])ae(?=[a-z])|(?<![a-z])ae(?=[a-z]{3})")
+_OE = re.compile(r"(?<![a-z])oe(?=[a-z]{3})|(?<=[a-z])oe(?=[a-z]{2})")
+
+
 def fold(text: str) -> str:
     """Lower-case, strip accents, fold British spellings (haem->hem, oedema->edema, ae->e)."""
     text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
     text = text.replace("'s ", " ").replace("\u2019s ", " ")
-    text = re.sub(r"haem", "hem", text)
-    text = re.sub(r"(?<=[a-z])ae(?=[a-z])|(?<![a-z])ae(?=[a-z]{3})", "e", text)
-    text = re.sub(r"(?<![a-z])oe(?=[a-z]{3})|(?<=[a-z])oe(?=[a-z]{2})", "e", text)
+    text = text.replace("haem", "hem")
+    if "ae" in text:  # (most texts hold neither: the search costs more than the test)
+        text = _AE.sub("e", text)
+    if "oe" in text:
+        text = _OE.sub("e", text)
     text = text.replace("rrhoea", "rrhea")
     return text
 
@@ -132,6 +139,7 @@ def expand(text: str) -> str:
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ments", "ment", "ants", "ant", "ents", "ent", "ives", "ive", "ies", "ed", "es", "s")
 
 
+@functools.lru_cache(maxsize=1 << 16)  # bounded: tokens come from agents' text too
 def stem(token: str) -> str:
     """A light suffix stripper: plural, -ed/-ing, and -ation/-ant/-ent/-ive so that
     "anticoagulation" and "anticoagulant" meet; both sides of every comparison use it."""
