@@ -153,11 +153,14 @@ def _select(concepts: dict[str, Concept], deps: dict[str, Dependencies], only: l
 
 
 def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql: str, meta: tuple[str, str, str],
-                 started: float, *, replace: bool, recorded: bool) -> tuple[int, tuple[str, str, str]]:
+                 started: float, *, replace: bool, recorded: bool,
+                 raw: Callable[[], list[str]]) -> tuple[int, tuple[str, str, str]]:
     """Replace ``out`` by the concept's rows and its bookkeeping row in one transaction: a failure leaves both as they were.
 
     ``replace``: ``out`` exists; ``recorded``: it has a bookkeeping row. Neither, as in a first build, and
-    neither the DROP nor the DELETE is run (a statement costs about 1 ms: 0.1 s of a 72-concept build)."""
+    neither the DROP nor the DELETE is run (a statement costs about 1 ms: 0.1 s of a 72-concept build).
+    ``raw``: the raw tables the concept reads, itself or through the concepts it reads, whose column types a
+    failure is checked against (a text column typed DOUBLE fails where a concept compares what it became)."""
     con.execute("BEGIN TRANSACTION")
     try:
         try:
@@ -173,6 +176,15 @@ def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql
             first = str(exc).splitlines()[0]
             line = _error_line(str(exc))
             where = f"{concept.path}:{line}" if line else str(concept.path)
+            from clinbench.ehr.schema import foreign_kinds
+
+            con.execute("ROLLBACK")  # the failed statement aborted the transaction: end it to read the catalog
+            if foreign := foreign_kinds(con, raw()):
+                # the data, not the SQL: a loader that guessed types (M4's `m4 init` does) gave a column another kind
+                raise ConceptError(
+                    f"{where}: {first}; the previous {out} (if any) is unchanged. The database's columns hold another "
+                    f"kind of value than the dataset declares: {', '.join(foreign)}. Load the raw files with the "
+                    "declared types (`clinbench data load DATASET DIR --out DB`) and build again") from exc
             raise ConceptError(f"{where}: {first}; the previous {out} (if any) is unchanged: fix the SQL and rebuild") from exc
         if recorded:
             con.execute(f"DELETE FROM {META_TABLE} WHERE name = ?", [out])
@@ -465,7 +477,8 @@ class _BuildState:
             return BuildResult(out, concept.name, "unchanged", rows, time.perf_counter() - started, "SQL and inputs unchanged since the last build")
 
         rows, row = _materialise(con, concept, out, sql, (sql_sha, fingerprint, label(self.profile)), started,
-                                 replace=out in existing, recorded=previous is not None)
+                                 replace=out in existing, recorded=previous is not None,
+                                 raw=lambda: sorted({t for n in closure([qualified], self.deps) for t in self.deps[n].raw}))
         with self.lock:
             self.meta[out] = row
         return BuildResult(out, concept.name, "built", rows, time.perf_counter() - started)

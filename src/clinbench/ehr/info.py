@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from clinbench.duck import RELATIONS, duckdb
-from clinbench.ehr.requirements import family_requirements
+from clinbench.ehr.requirements import family_requirements, required_tables
+from clinbench.ehr.schema import foreign_kinds
 from clinbench.errors import DataError
 
 # The schema that marks a dataset's raw tables.
@@ -59,6 +60,13 @@ def database_info(db_path: str | Path) -> DatabaseInfo:
                 f"{CHARTEVENTS} holds no text values (ventilator modes, O2 devices, 'No Response-ETT'): "
                 "ventilation comes out empty and the scores that use it, GCS 'unable' and CRRT modes are wrong; "
                 "a chartevents rebuilt from the MEDS export of the demo is like this, the official file is not")
+        # the tables the task families read (another kind in a table no concept reads changes nothing)
+        needed = sorted({t for dataset in DATASET_SCHEMAS for t in required_tables(dataset)} & set(info.tables))
+        if foreign := foreign_kinds(con, needed):
+            info.caveats.append(
+                f"columns hold another kind of value than the dataset declares: {', '.join(foreign)}; a concept "
+                "comparing one with its declared kind fails: load the raw files with the declared types "
+                "(`clinbench data load DATASET DIR --out DB`)")
     finally:
         con.close()
 

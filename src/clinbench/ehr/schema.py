@@ -89,3 +89,29 @@ def create_empty(con: duckdb.DuckDBPyConnection, dataset: str, only: set[str] | 
             continue
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {table.schema}")
         con.execute(table.ddl())
+
+
+# What a type holds, as far as SQL over it cares: a number compared with text, or text added to a number, fails
+_KINDS = (("VARCHAR", "text"), ("TIMESTAMP", "time"), ("DATE", "time"), ("TIME", "time"), ("BOOLEAN", "boolean"))
+
+
+def type_kind(duckdb_type: str) -> str:
+    """'text', 'time', 'boolean' or 'number' (every integer, decimal and floating type) for a DuckDB type name."""
+    upper = duckdb_type.upper()
+    return next((kind for prefix, kind in _KINDS if upper.startswith(prefix)), "number")
+
+
+def foreign_kinds(con: duckdb.DuckDBPyConnection, tables: list[str]) -> list[str]:
+    """``table.column TYPE (declared: TYPE)`` for each column of the declared ``tables`` (qualified names) whose
+    type in the database holds another kind of value than the dataset declares: what a loader that guesses types
+    gives on a file whose rows never show the column's kind (M4's `m4 init` reads a chartevents without text
+    values with a DOUBLE ``value``). Integer widths, DATE for TIMESTAMP and such are the same kind."""
+    declared = {t.qualified: t for dataset in DATASETS for t in dataset_tables(dataset) if t.qualified in tables}
+    if not declared:
+        return []
+    found = con.execute(
+        "SELECT lower(schema_name || '.' || table_name), lower(column_name), data_type FROM duckdb_columns() "
+        f"WHERE lower(schema_name || '.' || table_name) IN ({', '.join('?' * len(declared))})", list(declared)).fetchall()
+    have = {(table, column): type_ for table, column, type_ in found}
+    return [f"{name}.{c.name} {have[name, c.name]} (declared: {c.type})" for name, table in sorted(declared.items())
+            for c in table.columns if (name, c.name) in have and type_kind(have[name, c.name]) != type_kind(c.type)]

@@ -1,0 +1,50 @@
+"""A database whose loader guessed column types from the rows, as M4's `m4 init` does (hannesill/m4 0.5.3,
+src/m4/data_io.py: `read_csv_auto(..., sample_size=-1, nullstr=[...])` into Parquet, one view per file). On a
+chartevents whose rows hold no text value (the MIMIC-IV demo rebuilt from its MEDS export is such a file) it
+makes ``value`` DOUBLE, and SQL comparing it with text fails. The failure names the data, not the SQL."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from clinbench.duck import duckdb
+from clinbench.ehr.synth import synth_mimic_iv
+
+
+def _m4_layout_chartevents(db: Path, folder: Path) -> None:
+    """chartevents without its text values, written to CSV and read back as `m4 init` reads a file."""
+    csv, parquet = folder / "chartevents.csv.gz", folder / "chartevents.parquet"
+    con = duckdb.connect(str(db))
+    try:
+        con.execute(f"COPY (SELECT * FROM mimiciv_icu.chartevents WHERE TRY_CAST(value AS DOUBLE) IS NOT NULL "
+                    f"OR value IS NULL) TO '{csv}' (HEADER)")
+        con.execute(f"COPY (SELECT * FROM read_csv_auto('{csv}', sample_size=-1, auto_detect=true, "
+                    f"nullstr=['', 'NULL', 'NA', 'N/A', '___'], ignore_errors=false)) "
+                    f"TO '{parquet}' (FORMAT PARQUET, COMPRESSION ZSTD)")
+        con.execute("DROP TABLE mimiciv_icu.chartevents")
+        con.execute(f"CREATE VIEW mimiciv_icu.chartevents AS SELECT * FROM read_parquet('{parquet}')")
+        assert con.execute("SELECT data_type FROM duckdb_columns() WHERE table_name = 'chartevents' "
+                           "AND column_name = 'value'").fetchone() == ("DOUBLE",)
+    finally:
+        con.close()
+
+
+def test_a_column_typed_by_guess_is_named_with_the_load_that_fixes_it(tmp_path):
+    db = tmp_path / "m4.duckdb"
+    synth_mimic_iv(db, patients=30, seed=0)
+    _m4_layout_chartevents(db, tmp_path)
+    env = {**os.environ, "CLINBENCH_CACHE": str(tmp_path / "cache"), "COLUMNS": "300"}
+    done = subprocess.run([sys.executable, "-m", "clinbench", "concepts", "build", str(db)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    # before: "gcs.sql:19: Conversion Error: Could not convert string 'No Response-ETT' to DOUBLE; ... fix the SQL"
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    error = done.stderr.strip().splitlines()[-1]
+    assert error.startswith("error: ") and "Could not convert string" in error
+    assert "mimiciv_icu.chartevents.value DOUBLE (declared: VARCHAR)" in error
+    assert "`clinbench data load DATASET DIR --out DB`" in error and "fix the SQL" not in error
+    info = subprocess.run([sys.executable, "-m", "clinbench", "data", "info", str(db)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert info.returncode == 0 and "mimiciv_icu.chartevents.value DOUBLE (declared: VARCHAR)" in info.stdout
