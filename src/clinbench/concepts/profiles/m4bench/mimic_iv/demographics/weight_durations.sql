@@ -12,13 +12,18 @@
 --   instant repeats
 -- Deviations: differs from the mimic-code profile, which rounds weights to 3 places and drops those
 --   of 1500 kg and above; here weights are as charted. The tie order is clinbench's (M4's copy
---   leaves it to the engine).
+--   leaves it to the engine). Weights are REAL (32-bit) whatever the load's type:
+--   32-bit on purpose: MIMIC's FLOAT columns are REAL in mimic-code's buildmimic load, the load M4's demo
+--   outputs (the anchors) were made on. M4's own `m4 init` guesses types and reads them as DOUBLE, where
+--   M4's SQL, which casts nothing, gives 64-bit values: on the demo so loaded, M4's `init-derived` and this
+--   profile differ in one row each of bg (aado2_calc), kdigo_uo and kdigo_stages (uo_rt_6hr rounds the
+--   other way); docs/conventions.md, SOFA.
 WITH charted AS (
     SELECT
         stay_id
         , charttime
         , CASE WHEN itemid = 226512 THEN 'admit' ELSE 'daily' END AS weight_type
-        , CAST(valuenum AS REAL) AS weight -- REAL, the type of chartevents.valuenum in M4's load
+        , CAST(valuenum AS REAL) AS weight -- REAL: see the header's Deviations
     FROM mimiciv_icu.chartevents
     WHERE valuenum IS NOT NULL
         AND itemid IN (226512, 224639) -- Admit Wt, Daily Weight

@@ -14,7 +14,12 @@
 --   (mimic-code rounds it to 4 places), and the charted SpO2 and FiO2 are matched per subject and
 --   charting time, not per specimen, so of two specimens of one subject drawn at the same instant
 --   (with a PO2) only one is kept: M4's copy leaves which to the engine, clinbench keeps the lower
---   specimen_id.
+--   specimen_id. The charted FiO2 is REAL (32-bit) whatever the load's type:
+--   32-bit on purpose: MIMIC's FLOAT columns are REAL in mimic-code's buildmimic load, the load M4's demo
+--   outputs (the anchors) were made on. M4's own `m4 init` guesses types and reads them as DOUBLE, where
+--   M4's SQL, which casts nothing, gives 64-bit values: on the demo so loaded, M4's `init-derived` and this
+--   profile differ in one row each of bg (aado2_calc), kdigo_uo and kdigo_stages (uo_rt_6hr rounds the
+--   other way); docs/conventions.md, SOFA.
 WITH bg AS (
     SELECT
         MAX(subject_id) AS subject_id
