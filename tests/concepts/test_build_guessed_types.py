@@ -48,3 +48,22 @@ def test_a_column_typed_by_guess_is_named_with_the_load_that_fixes_it(tmp_path):
     info = subprocess.run([sys.executable, "-m", "clinbench", "data", "info", str(db)], env=env,
                           capture_output=True, text=True, timeout=120)
     assert info.returncode == 0 and "mimiciv_icu.chartevents.value DOUBLE (declared: VARCHAR)" in info.stdout
+
+
+def test_data_info_lists_a_few_columns_of_another_kind_and_counts_the_rest(tmp_path):
+    from clinbench.ehr.info import database_info
+
+    db = tmp_path / "m4.duckdb"
+    synth_mimic_iv(db, patients=5, seed=1)
+    con = duckdb.connect(str(db))
+    try:  # eight columns a guessing loader typed otherwise (all-null columns come out VARCHAR)
+        for column in ("value", "valuenum", "valueuom", "warning"):
+            kind = "DOUBLE" if column in ("value", "valueuom") else "VARCHAR"
+            con.execute(f"ALTER TABLE mimiciv_icu.chartevents ALTER {column} TYPE {kind} USING NULL")
+        for column in ("amount", "rate", "patientweight", "totalamount"):
+            con.execute(f"ALTER TABLE mimiciv_icu.inputevents ALTER {column} TYPE VARCHAR")
+    finally:
+        con.close()
+    caveat = next(c for c in database_info(db).caveats if c.startswith("columns hold another kind"))
+    assert "mimiciv_icu.chartevents.value DOUBLE (declared: VARCHAR)" in caveat
+    assert caveat.count("(declared: ") == 6 and ", and 2 more;" in caveat

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from clinbench.duck import RELATIONS, duckdb
 from clinbench.ehr.requirements import family_requirements, required_tables
-from clinbench.ehr.schema import foreign_kinds
+from clinbench.ehr.schema import foreign_kinds, listed
 from clinbench.errors import DataError
 
 # The schema that marks a dataset's raw tables.
@@ -64,7 +64,7 @@ def database_info(db_path: str | Path) -> DatabaseInfo:
         needed = sorted({t for dataset in DATASET_SCHEMAS for t in required_tables(dataset)} & set(info.tables))
         if foreign := foreign_kinds(con, needed):
             info.caveats.append(
-                f"columns hold another kind of value than the dataset declares: {', '.join(foreign)}; a concept "
+                f"columns hold another kind of value than the dataset declares: {listed(foreign)}; a concept "
                 "comparing one with its declared kind fails: load the raw files with the declared types "
                 "(`clinbench data load DATASET DIR --out DB`)")
     finally:

@@ -115,3 +115,9 @@ def foreign_kinds(con: duckdb.DuckDBPyConnection, tables: list[str]) -> list[str
     have = {(table, column): type_ for table, column, type_ in found}
     return [f"{name}.{c.name} {have[name, c.name]} (declared: {c.type})" for name, table in sorted(declared.items())
             for c in table.columns if (name, c.name) in have and type_kind(have[name, c.name]) != type_kind(c.type)]
+
+
+def listed(items: list[str], limit: int = 6) -> str:
+    """The first ``limit`` items joined, then how many more (a line a reader can take in)."""
+    more = f", and {len(items) - limit} more" if len(items) > limit else ""
+    return ", ".join(items[:limit]) + more
