@@ -15,10 +15,16 @@ from clinbench.ehr.synth import synth_mimic_iv
 
 
 def _m4_layout_chartevents(db: Path, folder: Path) -> None:
-    """chartevents without its text values, written to CSV and read back as `m4 init` reads a file."""
-    csv, parquet = folder / "chartevents.csv.gz", folder / "chartevents.parquet"
+    """chartevents without its text values, written to CSV and read back as `m4 init` reads a file; every
+    table's Parquet file in M4's folder layout (``folder``/hosp, ``folder``/icu)."""
+    csv, parquet = folder / "chartevents.csv.gz", folder / "icu" / "chartevents.parquet"
     con = duckdb.connect(str(db))
     try:
+        for schema, table in con.execute("SELECT schema_name, table_name FROM duckdb_tables() "
+                                         "WHERE schema_name IN ('mimiciv_hosp', 'mimiciv_icu')").fetchall():
+            (folder / schema.removeprefix("mimiciv_")).mkdir(exist_ok=True)
+            if table != "chartevents":
+                con.execute(f"COPY {schema}.{table} TO '{folder / schema.removeprefix('mimiciv_') / table}.parquet'")
         con.execute(f"COPY (SELECT * FROM mimiciv_icu.chartevents WHERE TRY_CAST(value AS DOUBLE) IS NOT NULL "
                     f"OR value IS NULL) TO '{csv}' (HEADER)")
         con.execute(f"COPY (SELECT * FROM read_csv_auto('{csv}', sample_size=-1, auto_detect=true, "
@@ -33,9 +39,10 @@ def _m4_layout_chartevents(db: Path, folder: Path) -> None:
 
 
 def test_a_column_typed_by_guess_is_named_with_the_load_that_fixes_it(tmp_path):
-    db = tmp_path / "m4.duckdb"
+    db, m4_data = tmp_path / "m4.duckdb", tmp_path / "parquet"
     synth_mimic_iv(db, patients=30, seed=0)
-    _m4_layout_chartevents(db, tmp_path)
+    m4_data.mkdir()
+    _m4_layout_chartevents(db, m4_data)
     env = {**os.environ, "CLINBENCH_CACHE": str(tmp_path / "cache"), "COLUMNS": "300"}
     done = subprocess.run([sys.executable, "-m", "clinbench", "concepts", "build", str(db)], env=env,
                           capture_output=True, text=True, timeout=300)
@@ -45,6 +52,14 @@ def test_a_column_typed_by_guess_is_named_with_the_load_that_fixes_it(tmp_path):
     assert error.startswith("error: ") and "Could not convert string" in error
     assert "mimiciv_icu.chartevents.value DOUBLE (declared: VARCHAR)" in error
     assert "`clinbench data load DATASET DIR --out DB`" in error and "fix the SQL" not in error
+    # what it says works: M4's Parquet folder loaded with the declared types builds
+    fixed = tmp_path / "fixed.duckdb"
+    load = subprocess.run([sys.executable, "-m", "clinbench", "data", "load", "mimic-iv", str(m4_data), "--out", str(fixed)],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert load.returncode == 0, load.stderr
+    rebuilt = subprocess.run([sys.executable, "-m", "clinbench", "concepts", "build", str(fixed)], env=env,
+                             capture_output=True, text=True, timeout=300)
+    assert rebuilt.returncode == 0, rebuilt.stderr
     info = subprocess.run([sys.executable, "-m", "clinbench", "data", "info", str(db)], env=env,
                           capture_output=True, text=True, timeout=120)
     assert info.returncode == 0 and "mimiciv_icu.chartevents.value DOUBLE (declared: VARCHAR)" in info.stdout

@@ -183,8 +183,8 @@ def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql
                 # the data, not the SQL: a loader that guessed types (M4's `m4 init` does) gave a column another kind
                 raise ConceptError(
                     f"{where}: {first}; the previous {out} (if any) is unchanged. The database's columns hold another "
-                    f"kind of value than the dataset declares: {', '.join(foreign)}. Load the raw files with the "
-                    "declared types (`clinbench data load DATASET DIR --out DB`) and build again") from exc
+                    f"kind of value than the dataset declares: {', '.join(foreign)}. Load the raw files (CSV, or M4's "
+                    "Parquet) with the declared types (`clinbench data load DATASET DIR --out DB`) and build again") from exc
             raise ConceptError(f"{where}: {first}; the previous {out} (if any) is unchanged: fix the SQL and rebuild") from exc
         if recorded:
             con.execute(f"DELETE FROM {META_TABLE} WHERE name = ?", [out])

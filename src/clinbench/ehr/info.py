@@ -65,8 +65,8 @@ def database_info(db_path: str | Path) -> DatabaseInfo:
         if foreign := foreign_kinds(con, needed):
             info.caveats.append(
                 f"columns hold another kind of value than the dataset declares: {listed(foreign)}; a concept "
-                "comparing one with its declared kind fails: load the raw files with the declared types "
-                "(`clinbench data load DATASET DIR --out DB`)")
+                "comparing one with its declared kind fails: load the raw files (CSV, or M4's Parquet) with the "
+                "declared types (`clinbench data load DATASET DIR --out DB`)")
     finally:
         con.close()
 
