@@ -178,8 +178,11 @@ def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql
             where = f"{concept.path}:{line}" if line else str(concept.path)
             from clinbench.ehr.schema import foreign_kinds
 
-            con.execute("ROLLBACK")  # the failed statement aborted the transaction: end it to read the catalog
-            if foreign := foreign_kinds(con, raw()):
+            foreign: list[str] = []
+            with suppress(duckdb.Error):  # a catalog it cannot read leaves the SQL's own message
+                con.execute("ROLLBACK")  # the failed statement aborted the transaction: end it to read the catalog
+                foreign = foreign_kinds(con, raw())
+            if foreign:
                 # the data, not the SQL: a loader that guessed types (M4's `m4 init` does) gave a column another kind
                 raise ConceptError(
                     f"{where}: {first}; the previous {out} (if any) is unchanged. The database's columns hold another "
