@@ -26,6 +26,7 @@ def build(
     force: Annotated[bool, typer.Option("--force", help="Rebuild even when SQL and inputs are unchanged")] = False,
     everything: Annotated[bool, typer.Option("--all", help="Also build every task reference and variant (by default each is built when a command first needs it: run, tasks reference, tasks verify, concepts variants)")] = False,
     profile: Annotated[Optional[str], typer.Option("--profile", help=PROFILE_HELP)] = None,
+    replace_derived: Annotated[bool, typer.Option("--replace-derived", help="Replace derived tables clinbench did not build (mimic-code's, M4's `m4 init-derived`, your own): without it such a database is left as it is and the build refused")] = False,
 ) -> None:
     """Build a reference profile's concept layer (and the references already in DB) in dependency order; unchanged tables are skipped."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -68,7 +69,7 @@ def build(
     started = time.perf_counter()
     try:
         results = build_concepts(db, only=names, schema=schema, targets=everything, progress=report,
-                                 force=force, profile=profile)
+                                 force=force, profile=profile, replace_derived=replace_derived)
     except BaseException as exc:
         if bar.live.is_started:  # stopping a bar never started prints an empty line
             bar.stop()

@@ -231,6 +231,7 @@ def build_concepts(
     force: bool = False,
     workers: int | None = None,
     profile: str | None = None,
+    replace_derived: bool = False,
 ) -> list[BuildResult]:
     """Build concepts into ``db_path``; return one result each, in build order.
 
@@ -248,6 +249,9 @@ def build_concepts(
     database's layer was built with, else m4bench); a table the profile does not build is dropped, and
     every table built or kept records the profile. A build of some tables only (``only``) of another
     profile than the layer's is refused: it would leave a layer of two profiles.
+    ``replace_derived``: replace (or drop) derived tables clinbench did not build (mimic-code's, M4's, a
+    user's own); without it a build that would touch one is refused before anything is written
+    (``_refuse_foreign``).
     """
     if not _SCHEMA_NAME.match(schema):
         raise ConceptError(f"invalid schema name {schema!r}: use lower-case letters, digits and underscores")
@@ -263,6 +267,9 @@ def build_concepts(
             deps = dependency_map(concepts)
             existing = _existing_tables(con)  # read once: every step below keeps it current
             order = _select(concepts, deps, only, targets, lambda: existing, schema)
+            if not replace_derived:
+                _refuse_foreign(con, Path(db_path), existing, {output_table(concepts[q], schema) for q in order}
+                                | _omitted(profile, schema), label(profile))
             con.execute("SET enable_progress_bar = false")
             threads = con.execute("SELECT current_setting('threads')").fetchone()[0]
             con.execute(f"SET threads = {engine_threads(workers)}")
@@ -412,12 +419,31 @@ def build_absent(db_path: str | os.PathLike[str], tables: list[str], *, profile:
                          "copy") from exc.__cause__
 
 
-def _drop_omitted(con: duckdb.DuckDBPyConnection, profile: str, schema: str, existing: set[str]) -> None:
-    """Drop the tables another profile built that this one does not (an m4bench layer has no arb) and the
-    helpers an earlier clinbench built (``RETIRED_HELPERS``), and from ``existing``, the tables the database holds."""
+def _omitted(profile: str, schema: str) -> set[str]:
+    """The tables a build of ``profile`` drops: those another profile builds and this one does not (an m4bench
+    layer has no arb) and the helpers an earlier clinbench built (``RETIRED_HELPERS``)."""
     names = [name for layer in lineage(profile) for name in layer.omit] + sorted(RETIRED_HELPERS)
-    for name in names:
-        out = rewrite_schema(name, schema)
+    return {rewrite_schema(name, schema) for name in names}
+
+
+def _refuse_foreign(con: duckdb.DuckDBPyConnection, db: Path, existing: set[str], touched: set[str], profile: str) -> None:
+    """Refuse a build that would replace or drop (``touched``) a table clinbench did not build, one without a
+    bookkeeping row: a database already holding mimic-code's derived layer (its own build scripts), M4's
+    (`m4 init-derived`) or a user's tables would otherwise lose them to this profile's, silently."""
+    built = {r[0] for r in con.execute(f"SELECT name FROM {META_TABLE}").fetchall()} if META_TABLE in existing else set()
+    foreign = sorted(t for t in touched if t in existing and t not in built)
+    if foreign:
+        shown = ", ".join(foreign[:4]) + (f" and {len(foreign) - 4} more" if len(foreign) > 4 else "")
+        raise ConceptError(
+            f"{db} holds {len(foreign)} derived table(s) clinbench did not build ({shown}: mimic-code's, M4's "
+            f"`m4 init-derived` or your own) that the {profile} profile would replace or drop; nothing was written. "
+            f"To keep them, give clinbench a copy (`cp {db} COPY`, then `clinbench concepts build COPY "
+            f"--replace-derived`); to replace them here, `clinbench concepts build {db} --replace-derived`")
+
+
+def _drop_omitted(con: duckdb.DuckDBPyConnection, profile: str, schema: str, existing: set[str]) -> None:
+    """Drop the tables ``_omitted`` names, and from ``existing``, the tables the database holds."""
+    for out in sorted(_omitted(profile, schema)):
         if out in existing:
             con.execute(f"DROP TABLE {out}")
             con.execute(f"DELETE FROM {META_TABLE} WHERE name = ?", [out])
