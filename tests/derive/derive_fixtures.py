@@ -12,6 +12,8 @@ from pathlib import Path
 
 import duckdb
 
+from clinbench.concepts.build import META_SCHEMA, META_TABLE
+
 from clinbench.derive.catalogue import load_catalogue
 from clinbench.ehr.schema import create_empty
 
@@ -84,6 +86,13 @@ def make_source_db(path: Path) -> Path:
             vals = ", ".join(_value(c, i) if c != "note" else f"'{MARKER}'" for c in cols)
             con.execute(f"INSERT INTO {spec.target_table} VALUES ({vals})")
     con.execute("CREATE TABLE mimiciv_derived.variant_sofa_24h__no_lookback AS SELECT 1 AS stay_id, 'x' AS note")
+    # bookkeeping rows as a build leaves them (with a SQL hash no file has): these hand-made tables stand for a
+    # clinbench build's, which a later build may replace (one without a row is another tool's and is kept)
+    con.execute(f"CREATE SCHEMA {META_SCHEMA}")
+    con.execute(f"CREATE TABLE {META_TABLE} (name VARCHAR PRIMARY KEY, sql_sha256 VARCHAR, input_fingerprint VARCHAR, "
+                "built_at TIMESTAMP, seconds DOUBLE, rows BIGINT, profile VARCHAR)")
+    con.execute(f"INSERT INTO {META_TABLE} SELECT schema_name || '.' || table_name, 'hand-made', '', now()::TIMESTAMP, 0, "
+                "NULL, NULL FROM duckdb_tables() WHERE schema_name IN ('mimiciv_derived', 'eicu_derived')")
     con.execute("CHECKPOINT")
     con.close()
     return path
