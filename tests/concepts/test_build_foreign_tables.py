@@ -14,22 +14,13 @@ import pytest
 
 from clinbench.duck import duckdb
 from clinbench.ehr.synth import synth_mimic_iv
+from tests.concepts.derived_digest import derived_tables
 
 
 def _cli(*args: str, cache) -> subprocess.CompletedProcess:
     env = {**os.environ, "CLINBENCH_CACHE": str(cache), "COLUMNS": "400"}
     return subprocess.run([sys.executable, "-m", "clinbench", *args], env=env, capture_output=True, text=True,
                           timeout=300)
-
-
-def _derived(db) -> dict[str, tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        names = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'mimiciv_derived' "
-                                           "ORDER BY 1").fetchall()]
-        return {n: con.execute(f"SELECT count(*), sum(hash(t)) FROM mimiciv_derived.{n} t").fetchone() for n in names}
-    finally:
-        con.close()
 
 
 @pytest.fixture()
@@ -49,7 +40,7 @@ def theirs(tmp_path):
 
 
 def test_a_build_or_a_run_refuses_to_replace_tables_it_did_not_build_and_writes_nothing(theirs, tmp_path):
-    before = _derived(theirs)
+    before = derived_tables(theirs)
     for args in (("concepts", "build", str(theirs)),
                  ("run", "--db", str(theirs), "--out", str(tmp_path / "c"), "--tasks", "mimic-sofa-24h",
                   "--agent", "reference")):
@@ -59,7 +50,7 @@ def test_a_build_or_a_run_refuses_to_replace_tables_it_did_not_build_and_writes_
         assert error.startswith(f"error: {theirs} holds ") and "clinbench did not build" in error
         assert "mimiciv_derived.arb" in error and "nothing was written" in error
         assert f"`clinbench concepts build {theirs} --replace-derived`" in error
-        assert _derived(theirs) == before
+        assert derived_tables(theirs) == before
     con = duckdb.connect(str(theirs), read_only=True)
     try:
         assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'clinbench_meta' "
@@ -71,8 +62,8 @@ def test_a_build_or_a_run_refuses_to_replace_tables_it_did_not_build_and_writes_
 def test_replace_derived_replaces_them_once_and_later_builds_need_no_flag(theirs, tmp_path):
     done = _cli("concepts", "build", str(theirs), "--replace-derived", cache=tmp_path / "cache")
     assert done.returncode == 0, done.stderr
-    after = _derived(theirs)
-    assert "arb" not in after  # the m4bench profile builds no arb
+    after = derived_tables(theirs)
+    assert "mimiciv_derived.arb" not in after  # the m4bench profile builds no arb
     con = duckdb.connect(str(theirs), read_only=True)
     try:  # the profile's age, not the 42 the other tool wrote
         assert con.execute("SELECT count(*) FROM mimiciv_derived.age WHERE age = 42").fetchone()[0] < \
@@ -80,4 +71,4 @@ def test_replace_derived_replaces_them_once_and_later_builds_need_no_flag(theirs
     finally:
         con.close()
     again = _cli("concepts", "build", str(theirs), cache=tmp_path / "cache")
-    assert again.returncode == 0 and _derived(theirs) == after, again.stderr
+    assert again.returncode == 0 and derived_tables(theirs) == after, again.stderr

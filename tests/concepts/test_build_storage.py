@@ -14,23 +14,13 @@ import pytest
 
 from clinbench.duck import duckdb
 from clinbench.ehr.synth import synth_mimic_iv
+from tests.concepts.derived_digest import derived_tables
 
 
 def _build(db: Path, cache: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "CLINBENCH_CACHE": str(cache), "COLUMNS": "300"}
     return subprocess.run([sys.executable, "-m", "clinbench", "concepts", "build", str(db)], env=env,
                           capture_output=True, text=True, timeout=300)
-
-
-def _tables(db: Path) -> dict[str, tuple]:
-    """Every derived table's row count and sum of row hashes."""
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        names = [r[0] for r in con.execute("SELECT schema_name || '.' || table_name FROM duckdb_tables() "
-                                           "WHERE schema_name = 'mimiciv_derived' ORDER BY 1").fetchall()]
-        return {n: con.execute(f"SELECT count(*), sum(hash(t)) FROM {n} t").fetchone() for n in names}
-    finally:
-        con.close()
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +59,8 @@ def test_a_disk_filling_mid_build_is_one_line_and_the_retry_builds_the_rest(raw_
     assert retry.returncode == 0, retry.stderr
     rebuilt, unchanged = (int(n) for n in re.search(r"(\d+) built, (\d+) unchanged", " ".join(retry.stdout.split())).groups())
     # what was committed is kept: the tables reported built, and one whose build finished as the other builder failed
-    assert kept <= unchanged <= kept + 1 and rebuilt + unchanged == len(_tables(built))
-    assert _tables(db) == _tables(built)  # no table half-written, none missing
+    assert kept <= unchanged <= kept + 1 and rebuilt + unchanged == len(derived_tables(built))
+    assert derived_tables(db) == derived_tables(built)  # no table half-written, none missing
 
 
 def test_a_database_on_a_read_only_mount_is_said_to_be_read_only(raw_and_built, tmpfs, tmp_path):
