@@ -433,9 +433,10 @@ def _refuse_foreign(con: duckdb.DuckDBPyConnection, db: Path, existing: set[str]
     built = {r[0] for r in con.execute(f"SELECT name FROM {META_TABLE}").fetchall()} if META_TABLE in existing else set()
     foreign = sorted(t for t in touched if t in existing and t not in built)
     if foreign:
-        shown = ", ".join(foreign[:4]) + (f" and {len(foreign) - 4} more" if len(foreign) > 4 else "")
+        from clinbench.ehr.schema import listed
+
         raise ConceptError(
-            f"{db} holds {len(foreign)} derived table(s) clinbench did not build ({shown}: mimic-code's, M4's "
+            f"{db} holds {len(foreign)} derived table(s) clinbench did not build ({listed(foreign, 4)}: mimic-code's, M4's "
             f"`m4 init-derived` or your own) that the {profile} profile would replace or drop; nothing was written. "
             f"To keep them, give clinbench a copy (`cp {db} COPY`, then `clinbench concepts build COPY "
             f"--replace-derived`); to replace them here, `clinbench concepts build {db} --replace-derived`")
