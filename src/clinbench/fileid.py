@@ -12,6 +12,11 @@ import re
 from pathlib import Path
 
 
+def _stamp(st) -> tuple:
+    """What changes whenever a file is written: inode, size, mtime and ctime."""
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
 def file_identity(path: str | Path) -> tuple:
     path = Path(path).resolve()
     key: tuple = (str(path),)
@@ -21,7 +26,7 @@ def file_identity(path: str | Path) -> tuple:
         except FileNotFoundError:
             key += (None,)
         else:
-            key += (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            key += _stamp(st)
     return key
 
 
@@ -39,5 +44,5 @@ def named_files_identity(sql: str) -> tuple:
             st = Path(name).stat()
         except OSError:
             continue
-        identities.append((name, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        identities.append((name, *_stamp(st)))
     return tuple(identities)

@@ -28,6 +28,7 @@ from clinbench.concepts.graph import Dependencies, closure, dependency_map
 from clinbench.concepts.profiles import get_profile, label
 from clinbench.duck import RELATIONS, connect_when_free, duckdb
 from clinbench.errors import DataError
+from clinbench.fileid import file_identity, named_files_identity
 
 MANIFEST_TABLE = "clinbench_meta.reference_manifest"
 _DDL = (f"CREATE TABLE IF NOT EXISTS {MANIFEST_TABLE} (name VARCHAR PRIMARY KEY, concept VARCHAR, "
@@ -73,8 +74,6 @@ _FILE_CACHES: dict[tuple, dict[str, str]] = {}
 
 def _file_key(db_path: str | Path) -> tuple:
     """The file's identity (``clinbench.fileid``): a fingerprint keyed by it stays true."""
-    from clinbench.fileid import file_identity
-
     return file_identity(db_path)
 
 
@@ -141,8 +140,6 @@ def source_fingerprint(con: duckdb.DuckDBPyConnection, tables: list[str], cache:
 def view_digest(view_sql: str) -> str:
     """A view's definition and the identity of the files it names (``fileid.named_files_identity``), as a
     short digest: its rows live in those files, which change without the database file changing."""
-    from clinbench.fileid import named_files_identity
-
     return hashlib.sha256(repr((view_sql, named_files_identity(view_sql))).encode()).hexdigest()[:16]
 
 

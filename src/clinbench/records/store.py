@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from clinbench.atomic import atomic_path
-from clinbench.duck import duckdb, lock_holder
+from clinbench.duck import LOCK_NOTICE_SECONDS, duckdb, lock_holder  # how often a waiting caller is told why
 from clinbench.errors import ClinbenchError
 from clinbench.records import (ADDED_COLUMNS, BENCHMARKS, BINDING_COLUMNS, COLUMN_SCORE_COLUMNS, DX_LEGACY_SQL,
                                LEGACY_STATUS, RUN_COLUMNS, STORE_FILE, USAGE_COLUMNS, USAGE_FIELDS, ColumnScore,
@@ -59,7 +59,6 @@ class StoreLocked(StoreError):
 
 CORRUPT_HINT = "rebuild it from the runs' evidence with `clinbench store rebuild {dir}`"
 LOCK_WAIT_SECONDS = 30.0  # how long a command waits for a store another process holds (a campaign: forever)
-LOCK_NOTICE_SECONDS = 30.0  # how often a waiting caller is told why
 
 
 _RUNS_WITH_USAGE = f"SELECT r.*, {', '.join(f'u.{c}' for c in USAGE_FIELDS)} FROM runs r "
