@@ -96,9 +96,7 @@ def apply_buildmimic_types(db: Path, mimic_code: Path) -> list[str]:
     The oracle outputs in ../shared/data/anchors-demo were made on such a load; clinbench's loader
     keeps DOUBLE. Read from ``mimic-iv/buildmimic/postgres/create.sql`` of the checkout.
     """
-    create = mimic_code / "mimic-iv" / "buildmimic" / "postgres" / "create.sql"
-    if not create.is_file():
-        raise AnchorMissing(f"{checkout_hint(mimic_code)} holds no mimic-iv/buildmimic/postgres/create.sql")
+    create = buildmimic_create_sql(mimic_code)
     declared: list[tuple[str, str]] = []
     table = None
     for line in create.read_text(encoding="utf-8").splitlines():
@@ -118,6 +116,15 @@ def apply_buildmimic_types(db: Path, mimic_code: Path) -> list[str]:
     finally:
         con.close()
     return changed
+
+
+def buildmimic_create_sql(mimic_code: Path) -> Path:
+    """mimic-code's ``buildmimic/postgres/create.sql`` (the declared column types), or AnchorMissing saying how to get it."""
+    create = mimic_code / "mimic-iv" / "buildmimic" / "postgres" / "create.sql"
+    if not create.is_file():
+        raise AnchorMissing(f"{checkout_hint(mimic_code)} holds no mimic-iv/buildmimic/postgres/create.sql "
+                            f"(`git -C MIMIC_CODE_REPO archive {MIMIC_CODE_COMMIT} mimic-iv/buildmimic | tar x -C DIR`)")
+    return create
 
 
 def checkout_hint(path: Path) -> str:

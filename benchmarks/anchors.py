@@ -53,8 +53,8 @@ import duckdb
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import anchor_ties  # noqa: E402
 from anchor_runs import (  # noqa: E402
-    AnchorMissing, M4Reference, apply_buildmimic_types, m4_concept_files, m4_drop_tables, m4_mimic_references,
-    m4_references, mimic_code_files, run_m4_pipeline, run_mimic_code, write_m4_reference,
+    AnchorMissing, M4Reference, apply_buildmimic_types, buildmimic_create_sql, m4_concept_files, m4_drop_tables,
+    m4_mimic_references, m4_references, mimic_code_files, run_m4_pipeline, run_mimic_code, write_m4_reference,
 )
 
 # Where an agent's database differs from M4Bench's on purpose: task -> (tables clinbench hides, why).
@@ -264,6 +264,8 @@ def main() -> int:
         files = mimic_code_files(args.mimic_code)
         m4_mimic_references(args.m4)
         m4_concept_files(args.m4)
+        if not args.m4_own_load:
+            buildmimic_create_sql(args.mimic_code)  # M4's copy is typed as that load (step 4)
     except AnchorMissing as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
