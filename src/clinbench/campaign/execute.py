@@ -159,9 +159,7 @@ def _execute_run(spec: RunSpec, config: CampaignConfig) -> RunResult:
         # cached database; an unsandboxed agent program writes to a copy of its own
         unsandboxed = getattr(agent, "external", False) and not agent.sandbox.isolated
         _, prepared = build_workspace(spec.task, spec.condition, spec.schema, config.db, work, shared=not unsandboxed)
-        from clinbench.derive.cache_files import sealed_sha256
-
-        sealed = sealed_sha256(prepared.path)  # it matched these bytes when the workspace was made
+        sealed = prepared.sha256  # it matched these bytes when the workspace was made
         ws = Workspace.from_dir(work)
         shutil.copyfile(ws.prompt_file, partial / "prompt.md")
         if (work / "skills").is_dir():

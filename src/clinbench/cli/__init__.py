@@ -44,7 +44,7 @@ AREAS: dict[str, tuple[tuple[str, ...], str]] = {
                                         "running clinbench's scorer)."),
     "concepts": (("concepts", "concept_variants"), "Derived concepts (mimiciv_derived, eicu_derived) and task "
                                                    "targets."),
-    "data": (("data", "synth"), "EHR databases: load PhysioNet files, fetch the demos, inspect."),
+    "data": (("data", "synth"), "EHR databases: load PhysioNet files, fetch the demos, inspect; the workspace cache."),
     "dx": (("dx",), "Sequential diagnosis: encounters, gatekeeper, judge, costs."),
     "tasks": (("tasks",), "The derivation benchmark's task catalogue."),
     "serve": (("serve",), "A local web app: every campaign's stats and runs, transcripts, scores explained; "

@@ -10,7 +10,8 @@ import typer
 from clinbench.cli._console import make_console, plain_column, styled
 
 # Other areas add commands to this group (cli/synth.py adds `data synth`).
-data_app = typer.Typer(no_args_is_help=True, help="EHR databases: load PhysioNet files, fetch the demos, inspect.")
+data_app = typer.Typer(no_args_is_help=True,
+                       help="EHR databases: load PhysioNet files, fetch the demos, inspect; the workspace cache.")
 console = make_console(soft_wrap=True)
 err = make_console(stderr=True, soft_wrap=True)
 
@@ -134,3 +135,52 @@ def info(db: Path = typer.Argument(..., help="a clinbench DuckDB database")) -> 
             console.print(f"  {family}: lacks {', '.join(lacking)}", highlight=False)
     for caveat in result.caveats:
         console.print(styled("[yellow]caveat:[/] {}", caveat), highlight=False)
+
+
+@data_app.command()
+def cache(
+    prune: bool = typer.Option(False, "--prune", help="remove the masked databases whose source file changed or is "
+                               "gone (none can be used again)"),
+    everything: bool = typer.Option(False, "--all", help="remove every masked database (each is built again on "
+                                    "first use)"),
+) -> None:
+    """Show what the workspace cache holds, by source file; remove what no source can use again."""
+    import shutil
+
+    from clinbench.agents.limits import human
+    from clinbench.derive import cache_prune
+    from clinbench.derive.cache_files import cache_dir
+
+    root = cache_dir()
+    found = cache_prune.entries(root)
+    state = cache_prune.states(found)
+    free = shutil.disk_usage(root).free if root.is_dir() else None
+    console.print(f"workspace cache: {root} ({len(found)} masked databases, {human(sum(e.size for e in found))}"
+                  f"{f'; {human(free)} free on its disk' if free is not None else ''})", highlight=False)
+    groups: dict[tuple[str, str], list] = {}
+    for e in found:
+        where = (e.source if state[e.path] != cache_prune.ELSEWHERE else f"{e.host}:{e.source}") if e.source else ""
+        groups.setdefault((state[e.path], where), []).append(e)
+    for (kind, where), members in sorted(groups.items()):
+        where = where or "built before sources were recorded"
+        console.print(f"  {kind:<17} {_count(len(members), 'file'):>10} {human(sum(e.size for e in members)):>10}  "
+                      f"{where}", highlight=False)
+    if prune or everything:
+        removed, busy = cache_prune.prune(found, state, everything=everything)
+        console.print(f"removed {_count(len(removed), 'masked database')} ({human(sum(e.size for e in removed))}; "
+                      "space a run's workspace still links is freed when that workspace goes)", highlight=False)
+        if busy:
+            console.print(f"left {len(busy)} in use by another process (built or checked now): run again later",
+                          highlight=False)
+        return
+    stale = [e for e in found if state[e.path] in cache_prune.REMOVED_BY_PRUNE]
+    if stale:
+        console.print(f"next: clinbench data cache --prune (removes {len(stale)}, {human(sum(e.size for e in stale))})",
+                      highlight=False)
+    elif any(state[e.path] == cache_prune.UNRECORDED for e in found):
+        console.print("`clinbench data cache --all` removes every masked database, the unrecorded ones included",
+                      highlight=False)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -21,13 +21,24 @@ def cache_dir() -> Path:
     return cache_root() / "workspaces"
 
 
+def lock_file(path: Path) -> Path:
+    """The lock a cached database (or layer) at ``path`` is built, checked and removed under."""
+    return path.with_suffix(".lock")
+
+
 @contextlib.contextmanager
-def lock(path: Path):
+def lock(path: Path, *, wait: bool = True):
+    """Hold the lock file ``path``; yields True. Without ``wait``, yields False at once when another
+    holds it (the caller leaves the file alone)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
         try:
-            yield
+            fcntl.flock(fh, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
@@ -36,13 +47,27 @@ def stamp_path(path: Path) -> Path:
     return path.with_suffix(".stamp.json")
 
 
-def seal(path: Path, *, checksum: bool = True) -> None:
+def seal(path: Path, *, checksum: bool = True, source: dict[str, str] | None = None) -> None:
     """Make a built database read-only and remember how it looks, so a later change is noticed
-    (``checksum``: with its sha256, for a file workspaces use; a layer only ever copied needs none)."""
+    (``checksum``: with its sha256, for a file workspaces use; a layer only ever copied needs none).
+    ``source``: the source the database was built for (``cache_prune.source``: machine, file,
+    fingerprint), so a file no source can use again is found; None for a layer several fingerprints
+    share (the raw layer)."""
     from clinbench.atomic import write_json_atomic  # not at the top: a score needs only cache_dir (16 ms)
 
     os.chmod(path, 0o444)
-    write_json_atomic(stamp_path(path), {"stamp": _stamp(path), "sha256": sha256_file(path) if checksum else None})
+    sealed = {"stamp": _stamp(path), "sha256": sha256_file(path) if checksum else None}
+    if source is not None:
+        sealed["source"] = source
+    write_json_atomic(stamp_path(path), sealed)
+
+
+def sealed_source(path: Path) -> dict[str, str] | None:
+    """The source the cached database was sealed for (``seal``); None when not recorded."""
+    source = _sealed(path).get("source")
+    if isinstance(source, dict) and all(isinstance(source.get(k), str) for k in ("host", "path", "fingerprint")):
+        return source
+    return None
 
 
 def _sealed(path: Path) -> dict:

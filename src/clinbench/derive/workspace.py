@@ -53,8 +53,8 @@ from pathlib import Path
 
 from clinbench.atomic import atomic_path, write_json_atomic
 from clinbench.concepts.catalog import helper_tables
-from clinbench.derive import conditions, raw_layer
-from clinbench.derive.cache_files import cache_dir, intact, lock, seal, verified
+from clinbench.derive import cache_prune, conditions, raw_layer
+from clinbench.derive.cache_files import cache_dir, intact, lock, lock_file, seal, sealed_sha256, verified
 from clinbench.derive.catalogue import TaskSpec, get_task, load_catalogue
 from clinbench.derive.schema_variants import Relation, VariantPlan, plan_variant, rewrite_sql
 from clinbench.duck import connect_when_free, duckdb, when_free
@@ -82,6 +82,7 @@ class PreparedDatabase:
     path: Path  # the cached masked database (never handed to an agent directly)
     mapping_path: Path  # the variant mapping, kept next to the cache, outside any workspace
     plan: VariantPlan
+    sha256: str | None  # what it was sealed with, read under its lock (the file may be pruned later)
 
 
 def prepare_workspace(task_id: str, condition: str, schema_variant: str, db_path: str | Path,
@@ -103,15 +104,16 @@ def build_workspace(task_id: str, condition: str, schema_variant: str, db_path: 
     if out.exists() and any(out.iterdir()):
         raise DataError(f"workspace folder {out} is not empty; pass a new --out folder")
     prepared = prepare_database(spec, schema_variant, db_path)
+    place = _share if shared else _copy
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        place(prepared.path, out / DATABASE_FILE)
+    except FileNotFoundError:  # removed (`clinbench data cache --all`) after its check: built again, once
+        prepared = prepare_database(spec, schema_variant, db_path)
+        place(prepared.path, out / DATABASE_FILE)
     rewrite = None if schema_variant == "native" else (lambda sql: rewrite_sql(sql, prepared.plan))
     skills = conditions.condition_skills(spec, condition, rewrite)
     prompt = conditions.prompt_text(spec, condition, output_path, skills, [READ_ONLY_NOTE, *prepared.plan.notes])
-
-    out.mkdir(parents=True, exist_ok=True)
-    if shared:
-        _share(prepared.path, out / DATABASE_FILE)
-    else:
-        _copy(prepared.path, out / DATABASE_FILE)
     conditions.write_skills(skills, out)
     (out / "prompt.md").write_text(prompt, encoding="utf-8")
     return out, prepared
@@ -219,17 +221,20 @@ def prepare_database(spec: TaskSpec, schema_variant: str, db_path: str | Path) -
     root.mkdir(parents=True, exist_ok=True)
     target = root / f"{spec.database}.{spec.mode}.{schema_variant}.{key}.duckdb"
     mapping = target.with_suffix(".mapping.json")
-    with lock(root / f"{key}.lock"):
+    source = cache_prune.source(db_path, fingerprint)
+    with lock(lock_file(target)):
         if mapping.is_file() and verified(target):
-            return PreparedDatabase(target, mapping, _load_plan(mapping))
+            return PreparedDatabase(target, mapping, _load_plan(mapping), sealed_sha256(target))
         salt = _salt(root)
         if schema_variant == "native":
-            plan = _build_native(spec, relations, fingerprint, db_path, target, salt, root)
+            plan = _build_native(spec, relations, source, db_path, target, salt, root)
         else:
             plan = _build(relations, schema_variant, db_path, target, salt)
-        seal(target)
+        seal(target, source=source)
         write_json_atomic(mapping, plan.to_json(), indent=1)
-    return PreparedDatabase(target, mapping, plan)
+        prepared = PreparedDatabase(target, mapping, plan, sealed_sha256(target))
+    cache_prune.prune_superseded(source)  # what this source's earlier contents were masked into
+    return prepared
 
 
 def _key(fingerprint: str, relations: list[Relation], variant: str) -> str:
@@ -238,15 +243,18 @@ def _key(fingerprint: str, relations: list[Relation], variant: str) -> str:
     ).hexdigest()[:24]
 
 
-def _build_native(spec: TaskSpec, relations: list[Relation], fingerprint: str, db_path: Path, target: Path,
+def _build_native(spec: TaskSpec, relations: list[Relation], source: dict[str, str], db_path: Path, target: Path,
                   salt: str, root: Path) -> VariantPlan:
     """Write a native task's database from the deepest cached layer it can start from, writing the
     missing layers on the way: the raw layer (the source's raw tables), then for standard
-    tasks the shared layer. Locks: the task's, then the shared layer's, then the raw layer's."""
-    shared = _shared_layer(spec, relations, fingerprint, root)
+    tasks the shared layer. Locks: the task's, then the shared layer's, then the raw layer's.
+    ``source`` (``cache_prune.source``) is sealed into the shared layer (the raw layer serves every
+    fingerprint with the same raw tables)."""
+    shared = _shared_layer(spec, relations, source["fingerprint"], root)
+    sources = {shared[0]: source} if shared else {}
     with contextlib.ExitStack() as held:
         if shared:
-            held.enter_context(lock(shared[0].with_suffix(".lock")))
+            held.enter_context(lock(lock_file(shared[0])))
             if intact(shared[0]):  # the usual further task: no need to look at the raw tables
                 return _build(relations, "native", db_path, target, salt, shared)
         raw = raw_layer.locate(db_path, spec.database)
@@ -260,12 +268,12 @@ def _build_native(spec: TaskSpec, relations: list[Relation], fingerprint: str, d
         if todo and todo[-1][1] == {r.qualified for r in relations}:  # the task's table set is the last layer:
             last = todo.pop()                                         # write that, then link to it
             _build([r for r in relations if r.qualified in last[1]], "native", db_path, last[0], salt, base,
-                   layers=todo)
-            seal(last[0], checksum=False)
+                   layers=todo, sources=sources)
+            seal(last[0], checksum=False, source=sources.get(last[0]))
             base, todo = last, [*todo, last]
             plan = _build(relations, "native", db_path, target, salt, base)
         else:
-            plan = _build(relations, "native", db_path, target, salt, base, layers=todo)
+            plan = _build(relations, "native", db_path, target, salt, base, layers=todo, sources=sources)
         if raw and raw in todo:
             raw_layer.prune(spec.database)
         return plan
@@ -317,7 +325,8 @@ def _copy(cached: Path, dst: Path) -> None:
 
 def _build(relations: list[Relation], variant: str, db_path: Path, target: Path, salt: str,
            base: tuple[Path, set[str]] | None = None,
-           layers: list[tuple[Path, set[str]]] | tuple = ()) -> VariantPlan:
+           layers: list[tuple[Path, set[str]]] | tuple = (),
+           sources: dict[Path, dict[str, str]] | None = None) -> VariantPlan:
     """Write ``target`` with the variant's tables of ``relations``, copied from the source.
 
     With ``base`` (a cached database holding some of these relations and nothing else), start
@@ -325,7 +334,9 @@ def _build(relations: list[Relation], variant: str, db_path: Path, target: Path,
     none). With ``layers`` (path, names), each holding more than the one before: write each
     layer's relations in turn and save a sealed copy of the file as that layer's path once it
     holds them, then write the rest. A layer is thus a new file that never held another table.
+    ``sources``: layer path -> the source sealed into it (``seal``).
     """
+    sources = sources or {}
     plan = plan_variant(variant, relations, salt)
     allowed = {r.qualified for r in relations}
     held = base[1] if base else set()
@@ -355,7 +366,7 @@ def _build(relations: list[Relation], variant: str, db_path: Path, target: Path,
                         with atomic_path(path) as layer_tmp:
                             shutil.copyfile(tmp, layer_tmp)
                             _wal(path).unlink(missing_ok=True)  # DuckDB would replay a stale log onto it
-                        seal(path, checksum=False)
+                        seal(path, checksum=False, source=sources.get(path))
             finally:
                 con.close()
         finally:
