@@ -183,12 +183,25 @@ def test_boolean_reference(tmp_path):
         (b"stay_id,score,dose\n", "no rows"),
         (b"stay_id,score,dose\n1,3,\xff\xfe\n", "UTF-8"),
         (b"score,dose\n3,1\n", "missing key column(s): stay_id"),
+        # DuckDB's own first line says "CSV Error on Line: 1" (of its read block) and "Error when sniffing file"
+        (b"stay_id,score,dose\n1,3,1.0\n2," + b"9" * 2_100_000 + b",1\n",
+         "a line is longer than 2,000,000 bytes, DuckDB's limit for a CSV line"),
+        (b'stay_id,score,dose\n1,3,1.0\n2,"4,1\n', "cannot split it into rows of comma-separated cells"),
+        # a hostile width (330,000 columns in a 2 MB header held a score for over 300 s): refused before any read
+        (b"stay_id,score,dose," + b",".join(b"c%d" % i for i in range(330_000)) + b"\n1,3,1.0\n",
+         "output's header names more than 1,000 columns"),
     ],
 )
 def test_malformed_files_score_zero_with_reason(con, tmp_path, content, reason):
     r = run(con, tmp_path, content)
     assert r.reward == 0.0 and not r.strict
     assert reason in r.reason
+
+
+def test_an_output_of_1000_columns_is_scored_as_its_task_columns(con, tmp_path):
+    header = "stay_id,score,dose," + ",".join(f"c{i}" for i in range(997))  # 1,000 names: the widest read
+    wide = run(con, tmp_path, PERFECT.replace("stay_id,score,dose", header, 1))
+    assert wide.reward == 1.0 and wide.strict
 
 
 def test_a_missing_scored_column_scores_0_while_the_others_count(con, tmp_path):

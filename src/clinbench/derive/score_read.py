@@ -19,6 +19,7 @@ then the same two paths. Every path gives the same values.
 from __future__ import annotations
 
 import codecs
+import re
 from pathlib import Path
 
 from clinbench.duck import duckdb
@@ -38,8 +39,26 @@ class Header(Frozen):
         self._set(columns=columns, reader_names=reader_names)
 
 
+# A task's output has a few dozen columns at most. DuckDB's reader and the scoring query grow faster than
+# the columns do (100,000 columns: 4.5 s and 0.45 GB; 330,000 in a 2 MB header: over 300 s and 1.8 GB), so
+# a hostile header could hold a campaign's scorer for minutes: past this width a file is not read at all.
+MAX_COLUMNS = 1000
+
+
 class Unreadable(Exception):
     """The file is not a CSV DuckDB can read; the message says why."""
+
+
+def _why(exc: duckdb.Error) -> str:
+    """DuckDB's reason in one line: where it names the problem below a first line that does not (its
+    "CSV Error on Line: 1" counts lines from the read block, not the file), that problem."""
+    lines = str(exc).splitlines()
+    for line in lines:
+        if m := re.match(r"Maximum line size of (\d+) bytes exceeded", line):
+            return f"a line is longer than {int(m.group(1)):,} bytes, DuckDB's limit for a CSV line"
+        if line.startswith("It was not possible to automatically detect the CSV parsing dialect"):
+            return "DuckDB cannot split it into rows of comma-separated cells (an unclosed quote?)"
+    return lines[0] if lines else type(exc).__name__
 
 
 def file_problem(path: Path) -> str:
@@ -49,12 +68,20 @@ def file_problem(path: Path) -> str:
     decoder = codecs.getincrementaldecoder("utf-8")()
     seen_text = False
     offset = 0  # bytes read before the current chunk
+    header_fields, header_read = 1, False  # the first line's comma-separated fields, counted as it streams
     # read into, again and again: a new bytes object a read costs as much again; 256 kB, not 4 MB: a fresh
     # process faults in every page of the buffer (an 18 MB output: 3-4 ms in all, against 6-8 ms)
     buf = bytearray(1 << 18)
     with path.open("rb", buffering=0) as fh:
         while n := fh.readinto(buf):
             chunk = buf if n == len(buf) else buf[:n]
+            if not header_read:
+                end = chunk.find(b"\n")
+                header_fields += chunk.count(b",", 0, len(chunk) if end < 0 else end)
+                header_read = end >= 0
+                if header_fields > MAX_COLUMNS:
+                    return (f"output's header names more than {MAX_COLUMNS:,} columns; write the task's columns "
+                            "(its instruction lists them)")
             pending = decoder.getstate()[0]  # the start of a character split across chunks
             if chunk.isascii() and not pending:  # ASCII after whole characters is valid UTF-8
                 # isspace, not strip: strip copies the chunk (with 4 MB chunks, 5 ms of an 18 MB output's 7 ms)
@@ -96,7 +123,7 @@ def sniffed_header(con: duckdb.DuckDBPyConnection, path: Path) -> Header:
         names = [name for name, *_ in con.execute(
             f"DESCRIBE SELECT * FROM read_csv({_lit(str(path))}, all_varchar = true, {_OPTIONS})").fetchall()]
     except duckdb.Error as exc:
-        raise Unreadable(str(exc).splitlines()[0]) from exc
+        raise Unreadable(_why(exc)) from exc
     columns: dict[str, str] = {}
     for name in names:
         columns.setdefault(_normal(name), name)
@@ -116,12 +143,12 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, header: Header, keys: list[
             return True
         except duckdb.ConversionException as exc:
             if cell is _slow:
-                raise Unreadable(str(exc).splitlines()[0]) from exc
+                raise Unreadable(_why(exc)) from exc
         except duckdb.Error as exc:
             if header.reader_names is not None:
                 return False  # e.g. more fields than the header names: let the sniffer read it
             if cell is _slow:
-                raise Unreadable(str(exc).splitlines()[0]) from exc
+                raise Unreadable(_why(exc)) from exc
     return False  # unreachable: the text path returns or raises
 
 
