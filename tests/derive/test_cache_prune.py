@@ -156,3 +156,28 @@ def test_a_masked_database_removed_between_its_check_and_the_link_is_built_again
     assert (ws / "database.duckdb").stat().st_ino == calls[1].stat().st_ino
     # what the campaign checks the run's database against after the run: these bytes' sha256, not None
     assert prepared.sha256 == sha256_file(ws / "database.duckdb")
+
+
+def test_a_cache_folder_that_refuses_removal_is_one_line_and_the_build_stands(tmp_path, monkeypatch):
+    src = make_source_db(tmp_path / "source.duckdb")
+    prepare_workspace("mimic-meld-24h-raw", "no-skill", "native", src, tmp_path / "a")
+    [old] = cache_dir().glob("*.duckdb")
+    rewrite(src)
+    unlink = type(old).unlink
+
+    def refused(self, missing_ok=False):
+        if self == old:
+            raise PermissionError(13, "Permission denied", str(self))
+        return unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(type(old), "unlink", refused)
+    ws = prepare_workspace("mimic-meld-24h-raw", "no-skill", "native", src, tmp_path / "b")
+    assert patients(ws / "database.duckdb") == 3 and old.is_file()  # the run has its database; the old one stays
+    from typer.testing import CliRunner
+
+    from clinbench.cli import app
+
+    result = CliRunner().invoke(app, ["data", "cache", "--prune"])
+    assert result.exit_code != 0 and isinstance(result.exception, cache_prune.WriteError)
+    assert str(result.exception) == (f"cannot write {old}: the location is read-only or not writable by you; "
+                                     "choose a writable location")

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from clinbench.derive.cache_files import cache_dir, lock, lock_file, sealed_source, stamp_path
 from clinbench.plain import Frozen
+from clinbench.write_errors import WriteError, explain
 
 CURRENT, SUPERSEDED, GONE, UNRECORDED, UNREADABLE = "current", "superseded", "source gone", "unrecorded", "unreadable"
 ELSEWHERE = "another machine's"
@@ -96,20 +97,33 @@ def states(found: list[Entry]) -> dict[Path, str]:
 
 def remove(path: Path) -> bool:
     """Remove a cached database and its seal and mapping, under its lock taken without waiting; False
-    (nothing removed) when another process holds the lock."""
-    with lock(lock_file(path), wait=False) as held:
-        if not held:
-            return False
-        for part in (path, path.with_name(path.name + ".wal"), path.with_suffix(".mapping.json"), stamp_path(path)):
-            part.unlink(missing_ok=True)  # the database first: a seal without it is never read as intact
-        return True
+    (nothing removed) when another process holds the lock. Raises WriteError when the cache's folder
+    does not let it (read-only, not this user's)."""
+    try:
+        with lock(lock_file(path), wait=False) as held:
+            if not held:
+                return False
+            for part in (path, path.with_name(path.name + ".wal"), path.with_suffix(".mapping.json"),
+                         stamp_path(path)):
+                part.unlink(missing_ok=True)  # the database first: a seal without it is never read as intact
+            return True
+    except OSError as exc:
+        raise WriteError(explain(exc, path) or f"cannot remove {path}: {exc.strerror or exc}") from exc
 
 
 def prune_superseded(built: dict[str, str]) -> list[Path]:
     """Remove the cached databases sealed for the file of ``built`` (``source``) on this machine with
-    another fingerprint; the removed."""
-    return [e.path for e in entries() if (e.host, e.source) == (built["host"], built["path"])
-            and e.fingerprint != built["fingerprint"] and remove(e.path)]
+    another fingerprint; the removed. Housekeeping after a build: a file it cannot remove stays (for
+    `clinbench data cache` to report), the build stands."""
+    removed = []
+    for e in entries():
+        if (e.host, e.source) == (built["host"], built["path"]) and e.fingerprint != built["fingerprint"]:
+            try:
+                if remove(e.path):
+                    removed.append(e.path)
+            except WriteError:
+                pass
+    return removed
 
 
 def prune(found: list[Entry], state: dict[Path, str], *, everything: bool = False) -> tuple[list[Entry], list[Entry]]:
