@@ -1,6 +1,6 @@
 """clinbench's rewards against M4Bench's evaluator on outputs damaged the ways agents damage them.
 
-For each of seven MIMIC-IV tasks it writes ``--outputs`` copies of the task's reference (the first 3,000
+For each of seven MIMIC-IV tasks and M4Bench's two eICU tasks it writes ``--outputs`` copies of the task's reference (the first 3,000
 rows), each with one to four damages drawn at random: rows dropped, duplicated (the same or other values)
 or added under keys the reference lacks; rows shuffled; numbers moved by 0.3, 0.7 or 3 times the column's
 tolerance, or far; cells emptied or filled; timestamps moved by minutes or hours; text swapped for
@@ -19,8 +19,9 @@ Exit status 1 on any disagreement. Not timed: ``score_vs_m4bench.py`` and ``resc
     .venv/bin/python benchmarks/score_agreement.py --m4 PATH/TO/m4 [--anchor-python PY] [--outputs 100]
         [--seed 0] [--patients 200] [--work DIR]
 
-Measured (2026-12-07, 200 patients): seed 2, 700 outputs, 127 with an empty key cell, the other 573 agree
-with M4Bench; seed 7, 1,400 outputs, 234 and 1,166 of 1,166. Batches equal alone on all 2,100.
+Measured (2026-12-07, 200 patients): MIMIC-IV tasks only, seed 2, 700 outputs, 127 with an empty key cell, the
+other 573 agree with M4Bench; seed 7, 1,400 outputs, 234 and 1,166 of 1,166; with the eICU tasks, seed 3, 900
+outputs, 141 and 759 of 759. Batches equal alone on all 3,000.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from score_vs_m4bench import anchor_python_problem  # noqa: E402
 
 TASKS = ["mimic-apsiii-24h", "mimic-kdigo-48h", "mimic-oasis-24h", "mimic-sapsii-24h", "mimic-sofa-24h",
          "mimic-suspicion-infection", "mimic-urine-output-rate"]
+EICU_TASKS = ["eicu-gcs", "eicu-oasis"]  # M4Bench's ground truth file: the task name less its database prefix
 DAMAGES = ["drop", "dup", "dupdiff", "extra", "shuffle", "num", "far", "empty", "fill", "ts", "text",
            "dropcol", "extracol", "reorder", "emptykey"]
 NAMED = {"emptykey"}  # differences docs/scoring.md names (the first-row table): not counted as disagreement
@@ -131,6 +133,10 @@ def damage(header: list[str], body: list[list[str]], keys: list[str], tolerances
     return h, b
 
 
+def _truth(bench: Path, task: str) -> Path:
+    return bench / "ground_truth" / f"{task.split('-', 1)[1]}.csv"
+
+
 def write_outputs(bench: Path, out: Path, per_task: int, seed: int) -> list[tuple[str, str, str, list[str]]]:
     """(run id, task, path, damages) of each damaged output written under ``out``."""
     from clinbench.derive.catalogue import get_task
@@ -138,9 +144,9 @@ def write_outputs(bench: Path, out: Path, per_task: int, seed: int) -> list[tupl
     rng = random.Random(seed)
     out.mkdir(parents=True, exist_ok=True)
     runs = []
-    for task in TASKS:
+    for task in TASKS + EICU_TASKS:
         spec = get_task(task)
-        with open(bench / "ground_truth" / f"{task.removeprefix('mimic-')}.csv", newline="") as fh:
+        with open(_truth(bench, task), newline="") as fh:
             header, *body = list(csv.reader(fh))
         body = body[:ROWS]  # the rows after it are missing keys alike for both scorers
         for n in range(per_task):
@@ -155,16 +161,17 @@ def write_outputs(bench: Path, out: Path, per_task: int, seed: int) -> list[tupl
     return runs
 
 
-def clinbench_rewards(runs, db: Path) -> tuple[dict[str, float], dict[str, float]]:
-    """(alone, in batches): each run's reward under M4Bench's columns."""
+def clinbench_rewards(runs, dbs: dict[str, Path]) -> tuple[dict[str, float], dict[str, float]]:
+    """(alone, in batches): each run's reward under M4Bench's columns (``dbs``: task -> its database)."""
     from clinbench.derive.score import Scorer, score_output
 
-    alone = {run: score_output(task, path, db, scored_columns="required").reward for run, task, path, _ in runs}
+    alone = {run: score_output(task, path, dbs[task], scored_columns="required").reward
+             for run, task, path, _ in runs}
     batched: dict[str, float] = {}
     with Scorer() as scorer:
-        for task in TASKS:
+        for task in dbs:
             mine = [(run, path) for run, t, path, _ in runs if t == task]
-            results = scorer.many(task, [p for _, p in mine], db, scored_columns="required")
+            results = scorer.many(task, [p for _, p in mine], dbs[task], scored_columns="required")
             batched.update({run: r.reward for (run, _), r in zip(mine, results)})
     return alone, batched
 
@@ -195,19 +202,25 @@ def main() -> int:
 
     from clinbench.concepts.build import build_concepts
     from clinbench.derive.catalogue import get_task
-    from clinbench.ehr.synth import synth_mimic_iv
+    from clinbench.derive.reference import export_reference
+    from clinbench.ehr.synth import synth_eicu, synth_mimic_iv
     from rescore_vs_m4bench import anchor_setup
 
-    db = work / f"mimic-{a.patients}.duckdb"
-    if not db.is_file():
-        synth_mimic_iv(db, patients=a.patients, seed=0)
+    db, eicu = work / f"mimic-{a.patients}.duckdb", work / f"eicu-{a.patients}.duckdb"
+    for path, synth in ((db, synth_mimic_iv), (eicu, synth_eicu)):
+        if not path.is_file():
+            synth(path, patients=a.patients, seed=0)
     build_concepts(db, only=[get_task(t).target_table for t in TASKS])
-    bench = anchor_setup(a.m4.resolve(), work, db, a.anchor_python)
+    build_concepts(eicu, only=[get_task(t).target_table for t in EICU_TASKS])
+    bench = anchor_setup(a.m4.resolve(), work, db, a.anchor_python)  # the MIMIC-IV ground truths and the loop
     if isinstance(bench, str):
         print(f"error: {bench}", file=sys.stderr)
         return 2
+    for task in EICU_TASKS:
+        _truth(bench, task).with_suffix(".csv.gz").unlink(missing_ok=True)  # M4Bench reads a .gz first
+        export_reference(task, eicu, _truth(bench, task))
     runs = write_outputs(bench, work / "outputs", a.outputs, a.seed)
-    alone, batched = clinbench_rewards(runs, db)
+    alone, batched = clinbench_rewards(runs, {**dict.fromkeys(TASKS, db), **dict.fromkeys(EICU_TASKS, eicu)})
     (work / "runs.json").write_text(json.dumps([r[:3] for r in runs]))
     done = subprocess.run([a.anchor_python, str(work / "anchor_loop.py"), str(bench), str(work / "runs.json")],
                           capture_output=True, text=True)
@@ -220,7 +233,7 @@ def main() -> int:
     differ = [(run, alone[run], m4[run], kinds) for run, _, _, kinds in runs
               if run not in named and abs(alone[run] - m4[run]) > 1e-8]  # M4Bench prints 8 decimals
     split = [run for run, *_ in runs if batched[run] != alone[run]]
-    print(f"{len(runs)} damaged outputs ({a.outputs} per task x {len(TASKS)} tasks, seed {a.seed}, "
+    print(f"{len(runs)} damaged outputs ({a.outputs} per task x {len(TASKS) + len(EICU_TASKS)} tasks, seed {a.seed}, "
           f"{a.patients} patients), M4Bench's columns")
     print(f"clinbench in batches equals clinbench alone: {len(runs) - len(split)} of {len(runs)}")
     print(f"with a difference docs/scoring.md names (an empty key cell): {len(named)}")
