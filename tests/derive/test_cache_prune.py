@@ -101,8 +101,12 @@ def test_data_cache_prunes_a_gone_sources_databases_and_only_all_removes_unrecor
                     / "database.duckdb") == 2  # built again on first use
 
 
-def test_an_empty_cache_is_described_not_an_error(tmp_path):
-    out = cache_cli()
+def test_an_empty_cache_is_described_and_a_file_being_written_is_neither_listed_nor_removed(tmp_path):
+    cache_dir().mkdir(parents=True)
+    writing = cache_dir() / ".mimic-iv.raw.native.0123.duckdb.tmp-1-ab.duckdb"  # a build's file before its rename
+    writing.write_bytes(b"x")
+    out = cache_cli("--all")
+    assert writing.read_bytes() == b"x"  # not listed, not removed
     assert f"workspace cache: {cache_dir()} (0 masked databases, 0 bytes" in out
     assert "next:" not in out
 

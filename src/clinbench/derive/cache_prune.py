@@ -49,10 +49,13 @@ class Entry(Frozen):
 
 
 def entries(root: Path | None = None) -> list[Entry]:
-    """Every masked database and shared layer in the cache (not the raw layers), by name."""
+    """Every masked database and shared layer in the cache (not the raw layers, nor a writer's hidden
+    temporary file, ``atomic.temp_name``), by name."""
     root = root or cache_dir()
     found = []
     for path in sorted(root.glob("*.duckdb")) if root.is_dir() else []:
+        if path.name.startswith("."):  # being written: renamed into place when complete
+            continue
         try:
             size = path.stat().st_size
         except OSError:  # removed meanwhile
