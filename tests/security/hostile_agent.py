@@ -53,6 +53,11 @@ elif attack == "symlink-results-store":
     os.symlink(CFG["results_store"], "output.csv")
 elif attack == "fifo-output":
     os.mkfifo("output.csv")
+elif attack == "wide-header":  # the right rows under a header of 120,000 extra columns (840 kB, under the cap)
+    header, *rows = CFG["correct_output"].splitlines(keepends=True)
+    extra = "," + ",".join(f"c{i:x}" for i in range(120_000))
+    with open("output.csv", "w") as fh:
+        fh.write(header.rstrip("\n") + extra + "\n" + "".join(rows))
 elif attack == "dir-output":
     os.mkdir("output.csv")
     with open("output.csv/rows.csv", "w") as fh:

@@ -80,6 +80,15 @@ def test_output_over_the_size_cap_is_refused_not_copied(hostile):
     assert_refused(hostile, "over-cap", "over the 1048576-byte output cap")
 
 
+def test_a_header_of_120000_columns_scores_0_without_being_read(hostile):
+    # before: DuckDB's reader and the scoring query, growing faster than the columns, held the campaign's scorer
+    # (100,000 columns: 4.5 s and 0.45 GB; 330,000 under a larger cap: over 300 s and 1.8 GB) for the right rows
+    row, score = hostile.rows["wide-header"], hostile.score("wide-header")
+    assert row["reward"] == 0.0 and row["status"] == "ok"  # the agent ran; its output is what fails
+    assert score["reason"].startswith("output's header names more than 1,000 columns")
+    assert (hostile.folder("wide-header") / "output.csv").stat().st_size < LIMITS.output_bytes  # taken, under the cap
+
+
 def test_take_output_copies_a_plain_file_and_ignores_a_missing_one(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
