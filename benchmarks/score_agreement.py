@@ -14,6 +14,10 @@ docs/scoring.md says both scorers agree. Each is then scored three ways and comp
   agree to its 8 printed decimals, except where docs/scoring.md names the difference: an empty key cell
   (M4Bench's key column becomes text and nothing joins: reward 0; clinbench misses that row only).
 
+Then it writes one output for each of five rows of docs/scoring.md's table of reader differences (a header
+name's case, a null spelling, one unparseable numeric cell, spaces around text, a duplicated header name)
+and checks that each comes out as the table says.
+
 Exit status 1 on any disagreement. Not timed: ``score_vs_m4bench.py`` and ``rescore_vs_m4bench.py`` time.
 
     .venv/bin/python benchmarks/score_agreement.py --m4 PATH/TO/m4 [--anchor-python PY] [--outputs 100]
@@ -161,6 +165,47 @@ def write_outputs(bench: Path, out: Path, per_task: int, seed: int) -> list[tupl
     return runs
 
 
+# Rows of docs/scoring.md's table of where the two CSV readers differ, each written from a reference:
+# (case, task, what clinbench's reward is against M4Bench's as the table says: "higher" or "same").
+DOCUMENTED = [
+    ("header case", "mimic-sofa-24h", "higher"),  # M4Bench: another column name, a key missing: reward 0
+    ("null spelling", "mimic-suspicion-infection", "higher"),  # M4Bench: 'null' is text, never an empty cell
+    ("one unparseable numeric cell", "mimic-sofa-24h", "higher"),  # M4Bench: the column compared as text
+    ("spaces around text", "mimic-suspicion-infection", "higher"),  # M4Bench: compared as written
+    ("duplicated header name", "mimic-sofa-24h", "same"),  # both score the first 'sofa'
+]
+
+
+def write_documented(bench: Path, out: Path) -> list[tuple[str, str, str, str]]:
+    """(run id, task, path, expectation) of each ``DOCUMENTED`` case, written under ``out``."""
+    ids = {"subject_id", "hadm_id", "stay_id", "ab_id"}
+    runs = []
+    for case, task, expect in DOCUMENTED:
+        with open(_truth(bench, task), newline="") as fh:
+            header, *body = [list(r) for r in csv.reader(fh)]
+        if case == "header case":
+            header = ["Stay_ID" if c == "stay_id" else c for c in header]
+        elif case == "null spelling":
+            body = [[("null" if v == "" and c not in ids else v) for c, v in zip(header, row)] for row in body]
+        elif case == "one unparseable numeric cell":
+            i = header.index("sofa")
+            for row in body:
+                row[i] = f"{row[i]}.0" if row[i] and "." not in row[i] else row[i]
+            body[0][i] += " pts"
+        elif case == "spaces around text":
+            i = header.index("antibiotic")
+            body = [[*row[:i], f"{row[i]} " if row[i] else row[i], *row[i + 1:]] for row in body]
+        elif case == "duplicated header name":
+            header, body = [*header, "SOFA"], [[*row, "99"] for row in body]
+        path = out / f"documented-{case.replace(' ', '-')}.csv"
+        with open(path, "w", newline="") as fh:
+            writer = csv.writer(fh, lineterminator="\n")
+            writer.writerow(header)
+            writer.writerows(body)
+        runs.append((f"documented: {case}", task, str(path), expect))
+    return runs
+
+
 def clinbench_rewards(runs, dbs: dict[str, Path]) -> tuple[dict[str, float], dict[str, float]]:
     """(alone, in batches): each run's reward under M4Bench's columns (``dbs``: task -> its database)."""
     from clinbench.derive.score import Scorer, score_output
@@ -220,8 +265,11 @@ def main() -> int:
         _truth(bench, task).with_suffix(".csv.gz").unlink(missing_ok=True)  # M4Bench reads a .gz first
         export_reference(task, eicu, _truth(bench, task))
     runs = write_outputs(bench, work / "outputs", a.outputs, a.seed)
-    alone, batched = clinbench_rewards(runs, {**dict.fromkeys(TASKS, db), **dict.fromkeys(EICU_TASKS, eicu)})
-    (work / "runs.json").write_text(json.dumps([r[:3] for r in runs]))
+    documented = write_documented(bench, work / "outputs")
+    dbs = {**dict.fromkeys(TASKS, db), **dict.fromkeys(EICU_TASKS, eicu)}
+    alone, batched = clinbench_rewards(runs, dbs)
+    docs_alone, _ = clinbench_rewards(documented, dbs)
+    (work / "runs.json").write_text(json.dumps([r[:3] for r in runs + documented]))
     done = subprocess.run([a.anchor_python, str(work / "anchor_loop.py"), str(bench), str(work / "runs.json")],
                           capture_output=True, text=True)
     if done.returncode != 0:
@@ -243,7 +291,15 @@ def main() -> int:
         print(f"  DIFFERS {run}: clinbench {ours:.8f}, M4Bench {theirs:.8f} ({', '.join(kinds)})")
     for run in split[:20]:
         print(f"  BATCH DIFFERS {run}: alone {alone[run]}, in a batch {batched[run]}")
-    return 1 if differ or split else 0
+    wrong = 0
+    print("docs/scoring.md's reader differences, each on a reference (clinbench, M4Bench):")
+    for run, _, _, expect in documented:
+        ours, theirs = docs_alone[run], m4[run]
+        held = ours > theirs + 1e-8 if expect == "higher" else abs(ours - theirs) <= 1e-8
+        wrong += not held
+        print(f"  {'as documented' if held else 'NOT AS DOCUMENTED'}: {run.removeprefix('documented: ')} "
+              f"{ours:.8f}, {theirs:.8f}")
+    return 1 if differ or split or wrong else 0
 
 
 if __name__ == "__main__":
