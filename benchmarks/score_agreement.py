@@ -137,6 +137,14 @@ def damage(header: list[str], body: list[list[str]], keys: list[str], tolerances
     return h, b
 
 
+def _write(path: Path, header: list[str], body: list[list[str]]) -> Path:
+    with open(path, "w", newline="") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(header)
+        writer.writerows(body)
+    return path
+
+
 def _truth(bench: Path, task: str) -> Path:
     return bench / "ground_truth" / f"{task.split('-', 1)[1]}.csv"
 
@@ -156,11 +164,7 @@ def write_outputs(bench: Path, out: Path, per_task: int, seed: int) -> list[tupl
         for n in range(per_task):
             kinds = rng.sample(DAMAGES, k=rng.randint(1, 4))
             h, b = damage(header, body, spec.keys, spec.tolerances, kinds, rng)
-            path = out / f"{task}.{n}.csv"
-            with open(path, "w", newline="") as fh:
-                writer = csv.writer(fh, lineterminator="\n")
-                writer.writerow(h)
-                writer.writerows(b)
+            path = _write(out / f"{task}.{n}.csv", h, b)
             runs.append((f"{task}.{n}", task, str(path), kinds))
     return runs
 
@@ -197,11 +201,7 @@ def write_documented(bench: Path, out: Path) -> list[tuple[str, str, str, str]]:
             body = [[*row[:i], f"{row[i]} " if row[i] else row[i], *row[i + 1:]] for row in body]
         elif case == "duplicated header name":
             header, body = [*header, "SOFA"], [[*row, "99"] for row in body]
-        path = out / f"documented-{case.replace(' ', '-')}.csv"
-        with open(path, "w", newline="") as fh:
-            writer = csv.writer(fh, lineterminator="\n")
-            writer.writerow(header)
-            writer.writerows(body)
+        path = _write(out / f"documented-{case.replace(' ', '-')}.csv", header, body)
         runs.append((f"documented: {case}", task, str(path), expect))
     return runs
 
