@@ -206,12 +206,18 @@ def write_documented(bench: Path, out: Path) -> list[tuple[str, str, str, str]]:
     return runs
 
 
+def alone_rewards(runs, dbs: dict[str, Path]) -> dict[str, float]:
+    """Each run's reward scored alone, under M4Bench's columns (``dbs``: task -> its database)."""
+    from clinbench.derive.score import score_output
+
+    return {run: score_output(task, path, dbs[task], scored_columns="required").reward for run, task, path, _ in runs}
+
+
 def clinbench_rewards(runs, dbs: dict[str, Path]) -> tuple[dict[str, float], dict[str, float]]:
     """(alone, in batches): each run's reward under M4Bench's columns (``dbs``: task -> its database)."""
-    from clinbench.derive.score import Scorer, score_output
+    from clinbench.derive.score import Scorer
 
-    alone = {run: score_output(task, path, dbs[task], scored_columns="required").reward
-             for run, task, path, _ in runs}
+    alone = alone_rewards(runs, dbs)
     batched: dict[str, float] = {}
     with Scorer() as scorer:
         for task in dbs:
@@ -268,7 +274,7 @@ def main() -> int:
     documented = write_documented(bench, work / "outputs")
     dbs = {**dict.fromkeys(TASKS, db), **dict.fromkeys(EICU_TASKS, eicu)}
     alone, batched = clinbench_rewards(runs, dbs)
-    docs_alone, _ = clinbench_rewards(documented, dbs)
+    docs_alone = alone_rewards(documented, dbs)
     (work / "runs.json").write_text(json.dumps([r[:3] for r in runs + documented]))
     done = subprocess.run([a.anchor_python, str(work / "anchor_loop.py"), str(bench), str(work / "runs.json")],
                           capture_output=True, text=True)

@@ -173,7 +173,7 @@ def cache(
             console.print(f"left {len(busy)} in use by another process (built or checked now): run again later",
                           highlight=False)
         return
-    stale = [e for e in found if state[e.path] in cache_prune.REMOVED_BY_PRUNE]
+    stale = cache_prune.removable(found, state)
     if stale:
         console.print(f"next: clinbench data cache --prune (removes {len(stale)}, {human(sum(e.size for e in stale))})",
                       highlight=False)

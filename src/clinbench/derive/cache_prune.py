@@ -27,6 +27,7 @@ import socket
 from pathlib import Path
 
 from clinbench.derive.cache_files import cache_dir, lock, lock_file, sealed_source, stamp_path
+from clinbench.errors import ClinbenchError
 from clinbench.plain import Frozen
 from clinbench.write_errors import WriteError, explain
 
@@ -70,7 +71,6 @@ def states(found: list[Entry]) -> dict[Path, str]:
     changed since), source gone, unrecorded, unreadable (the source cannot be opened now), or another
     machine's (not judged here)."""
     from clinbench.derive.workspace import read_catalog  # workspace imports this module
-    from clinbench.errors import ClinbenchError
 
     here = socket.gethostname()
     now: dict[str, str | None] = {}
@@ -129,11 +129,14 @@ def prune_superseded(built: dict[str, str]) -> list[Path]:
     return removed
 
 
+def removable(found: list[Entry], state: dict[Path, str]) -> list[Entry]:
+    """The entries no source can use again (what ``prune`` removes): superseded, or their source is gone."""
+    return [e for e in found if state[e.path] in REMOVED_BY_PRUNE]
+
+
 def prune(found: list[Entry], state: dict[Path, str], *, everything: bool = False) -> tuple[list[Entry], list[Entry]]:
-    """(removed, left because in use): the superseded and source-gone entries, or with ``everything``
-    every entry."""
+    """(removed, left because in use): the ``removable`` entries, or with ``everything`` every entry."""
     removed, busy = [], []
-    for e in found:
-        if everything or state[e.path] in REMOVED_BY_PRUNE:
-            (removed if remove(e.path) else busy).append(e)
+    for e in found if everything else removable(found, state):
+        (removed if remove(e.path) else busy).append(e)
     return removed, busy
