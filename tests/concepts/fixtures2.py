@@ -18,6 +18,8 @@ import duckdb
 
 from clinbench.concepts.build import build_concepts, output_table
 from clinbench.concepts.catalog import find_concept, load_concepts
+from clinbench.concepts.graph import dependency_map
+from clinbench.concepts.helpers import statement
 from clinbench.ehr.schema import create_empty
 
 T0 = datetime(2150, 1, 1, 8, 0)  # every hand-made ICU stay starts here
@@ -53,12 +55,15 @@ def insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[dict] | dict) 
 
 
 def recompute(con: duckdb.DuckDBPyConnection, *names: str) -> None:
-    """Re-run the named concepts/targets/variants (in the order given) from the current rows."""
+    """Re-run the named concepts/targets/variants (in the order given) from the current rows, each as the build
+    runs it: the helpers it reads are part of its statement (``helpers.statement``), so a helper is no name here."""
     concepts = load_concepts()
+    deps = dependency_map(concepts)
     for name in names:
         concept = find_concept(name, concepts)
+        assert not concept.helper, f"{name} is a helper: recompute what reads it"
         out = output_table(concept, "mimiciv_derived")
-        con.execute(f"CREATE OR REPLACE TABLE {out} AS {concept.sql}")
+        con.execute(f"CREATE OR REPLACE TABLE {out} AS {statement(concept.qualified, concepts, deps, 'mimiciv_derived').sql}")
 
 
 def stay(con: duckdb.DuckDBPyConnection, stay_id: int, *, subject_id: int | None = None,

@@ -53,39 +53,52 @@ def test_the_default_build_is_the_concept_layer_and_all_adds_the_15_references_a
         create_empty(con, "mimic-iv")
     concepts = [c for c in load_concepts(profile="m4bench").values() if c.kind == "concept" and c.schema == "mimiciv_derived"]
     assert len(concepts) == 68 and "arb" not in {c.table for c in concepts}  # the profile omits arb and code_status
-    # the two helpers only references read are left for the references that need them
-    layer = sorted(c.table for c in concepts if c.table not in ("antibiotic_culture_pairs", "apsiii_gases_24h"))
+    # the five helpers are no tables: each is part of the statements that read it
+    layer = sorted(c.table for c in concepts if not c.helper)
+    assert len(layer) == 63
 
     default = _invoke("concepts", "build", str(db), "--profile", "m4bench")
-    assert sorted(_tables(db)) == layer  # not one reference or variant
-    assert "66 built, 0 unchanged," in default
+    assert sorted(_tables(db)) == layer  # not one reference, variant or helper
+    assert "63 built, 0 unchanged," in default
 
     everything = _invoke("concepts", "build", str(db), "--profile", "m4bench", "--all")
     added = _tables(db) - set(layer)
     assert sorted(t for t in added if t.startswith("target_")) == REFERENCES
     assert len([t for t in added if t.startswith("variant_")]) == 25
-    assert sorted(t for t in added if not t.startswith(("target_", "variant_"))) == ["antibiotic_culture_pairs", "apsiii_gases_24h"]
-    assert "42 built, 66 unchanged," in everything
+    assert len(added) == 40  # and no helper
+    assert "40 built, 63 unchanged," in everything
 
     again = _invoke("concepts", "build", str(db), "--profile", "m4bench")  # the references held are kept fresh
-    assert "0 built, 108 unchanged," in again
+    assert "0 built, 103 unchanged," in again
 
 
-def test_a_helper_only_references_read_is_built_with_the_reference_that_reads_it(small_synth, tmp_path):
+def test_a_helper_is_part_of_the_reference_that_reads_it_and_gives_the_rows_its_table_gave(small_synth, tmp_path):
+    """antibiotic_culture_pairs is no table: the suspicion-of-infection reference's statement holds it, and its
+    rows are those the reference had when the helper was a table of its own (the file run as written)."""
     import shutil
 
     from clinbench.concepts.build import build_concepts
+    from clinbench.concepts.catalog import find_concept, load_concepts
+    from clinbench.concepts.manifest import table_hash
+    from clinbench.errors import ConceptError
 
     small_synth = Path(shutil.copy(small_synth, tmp_path / "synth.duckdb"))  # the module's copy stays reference-free
-    layer = build_concepts(small_synth, targets=False, profile="m4bench")
-    assert not {"antibiotic_culture_pairs", "apsiii_gases_24h"} & {r.name.split(".")[1] for r in layer}
-    assert "antibiotic_culture_pairs" not in _tables(small_synth)
+    build_concepts(small_synth, targets=False, profile="m4bench")
     built = build_concepts(small_synth, only=["suspicion-infection"], profile="m4bench")
-    assert [r.name for r in built if r.status == "built"] == ["mimiciv_derived.antibiotic_culture_pairs",
-                                                              "mimiciv_derived.target_suspicion_infection"]
-    kept = {r.name: r.status for r in build_concepts(small_synth, targets=False, profile="m4bench")}
-    assert kept["mimiciv_derived.antibiotic_culture_pairs"] == "unchanged"  # held, so kept fresh
-    assert "mimiciv_derived.apsiii_gases_24h" not in kept
+    assert [r.name for r in built if r.status == "built"] == ["mimiciv_derived.target_suspicion_infection"]
+    assert "antibiotic_culture_pairs" not in _tables(small_synth)
+
+    concepts = load_concepts(profile="m4bench")
+    with duckdb.connect(str(small_synth)) as con:
+        rows, inlined = table_hash(con, "mimiciv_derived.target_suspicion_infection")
+        # the two files as written, the helper a table as an earlier clinbench built it
+        con.execute(f"CREATE TABLE mimiciv_derived.antibiotic_culture_pairs AS {find_concept('antibiotic_culture_pairs', concepts).sql}")
+        con.execute(f"CREATE TABLE mimiciv_derived.by_table AS {find_concept('suspicion-infection', concepts).sql}")
+        assert table_hash(con, "mimiciv_derived.by_table") == (rows, inlined) and rows > 0
+
+    with pytest.raises(ConceptError, match=r"^antibiotic_culture_pairs is a helper, not a table \(clinbench's own "
+                       r"intermediate, read by target suspicion-infection .*build one of those$"):
+        build_concepts(small_synth, only=["antibiotic_culture_pairs"], profile="m4bench")
 
 
 def test_run_builds_the_reference_it_was_not_given_and_the_layer_its_agents_see(small_synth, tmp_path):
@@ -105,7 +118,7 @@ def test_run_builds_the_reference_it_was_not_given_and_the_layer_its_agents_see(
     assert "1 run(s) done (1 ok)" in text
     built = _tables(small_synth) - before
     assert built == (_tables(default) - before) | {"target_meld_24h"}
-    assert len(_tables(default)) == 66 and not {"antibiotic_culture_pairs", "apsiii_gases_24h"} & built
+    assert len(_tables(default)) == 63 and not {"antibiotic_culture_pairs", "apsiii_gases_24h"} & built
 
     # the reference's closure is within what was built, and a build of it finds nothing to do
     again = build_concepts(small_synth, only=["mimiciv_derived.target_meld_24h"], profile="m4bench")

@@ -65,7 +65,7 @@ def soi(template, tmp_path_factory):
     antibiotic(con, 8, 5, name="Aztreonam", stop=30)
     antibiotic(con, 8, 5, name="Zosyn", stop=20)
     antibiotic(con, 8, 1, name="Metronidazole")
-    recompute(con, "antibiotic_culture_pairs", "suspicion-infection")
+    recompute(con, "suspicion-infection")
     got = {(r["subject_id"], r["ab_id"]): r for r in rows(con, "SELECT * FROM mimiciv_derived.target_suspicion_infection")}
     yield got
     con.close()

@@ -41,7 +41,7 @@ def test_apsiii_missing_as_null_empties_only_unmeasured_components(template, tmp
     # stay 2 has an arterial gas in the first 24 h: PaO2 90 on room air (0), pH 7.40 / PaCO2 40 (0)
     insert(con, "mimiciv_derived.bg", {"subject_id": 2, "hadm_id": 2, "charttime": h(1), "specimen": "ART.",
                                        "po2": 90, "pco2": 40, "ph": 7.40})
-    recompute(con, "apsiii_gases_24h", "apsiii-24h", "apsiii-24h__missing_as_null")
+    recompute(con, "apsiii-24h", "apsiii-24h__missing_as_null")
     assert rows(con, "SELECT stay_id, apsiii, hr_score, albumin_score, acidbase_score FROM mimiciv_derived.target_apsiii_24h ORDER BY 1") == [
         {"stay_id": 1, "apsiii": 5, "hr_score": 5, "albumin_score": 0, "acidbase_score": 0},
         {"stay_id": 2, "apsiii": 0, "hr_score": 0, "albumin_score": 0, "acidbase_score": 0}]
@@ -176,7 +176,7 @@ def _culture(con, sid: int, specimen_id: int, chartdate: date, charttime: dateti
 
 
 def _soi(con, variant: str) -> list[dict]:
-    recompute(con, "antibiotic_culture_pairs", "suspicion-infection", variant)
+    recompute(con, "suspicion-infection", variant)
     return rows(con, "SELECT subject_id, suspected_infection, suspected_infection_time, culture_time, specimen, positive_culture "
                      "FROM mimiciv_derived.target_suspicion_infection ORDER BY 1")
 

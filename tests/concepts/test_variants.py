@@ -81,7 +81,7 @@ def test_sofa_missing_as_null_moves_unmeasured_organs(template, tmp_path):
     con = fresh(template, tmp_path / "v.duckdb")
     stay(con, 1)
     insert(con, "mimiciv_derived.first_day_lab", {"stay_id": 1, "platelets_min": 90, "bilirubin_total_max": 1.0, "creatinine_max": 1.0})
-    recompute(con, "sofa_first_day_worst", "sofa_hourly_worst", "sofa_points", "first_day_sofa", "sofa-24h", "sofa-24h__missing_as_null")
+    recompute(con, "first_day_sofa", "sofa-24h", "sofa-24h__missing_as_null")
     default = rows(con, "SELECT sofa, coagulation, respiration FROM mimiciv_derived.target_sofa_24h")
     variant = rows(con, "SELECT sofa, coagulation, respiration FROM mimiciv_derived.variant_sofa_24h__missing_as_null")
     assert default == [{"sofa": 2, "coagulation": 2, "respiration": 0}]
@@ -95,7 +95,7 @@ def test_no_screening_drops_the_mrsa_swab(template, tmp_path):
     insert(con, "mimiciv_derived.antibiotic", {"subject_id": 2, "hadm_id": 2, "stay_id": 2, "antibiotic": "Vancomycin", "starttime": h(5), "stoptime": h(20)})
     insert(con, "mimiciv_hosp.microbiologyevents", {"microevent_id": 1, "subject_id": 2, "hadm_id": 2, "micro_specimen_id": 11,
                                                    "chartdate": h(0), "charttime": h(1), "spec_type_desc": "MRSA SCREEN"})
-    recompute(con, "antibiotic_culture_pairs", "suspicion-infection", "suspicion-infection__no_screening")
+    recompute(con, "suspicion-infection", "suspicion-infection__no_screening")
     assert rows(con, "SELECT suspected_infection, specimen FROM mimiciv_derived.target_suspicion_infection") == [{"suspected_infection": 1, "specimen": "MRSA SCREEN"}]
     assert rows(con, "SELECT suspected_infection, specimen FROM mimiciv_derived.variant_suspicion_infection__no_screening") == [{"suspected_infection": 0, "specimen": None}]
     con.close()

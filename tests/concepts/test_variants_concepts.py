@@ -65,7 +65,7 @@ def test_apsiii_first_day_gases_count_a_gas_drawn_before_admission(template, tmp
         # pH 7.10 with PaCO2 40 scores 12 (acid-base), a PaO2 of 45 on room air scores 15
         insert(con, "mimiciv_derived.bg", {"subject_id": sid, "hadm_id": sid, "charttime": h(hours), "specimen": "ART.",
                                            "ph": 7.10, "pco2": 40.0, "po2": 45.0})
-    recompute(con, "apsiii", "apsiii_gases_24h", "apsiii-24h", "apsiii-24h__first_day_gases")
+    recompute(con, "apsiii", "apsiii-24h", "apsiii-24h__first_day_gases")
     default = by_key(con, "mimiciv_derived.target_apsiii_24h")
     variant = by_key(con, "mimiciv_derived.variant_apsiii_24h__first_day_gases")
     # stay 1's gas is 3 h before ICU admission: the default (from intime) does not score it, the
@@ -99,7 +99,7 @@ def test_sofa_ventilated_pf_scores_a_ventilated_250(template, tmp_path):
                                            "pao2fio2ratio": 250.0})
     insert(con, "mimiciv_derived.ventilation", {"stay_id": 1, "starttime": h(-12), "endtime": h(30),
                                                 "ventilation_status": "InvasiveVent"})
-    recompute(con, "sofa_first_day_worst", "sofa_hourly_worst", "sofa_points", "first_day_sofa", "sofa-24h",
+    recompute(con, "first_day_sofa", "sofa-24h",
               "sofa-24h__ventilated_pf")
     moved = _diff_keys(con, "target_sofa_24h", "variant_sofa_24h__ventilated_pf", "stay_id", "respiration")
     assert moved == {1: (0, 2)}  # the unventilated 250 scores 2 in both
@@ -116,7 +116,7 @@ def test_sofa_running_infusions_count_a_pre_admission_start_and_not_a_pause(temp
         stay(con, sid)
         insert(con, "mimiciv_derived.norepinephrine", {"stay_id": sid, "starttime": h(start), "endtime": h(end),
                                                        "vaso_rate": rate})
-    recompute(con, "sofa_first_day_worst", "sofa_hourly_worst", "sofa_points", "first_day_sofa", "sofa-24h",
+    recompute(con, "first_day_sofa", "sofa-24h",
               "sofa-24h__running_infusions")
     moved = _diff_keys(con, "target_sofa_24h", "variant_sofa_24h__running_infusions", "stay_id", "cardiovascular")
     assert moved == {1: (0, 3)}

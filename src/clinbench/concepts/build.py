@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clinbench.concepts import manifest
-from clinbench.concepts.catalog import MIMIC_DERIVED, RETIRED_HELPERS, Concept, find_concept, load_concepts
+from clinbench.concepts.catalog import MIMIC_DERIVED, Concept, find_concept, helper_tables, load_concepts, rewrite_schema
 from clinbench.concepts.graph import Dependencies, closure, dependency_map, topological_order
+from clinbench.concepts.helpers import Statement, inputs, statement
 from clinbench.concepts.profiles import get_profile, label, lineage
 from clinbench.duck import connect_when_free, duckdb, held_too_long, lock_holder
 from clinbench.errors import ConceptError, DataError
@@ -48,13 +49,6 @@ class BuildResult:
 Progress = Callable[[str, int, int, BuildResult | None], None]
 
 
-def rewrite_schema(sql: str, schema: str) -> str:
-    """Point every ``mimiciv_derived.`` reference at ``schema`` instead."""
-    if schema == MIMIC_DERIVED:
-        return sql
-    return re.sub(rf"\b{MIMIC_DERIVED}\.", f"{schema}.", sql)
-
-
 def output_table(concept: Concept, schema: str) -> str:
     return f"{schema if concept.schema == MIMIC_DERIVED else concept.schema}.{concept.table}"
 
@@ -68,11 +62,6 @@ def target_sql(name: str, profile: str | None = None) -> str:
     if concept.kind != "target":
         concept = find_concept(f"{concept.schema}.target_{name.replace('-', '_')}", concepts)
     return inline_sql(concept.qualified, concepts)
-
-
-def _sql_body(sql: str) -> str:
-    # The header comment stays, so DuckDB's "LINE n" positions are the file's line numbers.
-    return sql.rstrip().rstrip(";").rstrip()
 
 
 def _error_line(message: str) -> int | None:
@@ -140,19 +129,23 @@ def _open(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
 
 def _select(concepts: dict[str, Concept], deps: dict[str, Dependencies], only: list[str] | None, targets: bool,
             present: Callable[[], set[str]], schema: str) -> list[str]:
-    """What a build builds: ``only``'s closure; else everything (``targets``); else the concept layer (its
-    helpers only where a concept reads them) and the references, variants and helpers ``present()`` already
-    holds (kept fresh: a changed concept rebuilds them too)."""
+    """What a build builds: ``only``'s closure; else everything (``targets``); else the concept layer and the
+    references and variants ``present()`` already holds (kept fresh: a changed concept rebuilds them too).
+    ``deps`` reads through helpers (``helpers.inputs``), which are never built: their readers inline them."""
     if only:
-        return topological_order(closure([find_concept(n, concepts).qualified for n in only], deps), deps)
+        named = [find_concept(n, concepts) for n in only]
+        if helpers := [c for c in named if c.helper]:
+            raise ConceptError(f"{helpers[0].name} is a helper, not a table ({helpers[0].header['helper'].rstrip('.')}): "
+                               "it is part of each statement that reads it; build one of those")
+        return topological_order(closure([c.qualified for c in named], deps), deps)
     if targets:
-        return topological_order(set(concepts), deps)
+        return topological_order({q for q, c in concepts.items() if not c.helper}, deps)
     held = present()
-    wanted = [q for q, c in concepts.items() if c.in_layer or output_table(c, schema) in held]
+    wanted = [q for q, c in concepts.items() if not c.helper and (c.in_layer or output_table(c, schema) in held)]
     return topological_order(closure(wanted, deps), deps)
 
 
-def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql: str, meta: tuple[str, str, str],
+def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql: Statement, meta: tuple[str, str, str],
                  started: float, *, replace: bool, recorded: bool,
                  raw: Callable[[], list[str]]) -> tuple[int, tuple[str, str, str]]:
     """Replace ``out`` by the concept's rows and its bookkeeping row in one transaction: a failure leaves both as they were.
@@ -169,13 +162,14 @@ def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql
         except duckdb.Error as exc:
             raise ConceptError(f"could not replace {out} ({str(exc).splitlines()[0]}): a view may depend on it; drop the view and rebuild") from exc
         try:
-            rows = con.execute(f"CREATE TABLE {out} AS {_sql_body(sql)}").fetchone()[0]
+            rows = con.execute(f"CREATE TABLE {out} AS {sql.sql}").fetchone()[0]
         except duckdb.Error as exc:
             if cannot_write(exc):
                 raise  # the disk, not the SQL: build_concepts says so
             first = str(exc).splitlines()[0]
             line = _error_line(str(exc))
-            where = f"{concept.path}:{line}" if line else str(concept.path)
+            found = sql.locate(line) if line else None
+            where = f"{found[0]}:{found[1]}" if found else str(concept.path)
             from clinbench.ehr.schema import foreign_kinds  # 2.3 ms of import: paid on this failure path only
 
             foreign: list[str] = []
@@ -265,8 +259,9 @@ def build_concepts(
             profile = _chosen_profile(profile, recorded, partial=bool(only), db=Path(db_path))
             concepts = load_concepts(profile=profile)
             deps = dependency_map(concepts)
+            reads = inputs(deps, concepts)
             existing = _existing_tables(con)  # read once: every step below keeps it current
-            order = _select(concepts, deps, only, targets, lambda: existing, schema)
+            order = _select(concepts, reads, only, targets, lambda: existing, schema)
             if not replace_derived:
                 _refuse_foreign(con, Path(db_path), existing, {output_table(concepts[q], schema) for q in order}
                                 | _omitted(profile, schema), label(profile))
@@ -284,7 +279,7 @@ def build_concepts(
             for out_schema in sorted({output_table(concepts[q], schema).split(".")[0] for q in order}):
                 con.execute(f"CREATE SCHEMA IF NOT EXISTS {out_schema}")
             _drop_omitted(con, profile, schema, existing)
-            state = _BuildState(con, concepts, deps, schema, force, profile, existing)
+            state = _BuildState(con, concepts, deps, reads, schema, force, profile, existing)
             if workers == 1:
                 for index, qualified in enumerate(order):
                     state.announce(qualified, index, len(order), progress)
@@ -421,8 +416,9 @@ def build_absent(db_path: str | os.PathLike[str], tables: list[str], *, profile:
 
 def _omitted(profile: str, schema: str) -> set[str]:
     """The tables a build of ``profile`` drops: those another profile builds and this one does not (an m4bench
-    layer has no arb) and the helpers an earlier clinbench built (``RETIRED_HELPERS``)."""
-    names = [name for layer in lineage(profile) for name in layer.omit] + sorted(RETIRED_HELPERS)
+    layer has no arb) and the helper tables an earlier clinbench built (``helper_tables``: helpers are now part
+    of the statements that read them, and some hold most of an answer)."""
+    names = [name for layer in lineage(profile) for name in layer.omit] + sorted(helper_tables(profile))
     return {rewrite_schema(name, schema) for name in names}
 
 
@@ -455,8 +451,10 @@ class _BuildState:
     """What one build knows: tables present, bookkeeping rows, fingerprints, results so far."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, concepts: dict[str, Concept], deps: dict[str, Dependencies],
-                 schema: str, force: bool, profile: str, existing: set[str]) -> None:
-        self.con, self.concepts, self.deps, self.schema, self.force = con, concepts, deps, schema, force
+                 reads: dict[str, Dependencies], schema: str, force: bool, profile: str, existing: set[str]) -> None:
+        # deps: what each file reads (the reference manifest hashes those files); reads: what each statement
+        # reads, its helpers inlined (``helpers.inputs``): the build's graph
+        self.con, self.concepts, self.deps, self.reads, self.schema, self.force = con, concepts, deps, reads, schema, force
         self.profile = profile
         self.existing = set(existing)
         self.meta, self.rows = _meta_rows(con)
@@ -476,7 +474,7 @@ class _BuildState:
     def build_one(self, con: duckdb.DuckDBPyConnection, qualified: str) -> BuildResult:
         concept = self.concepts[qualified]
         out = output_table(concept, self.schema)
-        dep = self.deps[qualified]
+        dep = self.reads[qualified]
         with self.lock:
             existing = set(self.existing)
             blocked = [d for d in dep.derived if d in self.unavailable]
@@ -490,8 +488,8 @@ class _BuildState:
             return BuildResult(out, concept.name, "skipped", None, 0.0, f"needs {', '.join(blocked)}, which was skipped")
 
         started = time.perf_counter()
-        sql = rewrite_schema(concept.sql, self.schema)
-        sql_sha = hashlib.sha256(sql.encode("utf-8")).hexdigest()
+        sql = statement(qualified, self.concepts, self.deps, self.schema)
+        sql_sha = hashlib.sha256(sql.sql.encode("utf-8")).hexdigest()
         with self.lock:
             parts = [_raw_fingerprint(con, t, self.raw_cache, self.columns) for t in dep.raw]
             for d in dep.derived:
@@ -508,7 +506,7 @@ class _BuildState:
 
         rows, row = _materialise(con, concept, out, sql, (sql_sha, fingerprint, label(self.profile)), started,
                                  replace=out in existing, recorded=previous is not None,
-                                 raw=lambda: sorted({t for n in closure([qualified], self.deps) for t in self.deps[n].raw}))
+                                 raw=lambda: sorted({t for n in closure([qualified], self.reads) for t in self.reads[n].raw}))
         with self.lock:
             self.meta[out] = row
         return BuildResult(out, concept.name, "built", rows, time.perf_counter() - started)
@@ -537,7 +535,7 @@ def _build_concurrently(state: _BuildState, order: list[str], workers: int, prog
     first failure stops new starts, lets running ones finish, and is raised.
     """
     position = {q: i for i, q in enumerate(order)}
-    waiting = {q: {d for d in state.deps[q].derived if d in position} for q in order}
+    waiting = {q: {d for d in state.reads[q].derived if d in position} for q in order}
     chain: dict[str, int] = {}  # concepts on the longest path from q to the end of the build, q included
     for qualified in reversed(order):
         chain[qualified] = 1 + max((chain[o] for o in order if qualified in waiting[o]), default=0)

@@ -12,8 +12,8 @@ Every file opens with a ``--`` comment block holding ``-- Concept:``, ``-- Defin
 ``-- Source:``, ``-- Grain:`` and ``-- Deviations:`` lines; a line starting ``--   `` continues
 the field above it. A concept no anchor builds (clinbench's own intermediate, shared by the
 concepts and references that read it) also has a ``-- Helper:`` line saying who reads it: a
-helper is never in an agent's database (an M4Bench agent never saw one, and some hold most of an
-answer) and is built only for a table that reads it.
+helper is no table: it is part of the statement of each table that reads it (``clinbench.concepts.helpers``),
+so it is never in an agent's database (an M4Bench agent never saw one, and some hold most of an answer).
 """
 
 from __future__ import annotations
@@ -98,6 +98,13 @@ def parse_header(text: str) -> dict[str, str]:
         else:
             current = None
     return fields
+
+
+def rewrite_schema(sql: str, schema: str) -> str:
+    """Point every ``mimiciv_derived.`` reference at ``schema`` instead."""
+    if schema == MIMIC_DERIVED:
+        return sql
+    return re.sub(rf"\b{MIMIC_DERIVED}\.", f"{schema}.", sql)
 
 
 def _target_schema(stem: str) -> str:

@@ -23,7 +23,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from clinbench.concepts.catalog import MIMIC_DERIVED, Concept, load_concepts
+from clinbench.concepts.catalog import MIMIC_DERIVED, Concept, load_concepts, rewrite_schema
 from clinbench.concepts.graph import Dependencies, closure, dependency_map
 from clinbench.concepts.profiles import get_profile, label
 from clinbench.duck import RELATIONS, connect_when_free, duckdb
@@ -48,12 +48,6 @@ class Problem:
         return f"{self.table}: {self.reason}"
 
 
-def _rewrite(sql: str, schema: str) -> str:
-    from clinbench.concepts.build import rewrite_schema
-
-    return rewrite_schema(sql, schema)
-
-
 def chain(concept: Concept, concepts: dict[str, Concept], deps: dict[str, Dependencies]) -> tuple[list[str], list[str]]:
     """The concepts ``concept`` needs (itself included) and the raw tables they read, both sorted."""
     names = sorted(closure([concept.qualified], deps))
@@ -65,7 +59,7 @@ def sql_sha256(concept: Concept, concepts: dict[str, Concept], deps: dict[str, D
                schema: str = MIMIC_DERIVED) -> str:
     digest = hashlib.sha256()
     for name in chain(concept, concepts, deps)[0]:
-        digest.update(name.encode() + b"\0" + _rewrite(concepts[name].sql, schema).encode("utf-8") + b"\0")
+        digest.update(name.encode() + b"\0" + rewrite_schema(concepts[name].sql, schema).encode("utf-8") + b"\0")
     return digest.hexdigest()
 
 
