@@ -92,3 +92,24 @@ def test_sql_the_build_cannot_point_at_the_cte_is_refused_with_what_to_write(tmp
     }, {})
     with pytest.raises(ConceptError, match=r"outer\.sql names a CTE inner, as the helper it reads: rename the CTE$"):
         statement("mimiciv_derived.outer", shadowed, deps, "mimiciv_derived")
+
+
+def test_concepts_sql_prints_the_statement_the_build_ran(tmp_path):
+    """`clinbench concepts sql sofa` is runnable as printed on a built database (no helper table exists) and gives
+    the rows of the sofa table the build made."""
+    import subprocess
+    import sys
+
+    from clinbench.concepts.build import build_concepts
+    from clinbench.concepts.manifest import table_hash
+    from clinbench.ehr.synth import synth_mimic_iv
+
+    db = tmp_path / "synth.duckdb"
+    synth_mimic_iv(db, patients=20, seed=0)
+    build_concepts(db, targets=False)
+    printed = subprocess.run([sys.executable, "-m", "clinbench", "concepts", "sql", "sofa"], capture_output=True, text=True)
+    assert printed.returncode == 0, printed.stderr
+    with duckdb.connect(str(db)) as con:
+        con.execute(f"CREATE TABLE mimiciv_derived.sofa_again AS {printed.stdout}")
+        rows, digest = table_hash(con, "mimiciv_derived.sofa")
+        assert table_hash(con, "mimiciv_derived.sofa_again") == (rows, digest) and rows > 0

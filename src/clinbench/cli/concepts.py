@@ -159,11 +159,19 @@ def sql(
     name: Annotated[str, typer.Argument(help="Concept name or qualified table")],
     inline: Annotated[bool, typer.Option("--inline", help="One statement with dependencies inlined as CTEs")] = False,
 ) -> None:
-    """Print a concept's SQL (plain, or --inline as one self-contained statement)."""
-    from clinbench.concepts.catalog import find_concept
+    """Print a concept's SQL as a build runs it (the helpers it reads as CTEs), or --inline as one
+    self-contained statement."""
+    from clinbench.concepts.catalog import MIMIC_DERIVED, find_concept, load_concepts
+    from clinbench.concepts.graph import dependency_map
+    from clinbench.concepts.helpers import statement
     from clinbench.concepts.inline import inline_sql
 
-    text = inline_sql(name) if inline else find_concept(name).sql
+    if inline:
+        text = inline_sql(name)
+    else:
+        concepts = load_concepts()
+        qualified = find_concept(name, concepts).qualified
+        text = statement(qualified, concepts, dependency_map(concepts), MIMIC_DERIVED).sql + "\n"
     typer.echo(text, nl=not text.endswith("\n"))
 
 
