@@ -63,7 +63,7 @@ def recompute(con: duckdb.DuckDBPyConnection, *names: str) -> None:
         concept = find_concept(name, concepts)
         assert not concept.helper, f"{name} is a helper: recompute what reads it"
         out = output_table(concept, "mimiciv_derived")
-        con.execute(f"CREATE OR REPLACE TABLE {out} AS {statement(concept.qualified, concepts, deps, 'mimiciv_derived').sql}")
+        con.execute(f"CREATE OR REPLACE TABLE {out} AS {statement(concept.qualified, concepts, deps, 'mimiciv_derived').body}")
 
 
 def stay(con: duckdb.DuckDBPyConnection, stay_id: int, *, subject_id: int | None = None,

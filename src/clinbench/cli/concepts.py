@@ -171,7 +171,7 @@ def sql(
     else:
         concepts = load_concepts()
         qualified = find_concept(name, concepts).qualified
-        text = statement(qualified, concepts, dependency_map(concepts), MIMIC_DERIVED).sql + "\n"
+        text = statement(qualified, concepts, dependency_map(concepts), MIMIC_DERIVED).body + "\n"
     typer.echo(text, nl=not text.endswith("\n"))
 
 

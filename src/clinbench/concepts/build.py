@@ -162,7 +162,7 @@ def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql
         except duckdb.Error as exc:
             raise ConceptError(f"could not replace {out} ({str(exc).splitlines()[0]}): a view may depend on it; drop the view and rebuild") from exc
         try:
-            rows = con.execute(f"CREATE TABLE {out} AS {sql.sql}").fetchone()[0]
+            rows = con.execute(f"CREATE TABLE {out} AS {sql.body}").fetchone()[0]
         except duckdb.Error as exc:
             if cannot_write(exc):
                 raise  # the disk, not the SQL: build_concepts says so

@@ -52,8 +52,12 @@ def _helper_edges(dep: Dependencies, concepts: dict[str, Concept]) -> Dependenci
 class Statement:
     """A concept's SQL as the build runs it, and which file each of its lines came from."""
 
-    sql: str
+    sql: str  # may end in ";" and blank lines, as a file does: ``body`` is what follows ``CREATE TABLE x AS``
     pieces: tuple[tuple[int, int, Path], ...]  # (first statement line, lines, file), a file's line 1 first
+
+    @property
+    def body(self) -> str:
+        return self.sql.rstrip().rstrip(";").rstrip()
 
     def locate(self, line: int) -> tuple[Path, int] | None:
         """The file and file line of the statement's ``line`` (DuckDB's "LINE n"); None on a joining line."""
@@ -70,15 +74,16 @@ def statement(qualified: str, concepts: dict[str, Concept], deps: dict[str, Depe
     name (``catalog.rewrite_schema``). A concept that reads no helper is its file as it is."""
     helper_deps = {q: _helper_edges(deps[q], concepts) for q in deps}
     read = closure([qualified], helper_deps) - {qualified}
+    if not read:  # the file's own text, byte for byte: the build's SQL hash of it stays what it was
+        text = rewrite_schema(concepts[qualified].sql, schema)
+        return Statement(text, ((1, text.count("\n") + 1, concepts[qualified].path),))
     chunks: list[tuple[str, Path | None]] = []  # statement text, and the file it is (None: joining text)
     for index, helper in enumerate(topological_order(read, helper_deps)):
         chunks.append((f"{'WITH' if index == 0 else '),'} \"{concepts[helper].table}\" AS (", None))
         chunks.append((_text(helper, concepts, helper_deps, schema), concepts[helper].path))
-    if chunks:
-        chunks.append((")\nSELECT * FROM (", None))
+    chunks.append((")\nSELECT * FROM (", None))
     chunks.append((_text(qualified, concepts, helper_deps, schema), concepts[qualified].path))
-    if len(chunks) > 1:
-        chunks.append((")", None))
+    chunks.append((")", None))
     pieces, line = [], 1
     for text, path in chunks:
         count = text.count("\n") + 1
