@@ -201,3 +201,21 @@ def test_urine_output_rate_counts_hour_and_minute_boundaries(hand):
     # covered time: 70 min (08:00 -> 09:10) + 340 min (09:10 -> 14:50) = 410 min = 6.8333 h
     assert row["urineoutput_6hr"] == 60.0 and row["uo_tm_6hr"] == 6.83
     assert row["uo_mlkghr_6hr"] == round(60 / 50 / (410 / 60), 4)
+
+
+def test_rhythm_joins_the_distinct_rhythms_of_a_charting_time_in_order_and_null_without_one(hand):
+    hand.add_stay()
+    at = "2150-01-01 11:00:00"
+    for value in ("SR (Sinus Rhythm)", "AF (Atrial Fibrillation)", "SR (Sinus Rhythm)", "1st AV (First degree AV Block)"):
+        hand.chart(220048, at, value=value)  # a duplicate, and three in no order
+    hand.chart(220048, at, value=None)  # a rhythm row without a value is not a rhythm
+    hand.chart(224650, "2150-01-01 12:00:00", value="PVC's")  # ectopy only: no rhythm charted
+    hand.chart(220048, "2150-01-01 13:00:00", value=None)  # only valueless rhythm rows
+    hand.chart(224650, "2150-01-01 13:00:00", value="PAC's")
+    hand.chart(220048, "2150-01-01 14:00:00", value="")  # an empty text is a value, as string_agg keeps it
+    hand.build("rhythm")
+    rows = {str(r["charttime"])[11:16]: r for r in hand.rows("SELECT * FROM mimiciv_derived.rhythm")}
+    assert rows["11:00"]["heart_rhythm"] == "1st AV (First degree AV Block); AF (Atrial Fibrillation); SR (Sinus Rhythm)"
+    assert rows["12:00"]["heart_rhythm"] is None and rows["12:00"]["ectopy_type"] == "PVC's"
+    assert rows["13:00"]["heart_rhythm"] is None and rows["13:00"]["ectopy_type"] == "PAC's"
+    assert rows["14:00"]["heart_rhythm"] == ""
