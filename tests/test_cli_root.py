@@ -29,6 +29,22 @@ def test_ctrl_c_inside_a_duckdb_query_prints_interrupted_not_a_traceback():
     assert out.stderr.strip() == "interrupted"
 
 
+def test_duckdb_running_out_of_memory_in_a_step_without_its_own_handling_is_one_line():
+    # a real OutOfMemoryException: a DuckDB given 1 MB and no spill directory sorting 100,000 rows
+    script = ("import clinbench.cli as cli\n"
+              "from clinbench.duck import duckdb\n"
+              "def starved(**kwargs):\n"
+              "    con = duckdb.connect()\n"
+              "    con.execute(\"SET memory_limit = '1MB'\")\n"
+              "    con.execute(\"SET temp_directory = ''\")\n"
+              "    con.execute('SELECT range, md5(range::VARCHAR) AS m FROM range(100000) ORDER BY m').fetchall()\n"
+              "cli.app = starved\ncli.main()\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env={**os.environ, "COLUMNS": "400"})
+    assert out.returncode == 2, out.stderr
+    assert re.fullmatch(r"error: DuckDB ran out of memory \(.+\): close other programs, or use a machine with more "
+                        r"memory, and run the same command again", out.stderr.strip()), out.stderr
+
+
 def test_other_runtime_errors_still_surface():
     script = ("import clinbench.cli as cli\n"
               "def broken(**kwargs):\n    raise RuntimeError('something else')\n"

@@ -36,7 +36,8 @@ try:
 except ImportError:  # DuckDB < 2.0
     import duckdb  # type: ignore[no-redef]
 
-__all__ = ["RELATIONS", "connect_meanwhile", "connect_when_free", "duckdb", "held_too_long", "lock_holder", "when_free"]
+__all__ = ["RELATIONS", "connect_meanwhile", "connect_when_free", "duckdb", "held_too_long", "lock_holder", "out_of_memory",
+           "when_free"]
 
 # How long an open of a database file waits while another process holds it (a build that clinbench
 # runs on demand, another campaign preparing its tasks, a notebook; CLINBENCH_LOCK_WAIT sets it), and
@@ -89,6 +90,15 @@ def lock_holder(exc: BaseException) -> str | None:
         return None  # e.g. a corrupt block, a missing file, a read-only place
     found = _LOCK_HOLDER.search(text)
     return f"{found.group(1)}, PID {found.group(2)}" if found else ""
+
+
+def out_of_memory(exc: BaseException) -> str | None:
+    """The line for DuckDB running out of memory (what it could not get, and what to do), or None when ``exc``
+    is something else. DuckDB spills what it can to disk first: this is memory it could not do without."""
+    if not isinstance(exc, duckdb.OutOfMemoryException):
+        return None
+    first = (str(exc).strip().splitlines() or [""])[0].removeprefix("Out of Memory Error:").strip()
+    return f"DuckDB ran out of memory ({first}): close other programs, or use a machine with more memory"
 
 
 def held_too_long(exc: BaseException) -> str | None:

@@ -27,3 +27,8 @@ class EndpointError(AgentError):
 
 class SandboxError(AgentError):
     """No isolation is available, or the sandbox refused to start."""
+
+
+class ResourceError(ClinbenchError):
+    """This machine ran out of memory for the work, or of disk for DuckDB's spill files: not the input's, the
+    SQL's or the agent's doing (a run whose scoring raises it is a harness error, never a score of 0)."""

@@ -236,3 +236,34 @@ def test_run_cli_says_where_errors_are_and_how_to_redo_them(tiny_db, tmp_path):
     assert "rerun the same command with --retry-failed to redo those runs" in out
     (score,) = (tmp_path / "c" / "runs").glob("*/score.json")
     assert json.loads(score.read_text())["run_error"]
+
+
+def test_a_run_whose_scoring_runs_out_of_memory_is_a_harness_error_not_a_score(tiny_db, tmp_path, monkeypatch):
+    """DuckDB out of memory while scoring (here a real one: the scorer's DuckDB given 1 MB and no spill
+    directory) is this machine's failure: the run is a harness error, not scored and retried by --retry-failed,
+    never a reward of 0 for an answer that was not read."""
+    import threading
+
+    from clinbench.derive import score
+
+    real_init = score.Scorer.__init__
+
+    def starved(self, **kwargs):
+        real_init(self, **kwargs)
+        self.con.execute("SET memory_limit = '1MB'")
+        self.con.execute("SET temp_directory = ''")
+
+    monkeypatch.setattr(score.Scorer, "__init__", starved)
+    monkeypatch.setattr(score, "_scorers", threading.local())  # not a scorer an earlier test left on this thread
+    out = tmp_path / "camp"
+    spec = RunSpec("mimic-sofa-24h", "no-skill", "native", "reference", "-", 0)
+    summary = run_campaign([spec], CampaignConfig(db=str(tiny_db), out=str(out)))
+    run = Store.open(out).runs()[0]
+    assert summary.by_status == {"harness-error": 1} and run["reward"] is None
+    assert run["error"].startswith("not scored: DuckDB ran out of memory (")
+    assert run["error"].endswith("close other programs, or use a machine with more memory")
+    assert json.loads((out / run["evidence_dir"] / "score.json").read_text())["reward"] is None
+
+    monkeypatch.setattr(score.Scorer, "__init__", real_init)  # memory again: the retry scores it
+    retried = run_campaign([spec], CampaignConfig(db=str(tiny_db), out=str(out)), retry_failed=True)
+    assert retried.finished == 1 and Store.open(out).runs()[0]["reward"] == 1.0

@@ -108,3 +108,48 @@ def test_a_read_only_database_lacking_a_reference_names_it_and_the_one_build_tha
     complete = run(everything, "camp-all")
     assert complete.returncode == 0, complete.stderr
     assert "1 run(s) done (1 ok)" in " ".join(complete.stdout.split())
+
+
+def test_out_of_memory_mid_build_is_the_machine_not_the_sql_and_the_retry_builds_the_rest(raw_and_built, tmp_path,
+                                                                                         monkeypatch):
+    """DuckDB given 64 MB and no spill directory runs out of memory in one concept (made to sort 2 M wide rows;
+    the others fit): the build stops with one line that says so, not "fix the SQL", keeps what it built, and the
+    same command with memory builds the rest into the tables a build with room gives (the CLI's default profile)."""
+    from clinbench.concepts import build
+    from clinbench.concepts.helpers import Statement
+    from clinbench.errors import ResourceError
+
+    raw, built = raw_and_built
+    db = tmp_path / "mimic.duckdb"
+    shutil.copyfile(raw, db)
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    real_open, real_statement = build._open, build.statement
+
+    def starved(path):
+        con = real_open(path)
+        con.execute("SET memory_limit = '64MB'")
+        con.execute("SET temp_directory = ''")
+        return con
+
+    def hog(qualified, *args):
+        made = real_statement(qualified, *args)
+        if qualified != "mimiciv_derived.vitalsign":
+            return made
+        return Statement("SELECT range AS x, repeat('x', 120) || range AS y FROM range(2000000) ORDER BY y DESC",
+                         made.pieces)
+
+    monkeypatch.setattr(build, "_open", starved)
+    monkeypatch.setattr(build, "statement", hog)
+    with pytest.raises(ResourceError) as failed:
+        build.build_concepts(db, targets=False, workers=1, profile="m4bench")
+    assert re.fullmatch(r"mimiciv_derived\.vitalsign was not built: DuckDB ran out of memory \(.+\): close other "
+                        r"programs, or use a machine with more memory; the tables built before it are kept, and the "
+                        r"same command, run again, builds the rest", str(failed.value))
+    kept = set(derived_tables(db))
+    assert kept and "mimiciv_derived.vitalsign" not in kept
+
+    monkeypatch.setattr(build, "_open", real_open)
+    monkeypatch.setattr(build, "statement", real_statement)
+    statuses = {r.name: r.status for r in build.build_concepts(db, targets=False, workers=1, profile="m4bench")}
+    assert {n for n, s in statuses.items() if s == "unchanged"} == kept
+    assert derived_tables(db) == derived_tables(built)

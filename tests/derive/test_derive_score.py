@@ -395,3 +395,19 @@ def test_outputs_scored_together_get_what_each_gets_alone(con, tmp_path):
                                                  "tolerance", "examples"]
     assert "does not exist" in together[-1]["reason"]
     assert [r["reward"] for r in alone[:4]] == [1.0, 0.75, 0.8, pytest.approx(0.7)]
+
+
+def test_out_of_memory_while_reading_an_output_is_never_its_score(con, tmp_path):
+    """A 250,000-row output read by a DuckDB with 2 MB and no spill directory: DuckDB runs out of memory. That
+    is this machine's failure, raised as such; it scored 0 as "not a readable CSV" before."""
+    from clinbench.errors import ResourceError
+
+    rows = "".join(f"{i},{i % 5},{i / 7:.4f}\n" for i in range(250_000, 0, -1))  # not in the reference's order
+    path = write(tmp_path, "stay_id,score,dose\n" + rows)
+    con.execute("SET memory_limit = '2MB'")
+    con.execute("SET temp_directory = ''")
+    with pytest.raises(ResourceError, match=r"^not scored: DuckDB ran out of memory \(.+\): close other programs, or "
+                                            r"use a machine with more memory$"):
+        score_against(spec(), path, con, "ref")
+    con.execute("RESET memory_limit")
+    assert score_against(spec(), path, con, "ref").reward < 1.0  # read, and scored, with memory

@@ -28,7 +28,7 @@ from clinbench.campaign import evidence
 from clinbench.campaign.binding import bind_profile, bind_tasks, check_workspaces
 from clinbench.campaign.matrix import RunSpec
 from clinbench.records import ColumnScore, RunRecord, RunStatus
-from clinbench.errors import ClinbenchError
+from clinbench.errors import ClinbenchError, ResourceError
 from clinbench.write_errors import WriteError, explain, cannot_write
 
 DEFAULT_TIMEOUT_SECONDS = 30 * 60
@@ -263,6 +263,11 @@ def _finish(spec: RunSpec, config: CampaignConfig, record: RunRecord, partial: P
     try:
         score = score_into_record(record, spec.task, output if output.is_file() else None, config.db,
                                   config.scored_columns)
+    except ResourceError as exc:  # DuckDB ran out of memory or spill disk: this machine's failure, retried later
+        score = {"task_id": spec.task, "reward": None, "strict": None, "reason": str(exc)}
+        record.reward = record.strict = record.key_f1 = record.ordered_value_nmae = None
+        record.column_scores = []
+        record.status, record.error = RunStatus.HARNESS_ERROR, f"{record.error}; {exc}" if record.error else str(exc)
     except ClinbenchError as exc:  # the output is unreadable: the agent's failure
         score = {"task_id": spec.task, "reward": 0.0, "strict": False, "reason": f"scoring failed: {exc}"}
         record.reward, record.strict = 0.0, False

@@ -241,6 +241,11 @@ def main() -> None:
         if is_interrupt(exc):
             _error("interrupted")
             sys.exit(130)
+        from clinbench.duck import out_of_memory
+
+        if memory := out_of_memory(exc):  # a step with no handling of its own: what was written is kept
+            _failed(f"{memory}, and run the same command again")
+            sys.exit(2)
         # A database another program holds open, or a path that is not a DuckDB file, reaches
         # DuckDB from many commands; its message names the file and the holder.
         if _is_duckdb_io_error(exc):

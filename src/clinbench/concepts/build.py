@@ -27,8 +27,8 @@ from clinbench.concepts.catalog import MIMIC_DERIVED, Concept, find_concept, hel
 from clinbench.concepts.graph import Dependencies, closure, dependency_map, topological_order
 from clinbench.concepts.helpers import Statement, inputs, statement
 from clinbench.concepts.profiles import get_profile, label, lineage
-from clinbench.duck import connect_when_free, duckdb, held_too_long, lock_holder
-from clinbench.errors import ConceptError, DataError
+from clinbench.duck import connect_when_free, duckdb, held_too_long, lock_holder, out_of_memory
+from clinbench.errors import ConceptError, DataError, ResourceError
 from clinbench.write_errors import WriteError, cannot_write, explain, kind_of
 
 META_SCHEMA = "clinbench_meta"
@@ -166,6 +166,9 @@ def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql
         except duckdb.Error as exc:
             if cannot_write(exc):
                 raise  # the disk, not the SQL: build_concepts says so
+            if memory := out_of_memory(exc):  # the machine, not the SQL
+                raise ResourceError(f"{out} was not built: {memory}; the tables built before it are kept, and the same "
+                                    "command, run again, builds the rest") from exc
             first = str(exc).splitlines()[0]
             line = _error_line(str(exc))
             found = sql.locate(line) if line else None

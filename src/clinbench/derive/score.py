@@ -27,15 +27,16 @@ from __future__ import annotations
 import json
 import os
 import threading
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from clinbench.duck import duckdb
+from clinbench.duck import duckdb, out_of_memory
 
 from clinbench.derive.catalogue import TaskSpec, get_task
 from clinbench.derive.score_read import NULL_TOKENS  # noqa: F401  (re-exported: the rule lives there)
-from clinbench.errors import DataError, TaskError
+from clinbench.errors import DataError, ResourceError, TaskError
 from clinbench.column_score import ColumnScore
 from clinbench.plain import Plain
 
@@ -201,12 +202,13 @@ class Scorer:
         for i, t in enumerate(tasks):
             by_reference.setdefault((specs[t].target_table, tuple(specs[t].keys)), []).append(i)
         results: list[ScoreResult | None] = [None] * len(outputs)
-        for members in by_reference.values():
-            group = [specs[tasks[i]] for i in members]
-            ref = self._reference(group[0], db_path)
-            for i, result in zip(members, _score_many(group, [outputs[i] for i in members], self.con, ref,
-                                                      scored_columns)):
-                results[i] = result
+        with _machine_failures():
+            for members in by_reference.values():
+                group = [specs[tasks[i]] for i in members]
+                ref = self._reference(group[0], db_path)
+                for i, result in zip(members, _score_many(group, [outputs[i] for i in members], self.con, ref,
+                                                          scored_columns)):
+                    results[i] = result
         return results
 
     def _reference(self, spec: TaskSpec, db_path: Path):
@@ -245,8 +247,26 @@ def score_many_against(spec: TaskSpec, outputs: list, con: duckdb.DuckDBPyConnec
     from clinbench.derive import score_reference
 
     scored_columns_for(spec, scored_columns)
-    ref = score_reference.prepare(con, reference, list(spec.keys))
-    return _score_many([spec] * len(outputs), outputs, con, ref, scored_columns)
+    with _machine_failures():
+        ref = score_reference.prepare(con, reference, list(spec.keys))
+        return _score_many([spec] * len(outputs), outputs, con, ref, scored_columns)
+
+
+@contextmanager
+def _machine_failures() -> Iterator[None]:
+    """DuckDB out of memory, or of disk for its spill files, while scoring: a ``ResourceError`` (the machine's
+    failure: a campaign records the run as a harness error, not scored), never a score."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        from clinbench.write_errors import kind_of  # the failure path only: the score path imports no more
+
+        if memory := out_of_memory(exc):
+            raise ResourceError(f"not scored: {memory}") from exc
+        if kind_of(exc) == "disk-full":
+            raise ResourceError("not scored: disk full: no space left for DuckDB's temporary files (its temp_directory); "
+                                "free space and run the same command again") from exc
+        raise
 
 
 def _score_many(specs: list[TaskSpec], outputs: list, con: duckdb.DuckDBPyConnection, ref,
@@ -500,9 +520,9 @@ def _paired(spec: TaskSpec, con: duckdb.DuckDBPyConnection, ref, path: Path, hea
         # c0, c1, ... (a plain header): none of an agent's names can shadow __r
         row = con.execute(f"SELECT {', '.join(aggregates)} FROM (SELECT {', '.join(cells)} "
                           f"FROM (SELECT {agent} AS a, __r AS r FROM {reader} POSITIONAL JOIN {ref.relation} __r))").fetchone()
-    except duckdb.InterruptException:
-        raise
-    except duckdb.Error:
+    except duckdb.Error as exc:
+        if score_read.machine_failure(exc):
+            raise
         return None
     found = _column_figures(ref, present, row[:-1])
     examples = {c: [{"key": dict(zip(spec.keys, x["k"])), "reference": x["r"], "agent": x["t"]}

@@ -49,6 +49,14 @@ class Unreadable(Exception):
     """The file is not a CSV DuckDB can read; the message says why."""
 
 
+def machine_failure(exc: duckdb.Error) -> bool:
+    """DuckDB ran out of memory, or of disk for its spill files, or was interrupted, while it read or scored a
+    file: this machine's failure, which a scorer raises (``score.ResourceError``), never the output's score."""
+    from clinbench.write_errors import kind_of  # the failure path only: the score path imports no more
+
+    return isinstance(exc, (duckdb.OutOfMemoryException, duckdb.InterruptException)) or kind_of(exc) == "disk-full"
+
+
 def _why(exc: duckdb.Error) -> str:
     """DuckDB's reason in one line: where it names the problem below a first line that does not (its
     "CSV Error on Line: 1" counts lines from the read block, not the file), that problem."""
@@ -123,6 +131,8 @@ def sniffed_header(con: duckdb.DuckDBPyConnection, path: Path) -> Header:
         names = [name for name, *_ in con.execute(
             f"DESCRIBE SELECT * FROM read_csv({_lit(str(path))}, all_varchar = true, {_OPTIONS})").fetchall()]
     except duckdb.Error as exc:
+        if machine_failure(exc):
+            raise
         raise Unreadable(_why(exc)) from exc
     columns: dict[str, str] = {}
     for name in names:
@@ -145,6 +155,8 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, header: Header, keys: list[
             if cell is _slow:
                 raise Unreadable(_why(exc)) from exc
         except duckdb.Error as exc:
+            if machine_failure(exc):
+                raise
             if header.reader_names is not None:
                 return False  # e.g. more fields than the header names: let the sniffer read it
             if cell is _slow:
@@ -166,11 +178,11 @@ def load_many(con: duckdb.DuckDBPyConnection, paths: list[Path], header: Header,
         try:
             _parse(con, reader, cell, "file_index", header, keys, present, kinds)
             return True
-        except duckdb.InterruptException:
-            raise
         except duckdb.ConversionException:
             continue
-        except duckdb.Error:
+        except duckdb.Error as exc:
+            if machine_failure(exc):
+                raise
             return False
     return False
 
