@@ -98,7 +98,7 @@ def test_real_concepts_order_puts_every_dependency_first():
 def test_dependency_cache_follows_edits_and_ignores_a_damaged_file(toy_root, tmp_path, monkeypatch):
     monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
     assert dependency_map(load_concepts(toy_root))["mimiciv_derived.long_stays"].derived == ("mimiciv_derived.stay_hours",)
-    (cache,) = (tmp_path / "cache" / "concept-references").glob("sqlglot-*.json")
+    (cache,) = (tmp_path / "cache" / "concept-references").glob("duckdb-*.json")
     path = toy_root / "mimic_iv/demo/long_stays.sql"
     path.write_text(path.read_text().replace("FROM mimiciv_derived.stay_hours WHERE hours >= 48", "FROM mimiciv_derived.stays"))
     assert dependency_map(load_concepts(toy_root))["mimiciv_derived.long_stays"].derived == ("mimiciv_derived.stays",)
@@ -110,36 +110,34 @@ def test_dependency_cache_follows_edits_and_ignores_a_damaged_file(toy_root, tmp
 @pytest.mark.slow
 def test_a_second_process_reads_the_dependencies_without_parsing_sql(tmp_path):
     probe = ("import sys; from clinbench.concepts.catalog import load_concepts; "
-             "from clinbench.concepts.graph import dependency_map; "
-             "deps = dependency_map(load_concepts(profile='mimic-code')); "
+             "from clinbench.concepts import graph; "
+             "deps = graph.dependency_map(load_concepts(profile='mimic-code')); "
              "print(len(deps), 'mimiciv_derived.bg' in deps['mimiciv_derived.first_day_bg'].derived, 'sqlglot' in sys.modules, "
-             "'importlib.metadata' in sys.modules)")
+             "'importlib.metadata' in sys.modules, bool(graph._PARSER))")
     env = {**os.environ, "CLINBENCH_CACHE": str(tmp_path / "cache")}
     first = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
     second = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
     count = len(load_concepts(profile="mimic-code"))
-    assert first.stdout.split()[:3] == [str(count), "True", "True"], first.stderr
-    # the cache is found by sqlglot's version without importing sqlglot or importlib.metadata (17 ms)
-    assert second.stdout.split() == [str(count), "True", "False", "False"], second.stderr
+    # DuckDB's parser reads the SQL (neither process imports sqlglot, 0.5 s with its parse, or importlib.metadata),
+    # the first process only: the second reads what it found from the cache
+    assert first.stdout.split() == [str(count), "True", "False", "False", "True"], first.stderr
+    assert second.stdout.split() == [str(count), "True", "False", "False", "False"], second.stderr
+    (cache,) = (tmp_path / "cache" / "concept-references").glob("duckdb-*.json")
+    assert len(json.loads(cache.read_text(encoding="utf-8"))) == count  # the second read them from here
 
 
-def test_the_dependency_cache_is_named_by_the_installed_sqlglot_version(tmp_path, monkeypatch):
-    import importlib.util
-    from importlib import metadata
-
+def test_the_dependency_cache_is_named_by_the_duckdb_version_whose_parser_read_the_sql(tmp_path, monkeypatch):
     from clinbench.concepts import graph
 
     monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
-    installed = metadata.version("sqlglot")
-    assert graph._cache_path().name == f"sqlglot-{installed}.json"
-    # a sqlglot whose folder has no _version.py (another build layout): the package metadata says it
-    bare = tmp_path / "sqlglot"
-    bare.mkdir()
-    spec = importlib.util.spec_from_file_location("sqlglot", bare / "__init__.py", submodule_search_locations=[str(bare)])
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name: spec)
-    assert graph._sqlglot_version() == installed
-    (bare / "_version.py").write_text("__version__ = version = '99.1.0'\n", encoding="utf-8")
-    assert graph._sqlglot_version() == "99.1.0"
+    assert graph._cache_path().name == f"duckdb-{duckdb.__version__}.json"
+
+
+def test_a_concept_file_duckdb_cannot_parse_or_that_is_no_select_is_named_with_what_to_do():
+    with pytest.raises(ConceptError, match=r'^x\.sql: DuckDB cannot parse the SQL \(syntax error at or near "SELEC"\): fix the syntax$'):
+        table_references("SELEC stay_id FROM mimiciv_icu.icustays", "x.sql")
+    with pytest.raises(ConceptError, match=r"^y\.sql is not a SELECT: a concept file is one SELECT statement$"):
+        table_references("CREATE TABLE t AS SELECT 1", "y.sql")
 
 
 @pytest.mark.slow
