@@ -411,3 +411,23 @@ def test_out_of_memory_while_reading_an_output_is_never_its_score(con, tmp_path)
         score_against(spec(), path, con, "ref")
     con.execute("RESET memory_limit")
     assert score_against(spec(), path, con, "ref").reward < 1.0  # read, and scored, with memory
+
+
+def test_a_full_spill_disk_is_the_machine_and_an_output_quoting_one_is_not(tmp_path, tmpfs):
+    """The rule that keeps a run's failure the machine's: a real full disk under DuckDB's spill files (a query
+    spilling 200 MB onto a 1 MB disk) is one; the same words in a cell that does not convert, the agent's
+    bytes quoted in DuckDB's message, are not."""
+    from clinbench.derive.score_read import machine_failure
+
+    spilling = duckdb.connect()
+    spilling.execute("SET memory_limit = '64MB'")
+    spilling.execute("SET threads = 1")
+    spilling.execute(f"SET temp_directory = '{tmpfs('spill', 'size=1m')}'")
+    spilling.execute("SET max_temp_directory_size = '1GB'")  # DuckDB's own cap is 90% of the free space
+    with pytest.raises(duckdb.IOException) as full:
+        spilling.execute("SELECT range, md5(range::VARCHAR) || md5((range + 1)::VARCHAR) AS y FROM range(3000000) "
+                         "ORDER BY y").fetchall()
+    assert "No space left on device" in str(full.value) and machine_failure(full.value)
+    with pytest.raises(duckdb.ConversionException) as quoted:
+        duckdb.connect().execute("SELECT CAST('No space left on device; Out of Memory Error' AS INTEGER)")
+    assert "No space left on device" in str(quoted.value) and not machine_failure(quoted.value)

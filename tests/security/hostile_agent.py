@@ -58,6 +58,9 @@ elif attack == "wide-header":  # the right rows under a header of 120,000 extra 
     extra = "," + ",".join(f"c{i:x}" for i in range(120_000))
     with open("output.csv", "w") as fh:
         fh.write(header.rstrip("\n") + extra + "\n" + "".join(rows))
+elif attack == "resource-words":  # an unreadable output quoting DuckDB's out-of-memory and full-disk errors
+    with open("output.csv", "w") as fh:
+        fh.write('stay_id,sofa\n"No space left on device; Out of Memory Error: could not allocate block; disk full,1\n')
 elif attack == "dir-output":
     os.mkdir("output.csv")
     with open("output.csv/rows.csv", "w") as fh:

@@ -89,6 +89,15 @@ def test_a_header_of_120000_columns_scores_0_without_being_read(hostile):
     assert (hostile.folder("wide-header") / "output.csv").stat().st_size < LIMITS.output_bytes  # taken, under the cap
 
 
+def test_an_output_quoting_duckdbs_resource_errors_is_scored_not_made_a_harness_error(hostile):
+    # as 0605d87 first had it, a full disk for DuckDB's spill files was told by the error's text, which
+    # quotes the agent's line: "No space left on device" in an unreadable output made its run a harness error,
+    # left out of every statistic, in place of its 0
+    row, score = hostile.rows["resource-words"], hostile.score("resource-words")
+    assert (row["status"], row["reward"]) == ("ok", 0.0)
+    assert score["reason"].startswith("output is not a readable CSV")
+
+
 def test_take_output_copies_a_plain_file_and_ignores_a_missing_one(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()

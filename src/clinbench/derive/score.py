@@ -259,11 +259,11 @@ def _machine_failures() -> Iterator[None]:
     try:
         yield
     except duckdb.Error as exc:
-        from clinbench.write_errors import kind_of  # the failure path only: the score path imports no more
+        from clinbench.derive.score_read import spill_disk_full
 
         if memory := out_of_memory(exc):
             raise ResourceError(f"not scored: {memory}") from exc
-        if kind_of(exc) == "disk-full":
+        if spill_disk_full(exc):
             raise ResourceError("not scored: disk full: no space left for DuckDB's temporary files (its temp_directory); "
                                 "free space and run the same command again") from exc
         raise

@@ -51,10 +51,15 @@ class Unreadable(Exception):
 
 def machine_failure(exc: duckdb.Error) -> bool:
     """DuckDB ran out of memory, or of disk for its spill files, or was interrupted, while it read or scored a
-    file: this machine's failure, which a scorer raises (``score.ResourceError``), never the output's score."""
-    from clinbench.write_errors import kind_of  # the failure path only: the score path imports no more
+    file: this machine's failure, which a scorer raises (``score.ResourceError``), never the output's score.
+    Told by the exception's type: a message can quote the agent's bytes (a CSV line, a cell that did not
+    convert), so "No space left on device" written into an output must not make its run a harness error."""
+    return isinstance(exc, (duckdb.OutOfMemoryException, duckdb.InterruptException)) or spill_disk_full(exc)
 
-    return isinstance(exc, (duckdb.OutOfMemoryException, duckdb.InterruptException)) or kind_of(exc) == "disk-full"
+
+def spill_disk_full(exc: duckdb.Error) -> bool:
+    """DuckDB could not write its spill files: an I/O error (never one about the file's contents) saying so."""
+    return isinstance(exc, duckdb.IOException) and "no space left on device" in str(exc).lower()
 
 
 def _why(exc: duckdb.Error) -> str:
