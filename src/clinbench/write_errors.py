@@ -21,8 +21,17 @@ _DISK_FULL = ("no space left on device", "disk full", "disk is full")
 _CORRUPT = ("corrupt", "checksum", "not a valid duckdb database", "could not read enough bytes", "invalid")
 
 
+# DuckDB's errors about data or SQL: their messages quote the data (a CSV line, a cell, an agent's bytes), so
+# words such as "No space left on device" in one are the data's, never a storage failure
+_DUCKDB_DATA_ERRORS = frozenset({"ConversionException", "InvalidInputException", "BinderException", "ParserException",
+                                 "ConstraintException", "CatalogException", "OutOfRangeException", "TypeMismatchException",
+                                 "SyntaxException", "NotImplementedException", "DataError", "ProgrammingError"})
+
+
 def kind_of(exc: BaseException) -> str | None:
     """'disk-full', 'read-only', 'corrupt' or None (not a storage failure)."""
+    if type(exc).__module__ in ("_duckdb", "duckdb") and type(exc).__name__ in _DUCKDB_DATA_ERRORS:
+        return None
     if isinstance(exc, OSError) and exc.errno is not None:
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             return "disk-full"
