@@ -68,6 +68,7 @@ def clinbench_scorer(db: str, output_cap: int = DEFAULT_OUTPUT_BYTES):
     """clinbench's scorer on the sandbox's ``output.csv``; a missing or non-regular file, one over
     ``output_cap`` bytes, or one that cannot be read scores 0 for that sample alone."""
     from clinbench.derive.score import score_output
+    from clinbench.errors import ResourceError
 
     async def score(state: TaskState, target: Target) -> Score:
         task_id = state.metadata["task_id"]
@@ -84,6 +85,8 @@ def clinbench_scorer(db: str, output_cap: int = DEFAULT_OUTPUT_BYTES):
             try:
                 await _copy_out(box, size, path)
                 result = score_output(task_id, path, db)
+            except ResourceError:  # this machine ran out of memory or spill disk: a sample error Inspect retries, never a 0
+                raise
             except Exception as exc:  # this sample's output alone: never the whole eval
                 return Score(value=0.0, explanation=f"{OUTPUT} could not be scored: {type(exc).__name__}: "
                                                     f"{' '.join(str(exc).split())[:300]}")

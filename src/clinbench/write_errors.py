@@ -8,6 +8,7 @@ not as a bad input file or a traceback.
 from __future__ import annotations
 
 import errno
+import re
 from pathlib import Path
 
 from clinbench.errors import ClinbenchError
@@ -42,7 +43,8 @@ def kind_of(exc: BaseException) -> str | None:
         return "disk-full"
     if any(s in text for s in ("read-only file system", "permission denied")):
         return "read-only"
-    if any(s in text for s in _CORRUPT) and "lock" not in text:
+    # a lock another program holds is not corruption; the word, not the letters ("in block at location" is)
+    if any(s in text for s in _CORRUPT) and not re.search(r"\block\b", text):
         return "corrupt"
     return None
 

@@ -267,3 +267,49 @@ def test_a_run_whose_scoring_runs_out_of_memory_is_a_harness_error_not_a_score(t
     monkeypatch.setattr(score.Scorer, "__init__", real_init)  # memory again: the retry scores it
     retried = run_campaign([spec], CampaignConfig(db=str(tiny_db), out=str(out)), retry_failed=True)
     assert retried.finished == 1 and Store.open(out).runs()[0]["reward"] == 1.0
+
+
+def _starve_scorer(monkeypatch) -> None:
+    """The scorer's DuckDB given 1 MB and no spill directory: a real out-of-memory error while scoring."""
+    import threading
+
+    from clinbench.derive import score
+
+    real_init = score.Scorer.__init__
+
+    def starved(self, **kwargs):
+        real_init(self, **kwargs)
+        self.con.execute("SET memory_limit = '1MB'")
+        self.con.execute("SET temp_directory = ''")
+
+    monkeypatch.setattr(score.Scorer, "__init__", starved)
+    monkeypatch.setattr(score, "_scorers", threading.local())
+
+
+def test_running_out_of_memory_while_rebuilding_or_recovering_a_store_scores_nothing_0(tiny_db, tmp_path, monkeypatch):
+    """``store rebuild`` and a campaign's start (which records runs published but never recorded) rescore
+    sealed outputs: out of memory there stops with the machine's error and writes nothing. Before, both caught
+    it as an unreadable output: a correct run (reward 1) became agent-failed with reward 0, in the statistics."""
+    from clinbench.campaign.rebuild import rebuild_store
+    from clinbench.errors import ResourceError
+
+    out = tmp_path / "camp"
+    spec = RunSpec("mimic-sofa-24h", "no-skill", "native", "reference", "-", 0)
+    run_campaign([spec], CampaignConfig(db=str(tiny_db), out=str(out)))
+    store_bytes = (out / "results.duckdb").read_bytes()
+
+    _starve_scorer(monkeypatch)
+    with pytest.raises(ResourceError, match="^not scored: DuckDB ran out of memory"):
+        rebuild_store(out)
+    assert (out / "results.duckdb").read_bytes() == store_bytes and not (out / "results.duckdb.bak").exists()
+    assert Store.open(out).runs()[0]["reward"] == 1.0
+
+    with duckdb.connect(str(out / "results.duckdb")) as con:  # published, never recorded (killed in between)
+        con.execute("DELETE FROM runs")
+    with pytest.raises(ResourceError, match="^not scored: DuckDB ran out of memory"):
+        run_campaign([spec], CampaignConfig(db=str(tiny_db), out=str(out)))
+    assert Store.open(out).runs() == []
+    monkeypatch.undo()  # memory again: the start records it from its evidence, as it was, and redoes nothing
+    assert run_campaign([spec], CampaignConfig(db=str(tiny_db), out=str(out))).finished == 0
+    (run,) = Store.open(out).runs()
+    assert run["status"] == "ok" and run["reward"] == 1.0

@@ -86,12 +86,22 @@ def test_sql_the_build_cannot_point_at_the_cte_is_refused_with_what_to_write(tmp
                                            r"cannot point at its CTE \(quoted\?\): write it as mimiciv_derived\.inner$"):
         statement("mimiciv_derived.outer", quoted, deps, "mimiciv_derived")
 
-    shadowed, _ = _world(tmp_path, {
+    # a CTE of the helper's name would silently take its place: every way of writing one is refused
+    for cte in ("inner AS (SELECT 1 AS stay_id)", '"inner" AS (SELECT 1 AS stay_id)', "inner(stay_id) AS (SELECT 1)",
+                '"INNER" (stay_id) AS MATERIALIZED (SELECT 1)', "x AS (SELECT 2), inner AS NOT MATERIALIZED (SELECT 1 AS stay_id)"):
+        shadowed, _ = _world(tmp_path, {
+            "inner": ("SELECT stay_id FROM mimiciv_icu.icustays\n", True),
+            "outer": (f"WITH {cte}\nSELECT * FROM mimiciv_derived.inner\n", False),
+        }, {})
+        with pytest.raises(ConceptError, match=r"outer\.sql names a CTE inner, as the helper it reads: rename the CTE$"):
+            statement("mimiciv_derived.outer", shadowed, deps, "mimiciv_derived")
+    # a table or CTE whose name merely ends in the helper's, or the helper itself, is not one
+    fine, _ = _world(tmp_path, {
         "inner": ("SELECT stay_id FROM mimiciv_icu.icustays\n", True),
-        "outer": ("WITH inner AS (SELECT 1 AS stay_id)\nSELECT * FROM mimiciv_derived.inner\n", False),
+        "outer": ("WITH my_inner AS (SELECT 1 AS stay_id)\nSELECT * FROM mimiciv_derived.inner JOIN my_inner USING (stay_id)\n",
+                  False),
     }, {})
-    with pytest.raises(ConceptError, match=r"outer\.sql names a CTE inner, as the helper it reads: rename the CTE$"):
-        statement("mimiciv_derived.outer", shadowed, deps, "mimiciv_derived")
+    assert 'FROM "inner" JOIN my_inner' in statement("mimiciv_derived.outer", fine, deps, "mimiciv_derived").sql
 
 
 def test_concepts_sql_prints_the_statement_the_build_ran(tmp_path):

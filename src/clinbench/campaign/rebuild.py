@@ -120,7 +120,7 @@ def _rescore(record: RunRecord, folder: Path, db: str | Path | None) -> str:
     """Put the score of ``record`` recomputed from the run's sealed output into it; return why it
     cannot be (empty when it was)."""
     from clinbench.campaign.execute import score_into_record
-    from clinbench.errors import ClinbenchError
+    from clinbench.errors import ClinbenchError, ResourceError
 
     manifest = json.loads((folder / evidence.MANIFEST).read_text(encoding="utf-8"))
     database = Path(db or manifest.get("db") or "")
@@ -130,6 +130,8 @@ def _rescore(record: RunRecord, folder: Path, db: str | Path | None) -> str:
     try:
         score_into_record(record, record.task, output if output.is_file() else None, database,
                           manifest.get("scored_columns", "value"))
+    except ResourceError:  # out of memory or spill disk: this machine's, never the output's 0; nothing is written
+        raise
     except ClinbenchError as exc:  # an output that does not score is the agent's failure, as in the run
         record.reward, record.strict, record.key_f1, record.column_scores = 0.0, False, 0.0, []
         record.status, record.error = RunStatus.AGENT_FAILED, record.error or f"scoring failed: {exc}"

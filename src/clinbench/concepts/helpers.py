@@ -31,6 +31,10 @@ from clinbench.concepts.graph import Dependencies, closure, topological_order
 from clinbench.errors import ConceptError
 
 
+# a CTE named ``table``: quoted or not, with or without a column list (``name(a, b) AS (``)
+_CTE_NAME = r'"?{table}"?\s*(?:\([^()]*\)\s*)?AS\s*(?:NOT\s+)?(?:MATERIALIZED\s*)?\('
+
+
 def inputs(deps: dict[str, Dependencies], concepts: dict[str, Concept]) -> dict[str, Dependencies]:
     """``deps`` read through helpers: what each concept's statement reads once its helpers are CTEs."""
     helper_deps = {q: _helper_edges(deps[q], concepts) for q in deps}
@@ -100,7 +104,8 @@ def _text(qualified: str, concepts: dict[str, Concept], helper_deps: dict[str, D
     text = rewrite_schema(concept.sql, schema).rstrip().rstrip(";").rstrip()
     for helper in helper_deps[qualified].derived:
         table = concepts[helper].table
-        if re.search(rf"(?i)\b{table}\s+AS\s*(?:NOT\s+)?(?:MATERIALIZED\s*)?\(", text):
+        # a CTE of the helper's name would take the helper's place
+        if re.search(rf'(?i)(?<![\w."]){_CTE_NAME.format(table=re.escape(table))}', text):
             raise ConceptError(f"{concept.path} names a CTE {table}, as the helper it reads: rename the CTE")
         out_schema = schema if concepts[helper].schema == MIMIC_DERIVED else concepts[helper].schema
         text, found = re.subn(rf"(?i)\b{out_schema}\.{table}\b", f'"{table}"', text)
