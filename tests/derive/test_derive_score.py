@@ -312,8 +312,13 @@ def test_score_output_reads_target_table(tmp_path):
 
 
 def test_nan_is_empty_and_inf_is_not_a_value(con, tmp_path):
-    # typed fast path (clean file) and text path (a 'NA' forces it) give the same answer
-    for empty in ("nan", "NaN"):
+    # typed fast path (clean file) and text path (a 'NA' forces it) give the same answer, for every NaN
+    # the typed reader reads (pandas, M4Bench's reader, reads '-nan' as missing too)
+    for empty in ("nan", "NaN", "-nan", "+nan", "-NaN", " nan "):
+        for other in ("4,1,2.0", "4,NA,2.0"):
+            r = run(con, tmp_path, f"stay_id,score,dose\n1,3,1.0\n2,0,{empty}\n3,4,0.25\n{other}\n")
+            assert r.columns["dose"].matched == 4, (empty, other)
+            assert r.columns["score"].matched == (4 if other == "4,1,2.0" else 3)
         for filler in ("", "\n"):
             r = run(con, tmp_path, f"stay_id,score,dose\n1,3,1.0\n2,0,{empty}\n3,4,0.25\n4,1,2.0\n{filler}")
             assert r.columns["dose"].matched == 4
@@ -370,6 +375,7 @@ BATCH = [
     PERFECT + "99,1,1.0\n",  # an extra key
     "stay_id,score,dose\n1,2,1.0\n1,3,1.0\n2,0,\n3,4,0.25\n4,1,2.0\n",  # a duplicate, first row wrong
     "stay_id,score,dose\n1,3,1.0\n2,0,nan\n3,4,inf\n4,1,2.004\n",
+    "stay_id,score,dose\n1,3,1.0\n2,0,-nan\n3,4,0.25\n4,1,2.0\n",  # read as empty by the typed reader alone
     PERFECT + ",1,1\n,2,2\n",  # null keys
     "stay_id,score,dose\n1,3,1.0\n2,NA,\n3,4,0.25\n4,1,2.0\n",  # an 'NA': the whole batch takes the text path
     "stay_id,score,dose\n",  # header only
@@ -395,6 +401,7 @@ def test_outputs_scored_together_get_what_each_gets_alone(con, tmp_path):
                                                  "tolerance", "examples"]
     assert "does not exist" in together[-1]["reason"]
     assert [r["reward"] for r in alone[:4]] == [1.0, 0.75, 0.8, pytest.approx(0.7)]
+    assert alone[5]["reward"] == 1.0  # '-nan' where the reference has no value
 
 
 def test_out_of_memory_while_reading_an_output_is_never_its_score(con, tmp_path):

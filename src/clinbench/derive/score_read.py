@@ -275,12 +275,15 @@ def _fast(x: str, kind: str) -> tuple[str, str]:
 
 def _slow(x: str, kind: str) -> tuple[str, str]:
     """(value, empty flag) of a text cell, the column reference ``x``."""
-    return _parse_expr(x, kind), _empty_expr(x)
+    return _parse_expr(x, kind), _empty_expr(x, kind)
 
 
-def _empty_expr(col: str) -> str:
+def _empty_expr(col: str, kind: str = "string") -> str:
+    """Whether text cell ``col`` is "no value": a null word, or in a numeric column any NaN (``-nan``, ``+NaN``),
+    as the typed reader of the fast path reads it: one file reads the same alone or in a batch on the text path."""
     tokens = ", ".join(_lit(t) for t in NULL_TOKENS)
-    return f"{col} IS NULL OR lower(trim({col})) IN ({tokens})"
+    empty = f"{col} IS NULL OR lower(trim({col})) IN ({tokens})"
+    return f"{empty} OR coalesce(isnan(TRY_CAST({col} AS DOUBLE)), false)" if kind == "numeric" else empty
 
 
 def _parse_expr(col: str, kind: str) -> str:
