@@ -153,3 +153,61 @@ def test_out_of_memory_mid_build_is_the_machine_not_the_sql_and_the_retry_builds
     statuses = {r.name: r.status for r in build.build_concepts(db, targets=False, workers=1, profile="m4bench")}
     assert {n for n, s in statuses.items() if s == "unchanged"} == kept
     assert derived_tables(db) == derived_tables(built)
+
+
+def test_a_reference_built_while_another_concept_fails_gets_its_manifest_row(raw_and_built, tmp_path, monkeypatch):
+    """A build stops at its first failure but lets running concepts finish: a reference that commits then, or
+    whose build is killed between its table's commit and its manifest row, is recorded by the next build.
+    Before, its manifest row stayed the previous build's: `tasks verify` called it stale and `run` refused, for
+    ever (only --force cleared it), while `concepts build` said unchanged."""
+    import threading
+    import time
+
+    from clinbench.concepts import build, manifest
+    from clinbench.errors import ResourceError
+
+    _, built = raw_and_built
+    db = tmp_path / "mimic.duckdb"
+    shutil.copyfile(built, db)
+    monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
+    build.build_concepts(db, targets=True, workers=2)
+    target = "mimiciv_derived.target_kdigo_48h"
+    with duckdb.connect(str(db)) as con:  # new creatinine results: the reference must be rebuilt
+        con.execute("UPDATE mimiciv_hosp.labevents SET valuenum = valuenum * 2 WHERE itemid = 50912 AND labevent_id % 3 = 0")
+
+    real = build._materialise
+    started = threading.Event()
+
+    def one_fails_meanwhile(con, concept, out, *args, **kwargs):
+        if out == target:
+            started.set()
+            time.sleep(1.0)  # still running when the other concept fails
+        elif started.is_set():
+            raise ResourceError(f"{out} was not built: out of memory")
+        return real(con, concept, out, *args, **kwargs)
+
+    monkeypatch.setattr(build, "_materialise", one_fails_meanwhile)
+    with pytest.raises(ResourceError):
+        build.build_concepts(db, targets=True, workers=2)
+    monkeypatch.setattr(build, "_materialise", real)
+    with duckdb.connect(str(db)) as con:
+        assert con.execute(f"SELECT count(*) FROM {target}").fetchone()[0] > 0
+
+    statuses = {r.name: r.status for r in build.build_concepts(db, targets=True, workers=2)}
+    assert statuses[target] == "unchanged"  # built by the failed build, with its inputs as they are now
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert manifest.check_tables(con, [target], str(db), profile="m4bench") == []
+
+    # killed between the table's commit and its manifest row: the next build sees the row older than the table
+    with duckdb.connect(str(db)) as con:
+        con.execute("UPDATE mimiciv_hosp.labevents SET valuenum = valuenum * 2 WHERE itemid = 50912 AND labevent_id % 3 = 1")
+    real_after = manifest.after_build
+    monkeypatch.setattr(manifest, "after_build", lambda con, concept, table, *a, **k:
+                        None if table == target else real_after(con, concept, table, *a, **k))
+    assert {r.name: r.status for r in build.build_concepts(db, targets=True, workers=2)}[target] == "built"
+    monkeypatch.setattr(manifest, "after_build", real_after)
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert manifest.check_tables(con, [target], str(db), profile="m4bench") != []  # as a kill leaves it
+    assert {r.name: r.status for r in build.build_concepts(db, targets=True, workers=2)}[target] == "unchanged"
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert manifest.check_tables(con, [target], str(db), profile="m4bench") == []

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from clinbench.concepts import manifest
@@ -463,8 +464,10 @@ class _BuildState:
         self.meta, self.rows = _meta_rows(con)
         self.raw_cache: dict[str, str] = {}
         self.columns = _column_types(con)
-        # references and variants with a manifest row -> the profile it records
-        self.recorded = {name: row.get("profile") for name, row in manifest.manifest_rows(con).items()}
+        # references and variants with a manifest row -> the profile it records, and when it was written
+        rows = manifest.manifest_rows(con)
+        self.recorded = {name: row.get("profile") for name, row in rows.items()}
+        self.recorded_at = {name: row.get("built_at") for name, row in rows.items()}
         self.manifest_cache: dict[str, str] = {}
         self.unavailable: dict[str, str] = {}  # qualified concept -> why it was not built
         self.results: dict[str, BuildResult] = {}
@@ -517,8 +520,12 @@ class _BuildState:
     def finish(self, qualified: str, result: BuildResult, index: int, total: int, progress: Progress | None) -> None:
         """Record a concept's result (on the build's own connection: the reference manifest is written here)."""
         concept = self.concepts[qualified]
-        manifest.after_build(self.con, concept, result.name, result.status, self.concepts, self.deps, self.schema,
-                             self.manifest_cache, self.profile, self.recorded)
+        # a manifest row older than its table: the table was rebuilt by a build that failed or was killed before
+        # it recorded the reference (the table and its bookkeeping row commit together, the manifest row after)
+        built_at, recorded_at = (self.meta.get(result.name) or (None, None, None))[2], self.recorded_at.get(result.name)
+        behind = bool(built_at and recorded_at and datetime.fromisoformat(built_at) > recorded_at)
+        manifest.after_build(self.con, concept, result.name, "built" if behind else result.status, self.concepts,
+                             self.deps, self.schema, self.manifest_cache, self.profile, self.recorded)
         with self.lock:
             if result.status == "skipped":
                 self.unavailable[qualified] = result.note
@@ -576,8 +583,8 @@ def _build_concurrently(state: _BuildState, order: list[str], workers: int, prog
                         except BaseException as exc:  # noqa: BLE001 - raised once the running builds finish
                             failure = failure or exc
                             continue
-                        if failure is None:
-                            state.finish(qualified, result, position[qualified], len(order), progress)
+                        # recorded even after a failure: its table committed, and its reference needs its manifest row
+                        state.finish(qualified, result, position[qualified], len(order), progress)
                         for other in order:
                             if qualified in waiting[other]:
                                 waiting[other].discard(qualified)
