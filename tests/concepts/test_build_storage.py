@@ -81,7 +81,7 @@ def test_a_read_only_database_lacking_a_reference_names_it_and_the_one_build_tha
     """A shared MIMIC-IV copy is often mounted read-only: `run` cannot build a reference on demand into it, and
     "choose a writable location" would tell its user to move the database. Built once with `--all`, it runs."""
     _, built = raw_and_built  # the concept layer only: references are built on demand
-    disk = tmpfs("shared", "size=64m")
+    disk = tmpfs("shared", "size=96m")  # two 27 MB copies, one built --all (39 MB) with its WAL: room to spare
     layer, everything = disk / "layer.duckdb", disk / "all.duckdb"
     shutil.copyfile(built, layer)
     shutil.copyfile(built, everything)

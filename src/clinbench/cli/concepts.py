@@ -58,8 +58,9 @@ def build(
         if result.status in ("built", "unchanged"):
             kept.append(name)
         if result.status == "built":
-            bar.console.print(styled("  [green]built[/]     {}  {:,} rows  {:.2f} s", name, result.rows,
-                                     result.seconds))
+            why = f"  ({result.note})" if result.note else ""
+            bar.console.print(styled("  [green]built[/]     {}  {:,} rows  {:.2f} s{}", name, result.rows,
+                                     result.seconds, why))
         elif result.status == "unchanged":
             bar.console.print(styled("  [dim]unchanged[/] {}  {:,} rows (SQL and inputs unchanged; skipped)", name,
                                      result.rows))

@@ -90,6 +90,11 @@ _LAYOUT = ("SELECT sum(hash(row_group_id, column_id, segment_id, block_id, block
            "persistent, CAST(stats AS VARCHAR))) FROM pragma_storage_info('{table}')")
 
 
+def _layout(con: duckdb.DuckDBPyConnection, table: str) -> str:
+    """``table``'s storage layout (``_LAYOUT``); CatalogException for a view."""
+    return str(con.execute(_LAYOUT.format(table=table.replace("'", "''"))).fetchone()[0])
+
+
 def _raw_fingerprint(con: duckdb.DuckDBPyConnection, table: str, cache: dict[str, str], columns: dict[str, str]) -> str:
     """A raw table's rows, column types and storage layout (``_LAYOUT``), as one string; a view's (raw files
     a database only points at, as M4's Parquet-backed databases do) its rows, types, definition and the
@@ -97,7 +102,7 @@ def _raw_fingerprint(con: duckdb.DuckDBPyConnection, table: str, cache: dict[str
     if table not in cache:
         count = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
         try:
-            layout = con.execute(_LAYOUT.format(table=table.replace("'", "''"))).fetchone()[0]
+            layout = _layout(con, table)
         except duckdb.CatalogException:  # not a table: a view, whose rows are in the files it names
             sql = con.execute("SELECT sql FROM duckdb_views() WHERE lower(schema_name || '.' || view_name) = ?",
                               [table]).fetchone()
@@ -106,11 +111,32 @@ def _raw_fingerprint(con: duckdb.DuckDBPyConnection, table: str, cache: dict[str
     return cache[table]
 
 
-def _meta_rows(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, tuple[str, str, str]], dict[str, int]]:
-    """Every bookkeeping row, read once per build: name -> (sql sha256, input fingerprint, built at), and
-    name -> rows built (None for rows written before row counts were kept)."""
-    rows = con.execute(f"SELECT name, sql_sha256, input_fingerprint, CAST(built_at AS VARCHAR), rows FROM {META_TABLE}").fetchall()
-    return {r[0]: (r[1], r[2], r[3]) for r in rows}, {r[0]: r[4] for r in rows if r[4] is not None}
+def _meta_rows(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, tuple[str, str, str]], dict[str, int], dict[str, str]]:
+    """Every bookkeeping row, read once per build: name -> (sql sha256, input fingerprint, built at), name ->
+    rows built (None for rows written before row counts were kept), and name -> the table's layout as the
+    build left it on disk (``_record_layouts``; None before layouts were kept, or when not recorded)."""
+    rows = con.execute(f"SELECT name, sql_sha256, input_fingerprint, CAST(built_at AS VARCHAR), rows, layout "
+                       f"FROM {META_TABLE}").fetchall()
+    return ({r[0]: (r[1], r[2], r[3]) for r in rows}, {r[0]: r[4] for r in rows if r[4] is not None},
+            {r[0]: r[5] for r in rows if r[5] is not None})
+
+
+def _record_layouts(con: duckdb.DuckDBPyConnection, state: _BuildState) -> None:
+    """Keep, in each bookkeeping row, the layout of the table as it stays on disk, for the next build to see
+    whether anything changed it since (an UPDATE, another program's table of the same name): the tables built
+    now, and those without one. A checkpoint first: it moves the rows just written to where they stay. Where
+    it cannot run (another connection to the instance is in a transaction), nothing is recorded: a table
+    without a layout is trusted, as before layouts were kept."""
+    names = sorted(r.name for r in state.results.values()
+                   if r.status == "built" or (r.status == "unchanged" and r.name not in state.layouts))
+    if not names:
+        return
+    try:
+        con.execute("CHECKPOINT")
+    except duckdb.Error:
+        return
+    con.execute(f"UPDATE {META_TABLE} SET layout = v.layout FROM (SELECT unnest(?) AS name, unnest(?) AS layout) v "
+                f"WHERE {META_TABLE}.name = v.name", [names, [_layout(con, n) for n in names]])
 
 
 def _open(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
@@ -280,6 +306,7 @@ def build_concepts(
             # databases built before row counts, and before profiles, were kept
             con.execute(f"ALTER TABLE {META_TABLE} ADD COLUMN IF NOT EXISTS rows BIGINT")
             con.execute(f"ALTER TABLE {META_TABLE} ADD COLUMN IF NOT EXISTS profile VARCHAR")
+            con.execute(f"ALTER TABLE {META_TABLE} ADD COLUMN IF NOT EXISTS layout VARCHAR")
             for out_schema in sorted({output_table(concepts[q], schema).split(".")[0] for q in order}):
                 con.execute(f"CREATE SCHEMA IF NOT EXISTS {out_schema}")
             _drop_omitted(con, profile, schema, existing)
@@ -293,6 +320,7 @@ def build_concepts(
             if not only:  # the whole layer is now this profile's (a table two profiles share was left as it was)
                 con.execute(f"UPDATE {META_TABLE} SET profile = ? WHERE profile IS DISTINCT FROM ?",
                             [label(profile), label(profile)])
+            _record_layouts(con, state)
             failing = False
         finally:
             _close(con, threads, failing=failing)
@@ -461,7 +489,7 @@ class _BuildState:
         self.con, self.concepts, self.deps, self.reads, self.schema, self.force = con, concepts, deps, reads, schema, force
         self.profile = profile
         self.existing = set(existing)
-        self.meta, self.rows = _meta_rows(con)
+        self.meta, self.rows, self.layouts = _meta_rows(con)
         self.raw_cache: dict[str, str] = {}
         self.columns = _column_types(con)
         # references and variants with a manifest row -> the profile it records, and when it was written
@@ -504,18 +532,22 @@ class _BuildState:
             previous = self.meta.get(out)
         fingerprint = hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
 
+        note = ""
         if not self.force and previous and previous[:2] == (sql_sha, fingerprint) and out in existing:
-            rows = self.rows.get(out)
-            if rows is None:
-                rows = con.execute(f"SELECT count(*) FROM {out}").fetchone()[0]
-            return BuildResult(out, concept.name, "unchanged", rows, time.perf_counter() - started, "SQL and inputs unchanged since the last build")
+            if self.layouts.get(out) in (None, _layout(con, out)):
+                rows = self.rows.get(out)
+                if rows is None:
+                    rows = con.execute(f"SELECT count(*) FROM {out}").fetchone()[0]
+                return BuildResult(out, concept.name, "unchanged", rows, time.perf_counter() - started,
+                                   "SQL and inputs unchanged since the last build")
+            note = "rebuilt: changed since clinbench built it, by an UPDATE or another program's table of its name"
 
         rows, row = _materialise(con, concept, out, sql, (sql_sha, fingerprint, label(self.profile)), started,
                                  replace=out in existing, recorded=previous is not None,
                                  raw=lambda: sorted({t for n in closure([qualified], self.reads) for t in self.reads[n].raw}))
         with self.lock:
             self.meta[out] = row
-        return BuildResult(out, concept.name, "built", rows, time.perf_counter() - started)
+        return BuildResult(out, concept.name, "built", rows, time.perf_counter() - started, note)
 
     def finish(self, qualified: str, result: BuildResult, index: int, total: int, progress: Progress | None) -> None:
         """Record a concept's result (on the build's own connection: the reference manifest is written here)."""
