@@ -75,3 +75,21 @@ def test_a_database_built_before_layouts_were_kept_is_trusted_once_and_then_chec
         assert con.execute("SELECT count(*) FROM clinbench_meta.concept_builds WHERE layout IS NULL").fetchone()[0] == 0
         con.execute("UPDATE mimiciv_derived.kdigo_stages SET aki_stage = 0")
     assert _statuses(db)["mimiciv_derived.kdigo_stages"][0] == "built"
+
+
+def test_raw_rows_changed_twice_by_a_connection_this_process_holds_are_seen_each_time(built, tmp_path):
+    """A notebook's own connection to the database, open across builds: its updates are not checkpointed, and the
+    second left the storage layout as the first made it. Before, the second build kept first_day_vitalsign from the
+    first value (100 where the raw maximum was 150)."""
+    db = Path(shutil.copy(built, tmp_path / "db.duckdb"))
+    user = duckdb.connect(str(db))
+    try:
+        stay = user.execute("SELECT min(stay_id) FROM mimiciv_icu.icustays").fetchone()[0]
+        for value in (100.0, 150.0):
+            user.execute("UPDATE mimiciv_icu.chartevents SET valuenum = ? WHERE itemid = 220045 AND stay_id = ?", [value, stay])
+            user.execute("SELECT has_updates FROM pragma_storage_info('mimiciv_icu.chartevents') LIMIT 1").fetchone()
+            build_concepts(db, only=["mimiciv_derived.first_day_vitalsign"], profile="m4bench")
+            assert user.execute("SELECT heart_rate_max FROM mimiciv_derived.first_day_vitalsign WHERE stay_id = ?",
+                                [stay]).fetchone()[0] == value
+    finally:
+        user.close()

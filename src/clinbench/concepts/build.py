@@ -87,12 +87,18 @@ def _column_types(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
 # updates not yet checkpointed), so an UPDATE that keeps the row count changes it, while other tables' writes
 # and checkpoints leave it as it was (2 ms a table at 2,000 patients; hashing the rows themselves costs seconds)
 _LAYOUT = ("SELECT sum(hash(row_group_id, column_id, segment_id, block_id, block_offset, count, has_updates, "
-           "persistent, CAST(stats AS VARCHAR))) FROM pragma_storage_info('{table}')")
+           "persistent, CAST(stats AS VARCHAR))), bool_or(has_updates) FROM pragma_storage_info('{table}')")
 
 
 def _layout(con: duckdb.DuckDBPyConnection, table: str) -> str:
-    """``table``'s storage layout (``_LAYOUT``); CatalogException for a view."""
-    return str(con.execute(_LAYOUT.format(table=table.replace("'", "''"))).fetchone()[0])
+    """``table``'s storage layout (``_LAYOUT``); CatalogException for a view. Updates not yet checkpointed (a
+    connection of this process that has not let a checkpoint run) leave the layout as the first of them made
+    it, whatever the next ones write: then the rows themselves are hashed as well (seconds on a large table,
+    paid only then)."""
+    layout, updated = con.execute(_LAYOUT.format(table=table.replace("'", "''"))).fetchone()
+    if not updated:
+        return str(layout)
+    return f"{layout}:{con.execute(f'SELECT sum(hash(t)) FROM {table} t').fetchone()[0]}"
 
 
 def _raw_fingerprint(con: duckdb.DuckDBPyConnection, table: str, cache: dict[str, str], columns: dict[str, str]) -> str:
