@@ -16,6 +16,7 @@ from clinbench.campaign.matrix import RunSpec, expand
 from clinbench.records.store import Store
 
 from campaign_fixtures import SOFA_COLUMNS
+from tests.starved_scorer import starve_scorer
 
 SOFA_SQL = (
     "SELECT i.subject_id, i.hadm_id, i.stay_id, v.* FROM mimiciv_icu.icustays i JOIN (VALUES "
@@ -242,19 +243,7 @@ def test_a_run_whose_scoring_runs_out_of_memory_is_a_harness_error_not_a_score(t
     """DuckDB out of memory while scoring (here a real one: the scorer's DuckDB given 1 MB and no spill
     directory) is this machine's failure: the run is a harness error, not scored and retried by --retry-failed,
     never a reward of 0 for an answer that was not read."""
-    import threading
-
-    from clinbench.derive import score
-
-    real_init = score.Scorer.__init__
-
-    def starved(self, **kwargs):
-        real_init(self, **kwargs)
-        self.con.execute("SET memory_limit = '1MB'")
-        self.con.execute("SET temp_directory = ''")
-
-    monkeypatch.setattr(score.Scorer, "__init__", starved)
-    monkeypatch.setattr(score, "_scorers", threading.local())  # not a scorer an earlier test left on this thread
+    fed = starve_scorer(monkeypatch)
     out = tmp_path / "camp"
     spec = RunSpec("mimic-sofa-24h", "no-skill", "native", "reference", "-", 0)
     summary = run_campaign([spec], CampaignConfig(db=str(tiny_db), out=str(out)))
@@ -264,26 +253,9 @@ def test_a_run_whose_scoring_runs_out_of_memory_is_a_harness_error_not_a_score(t
     assert run["error"].endswith("close other programs, or use a machine with more memory")
     assert json.loads((out / run["evidence_dir"] / "score.json").read_text())["reward"] is None
 
-    monkeypatch.setattr(score.Scorer, "__init__", real_init)  # memory again: the retry scores it
+    fed()  # memory again: the retry scores it
     retried = run_campaign([spec], CampaignConfig(db=str(tiny_db), out=str(out)), retry_failed=True)
     assert retried.finished == 1 and Store.open(out).runs()[0]["reward"] == 1.0
-
-
-def _starve_scorer(monkeypatch) -> None:
-    """The scorer's DuckDB given 1 MB and no spill directory: a real out-of-memory error while scoring."""
-    import threading
-
-    from clinbench.derive import score
-
-    real_init = score.Scorer.__init__
-
-    def starved(self, **kwargs):
-        real_init(self, **kwargs)
-        self.con.execute("SET memory_limit = '1MB'")
-        self.con.execute("SET temp_directory = ''")
-
-    monkeypatch.setattr(score.Scorer, "__init__", starved)
-    monkeypatch.setattr(score, "_scorers", threading.local())
 
 
 def test_running_out_of_memory_while_rebuilding_or_recovering_a_store_scores_nothing_0(tiny_db, tmp_path, monkeypatch):
@@ -298,7 +270,7 @@ def test_running_out_of_memory_while_rebuilding_or_recovering_a_store_scores_not
     run_campaign([spec], CampaignConfig(db=str(tiny_db), out=str(out)))
     store_bytes = (out / "results.duckdb").read_bytes()
 
-    _starve_scorer(monkeypatch)
+    fed = starve_scorer(monkeypatch)
     with pytest.raises(ResourceError, match="^not scored: DuckDB ran out of memory"):
         rebuild_store(out)
     assert (out / "results.duckdb").read_bytes() == store_bytes and not (out / "results.duckdb.bak").exists()
@@ -309,7 +281,7 @@ def test_running_out_of_memory_while_rebuilding_or_recovering_a_store_scores_not
     with pytest.raises(ResourceError, match="^not scored: DuckDB ran out of memory"):
         run_campaign([spec], CampaignConfig(db=str(tiny_db), out=str(out)))
     assert Store.open(out).runs() == []
-    monkeypatch.undo()  # memory again: the start records it from its evidence, as it was, and redoes nothing
+    fed()  # memory again: the start records it from its evidence, as it was, and redoes nothing
     assert run_campaign([spec], CampaignConfig(db=str(tiny_db), out=str(out))).finished == 0
     (run,) = Store.open(out).runs()
     assert run["status"] == "ok" and run["reward"] == 1.0

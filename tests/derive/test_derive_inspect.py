@@ -59,19 +59,9 @@ def test_no_output_and_a_symlinked_output_score_zero(source_db, tmp_path):
 def test_scoring_out_of_memory_is_a_sample_error_never_a_score_of_zero(source_db, tmp_path, monkeypatch):
     """The scorer's DuckDB out of memory (given 1 MB and no spill directory: a real error) is this machine's
     failure: the sample errors (``inspect eval-retry`` redoes it) rather than scoring the right answer 0."""
-    import threading
+    from tests.starved_scorer import starve_scorer
 
-    from clinbench.derive import score as score_module
-
-    real_init = score_module.Scorer.__init__
-
-    def starved(self, **kwargs):
-        real_init(self, **kwargs)
-        self.con.execute("SET memory_limit = '1MB'")
-        self.con.execute("SET temp_directory = ''")
-
-    monkeypatch.setattr(score_module.Scorer, "__init__", starved)
-    monkeypatch.setattr(score_module, "_scorers", threading.local())
+    starve_scorer(monkeypatch)
     ref = tmp_path / "ref.csv"
     export_reference("mimic-sofa-24h", source_db, ref)
     outputs = [ModelOutput.for_tool_call("mockllm/model", "bash", {"command": f"cp {ref} output.csv"}),
