@@ -2,7 +2,8 @@
 
 * ``loads``: JSON with its nesting depth and size bounded. A value nested deeper than
   ``MAX_DEPTH`` (which would otherwise exhaust the interpreter's recursion, there or in the
-  next ``json.dumps``) or longer than the caller's limit is a ``json.JSONDecodeError`` like
+  next ``json.dumps``), longer than the caller's limit, or past one of Python's own limits (an
+  integer of more than 4,300 digits) is a ``json.JSONDecodeError`` like
   any malformed JSON, so every reader treats it as the agent's bad output, never as a
   harness failure.
 * ``printable``: text with its control characters (terminal escape sequences, carriage
@@ -43,6 +44,10 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH, max_chars: int = MAX
         value = json.loads(text)
     except RecursionError:
         raise UntrustedJSONError(f"JSON nested deeper than {max_depth} levels", text) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # Python's own limits, e.g. an integer of more than 4,300 digits
+        raise UntrustedJSONError(f"JSON Python cannot read ({exc})", text) from None
     if text.count("[") + text.count("{") > max_depth and too_deep(value, max_depth):
         raise UntrustedJSONError(f"JSON nested deeper than {max_depth} levels", text)
     return value

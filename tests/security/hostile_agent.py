@@ -207,6 +207,13 @@ elif attack == "deep-json":
     header, *rows = CFG["correct_output"].splitlines(keepends=True)
     with open("output.csv", "w") as fh:  # the right rows, in another order (not a copy of the honest run's bytes)
         fh.write(header + "".join(reversed(rows)))
+elif attack == "huge-int-json":
+    # a JSON line holding an integer of 5,000 digits: past Python's int-string limit, json.loads raises a plain
+    # ValueError (not a JSONDecodeError), which made the run a harness error, left out of every statistic
+    print('{"type": "big", "n": ' + "1" * 5000 + "}", flush=True)
+    header, *rows = CFG["correct_output"].splitlines(keepends=True)
+    with open("output.csv", "w", newline="") as fh:  # the right rows, with CRLF line ends: bytes of its own
+        fh.write((header + "".join(rows)).replace("\n", "\r\n"))
 elif attack == "terminal-escape":
     # escape sequences (set the window title, clear the screen) and HTML for the report, then a failure
     report()

@@ -39,7 +39,7 @@ ATTACKS = [
     "symlink-results-store", "fifo-output", "dir-output", "hardlink-outside", "hardlink-inside", "sparse-huge",
     "over-cap", "user-folder", "rewrite-transcript", "fd-inheritance", "proc-probe", "cleanup-trap", "fork-bomb",
     "memory-hog", "disk-fill", "tmp-fill", "stdout-flood", "dns", "raw-sockets", "abstract-socket", "proxy-smuggling",
-    "deep-json", "terminal-escape", "wide-header", "resource-words",
+    "deep-json", "huge-int-json", "terminal-escape", "wide-header", "resource-words",
     "egress-flood", "connection-flood", "inode-fill", "tmp-inode-fill",
 ]
 LIMITS = Limits(memory_bytes=128 * MiB, processes=64, file_size_bytes=8 * MiB, disk_bytes=16 * MiB,

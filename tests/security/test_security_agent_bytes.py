@@ -46,6 +46,12 @@ def test_a_deeply_nested_json_line_on_stdout_is_the_agents_bytes_not_a_harness_e
     assert hostile.seen("deep-json")["attack"] == "deep-json"  # the lines after it were kept (the stamper lived)
 
 
+def test_a_json_line_past_pythons_integer_limit_is_the_agents_bytes_not_a_harness_error(hostile):
+    row = hostile.rows["huge-int-json"]
+    assert row["status"] == "ok" and row["reward"] == 1.0, (row["status"], row["error"])
+    assert row["publishable"] is True, hostile.reasons["huge-int-json"]  # the audit read its transcript too
+
+
 @pytest.mark.parametrize("parse, final", [
     (parse_codex_events, '{"type": "item.completed", "item": {"type": "agent_message", "text": "done"}}'),
     (parse_claude_stream, '{"type": "result", "subtype": "success", "result": "done", "usage": {}}'),
@@ -67,6 +73,18 @@ def test_deeply_nested_tool_call_arguments_go_back_to_the_model_as_its_error(tmp
         results = [m["content"] for m in srv.requests[1]["messages"] if m["role"] == "tool"]
     assert outcome.status == "ok", outcome.error
     assert results == ["error: arguments of run_sql are not valid JSON: JSON nested deeper than 64 levels"]
+
+
+def test_tool_call_arguments_past_pythons_integer_limit_go_back_to_the_model_as_its_error(tmp_path):
+    ws = make_workspace(tmp_path / "ws")
+    write = {"tool": "write_output", "arguments": {"sql": "SELECT stay_id FROM mimiciv_icu.icustays"}}
+    script = [{"tool": "run_sql", "raw_arguments": '{"sql": "SELECT 1", "limit": ' + "9" * 5000 + "}"}, write, {"text": "Saved."}]
+    with ScriptedServer(script) as srv:
+        agent = LLMAgent("openai", "m", base_url=srv.base_url, api_key="k", retry=RetryPolicy(max_attempts=1))
+        outcome = agent.run(Workspace.from_dir(ws), RunContext(evidence_dir=tmp_path / "ev", task_id="t", timeout_seconds=30))
+        results = [m["content"] for m in srv.requests[1]["messages"] if m["role"] == "tool"]
+    assert outcome.status == "ok", outcome.error  # before: "harness error in the llm agent: ValueError"
+    assert len(results) == 1 and results[0].startswith("error: arguments of run_sql are not valid JSON: JSON Python cannot read")
 
 
 def test_a_deeply_nested_reply_body_is_the_models_bad_reply_not_a_harness_error(tmp_path):
