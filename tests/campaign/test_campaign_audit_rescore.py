@@ -66,29 +66,43 @@ def _make_campaign(tmp_path, monkeypatch):
     run_campaign([RunSpec("mimic-sofa-24h", "no-skill", "native", "command", "-", 0),
                   RunSpec("mimic-sofa-24h", "no-skill", "native", "empty", "-", 0)],
                  CampaignConfig(db=str(tiny_db), out=str(out), options=cmd))
+    # unisolated, a program can read the campaign's folder: this one copies the llm agent's first output
+    copier = AgentOptions(agent_command=f"cp {out}/runs/mimic-sofa-24h.no-skill.native.llm.m.t0/output.csv output.csv",
+                          unsafe_no_isolation=True)
+    run_campaign([RunSpec("mimic-sofa-24h", "no-skill", "native", "command", "-", 1)],
+                 CampaignConfig(db=str(tiny_db), out=str(out), options=copier))
     return out
 
 
 def test_audit_flags_each_kind_of_problem_and_spares_clean_runs(campaign):
     verdicts = {v.run_id.split(".")[3] + v.run_id.split(".")[-1]: v for v in audit_campaign(campaign)}
-    assert "byte-identical" in " ".join(verdicts["llmt0"].reasons) and "byte-identical" in " ".join(verdicts["llmt1"].reasons)
-    assert verdicts["llmt2"].reasons == ["transcript mentions target_sofa_24h"]
+    # two in-process llm runs that wrote the same right answer: neither could read the other's folder
+    assert verdicts["llmt0"].publishable and verdicts["llmt1"].publishable
+    assert verdicts["llmt2"].reasons == ["transcript mentions target_sofa_24h"] and verdicts["llmt2"].charged
     assert verdicts["codext0"].reasons == ["writes outside the workspace: /etc/clinbench-escape"]
-    assert verdicts["commandt0"].reasons == ["not isolated (--unsafe-no-isolation)"]
+    assert verdicts["codext0"].charged
+    assert verdicts["commandt0"].reasons == ["not isolated (--unsafe-no-isolation)"] and not verdicts["commandt0"].charged
+    # the unisolated program that copied llm t0's output: flagged for it and charged; llm t0 is not
+    assert verdicts["commandt1"].reasons == ["not isolated (--unsafe-no-isolation)",
+                                             "output.csv byte-identical to mimic-sofa-24h.no-skill.native.llm.m.t0, "
+                                             "mimic-sofa-24h.no-skill.native.llm.m.t1"]
+    assert verdicts["commandt1"].charged
     assert verdicts["emptyt0"].publishable
     stored = {r["run_id"]: r for r in Store.open(campaign).runs()}
-    assert sum(r["publishable"] for r in stored.values()) == 1
+    assert sum(r["publishable"] for r in stored.values()) == 3
+    assert {r["run_id"].split(".")[3] + r["run_id"].split(".")[-1] for r in stored.values() if r["flag_charged"]} == {
+        "llmt2", "codext0", "commandt1"}
     codex = stored[verdicts["codext0"].run_id]
     if codex["isolated"]:  # the endpoint was reached through the per-run egress proxy
         assert (campaign / codex["evidence_dir"] / "egress.jsonl").read_text().count('"allowed": true') == 2
-    assert [r["agent"] for r in Store.open(campaign).runs(publishable_only=True)] == ["empty"]
+    assert sorted(r["agent"] for r in Store.open(campaign).runs(publishable_only=True)) == ["empty", "llm", "llm"]
 
 
 @pytest.mark.slow
 def test_audit_cli_prints_the_flagged_runs(campaign):
     res = subprocess.run([sys.executable, "-m", "clinbench", "audit", str(campaign)], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
-    assert "5 of 6 runs flagged" in res.stdout
+    assert "4 of 7 runs flagged" in res.stdout
 
 
 @pytest.mark.slow
@@ -105,7 +119,7 @@ def test_rescore_reproduces_then_follows_a_changed_reference(campaign, tmp_path)
     original_db = campaign.parent / "tiny.duckdb"
     campaign = shutil.copytree(campaign, tmp_path / "copy")
     before = {r["run_id"]: r["reward"] for r in Store.open(campaign).runs()}
-    assert sorted(before.values()) == [0.0, 0.0, 0.0, 0.5, 1.0, 1.0]
+    assert sorted(before.values()) == [0.0, 0.0, 0.0, 0.5, 1.0, 1.0, 1.0]
     sealed = {rid: (campaign / "runs" / rid / "manifest.json").read_bytes() for rid in before}
     assert not any(r.changed for r in rescore_campaign(campaign))
     assert {rid: (campaign / "runs" / rid / "manifest.json").read_bytes() for rid in before} == sealed  # left as sealed
@@ -119,7 +133,7 @@ def test_rescore_reproduces_then_follows_a_changed_reference(campaign, tmp_path)
     res = subprocess.run([sys.executable, "-m", "clinbench", "rescore", str(campaign), "--db", str(changed_db), "--new-data"],
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
-    assert "2 changed" in res.stdout
+    assert "3 changed" in res.stdout
     assert all(r["rescored_against"].startswith(str(changed_db)) for r in Store.open(campaign).runs())
     after = {r["run_id"]: r["reward"] for r in Store.open(campaign).runs()}
     full = [rid for rid, v in before.items() if v == 1.0]

@@ -28,9 +28,9 @@ def test_tables_and_columns_match_the_planned_interface(tmp_path):
     types = dict(con.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name='runs'").fetchall())
     con.close()
     assert cols["runs"][:3] == ["run_id", "benchmark", "task"]
-    assert "judge_score" in cols["runs"] and "finished_at" in cols["runs"] and len(cols["runs"]) == 31
-    assert cols["runs"][-9:] == ["error", "data_digest", "rescored_against", "agent_version", "served_model",
-                                 "gatekeeper", "judge", "profile", "workspace"]
+    assert "judge_score" in cols["runs"] and "finished_at" in cols["runs"] and len(cols["runs"]) == 32
+    assert cols["runs"][-10:] == ["error", "data_digest", "rescored_against", "agent_version", "served_model",
+                                  "gatekeeper", "judge", "profile", "workspace", "flag_charged"]
     assert cols["column_scores"] == ["run_id", "column_name", "match_rate", "nmae"]
     assert cols["usage"][:4] == ["run_id", "input_tokens", "output_tokens", "requests"] and "cached_input_tokens" in cols["usage"]
     assert types["reward"] == "DOUBLE" and types["finished_at"] == "TIMESTAMP" and types["trial"] == "INTEGER"

@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 
+import duckdb
 import pytest
 
 from clinbench.derive.catalogue import task_families
@@ -123,12 +124,29 @@ def test_flagged_runs_excluded_unless_asked(tmp_path):
     assert allr.strict_a.runs == 7
 
 
+def test_a_run_flagged_for_its_agents_conduct_counts_as_0_never_excluded(tmp_path):
+    """An agent that peeks at the reference (or floods its log, writes outside its workspace...) in a run it
+    would fail must not take that run out of the numbers: flagged and charged, the no-skill sofa run stored with
+    reward 1.0 counts as 0, as a failure, so that task's A mean is (0.5 + 0.7 + 0)/3 and delta = (0.5+0.1−0.1)/3.
+    Before, it was left out like any flagged run, and the condition's mean rose by misbehaving."""
+    store = write_hand_store(tmp_path / "campaign", flagged=False)
+    with duckdb.connect(str(store / "results.duckdb")) as con:
+        con.execute("INSERT INTO runs (run_id, benchmark, task, condition, schema, model, trial, status, reward, strict, "
+                    "publishable, flag_reason, flag_charged) VALUES ('x-peeked', 'derive', 'mimic-sofa-24h', 'no-skill', "
+                    "'native', 'm1', 2, 'ok', 1.0, TRUE, FALSE, 'transcript mentions target_sofa_24h', TRUE)")
+    charged = analyse(store, "no-skill:with-skill")
+    assert charged.delta == pytest.approx(0.5 / 3) and charged.runs_a == 7 and charged.strict_a.runs == 7
+    assert (charged.flagged_excluded, charged.flagged_charged) == (0, 1)
+    as_stored = analyse(store, "no-skill:with-skill", include_flagged=True)  # asked for: as recorded
+    assert as_stored.runs_a == 7 and as_stored.flagged_charged == 0 and as_stored.delta < charged.delta
+
+
 def test_store_and_csv_agree(tmp_path, hand_csv):
     store = write_hand_store(tmp_path / "campaign")
     a = analyse(store, "no-skill:with-skill").to_dict()
     b = analyse(hand_csv, "no-skill:with-skill").to_dict()
     for d in (a, b):
-        d.pop("source"), d.pop("flagged_excluded")
+        d.pop("source"), d.pop("flagged_excluded"), d.pop("flagged_charged")
     assert a == b
 
 

@@ -4,8 +4,9 @@ A run is flagged when
 * what the agent wrote (commands, SQL, messages; not tool results or skill text it was
   shown) names the reference database, the evaluator, the campaign store, another run's
   folder, or a hidden reference table (``target_*``);
-* its output.csv is byte-identical to another run's of the same task (builtin baselines
-  excepted, which are deterministic by design);
+* it is an external agent run without isolation and its output.csv is byte-identical to another run's
+  of the same task (any other agent sees its own workspace alone, and a correct answer written by
+  DuckDB's COPY is the same bytes every time; builtin baselines excepted, which are deterministic);
 * its commands write to an absolute path outside the workspace, or its egress log shows a
   refused request;
 * its evidence no longer matches its manifest (a file changed, removed or added);
@@ -17,7 +18,11 @@ A run is flagged when
 * it is a no-skill run that opened a benchmark skill (``skill_use``; with-skill runs that opened
   none of theirs are counted, not flagged).
 
-Flagged runs get ``publishable = false`` and ``flag_reason``; statistics leave them out by default.
+Flagged runs get ``publishable = false`` and ``flag_reason``. A run flagged for its agent's own conduct
+(what it wrote or read, its writes, egress, refused output, flooded logs, bytes that broke the audit, an
+output copied) is also ``flag_charged``: statistics count it as reward 0, so an agent cannot take a run it
+would fail out of the numbers by misbehaving in it. Statistics leave the other flagged runs out (evidence
+changed after the run, a workspace database changed, a run not isolated).
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ class Verdict:
     reasons: list[str]
     condition: str = ""
     skill_use: skill_use.SkillUse | None = None
+    charged: bool = False  # a reason is the agent's own conduct: the run counts as reward 0
 
     @property
     def publishable(self) -> bool:
@@ -142,10 +148,15 @@ def _dropped_log_bytes(folder: Path) -> int:
         return 0
 
 
-def _audit_run(run: dict, folder: Path, out: Path, hidden: dict, known_skills, mine: list[str],
+def _audit_run(run: dict, folder: Path, out: Path, hidden: dict, known_skills, mine: list[str], conduct: list[str],
                uses: dict[str, skill_use.SkillUse]) -> tuple[str, str] | None:
-    """Add the reasons to flag one run to ``mine``; return (task, sha256 of its output.csv) when its
-    output counts towards the byte-identical check."""
+    """Add the reasons to flag one run to ``mine``, those that are its agent's own conduct to ``conduct`` too;
+    return (task, sha256 of its output.csv) when its output counts towards the byte-identical check."""
+
+    def charge(reason: str) -> None:
+        mine.append(reason)
+        conduct.append(reason)
+
     if not (folder / evidence.MANIFEST).is_file():
         mine.append("evidence folder or manifest missing")
         return None
@@ -162,27 +173,27 @@ def _audit_run(run: dict, folder: Path, out: Path, hidden: dict, known_skills, m
     mentioned += [n for n, pattern in hidden.items() if pattern.search(lowered)]
     mentioned += [m.group(0).split(".", 1)[1] for m in _HIDDEN_QUALIFIED.finditer(lowered)]
     if mentioned:
-        mine.append(f"transcript mentions {', '.join(sorted(set(mentioned)))}")
+        charge(f"transcript mentions {', '.join(sorted(set(mentioned)))}")
     if run.get("benchmark", "derive") == "derive":
         uses[run["run_id"]] = skill_use.skill_use(folder, text, known_skills)
         if why := skill_use.flag_reason(run["condition"], uses[run["run_id"]]):
-            mine.append(why)
+            charge(why)
     if writes := outside_writes(text):
-        mine.append(f"writes outside the workspace: {', '.join(writes[:5])}")
+        charge(f"writes outside the workspace: {', '.join(writes[:5])}")
     elif _sandbox_refused_a_write(folder):
-        mine.append("writes outside the workspace: the sandbox refused a write (read-only file system)")
+        charge("writes outside the workspace: the sandbox refused a write (read-only file system)")
     egress_log = folder / "egress.jsonl"
     if egress_log.is_file():
         refused = [json.loads(line)["target"] for line in egress_log.read_text().splitlines()
                    if line.strip() and not json.loads(line).get("allowed", True)]
         if refused:
-            mine.append(f"refused egress to {', '.join(sorted(set(refused))[:5])}")
+            charge(f"refused egress to {', '.join(sorted(set(refused))[:5])}")
     if manifest.get("output_refused"):
-        mine.append(manifest["output_refused"])
+        charge(manifest["output_refused"])
     if changed := database_changed(manifest.get("database_sha256")):
         mine.append(changed)
     if dropped := _dropped_log_bytes(folder):
-        mine.append(f"transcript incomplete: {dropped} bytes of agent output past the log cap were not kept")
+        charge(f"transcript incomplete: {dropped} bytes of agent output past the log cap were not kept")
     if run["agent"] in EXTERNAL_AGENTS and not run["isolated"]:
         mine.append("not isolated (--unsafe-no-isolation)")
     output = folder / "output.csv"
@@ -197,6 +208,7 @@ def audit_campaign(out: str | Path) -> list[Verdict]:
     store = Store.open(out)
     runs = store.runs()
     reasons: dict[str, list[str]] = {r["run_id"]: [] for r in runs}
+    conduct: dict[str, list[str]] = {r["run_id"]: [] for r in runs}
     by_output: dict[tuple[str, str], list[str]] = defaultdict(list)
     hidden = {n: re.compile(rf"\b{re.escape(n)}\b") for n in hidden_names()}
     known_skills = skill_use.known_skills()
@@ -205,19 +217,27 @@ def audit_campaign(out: str | Path) -> list[Verdict]:
         rid = run["run_id"]
         folder = out / (run["evidence_dir"] or f"{evidence.RUNS_DIR}/{rid}")
         try:  # each run on its own: one the audit cannot read is flagged, the others are still audited
-            output_key = _audit_run(run, folder, out, hidden, known_skills, reasons[rid], uses)
+            output_key = _audit_run(run, folder, out, hidden, known_skills, reasons[rid], conduct[rid], uses)
         except Exception as exc:  # anything in a run's evidence (agent bytes included) that breaks a check
-            reasons[rid].append(f"audit failed: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
+            failed = f"audit failed: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+            reasons[rid].append(failed)
+            conduct[rid].append(failed)  # its own bytes, most likely: never a way out of the statistics
             continue
         if output_key is not None:
             by_output[output_key].append(rid)
+    # byte-identical outputs are copying only by a run that could read another's files: an external program run
+    # without isolation. The others see their own workspace alone, and a correct answer written by DuckDB's COPY is
+    # the same bytes every time: the earlier run it matches is never flagged for it
+    could_copy = {r["run_id"] for r in runs if r["agent"] in EXTERNAL_AGENTS and not r["isolated"]}
     for ids in by_output.values():
         if len(ids) > 1:
-            for rid in ids:
+            for rid in (i for i in ids if i in could_copy):
                 others = [o for o in ids if o != rid]
-                reasons[rid].append(f"output.csv byte-identical to {', '.join(others[:3])}" + (" …" if len(others) > 3 else ""))
+                copied = f"output.csv byte-identical to {', '.join(others[:3])}" + (" …" if len(others) > 3 else "")
+                reasons[rid].append(copied)
+                conduct[rid].append(copied)
     condition = {r["run_id"]: r["condition"] for r in runs}
-    verdicts = [Verdict(rid, rs, condition[rid], uses.get(rid)) for rid, rs in reasons.items()]
+    verdicts = [Verdict(rid, rs, condition[rid], uses.get(rid), bool(conduct[rid])) for rid, rs in reasons.items()]
     for v in verdicts:
-        store.set_verdict(v.run_id, v.publishable, "; ".join(v.reasons) or None)
+        store.set_verdict(v.run_id, v.publishable, "; ".join(v.reasons) or None, charged=v.charged)
     return verdicts

@@ -60,6 +60,7 @@ def print_comparison(c, console: Console) -> None:
     console.print(
         f"bootstrap: {c.draws:,} draws, seed {c.seed}; sign-flip: {c.permutation_draws:,} draws; per-task CIs: "
         f"{c.task_draws:,} draws over each task's runs; {c.flagged_excluded} flagged runs excluded; "
+        f"{c.flagged_charged} flagged for their agent's conduct counted as 0; "
         f"{c.missing_reward} agent failures without a reward counted as 0; {c.harness_errors} harness errors left out",
         highlight=False,
     )
@@ -97,7 +98,8 @@ def print_summary(s, console: Console) -> None:
     console.print(styled("[bold]{} runs[/] of {} tasks in {} families; source {}", s.runs, s.tasks, s.families,
                          s.source), highlight=False)
     console.print(f"status: {st['ok']} ok, {st[RunStatus.AGENT_FAILED]} agent failures (reward 0, counted), "
-                  f"{st[RunStatus.HARNESS_ERROR]} harness errors (left out); {s.flagged_excluded} flagged runs excluded",
+                  f"{st[RunStatus.HARNESS_ERROR]} harness errors (left out); {s.flagged_excluded} flagged runs excluded, "
+                  f"{s.flagged_charged} flagged for their agent's conduct counted as 0",
                   highlight=False)
     def show(title: str, items: list) -> None:
         cols = [Col(items[0].by), Col("tasks", numeric=True), Col("runs", numeric=True), Col("mean", numeric=True),

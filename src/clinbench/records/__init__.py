@@ -79,10 +79,12 @@ RUN_COLUMNS: dict[str, str] = {
     "judge": "VARCHAR",  # dx: the judge (offline, llm:<model>, +self-judge, (rejudged)); derive: NULL
     "profile": "VARCHAR",  # derive: reference profile the run was scored against, name@version (concepts.profiles)
     "workspace": "VARCHAR",  # derive: digest of the tables and columns its agent's database held (derive.workspace.view_digest)
+    # the audit flagged the run for its agent's own conduct: statistics count it as reward 0 instead of leaving it out
+    "flag_charged": "BOOLEAN",
 }
 # absent from stores written before them (added on open)
 ADDED_COLUMNS = ("error", "data_digest", "rescored_against", "agent_version", "served_model", "gatekeeper", "judge",
-                 "profile", "workspace")
+                 "profile", "workspace", "flag_charged")
 COLUMN_SCORE_COLUMNS: dict[str, str] = {
     "run_id": "VARCHAR",
     "column_name": "VARCHAR",
@@ -207,6 +209,7 @@ class RunRecord:
     judge: str | None = None
     profile: str | None = None
     workspace: str | None = None
+    flag_charged: bool = False
     column_scores: list[ColumnScore] = field(default_factory=list)
     usage: Usage | None = None
 
@@ -224,7 +227,7 @@ class RunRecord:
         fields = {name: data.get(name) for name in RUN_COLUMNS}
         if fields["finished_at"]:
             fields["finished_at"] = datetime.fromisoformat(fields["finished_at"])
-        for name, default in (("publishable", True), ("isolated", False), ("trial", 0)):
+        for name, default in (("publishable", True), ("isolated", False), ("trial", 0), ("flag_charged", False)):
             if fields[name] is None:
                 fields[name] = default
         if fields["benchmark"] == "dx" and fields["gatekeeper"] is None:  # written before the dx columns

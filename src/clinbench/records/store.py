@@ -336,10 +336,11 @@ class Store:
                                            column_scores=scores.get(row["run_id"], []), usage=usage)
         return out
 
-    def set_verdict(self, run_id: str, publishable: bool, flag_reason: str | None) -> None:
-        """Store the audit verdict of one run."""
+    def set_verdict(self, run_id: str, publishable: bool, flag_reason: str | None, *, charged: bool = False) -> None:
+        """Store the audit verdict of one run; ``charged``: flagged for its agent's own conduct (counted as 0)."""
         with self.connect() as con:
-            con.execute("UPDATE runs SET publishable = ?, flag_reason = ? WHERE run_id = ?", [publishable, flag_reason, run_id])
+            con.execute("UPDATE runs SET publishable = ?, flag_reason = ?, flag_charged = ? WHERE run_id = ?",
+                        [publishable, flag_reason, charged and not publishable, run_id])
 
     def bind(self, fingerprints: dict[str, str], db: str, *, replace: bool = False) -> None:
         """Add (or with ``replace``, overwrite) the campaign's data binding, one row per reference."""

@@ -92,6 +92,7 @@ def _comparison_md(sec: Section) -> list[str]:
     out = [
         f"Compared: {c.dimension} {b} against {a}. Source: `{c.source}`; {c.tasks} tasks in {c.families} families; "
         f"{c.runs_a} runs ({a}) and {c.runs_b} runs ({b}); {c.flagged_excluded} flagged runs excluded; "
+        f"{c.flagged_charged} flagged for their agent's conduct counted as 0; "
         f"{c.harness_errors} harness errors left out.",
         "",
         "### Headline (task-balanced)",

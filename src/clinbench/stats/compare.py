@@ -144,6 +144,7 @@ class Comparison:
     dimension: str = "condition"
     harness_errors: int = 0  # runs of the two groups the harness failed: in no figure above
     kind: str = "comparison"
+    flagged_charged: int = 0  # flagged for their agent's own conduct: counted, as reward 0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data; NaN (a figure that does not exist) becomes None."""
@@ -347,7 +348,7 @@ def compare(
     return Comparison(
         source=runs.source, condition_a=a, condition_b=b, seed=seed, draws=draws, permutation_draws=permutation_draws,
         task_draws=task_draws, level=level, runs_a=int(mask_a.sum()), runs_b=int(mask_b.sum()),
-        flagged_excluded=runs.n_flagged_excluded, missing_reward=int(runs.reward_missing[mask_a | mask_b].sum()),
+        flagged_excluded=runs.n_flagged_excluded, flagged_charged=runs.n_flagged_charged, missing_reward=int(runs.reward_missing[mask_a | mask_b].sum()),
         tasks=len(tasks), families=len(fam_names), ci_family=ci_family, ci_family_balanced=ci_family_balanced,
         family_balanced_delta=family_balanced_delta,
         key_f1=_paired_metric(runs, mask_a, mask_b, tasks, runs.key_f1, draws=draws, seed=seed, level=level),

@@ -65,6 +65,7 @@ class Runs:
     cost: np.ndarray  # dollars, NaN when unknown
     elapsed: np.ndarray  # seconds, NaN when unknown
     n_flagged_excluded: int = 0
+    n_flagged_charged: int = 0  # flagged for the agent's own conduct: kept, as reward 0 (campaign.audit)
     # runs the harness failed (status harness-error): shown apart, in no statistic
     harness_errors: "Runs | None" = None
     benchmark: str = "derive"
@@ -82,6 +83,7 @@ class Runs:
         return Runs(
             source=self.source,
             n_flagged_excluded=self.n_flagged_excluded,
+            n_flagged_charged=self.n_flagged_charged,
             benchmark=self.benchmark,
             column_scores=[c for c in self.column_scores if c[0] in keep],
             base_dir=self.base_dir,
@@ -153,6 +155,7 @@ def _column_expr(columns: set[str]) -> dict[str, str]:
         "agent": "coalesce(CAST(agent AS VARCHAR), '')" if have("agent") else "''",
         "status": "coalesce(CAST(status AS VARCHAR), 'ok')" if have("status") else "'ok'",
         "publishable": "coalesce(CAST(publishable AS BOOLEAN), TRUE)" if have("publishable") else "TRUE",
+        "charged": "coalesce(CAST(flag_charged AS BOOLEAN), FALSE)" if have("flag_charged") else "FALSE",
         "input_tokens": "CAST(input_tokens AS DOUBLE)" if have("input_tokens") else "CAST(NULL AS DOUBLE)",
         "output_tokens": "CAST(output_tokens AS DOUBLE)" if have("output_tokens") else "CAST(NULL AS DOUBLE)",
         "cost": "CAST(cost AS DOUBLE)" if have("cost") else "CAST(NULL AS DOUBLE)",
@@ -198,12 +201,17 @@ def _to_runs(data: dict[str, np.ndarray], *, source: str, include_flagged: bool,
     publishable = np.asarray(
         data["publishable"].filled(True) if np.ma.isMaskedArray(data["publishable"]) else data["publishable"], dtype=bool
     )
+    charged = np.asarray(
+        data["charged"].filled(False) if np.ma.isMaskedArray(data["charged"]) else data["charged"], dtype=bool
+    )
     status = strings("status")
     harness = status == HARNESS_ERROR
-    reward = floats("reward")
+    # flagged for its agent's own conduct: counted, as a failure, so misbehaving never takes a run out of the numbers
+    zeroed = charged & ~publishable & ~harness & (not include_flagged)
+    reward = np.where(zeroed, 0.0, floats("reward"))
     missing_reward = np.isnan(reward) & ~harness
     reward = np.where(missing_reward, 0.0, reward)
-    strict = floats("strict")
+    strict = np.where(zeroed, 0.0, floats("strict"))
     # a run without a scorable output did not pass
     strict = np.where(missing_reward & np.isnan(strict), 0.0, strict)
     evidence = strings("evidence_dir")
@@ -213,10 +221,11 @@ def _to_runs(data: dict[str, np.ndarray], *, source: str, include_flagged: bool,
         strict=strict, evidence_dir=evidence, status=status, reward_missing=missing_reward, benchmark=benchmark,
         base_dir=base_dir, **{name: strings(name) for name in _TEXT}, **{name: floats(name) for name in _NUMBERS},
     )
-    keep = publishable | include_flagged
+    keep = publishable | include_flagged | zeroed
     kept = runs.subset(keep & ~harness)
     kept.harness_errors = runs.subset(keep & harness)
     kept.n_flagged_excluded = int((~keep).sum())
+    kept.n_flagged_charged = int(zeroed.sum())
     return kept
 
 

@@ -86,6 +86,7 @@ class Summary:
     per_task: list[TaskMean]
     usage: list[UsageRow] = field(default_factory=list)
     kind: str = "summary"
+    flagged_charged: int = 0  # flagged for their agent's own conduct: counted, as reward 0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data; NaN (a figure that does not exist) becomes None."""
@@ -172,7 +173,7 @@ def summarise(runs: Runs, *, seed: int = 0, draws: int = 20000, level: float = 0
                                   mean=float(means.mean()), ci=_ci(means, **kw), strict=_strict(runs.strict[fam_mask])))
     return Summary(
         source=runs.source, benchmark=runs.benchmark, seed=seed, draws=draws, level=level, runs=len(runs),
-        tasks=len(tasks), families=len(per_family), flagged_excluded=runs.n_flagged_excluded,
+        tasks=len(tasks), families=len(per_family), flagged_excluded=runs.n_flagged_excluded, flagged_charged=runs.n_flagged_charged,
         missing_reward=int(runs.reward_missing.sum()), status=status_counts(runs),
         overall=_mean_row(runs, everything, "all", "all runs", **kw),
         per_condition=_breakdown(runs, "condition", runs.condition, **kw),
