@@ -138,3 +138,14 @@ def test_a_rate_limit_never_stops_a_run_as_the_endpoint_down():
     assert EndpointWatch(failing_for=lambda: 120.0, check=lambda: "HTTP 429", seconds=60.0)() is None
     stopped = EndpointWatch(failing_for=lambda: 120.0, check=lambda: "connection refused (x)", seconds=60.0)()
     assert stopped.startswith("stopped after 120 s in which the model endpoint answered no request")
+
+
+@pytest.mark.parametrize("header, wait", [("5", 5.0), ("nan", None), ("inf", None), ("-1e999", None),
+                                          ("Wed, 21 Oct 2015 07:28:00 GMT", None)])
+def test_a_rate_limits_retry_after_is_read_as_seconds_or_left_to_the_default(header, wait):
+    # NaN would have made the wait raise (time.sleep(nan)); an HTTP date or infinity takes the default wait
+    from clinbench.agents.attribution import RATE_LIMITED, _probe
+
+    step = {"status": 429, "body": {"error": {"message": "slow down"}}, "headers": {"retry-after": header}}
+    with ScriptedServer([step], wires=("chat",)) as srv:
+        assert _probe(srv.base_url, chat=True, model="m", api_key=None) == (RATE_LIMITED, wait)

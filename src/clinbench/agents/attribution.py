@@ -26,6 +26,7 @@ sent that the endpoint refused (a bogus body, a huge prompt) stays the agent's f
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 
@@ -147,9 +148,9 @@ def _probe(base_url: str, *, chat: bool, model: str | None, api_key: str | None)
     if resp.status_code == 429:
         try:
             wait = float(resp.headers.get("retry-after", ""))
-        except ValueError:
+        except ValueError:  # absent, or an HTTP date: the default wait
             wait = None
-        return RATE_LIMITED, wait
+        return RATE_LIMITED, wait if wait is not None and math.isfinite(wait) else None
     if resp.status_code >= 500:
         return f"HTTP {resp.status_code}", None
     return None, None
