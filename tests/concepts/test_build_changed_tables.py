@@ -42,7 +42,7 @@ def _statuses(db: Path) -> dict[str, tuple[str, str]]:
 def test_an_updated_concept_table_is_rebuilt_with_its_readers_to_the_rows_it_had(built, tmp_path):
     db = Path(shutil.copy(built, tmp_path / "db.duckdb"))
     before = _hashes(db)
-    assert all(status == "unchanged" for status, _ in _statuses(db).values())  # the layouts it recorded hold
+    assert all(status == "unchanged" for status, _ in _statuses(db).values())  # the hashes it kept hold
     with duckdb.connect(str(db)) as con:
         con.execute("UPDATE mimiciv_derived.kdigo_stages SET aki_stage = 3")
     statuses = _statuses(db)
@@ -66,13 +66,43 @@ def test_another_programs_table_of_the_same_name_is_replaced(built, tmp_path):
     assert _hashes(db) == before
 
 
-def test_a_database_built_before_layouts_were_kept_is_trusted_once_and_then_checked(built, tmp_path):
+def test_a_table_dropped_and_made_again_in_another_session_with_other_values_is_rebuilt(built, tmp_path):
+    """Made again after a checkpoint, the table lands in the blocks its old self freed, with the same row count
+    and the same min and max (stages 1 and 2 swapped): its storage layout is as before, its rows are not."""
+    db = Path(shutil.copy(built, tmp_path / "db.duckdb"))
+    before = _hashes(db)
+    swapped = tmp_path / "swapped.parquet"
+    with duckdb.connect(str(db)) as con:
+        con.execute(f"COPY (SELECT * REPLACE (CASE aki_stage WHEN 1 THEN 2 WHEN 2 THEN 1 ELSE aki_stage END AS aki_stage) "
+                    f"FROM mimiciv_derived.kdigo_stages) TO '{swapped}' (FORMAT parquet)")
+        con.execute("DROP TABLE mimiciv_derived.kdigo_stages")
+    with duckdb.connect(str(db)) as con:
+        con.execute(f"CREATE TABLE mimiciv_derived.kdigo_stages AS SELECT * FROM '{swapped}'")
+    assert _statuses(db)["mimiciv_derived.kdigo_stages"][0] == "built"
+    assert _hashes(db) == before
+
+
+def test_a_view_put_in_a_built_tables_place_is_named_in_one_line(built, tmp_path):
+    from clinbench.errors import ConceptError
+
     db = Path(shutil.copy(built, tmp_path / "db.duckdb"))
     with duckdb.connect(str(db)) as con:
-        con.execute("UPDATE clinbench_meta.concept_builds SET layout = NULL")
+        con.execute("DROP TABLE mimiciv_derived.kdigo_stages")
+        con.execute("CREATE VIEW mimiciv_derived.kdigo_stages AS SELECT 1 AS stay_id")
+    with pytest.raises(ConceptError, match=r"^mimiciv_derived\.kdigo_stages is a view now, not the table clinbench "
+                                           r"built: drop or rename the view and build again$"):
+        _statuses(db)
+
+
+def test_a_database_built_before_hashes_were_kept_is_trusted_once_and_then_checked(built, tmp_path):
+    db = Path(shutil.copy(built, tmp_path / "db.duckdb"))
+    with duckdb.connect(str(db)) as con:
+        con.execute("UPDATE clinbench_meta.concept_builds SET content_hash = NULL")
     assert all(status == "unchanged" for status, _ in _statuses(db).values())  # nothing rebuilt on an upgrade
     with duckdb.connect(str(db)) as con:
-        assert con.execute("SELECT count(*) FROM clinbench_meta.concept_builds WHERE layout IS NULL").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM clinbench_meta.concept_builds WHERE name IN "
+                           "('mimiciv_derived.kdigo_stages', 'mimiciv_derived.target_kdigo_48h') "
+                           "AND content_hash IS NULL").fetchone()[0] == 0
         con.execute("UPDATE mimiciv_derived.kdigo_stages SET aki_stage = 0")
     assert _statuses(db)["mimiciv_derived.kdigo_stages"][0] == "built"
 

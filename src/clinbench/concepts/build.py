@@ -119,30 +119,12 @@ def _raw_fingerprint(con: duckdb.DuckDBPyConnection, table: str, cache: dict[str
 
 def _meta_rows(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, tuple[str, str, str]], dict[str, int], dict[str, str]]:
     """Every bookkeeping row, read once per build: name -> (sql sha256, input fingerprint, built at), name ->
-    rows built (None for rows written before row counts were kept), and name -> the table's layout as the
-    build left it on disk (``_record_layouts``; None before layouts were kept, or when not recorded)."""
-    rows = con.execute(f"SELECT name, sql_sha256, input_fingerprint, CAST(built_at AS VARCHAR), rows, layout "
+    rows built (None for rows written before row counts were kept), and name -> the content hash of the rows
+    the build wrote (``manifest.table_hash``; None for tables built before it was kept)."""
+    rows = con.execute(f"SELECT name, sql_sha256, input_fingerprint, CAST(built_at AS VARCHAR), rows, content_hash "
                        f"FROM {META_TABLE}").fetchall()
     return ({r[0]: (r[1], r[2], r[3]) for r in rows}, {r[0]: r[4] for r in rows if r[4] is not None},
             {r[0]: r[5] for r in rows if r[5] is not None})
-
-
-def _record_layouts(con: duckdb.DuckDBPyConnection, state: _BuildState) -> None:
-    """Keep, in each bookkeeping row, the layout of the table as it stays on disk, for the next build to see
-    whether anything changed it since (an UPDATE, another program's table of the same name): the tables built
-    now, and those without one. A checkpoint first: it moves the rows just written to where they stay. Where
-    it cannot run (another connection to the instance is in a transaction), nothing is recorded: a table
-    without a layout is trusted, as before layouts were kept."""
-    names = sorted(r.name for r in state.results.values()
-                   if r.status == "built" or (r.status == "unchanged" and r.name not in state.layouts))
-    if not names:
-        return
-    try:
-        con.execute("CHECKPOINT")
-    except duckdb.Error:
-        return
-    con.execute(f"UPDATE {META_TABLE} SET layout = v.layout FROM (SELECT unnest(?) AS name, unnest(?) AS layout) v "
-                f"WHERE {META_TABLE}.name = v.name", [names, [_layout(con, n) for n in names]])
 
 
 def _open(db_path: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
@@ -193,6 +175,9 @@ def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql
             if replace:
                 con.execute(f"DROP TABLE IF EXISTS {out}")
         except duckdb.Error as exc:
+            if "is of type View" in str(exc):  # another program's view of the table's name
+                raise ConceptError(f"{out} is a view now, not the table clinbench built: drop or rename the view and "
+                                   "build again") from exc
             raise ConceptError(f"could not replace {out} ({str(exc).splitlines()[0]}): a view may depend on it; drop the view and rebuild") from exc
         try:
             rows = con.execute(f"CREATE TABLE {out} AS {sql.body}").fetchone()[0]
@@ -221,10 +206,13 @@ def _materialise(con: duckdb.DuckDBPyConnection, concept: Concept, out: str, sql
             raise ConceptError(f"{where}: {first}; the previous {out} (if any) is unchanged: fix the SQL and rebuild") from exc
         if recorded:
             con.execute(f"DELETE FROM {META_TABLE} WHERE name = ?", [out])
+        # the rows just written, hashed while they are in memory: the next build knows the table by them
+        content = manifest.table_hash(con, out)[1]
         row = con.execute(
-            f"INSERT INTO {META_TABLE} (name, sql_sha256, input_fingerprint, built_at, seconds, rows, profile) "
-            "VALUES (?, ?, ?, now()::TIMESTAMP, ?, ?, ?) RETURNING sql_sha256, input_fingerprint, CAST(built_at AS VARCHAR)",
-            [out, meta[0], meta[1], time.perf_counter() - started, rows, meta[2]]).fetchone()
+            f"INSERT INTO {META_TABLE} (name, sql_sha256, input_fingerprint, built_at, seconds, rows, profile, "
+            "content_hash) VALUES (?, ?, ?, now()::TIMESTAMP, ?, ?, ?, ?) "
+            "RETURNING sql_sha256, input_fingerprint, CAST(built_at AS VARCHAR)",
+            [out, meta[0], meta[1], time.perf_counter() - started, rows, meta[2], content]).fetchone()
         con.execute("COMMIT")
     except BaseException:
         with suppress(duckdb.Error):  # a COMMIT that failed (a full disk) has ended the transaction already
@@ -312,7 +300,8 @@ def build_concepts(
             # databases built before row counts, and before profiles, were kept
             con.execute(f"ALTER TABLE {META_TABLE} ADD COLUMN IF NOT EXISTS rows BIGINT")
             con.execute(f"ALTER TABLE {META_TABLE} ADD COLUMN IF NOT EXISTS profile VARCHAR")
-            con.execute(f"ALTER TABLE {META_TABLE} ADD COLUMN IF NOT EXISTS layout VARCHAR")
+            con.execute(f"ALTER TABLE {META_TABLE} ADD COLUMN IF NOT EXISTS content_hash VARCHAR")
+            con.execute(f"ALTER TABLE {META_TABLE} DROP COLUMN IF EXISTS layout")  # kept by a build of a6e33d4
             for out_schema in sorted({output_table(concepts[q], schema).split(".")[0] for q in order}):
                 con.execute(f"CREATE SCHEMA IF NOT EXISTS {out_schema}")
             _drop_omitted(con, profile, schema, existing)
@@ -326,7 +315,6 @@ def build_concepts(
             if not only:  # the whole layer is now this profile's (a table two profiles share was left as it was)
                 con.execute(f"UPDATE {META_TABLE} SET profile = ? WHERE profile IS DISTINCT FROM ?",
                             [label(profile), label(profile)])
-            _record_layouts(con, state)
             failing = False
         finally:
             _close(con, threads, failing=failing)
@@ -495,7 +483,7 @@ class _BuildState:
         self.con, self.concepts, self.deps, self.reads, self.schema, self.force = con, concepts, deps, reads, schema, force
         self.profile = profile
         self.existing = set(existing)
-        self.meta, self.rows, self.layouts = _meta_rows(con)
+        self.meta, self.rows, self.contents = _meta_rows(con)
         self.raw_cache: dict[str, str] = {}
         self.columns = _column_types(con)
         # references and variants with a manifest row -> the profile it records, and when it was written
@@ -540,7 +528,13 @@ class _BuildState:
 
         note = ""
         if not self.force and previous and previous[:2] == (sql_sha, fingerprint) and out in existing:
-            if self.layouts.get(out) in (None, _layout(con, out)):
+            # its rows as the build wrote them (the hash kept with them): an UPDATE, or another program's table
+            # of its name, is seen whatever blocks it landed in. A table built before hashes were kept is trusted
+            # once, and its hash kept from now on
+            content = manifest.table_hash(con, out)[1]
+            if self.contents.get(out) is None:
+                con.execute(f"UPDATE {META_TABLE} SET content_hash = ? WHERE name = ?", [content, out])
+            if self.contents.get(out) in (None, content):
                 rows = self.rows.get(out)
                 if rows is None:
                     rows = con.execute(f"SELECT count(*) FROM {out}").fetchone()[0]
