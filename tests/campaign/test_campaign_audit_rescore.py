@@ -82,16 +82,17 @@ def test_audit_flags_each_kind_of_problem_and_spares_clean_runs(campaign):
     assert verdicts["codext0"].reasons == ["writes outside the workspace: /etc/clinbench-escape"]
     assert verdicts["codext0"].charged
     assert verdicts["commandt0"].reasons == ["not isolated (--unsafe-no-isolation)"] and not verdicts["commandt0"].charged
-    # the unisolated program that copied llm t0's output: flagged for it and charged; llm t0 is not
+    # the unisolated program that copied llm t0's output: flagged for it, left out (which of two unisolated runs
+    # copied cannot be told, and two honest ones write the same right answer); llm t0 is not flagged
     assert verdicts["commandt1"].reasons == ["not isolated (--unsafe-no-isolation)",
                                              "output.csv byte-identical to mimic-sofa-24h.no-skill.native.llm.m.t0, "
                                              "mimic-sofa-24h.no-skill.native.llm.m.t1"]
-    assert verdicts["commandt1"].charged
+    assert not verdicts["commandt1"].charged
     assert verdicts["emptyt0"].publishable
     stored = {r["run_id"]: r for r in Store.open(campaign).runs()}
     assert sum(r["publishable"] for r in stored.values()) == 3
     assert {r["run_id"].split(".")[3] + r["run_id"].split(".")[-1] for r in stored.values() if r["flag_charged"]} == {
-        "llmt2", "codext0", "commandt1"}
+        "llmt2", "codext0"}
     codex = stored[verdicts["codext0"].run_id]
     if codex["isolated"]:  # the endpoint was reached through the per-run egress proxy
         assert (campaign / codex["evidence_dir"] / "egress.jsonl").read_text().count('"allowed": true') == 2

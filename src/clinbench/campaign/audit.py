@@ -19,10 +19,11 @@ A run is flagged when
   none of theirs are counted, not flagged).
 
 Flagged runs get ``publishable = false`` and ``flag_reason``. A run flagged for its agent's own conduct
-(what it wrote or read, its writes, egress, refused output, flooded logs, bytes that broke the audit, an
-output copied) is also ``flag_charged``: statistics count it as reward 0, so an agent cannot take a run it
+(what it wrote or read, its writes, egress, refused output, flooded logs, bytes that broke the audit) is
+also ``flag_charged``: statistics count it as reward 0, so an agent cannot take a run it
 would fail out of the numbers by misbehaving in it. Statistics leave the other flagged runs out (evidence
-changed after the run, a workspace database changed, a run not isolated).
+changed after the run, a workspace database changed, a run not isolated, an unisolated run's output
+byte-identical to another's: two honest runs write the same right answer).
 """
 
 from __future__ import annotations
@@ -233,9 +234,8 @@ def audit_campaign(out: str | Path) -> list[Verdict]:
         if len(ids) > 1:
             for rid in (i for i in ids if i in could_copy):
                 others = [o for o in ids if o != rid]
-                copied = f"output.csv byte-identical to {', '.join(others[:3])}" + (" …" if len(others) > 3 else "")
-                reasons[rid].append(copied)
-                conduct[rid].append(copied)
+                # left out, not charged: which of two unisolated runs copied, if either did, cannot be told
+                reasons[rid].append(f"output.csv byte-identical to {', '.join(others[:3])}" + (" …" if len(others) > 3 else ""))
     condition = {r["run_id"]: r["condition"] for r in runs}
     verdicts = [Verdict(rid, rs, condition[rid], uses.get(rid), bool(conduct[rid])) for rid, rs in reasons.items()]
     for v in verdicts:
