@@ -62,6 +62,31 @@ def test_cli_event_parsers_skip_a_deeply_nested_line(parse, final):
     assert parsed.final_message == "done"
 
 
+ODD_EVENTS = {
+    parse_codex_events: ['{"type": "item.completed", "item": -1}', '{"type": "turn.completed", "usage": {"input_tokens": NaN}}',
+                         '{"type": "turn.completed", "usage": {"input_tokens": 1e999, "output_tokens": '
+                         '100000000000000000000000000000}}', '{"type": "error", "error": [1]}'],
+    parse_claude_stream: ['{"type": "assistant", "message": 1}', '{"type": "assistant", "message": {"usage": '
+                          '{"input_tokens": -5, "output_tokens": Infinity}}}'],
+    parse_gemini_stream: ['{"type": "result", "status": "success", "stats": 7}',
+                          '{"type": "result", "status": "success", "stats": {"input_tokens": "x"}}'],
+}
+
+
+@pytest.mark.parametrize("parse, final", [
+    (parse_codex_events, '{"type": "item.completed", "item": {"type": "agent_message", "text": "done"}}'),
+    (parse_claude_stream, '{"type": "result", "subtype": "success", "result": "done", "usage": {}}'),
+    (parse_gemini_stream, '{"type": "message", "role": "assistant", "content": "done"}'),
+])
+def test_cli_events_of_shapes_the_cli_never_writes_are_skipped_and_odd_counts_are_no_counts(parse, final):
+    # a tool the agent runs can write lines into the CLI's own stdout (/proc/<pid>/fd/1): an item that is a
+    # number made the run a harness error (AttributeError), a NaN or infinite count too (int()), and a count of
+    # 30 digits stopped the campaign at the results store (INT64), on every resume and rebuild after
+    parsed = parse("\n".join([*ODD_EVENTS[parse], final]))
+    assert parsed.final_message == "done"
+    assert all(isinstance(n, int) and 0 <= n <= 2**53 for n in (parsed.usage.input_tokens, parsed.usage.output_tokens))
+
+
 def test_deeply_nested_tool_call_arguments_go_back_to_the_model_as_its_error(tmp_path):
     ws = make_workspace(tmp_path / "ws")
     write = {"tool": "write_output", "arguments": {"sql": "SELECT stay_id FROM mimiciv_icu.icustays"}}

@@ -12,7 +12,7 @@ from __future__ import annotations
 from clinbench.agents import toolbox
 from clinbench.agents.base import RunContext, Workspace, place_skills
 from clinbench.agents.external import ExternalAgent, Launch, Parsed, json_events
-from clinbench.records import Usage
+from clinbench.records import Usage, token_count
 
 DEFAULT_ALLOWED_TOOLS = "Bash,Read,Write,Edit,Glob,Grep"
 
@@ -70,25 +70,28 @@ def parse_claude_stream(stdout: str) -> Parsed:
     result_usage = None
     for event in json_events(stdout):
         parsed.events.append(event)
-        kind = event.get("type")
-        if kind == "assistant":
-            served = (event.get("message") or {}).get("model")
-            if isinstance(served, str) and served:
-                parsed.served_models.add(served)  # a model-slot override shows as another name here
-            u = (event.get("message") or {}).get("usage") or {}
-            per_message = per_message.add(Usage.from_tokens(u))
-        elif kind == "result":
-            parsed.final_message = event.get("result")
-            if isinstance(event.get("total_cost_usd"), (int, float)):
-                parsed.cost = float(event["total_cost_usd"])
-            if event.get("is_error") or str(event.get("subtype", "success")) != "success":
-                said = " ".join(str(event.get("result") or event.get("errors") or "").split())[:300]
-                subtype = str(event.get("subtype") or "error")
-                parsed.error = f"claude {'error' if subtype == 'success' else subtype}: {said}"
-            u = event.get("usage")
-            if isinstance(u, dict):
-                turns = event.get("num_turns")
-                result_usage = Usage.from_tokens(u, turns if isinstance(turns, int) else per_message.requests)
+        try:
+            kind = event.get("type")
+            if kind == "assistant":
+                served = (event.get("message") or {}).get("model")
+                if isinstance(served, str) and served:
+                    parsed.served_models.add(served)  # a model-slot override shows as another name here
+                u = (event.get("message") or {}).get("usage") or {}
+                per_message = per_message.add(Usage.from_tokens(u))
+            elif kind == "result":
+                parsed.final_message = event.get("result")
+                if isinstance(event.get("total_cost_usd"), (int, float)):
+                    parsed.cost = float(event["total_cost_usd"])
+                if event.get("is_error") or str(event.get("subtype", "success")) != "success":
+                    said = " ".join(str(event.get("result") or event.get("errors") or "").split())[:300]
+                    subtype = str(event.get("subtype") or "error")
+                    parsed.error = f"claude {'error' if subtype == 'success' else subtype}: {said}"
+                u = event.get("usage")
+                if isinstance(u, dict):
+                    turns = event.get("num_turns")
+                    result_usage = Usage.from_tokens(u, token_count(turns) or per_message.requests)
+        except (AttributeError, TypeError, ValueError, KeyError, OverflowError):
+            continue  # an event of a shape the CLI never writes (a tool's bytes on its stdout): skipped
     # the result event carries the session's totals; per-message usage is the fallback
     parsed.usage = result_usage or per_message
     return parsed

@@ -81,23 +81,26 @@ def parse_codex_events(stdout: str) -> Parsed:
     failed, last_error, completed = None, None, False
     for event in json_events(stdout):
         parsed.events.append(event)
-        kind = event.get("type")
-        if kind == "turn.completed":
-            completed = True
-            u = event.get("usage") or {}
-            usage = usage.add(Usage.from_tokens(u))
-        elif kind == "item.completed":
-            item = event.get("item") or {}
-            if item.get("type") == "agent_message":
-                parsed.final_message = item.get("text")
-        elif kind in ("turn.failed", "error"):
-            err = event.get("error") or {}
-            message = (err.get("message") if isinstance(err, dict) else None) or event.get("message") or "codex turn failed"
-            message = "codex " + " ".join(str(message).split())[:400]
-            if kind == "turn.failed":
-                failed = message
-            else:
-                last_error = message
+        try:
+            kind = event.get("type")
+            if kind == "turn.completed":
+                completed = True
+                u = event.get("usage") or {}
+                usage = usage.add(Usage.from_tokens(u))
+            elif kind == "item.completed":
+                item = event.get("item") or {}
+                if item.get("type") == "agent_message":
+                    parsed.final_message = item.get("text")
+            elif kind in ("turn.failed", "error"):
+                err = event.get("error") or {}
+                message = (err.get("message") if isinstance(err, dict) else None) or event.get("message") or "codex turn failed"
+                message = "codex " + " ".join(str(message).split())[:400]
+                if kind == "turn.failed":
+                    failed = message
+                else:
+                    last_error = message
+        except (AttributeError, TypeError, ValueError, KeyError, OverflowError):
+            continue  # an event of a shape the CLI never writes (a tool's bytes on its stdout): skipped
     parsed.error = failed or (None if completed else last_error)
     parsed.usage = usage
     return parsed

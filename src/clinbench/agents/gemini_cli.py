@@ -24,7 +24,7 @@ import json
 
 from clinbench.agents.base import RunContext, Workspace, place_skills
 from clinbench.agents.external import ExternalAgent, Launch, Parsed, json_events
-from clinbench.records import Usage
+from clinbench.records import Usage, token_count
 
 DEFAULT_MODEL = "gemini-2.5-flash"
 SETTINGS = {
@@ -63,17 +63,20 @@ def parse_gemini_stream(stdout: str) -> Parsed:
     saw_result = False
     for event in json_events(stdout):
         parsed.events.append(event)
-        kind = event.get("type")
-        if kind == "message" and event.get("role") == "assistant":
-            texts.append(str(event.get("content") or ""))
-        elif kind == "result":
-            saw_result = True
-            stats = event.get("stats") or {}
-            parsed.usage = Usage(int(stats.get("input_tokens") or 0), int(stats.get("output_tokens") or 0),
-                                 int(sum(1 for e in parsed.events if e.get("type") == "tool_use")) + 1)
-            if event.get("status") != "success":
-                err = event.get("error") or {}
-                parsed.error = f"gemini result {event.get('status', 'error')}: {str(err.get('message', ''))[:300]}"
+        try:
+            kind = event.get("type")
+            if kind == "message" and event.get("role") == "assistant":
+                texts.append(str(event.get("content") or ""))
+            elif kind == "result":
+                saw_result = True
+                stats = event.get("stats") or {}
+                parsed.usage = Usage(token_count(stats.get("input_tokens")), token_count(stats.get("output_tokens")),
+                                     sum(1 for e in parsed.events if e.get("type") == "tool_use") + 1)
+                if event.get("status") != "success":
+                    err = event.get("error") or {}
+                    parsed.error = f"gemini result {event.get('status', 'error')}: {str(err.get('message', ''))[:300]}"
+        except (AttributeError, TypeError, ValueError, KeyError, OverflowError):
+            continue  # an event of a shape the CLI never writes (a tool's bytes on its stdout): skipped
     parsed.final_message = "".join(texts) or None
     if not saw_result and parsed.events:
         parsed.error = "gemini ended without a result event"

@@ -32,7 +32,7 @@ from typing import Any
 import httpx
 
 from clinbench import untrusted
-from clinbench.records import Usage
+from clinbench.records import Usage, token_count
 from clinbench.errors import AgentError, EndpointError
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
@@ -213,11 +213,7 @@ def chat_usage(u: Any) -> Usage:
         return Usage(0, 0, 1)
     details = u.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
-
-    def num(v: Any) -> int:
-        return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
-
-    return Usage(num(u.get("prompt_tokens")), num(u.get("completion_tokens")), 1, num(cached))
+    return Usage(token_count(u.get("prompt_tokens")), token_count(u.get("completion_tokens")), 1, token_count(cached))
 
 
 class ModelClient(abc.ABC):

@@ -19,6 +19,7 @@ run's failure goes in ``error``, while ``publishable`` / ``flag_reason`` are the
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -126,6 +127,18 @@ DX_LEGACY_SQL = ("UPDATE runs SET gatekeeper = coalesce(condition, ''), judge = 
                  "WHERE benchmark = 'dx' AND gatekeeper IS NULL")
 
 
+def token_count(value: Any) -> int:
+    """A token or request count a CLI or a model server reported: a whole number from 0 to 2**53, else 0
+    (NaN, infinity, a negative or a 30-digit number are an agent's or a server's bytes, not a count, and would
+    stop the results store: its columns are 64-bit)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if isinstance(value, float) and not math.isfinite(value):
+        return 0
+    count = int(value)
+    return count if 0 <= count <= 2**53 else 0
+
+
 @dataclass
 class Usage:
     input_tokens: int = 0
@@ -165,9 +178,7 @@ class Usage:
         """From a usage object with ``input_tokens``/``output_tokens`` (Anthropic Messages, Claude Code, Codex);
         cached input is ``cached_input_tokens`` (Codex), ``cache_read_input_tokens`` (Anthropic) or
         ``input_tokens_details.cached_tokens`` (Responses)."""
-        def num(value: Any) -> int:
-            return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
-
+        num = token_count
         details = usage.get("input_tokens_details")
         cached = num(usage.get("cached_input_tokens")) or num(usage.get("cache_read_input_tokens")) or (
             num(details.get("cached_tokens")) if isinstance(details, dict) else 0)
