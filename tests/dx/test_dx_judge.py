@@ -121,3 +121,13 @@ def test_the_judges_words_fold_spelling_and_name_body_parts_as_icd_10_cm_does():
     assert words("Embolism and thrombosis of the legs") == {"thrombosis", "lower", "limb"}
     assert words("bleeding") == words("hemorrhagic") == words("hemorrhage") == {"hemorrhag"}
     assert words("armchair legend") == {"armchair", "legend"}  # a word holding 'arm' or 'leg' is not a limb
+
+
+@pytest.mark.parametrize("score, grade", [(5, 5), ("5", 5), (" 4 ", 4), (3.0, 3), ("\uff15", 5), ("\u00b2", None),
+                                          (True, None), ("6", None), (2.5, None), ("five", None), (None, None)])
+def test_a_judge_models_score_is_a_whole_number_from_1_to_5_or_no_grade(score, grade):
+    # '²' is a digit (str.isdigit) that int() cannot read: it raised ValueError out of the judge, where a grade
+    # without a score is the model's bad reply, asked again
+    from clinbench.dx.judge import _grade
+
+    assert _grade({"score": score}) == grade

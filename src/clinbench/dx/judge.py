@@ -259,7 +259,7 @@ class LLMJudge:
 def _grade(data: dict) -> int | None:
     """The integer score 1-5 of a grade (5, 5.0 or "5"), or None."""
     score = data.get("score")
-    if isinstance(score, str) and score.strip().isdigit():
+    if isinstance(score, str) and score.strip().isdecimal():  # not isdigit: "²" is a digit int() cannot read
         score = int(score)
     elif isinstance(score, float) and score.is_integer():
         score = int(score)
