@@ -162,6 +162,21 @@ def test_transcript_text_and_write_detection(tmp_path):
     assert "SECRET RESULT" not in text and "first_day_sofa" not in text and "tool output" not in text
     assert outside_writes("cat x > /etc/passwd; echo ok > /workspace/output.csv; cp a /root/b") == ["/etc/passwd", "/root/b"]
     assert outside_writes("echo > /dev/null; tee /tmp/x") == []
+    assert outside_writes("COPY t TO '/workspace/o.csv'; COPY (SELECT 1)\n TO '/etc/x'; SELECT 1 TO '/etc/q'") == ["/etc/x"]
+
+
+def test_the_audit_reads_a_hostile_transcript_in_one_pass():
+    """An agent's one long line: its skill-file and COPY ... TO patterns rescanned the rest of the text from every
+    position, so `serve`'s run page and `clinbench audit` spun for minutes (5 MB of 'A'; 140 kB of 'COPY x ' took
+    27 s). Each now finishes in a fraction of a second; the subprocess's timeout bounds a hang, it times nothing
+    (a regex holds the interpreter: a thread could not be given up on)."""
+    code = (
+        "from clinbench.campaign.audit import outside_writes\n"
+        "from clinbench.campaign.skill_use import skills_opened\n"
+        "texts = ['A' * 1_000_000, 'COPY x ' * 150_000, '-A' * 500_000, \"TO '/a' \" * 100_000]\n"
+        "print(all(not outside_writes(t) and skills_opened(t, {'sofa'}) == () for t in texts))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "True", done.stderr
 
 
 def test_run_refuses_external_agent_without_sandbox(monkeypatch, tiny_db, tmp_path):

@@ -28,6 +28,7 @@ byte-identical to another's: two honest runs write the same right answer).
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections import defaultdict
@@ -51,8 +52,11 @@ _WRITE_PATTERNS = [
     re.compile(r"\b(?:cp|mv|install)\s+(?:-\w+\s+)*\S+\s+['\"]?(/[^\s'\";|&)]+)"),
     re.compile(r"\b(?:touch|mkdir|rm|truncate)\s+(?:-\w+\s+)*['\"]?(/[^\s'\";|&)]+)"),
     re.compile(r"open\(\s*['\"](/[^'\"]+)['\"]\s*,\s*['\"][wax]"),
-    re.compile(r"\bCOPY\b.+?\bTO\s+'(/[^']+)'", re.IGNORECASE | re.DOTALL),
 ]
+# SQL's COPY ... TO '/path': found target first, then a COPY before it (after the previous target), in one pass.
+# As one pattern (COPY, anything, TO) each COPY scanned the rest of the text: 140 kB of "COPY x " took 27 s
+_COPY_WORD = re.compile(r"\bCOPY\b", re.IGNORECASE)
+_COPY_TARGET = re.compile(r"\bTO\s+'(/[^']+)'", re.IGNORECASE)
 
 
 @dataclass
@@ -122,12 +126,23 @@ def hidden_names() -> list[str]:
 
 def outside_writes(text: str) -> list[str]:
     found = []
-    for pattern in _WRITE_PATTERNS:
-        for match in pattern.finditer(text):
-            path = match.group(1)
-            if not path.startswith(ALLOWED_WRITE_PREFIXES) and path not in found:
-                found.append(path)
+    paths = [m.group(1) for pattern in _WRITE_PATTERNS for m in pattern.finditer(text)] + _copy_targets(text)
+    for path in paths:
+        if not path.startswith(ALLOWED_WRITE_PREFIXES) and path not in found:
+            found.append(path)
     return found
+
+
+def _copy_targets(text: str) -> list[str]:
+    """The paths of ``COPY ... TO '/path'``: each target with a COPY between the previous target and it."""
+    copies = [m.end() for m in _COPY_WORD.finditer(text)]
+    targets, since = [], 0
+    for match in _COPY_TARGET.finditer(text):
+        first = bisect.bisect_left(copies, since)
+        if first < len(copies) and copies[first] < match.start():
+            targets.append(match.group(1))
+            since = match.end()
+    return targets
 
 
 def _sandbox_refused_a_write(folder: Path) -> bool:

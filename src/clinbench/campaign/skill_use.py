@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-_SKILL_FILE = re.compile(r"([a-z0-9][a-z0-9-]*)/SKILL\.md", re.IGNORECASE)
+# a match starts only where a run of name characters starts: "A" * 5,000,000 took minutes, each position rescanned
+_SKILL_FILE = re.compile(r"(?<![a-z0-9-])-*([a-z0-9][a-z0-9-]*)/SKILL\.md", re.IGNORECASE)
 _SKILL_TOOL = re.compile(r'"(?:skill|name)"\s*:\s*"([a-z0-9][a-z0-9-]*)"', re.IGNORECASE)
 
 

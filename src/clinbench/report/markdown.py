@@ -80,7 +80,7 @@ def _common_md(sec: Section) -> list[str]:
                        f"`{d.fingerprint[:16] or 'none'}` ({d.fingerprint_kind or '—'}); synthetic: {d.synthetic}")
         out += [f"- reference profile: `{name}`: {source}" for name, source in p.profiles.items()]
         out.append("- software: " + ", ".join(f"{k} {v}" for k, v in p.versions.items()))
-        out.append("- agents · models: " + (", ".join(f"{k} ({n} runs)" for k, n in p.agents.items()) or "—"))
+        out.append("- agents · models: " + (", ".join(f"{markdown(k)} ({n} runs)" for k, n in p.agents.items()) or "—"))
         out.append(f"- command: `{p.command}`" if p.command else "- command: not recorded")
     return out
 
