@@ -8,6 +8,10 @@ Safety rules (transcripts, column names and model names are written by hostile a
   own static files only (no inline script, no inline style, nothing from elsewhere);
 * every request needs the access token (the ``token`` query parameter of the URL the command
   printed, then its cookie): without it, 403; a path with a ``..`` segment is 404;
+* a request that changes state (any method but GET and HEAD) sent from another site (its
+  ``Origin`` is not this server's, or ``Sec-Fetch-Site`` says cross-site) is 403; without the
+  token (``--no-token``, loopback only), so is a request whose ``Host`` is not a loopback name
+  (a page of another site reaching the server through DNS rebinding);
 * stores are addressed by their position in the list the command line gave, runs by the id the
   store holds, evidence files by the name the run's manifest seals, each resolved inside its
   store's folder (``sources.inside``);
@@ -20,7 +24,7 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, quote, urlencode
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import jinja2
 from starlette.applications import Starlette
@@ -42,6 +46,38 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self';
        "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 HEADERS = {"content-security-policy": CSP, "x-content-type-options": "nosniff", "referrer-policy": "no-referrer",
            "x-frame-options": "DENY", "cache-control": "no-store"}
+
+
+SAFE_METHODS = ("GET", "HEAD")
+
+
+def _split(url: str) -> tuple[str, str]:
+    """(host:port as written, host name) of a URL or of ``//`` + a Host header; ("", "") if unreadable."""
+    try:
+        parts = urlsplit(url)
+        return parts.netloc.lower(), parts.hostname or ""
+    except ValueError:
+        return "", ""
+
+
+def _foreign(method: str, headers: dict[str, str], token: str | None) -> str | None:
+    """Why a request must be refused as coming from another site, or None."""
+    from clinbench.agents.egress import is_loopback
+
+    host = headers.get("host", "")
+    name = _split(f"//{host}")[1]
+    if token is None and not (is_loopback(name) or name.endswith(".localhost")):
+        return f"forbidden: Host {host[:80]!r} is not this machine (serve without a token answers loopback names only)"
+    if method in SAFE_METHODS:
+        return None
+    # the browser says where a request comes from: Sec-Fetch-Site, else Origin (a form posted from a page
+    # served with Referrer-Policy no-referrer, as these are, carries Origin "null": Sec-Fetch-Site decides)
+    site, origin = headers.get("sec-fetch-site"), headers.get("origin")
+    if site is not None:
+        foreign = site not in ("same-origin", "none")
+    else:
+        foreign = origin is not None and not (host and _split(origin)[0] == host.lower())
+    return "forbidden: a request that changes state must come from this server's own pages" if foreign else None
 
 
 class Guard:
@@ -77,6 +113,11 @@ class Guard:
         texts = (scope["path"], raw.decode("latin-1").lower().replace("%2e", "."))
         if any(".." in t.replace("\\", "/").split("/") for t in texts):
             await self._plain(404, "not found", send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        refused = _foreign(scope.get("method", "GET"), headers, self.token)
+        if refused:
+            await self._plain(403, refused, send)
             return
         allowed, from_query = self._authorised(scope)
         if not allowed:
