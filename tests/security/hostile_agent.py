@@ -153,6 +153,12 @@ elif attack == "disk-fill":
     for i in range(CFG["disk_fill_files"]):
         fill(f"fill-{i}.bin", 4 << 20)
     time.sleep(20)  # the watchdog ends the run before this
+elif attack == "sparse-fill":
+    report()
+    for i in range(CFG["disk_fill_files"]):  # files of holes: no disk blocks, 4 MiB each to any copy of them
+        with open(f"sparse-{i}.bin", "wb") as fh:
+            fh.truncate(4 << 20)
+    time.sleep(20)  # the watchdog ends the run before this
 elif attack == "tmp-fill":
     report()
     for i in range(16):  # files under the file-size limit, together past the size of /tmp

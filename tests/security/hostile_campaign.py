@@ -38,7 +38,7 @@ ATTACKS = [
     "honest", "symlink-earlier-run", "symlink-relative", "symlink-proc-environ", "symlink-source-db",
     "symlink-results-store", "fifo-output", "dir-output", "hardlink-outside", "hardlink-inside", "sparse-huge",
     "over-cap", "user-folder", "rewrite-transcript", "fd-inheritance", "proc-probe", "cleanup-trap", "fork-bomb",
-    "memory-hog", "disk-fill", "tmp-fill", "stdout-flood", "dns", "raw-sockets", "abstract-socket", "proxy-smuggling",
+    "memory-hog", "disk-fill", "sparse-fill", "tmp-fill", "stdout-flood", "dns", "raw-sockets", "abstract-socket", "proxy-smuggling",
     "deep-json", "huge-int-json", "terminal-escape", "wide-header", "resource-words",
     "egress-flood", "connection-flood", "inode-fill", "tmp-inode-fill",
 ]

@@ -46,6 +46,13 @@ def test_filling_the_workspace_is_stopped_by_the_disk_limit(hostile):
 
 
 @pytest.mark.slow
+def test_files_of_holes_count_at_their_size(hostile):
+    # before: ten 4 MiB sparse files (no blocks allocated) passed the 16 MiB watchdog; a sparse output.csv
+    # under a larger --limit output became that many real bytes of evidence when copied
+    _stopped_by(hostile, "sparse-fill", "disk", "16 MiB")
+
+
+@pytest.mark.slow
 def test_filling_tmp_is_stopped_by_its_size(hostile):
     _stopped_by(hostile, "tmp-fill", "tmp", "8 MiB")
 

@@ -13,6 +13,7 @@ import os
 import resource
 import selectors
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -52,14 +53,14 @@ class ProcessResult:
 
 
 def disk_usage(root: Path) -> int:
-    """Bytes allocated under ``root`` (sparse holes do not count, a hard-linked file counts once),
-    symlinks not followed."""
+    """Bytes under ``root`` as ``workspace_usage`` counts them."""
     return workspace_usage(root)[0]
 
 
 def workspace_usage(root: Path) -> tuple[int, int]:
-    """(bytes allocated, files and folders) under ``root``; a hard-linked file counts once,
-    symlinks are not followed."""
+    """(bytes, files and folders) under ``root``: a file counts what it holds or what a copy of it would
+    hold, whichever is more (its holes count: the output's copy into the evidence writes them as bytes),
+    a hard-linked file counts once, symlinks are not followed."""
     total, count, stack, seen = 0, 0, [str(root)], set()
     while stack:
         try:
@@ -73,7 +74,7 @@ def workspace_usage(root: Path) -> tuple[int, int]:
                     if (st.st_dev, st.st_ino) in seen:
                         continue
                     seen.add((st.st_dev, st.st_ino))
-                    total += st.st_blocks * 512
+                    total += max(st.st_blocks * 512, st.st_size if stat.S_ISREG(st.st_mode) else 0)
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(entry.path)
         except OSError:
