@@ -1,4 +1,4 @@
-"""Per-run accounting in a campaign: usage of failed runs is kept (also across --retry-failed),
+"""Per-run accounting in a campaign: usage of failed runs is kept (also across --retry-agent-failed),
 the cost comes from the price table, model seconds and harness seconds add up to the run."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def test_a_failed_run_keeps_its_usage_and_a_retry_keeps_the_failed_attempts(sofa
     good = [{"tool": "write_output", "arguments": {"sql": target_sql("sofa-24h")}}, {"text": "Done."}]
     with ScriptedServer(good) as srv:
         config = CampaignConfig(db=str(sofa_db), out=str(out), options=AgentOptions(base_url=srv.base_url, prices=str(table)))
-        summary = run_campaign(specs, config, retry_failed=True)
+        summary = run_campaign(specs, config, retry_agent_failed=True)  # the server fixed: the user redoes its failures
     assert summary.by_status == {"ok": 1} and summary.skipped == 1
     redone = next(r for r in Store.open(out).runs() if r["agent"] == "llm")
     assert (redone["status"], redone["reward"], redone["requests"], redone["input_tokens"]) == ("ok", 1.0, 2, 40)

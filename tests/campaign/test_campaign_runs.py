@@ -234,9 +234,18 @@ def test_run_cli_says_where_errors_are_and_how_to_redo_them(tiny_db, tmp_path):
     out = " ".join(res.stdout.split())
     assert "1 run(s) done (1 agent-failed)" in out
     assert "1 agent failure(s): no or unusable output, reward 0: 1 × false exited with status 1" in out
-    assert "rerun the same command with --retry-failed to redo those runs" in out
+    assert "agent failures count as reward 0 and are kept" in out and "--retry-failed" not in out
     (score,) = (tmp_path / "c" / "runs").glob("*/score.json")
     assert json.loads(score.read_text())["run_error"]
+    # --retry-failed redoes harness errors only: re-rolling the agent's own failure (and keeping its successes)
+    # would lift its mean (a coin-flip agent redone until it wins); before, it redid this run
+    args = ("run", "--db", str(tiny_db), "--out", str(tmp_path / "c"), "--tasks", "mimic-meld-24h", "--agent", "command",
+            "--unsafe-no-isolation")
+    again = _cli(*args, "--agent-command", "false", "--retry-failed")
+    assert again.returncode == 0 and "0 run(s) done (nothing to do); 1 already recorded" in " ".join(again.stdout.split())
+    # asked by name (the user fixed a setup fault): redone, and the new record replaces the old
+    fixed = _cli(*args, "--agent-command", "false", "--retry-agent-failed")
+    assert fixed.returncode == 0 and "1 run(s) done (1 agent-failed); 0 already recorded" in " ".join(fixed.stdout.split())
 
 
 def test_a_run_whose_scoring_runs_out_of_memory_is_a_harness_error_not_a_score(tiny_db, tmp_path, monkeypatch):

@@ -36,7 +36,7 @@ from pathlib import Path
 from clinbench.campaign import evidence
 from clinbench.campaign.execute import CampaignConfig, RunResult, StorageFailure, execute_run
 from clinbench.campaign.matrix import RunSpec
-from clinbench.records import STORE_FILE, RunRecord
+from clinbench.records import STORE_FILE, RunRecord, RunStatus
 from clinbench.records.store import Store
 from clinbench.errors import ClinbenchError
 from clinbench.versions import record_versions
@@ -171,10 +171,12 @@ def _interrupts() -> Iterator[list[bool]]:
 
 def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1, executor: str = "local",
                  ray_address: str | None = None, runner: Runner = execute_run,
-                 reporter: Reporter | None = None, retry_failed: bool = False,
+                 reporter: Reporter | None = None, retry_failed: bool = False, retry_agent_failed: bool = False,
                  started: Callable[[], object] | None = None, allow_mixed: bool = False) -> CampaignSummary:
-    """Run every spec not yet recorded in ``config.out`` (and, with ``retry_failed``, those recorded
-    as agent-failed or harness-error: their new record replaces the old); return counts by status.
+    """Run every spec not yet recorded in ``config.out`` (and, with ``retry_failed``, those recorded as
+    harness-error, left out of every statistic; with ``retry_agent_failed``, agent-failed ones too, which
+    counted as reward 0: redoing only those re-rolls an agent's failures, so it is for a setup fault the
+    user fixed); a new record replaces the old; return counts by status.
 
     The campaign is bound to ``config.db`` (``binding``): a store whose runs were scored against
     other data is refused before anything runs. Ctrl-C or SIGTERM stops the runs in flight and
@@ -206,8 +208,10 @@ def run_campaign(specs: list[RunSpec], config: CampaignConfig, *, jobs: int = 1,
                 raise CampaignError(f"{out} {changed[0]}; pass --out a new folder, or --allow-mixed to add runs "
                                     "of this version (comparisons that pool both then need --allow-mixed too)")
         done = store.run_ids()
-        if retry_failed:
-            done -= {r["run_id"] for r in store.runs() if r["status"] != "ok"}
+        redo = ({RunStatus.HARNESS_ERROR} if retry_failed or retry_agent_failed else set()) | (
+            {RunStatus.AGENT_FAILED} if retry_agent_failed else set())
+        if redo:
+            done -= {r["run_id"] for r in store.runs() if r["status"] in redo}
         unique = list(dict.fromkeys(specs))
         todo = [s for s in unique if s.run_id not in done]
         summary = CampaignSummary(planned=len(unique), skipped=len(unique) - len(todo))

@@ -38,6 +38,13 @@ def print_causes(summary, console: Console) -> None:
         console.print(f"{sum(len(ids) for _, ids in groups)} {label}:", highlight=False, soft_wrap=True)
         for cause, ids in groups:
             console.print(f"  {len(ids)} × {cause} (e.g. {ids[0]})", highlight=False, soft_wrap=True)
-    if summary.causes:  # a plain rerun skips recorded runs, failed ones included
-        console.print("evidence of each run is in runs/<run_id>/; after fixing a cause, rerun the same command "
-                      "with --retry-failed to redo those runs", highlight=False, soft_wrap=True)
+    statuses = {s for s, _ in summary.causes}
+    if statuses:  # a plain rerun skips recorded runs, failed ones included
+        console.print("evidence of each run is in runs/<run_id>/", highlight=False, soft_wrap=True)
+    if RunStatus.HARNESS_ERROR in statuses:
+        console.print("after fixing a harness error's cause, rerun the same command with --retry-failed to redo "
+                      "those runs", highlight=False, soft_wrap=True)
+    if RunStatus.AGENT_FAILED in statuses:
+        console.print("agent failures count as reward 0 and are kept: if a setup fault of yours caused them (a wrong "
+                      "key, a broken model server), fix it and run again with a new --out (--retry-agent-failed "
+                      "redoes only the failed runs, which favours the agent)", highlight=False, soft_wrap=True)

@@ -144,7 +144,10 @@ def register(app: typer.Typer) -> None:
                                  help="encounters run at once, in worker processes (default: the machine's cores)"),
         executor: str = typer.Option("local", "--executor", help="local or ray"),
         ray_address: Optional[str] = typer.Option(None, "--ray-address", help="address of a running Ray cluster"),
-        retry_failed: bool = typer.Option(False, "--retry-failed", help="redo runs recorded as agent-failed or harness-error"),
+        retry_failed: bool = typer.Option(False, "--retry-failed", help="redo runs recorded as harness-error"),
+        retry_agent_failed: bool = typer.Option(False, "--retry-agent-failed",
+                                                help="redo agent-failed runs too, after fixing a setup fault (a wrong "
+                                                     "key): re-rolls only the failed attempts; a new --out redoes all"),
         mimic_db: Optional[Path] = typer.Option(None, help="MIMIC-IV DuckDB: lab orders of cases with a hadm_id get the admission's real labevents"),
         max_cases: Optional[int] = typer.Option(None, "--max-cases", min=1, help="run only the first N cases"),
         *, models: dict[str, tuple],
@@ -188,6 +191,7 @@ def register(app: typer.Typer) -> None:
         try:
             summary = run_dx_campaign(selected, configs, out, prices=table, reporter=RichReporter(console), jobs=jobs,
                                       executor=executor, ray_address=ray_address, retry_failed=retry_failed,
+                                      retry_agent_failed=retry_agent_failed,
                                       started=lambda: record_command(out))
         except CampaignInterrupted as exc:
             interrupted(exc)

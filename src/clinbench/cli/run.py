@@ -50,7 +50,8 @@ def run_command(
     variant: str | None = typer.Option(None, "--variant", help="variant agent: which variant of the reference."),
     profile: str | None = typer.Option(None, "--profile", help=PROFILE_HELP),
     scored_columns: str = typer.Option("value", "--scored-columns", help="Columns that count towards the reward: value (the task's value columns, as the paper) or required (also every required non-id column, as M4Bench >= 0.5.3)."),
-    retry_failed: bool = typer.Option(False, "--retry-failed", help="Also redo runs recorded as agent-failed or harness-error."),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="Also redo runs recorded as harness-error (left out of every statistic)."),
+    retry_agent_failed: bool = typer.Option(False, "--retry-agent-failed", help="Also redo runs recorded as agent-failed (reward 0), after fixing a setup fault of yours (a wrong key, a broken model server): this re-rolls only the failed attempts, which favours the agent; a new --out redoes the whole sample."),
     sandbox: str | None = typer.Option(None, "--sandbox", help="Force a sandbox for external agents: bwrap or docker (default: the strongest available)."),
     allow_mixed: bool = typer.Option(False, "--allow-mixed", help="Add runs to a campaign whose runs of an agent were made by another version of it."),
     unsafe_no_isolation: bool = typer.Option(False, "--unsafe-no-isolation", help="Run external agents without a sandbox (runs marked not isolated and not publishable)."),
@@ -111,7 +112,8 @@ def run_command(
                       highlight=False, soft_wrap=True)
     try:  # campaign.json (the command, for the report's provenance) once the campaign is bound to its data
         summary = run_campaign(specs, config, jobs=jobs, executor=executor, ray_address=ray_address,
-                               reporter=RichReporter(console), retry_failed=retry_failed, allow_mixed=allow_mixed,
+                               reporter=RichReporter(console), retry_failed=retry_failed,
+                               retry_agent_failed=retry_agent_failed, allow_mixed=allow_mixed,
                                started=lambda: record_command(out))
     except CampaignInterrupted as exc:
         interrupted(exc)

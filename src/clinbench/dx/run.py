@@ -5,7 +5,7 @@ runner: it plays the encounter, judges the diagnosis and writes the evidence (pr
 transcript.jsonl, ledger.json, roles.json, score.json, manifest.json with the sha256 of each
 file and the full record) into a partial folder. ``campaign.run_campaign`` does the rest, as
 for derivation: the campaign lock, ``versions.json``, resume (recorded runs are skipped;
-``retry_failed`` redoes failed ones), Ctrl-C and SIGTERM (``CampaignInterrupted``), ``jobs``
+``retry_failed`` redoes harness errors, ``retry_agent_failed`` agent failures too), Ctrl-C and SIGTERM (``CampaignInterrupted``), ``jobs``
 worker processes or the Ray executor, publishing the evidence and recording the run, and
 ``clinbench store rebuild`` from the manifests.
 
@@ -314,7 +314,7 @@ def preflight(configs: list[DxConfig]) -> None:
 def run_dx_campaign(cases: list[Case], configs: DxConfig | list[DxConfig], out_dir: str | Path, *,
                     prices: PriceTable | None = None, reporter: Reporter | None = None,
                     progress: Callable[[RunRecord], None] | None = None, jobs: int = 1, executor: str = "local",
-                    ray_address: str | None = None, retry_failed: bool = False,
+                    ray_address: str | None = None, retry_failed: bool = False, retry_agent_failed: bool = False,
                     started: Callable[[], object] | None = None) -> CampaignSummary:
     """Run every (agent, case, trial) not yet in ``out_dir``'s store through the campaign engine."""
     configs = [configs] if isinstance(configs, DxConfig) else list(configs)
@@ -323,6 +323,7 @@ def run_dx_campaign(cases: list[Case], configs: DxConfig | list[DxConfig], out_d
     config = DxCampaignConfig(str(Path(out_dir).resolve()), prices or PriceTable.bundled())
     return run_campaign(specs, config, runner=execute_encounter, jobs=jobs, executor=executor,
                         ray_address=ray_address, reporter=_Progress(reporter, progress), retry_failed=retry_failed,
+                        retry_agent_failed=retry_agent_failed,
                         started=started, allow_mixed=True)
 
 
