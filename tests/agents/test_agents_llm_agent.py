@@ -104,3 +104,29 @@ def test_sql_time_cap_interrupts_a_runaway_query(workspace):
     finally:
         tools.close()
     assert "time limit" in result
+
+
+def test_a_result_python_cannot_hold_is_the_models_error_not_a_harness_error(workspace, tmp_path):
+    # found by a review: INTERVAL 1000000000 DAY raised OverflowError out of the tool, and the run became a
+    # harness error, left out of every statistic and redone by --retry-failed: an agent could drop its failures
+    for sql in ("SELECT INTERVAL 1000000000 DAY AS d", "SELECT stay_id, INTERVAL 1000000000 DAY AS d FROM mimiciv_icu.icustays"):
+        script = [{"tool": "run_sql", "arguments": {"sql": sql}}, {"tool": "write_output", "arguments": {"sql": sql}},
+                  {"text": "Done."}, {"text": "Done."}]
+        with ScriptedServer(script) as srv:
+            outcome = LLMAgent("openai", base_url=srv.base_url, api_key="dummy").run(
+                Workspace.from_dir(workspace), _ctx(tmp_path / str(len(sql))))
+        tool_msgs = [m["content"] for m in srv.requests[-1]["messages"] if m["role"] == "tool"]
+        assert [m.split(":")[0:2] for m in tool_msgs] == [["error", " the result cannot be read"]] * 2, tool_msgs
+        assert outcome.status == "error" and "harness error" not in (outcome.error or "")  # the agent's failure
+
+
+def test_write_output_streams_a_large_result(workspace, tmp_path):
+    tools = WorkspaceTools(workspace / "database.duckdb", workspace / "output.csv", [])
+    try:
+        written = json.loads(tools.call("write_output", {"sql": "SELECT range AS i, range * 2 AS j FROM range(100000)"}))
+        empty = tools.call("write_output", {"sql": "SELECT 1 AS a WHERE false"})
+    finally:
+        tools.close()
+    assert written["rows"] == 100000 and json.loads(empty)["rows"] == 0
+    lines = (workspace / "output.csv").read_text().splitlines()
+    assert lines == ["a"]  # the second call replaced the first, header and all

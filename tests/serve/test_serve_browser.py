@@ -21,7 +21,8 @@ from tests.serve.serve_fixtures import PAYLOADS, build_campaign, build_hostile
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "serve"
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run"]
+               "--disable-component-update", "--disable-sync", "--no-first-run",
+               "--host-resolver-rules=MAP clinic.test 127.0.0.1"]  # a name as on a LAN: not a trustworthy origin
 TOKEN = "test-token-0123456789"
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium "
@@ -285,6 +286,34 @@ def test_a_clinician_plays_a_case_recorded_like_an_agent(page, world):
     assert agents["human:dr-test"]["mean_cost"] == VISIT_FEE + test_cost
     assert agents["human:dr-test"]["mean_tests"] == 3.0  # compared with the agents' tests ordered per case
     assert page.seen["errors"] == [] and page.seen["dialogs"] == []
+
+
+def test_a_clinician_reaching_the_server_by_a_network_name_can_start_a_case(browser, world):
+    # found by a review: from a page served with Referrer-Policy no-referrer, chromium posts forms with
+    # Origin null, and to an origin it does not trust (a LAN name or address, not loopback) it sends no
+    # Sec-Fetch-Site: the cross-site guard refused every clinician's form there (403)
+    context = browser.new_context()
+    context.set_default_timeout(90_000)
+    try:
+        pg = context.new_page()
+        pg.goto(f"http://clinic.test:{world['port']}/play?split=test&token={TOKEN}")
+        case = world["play"].cases("test")[0]
+        pg.fill("#name", "dr-lan")
+        pg.select_option("#case", str(case.case_id))
+        with pg.expect_response(lambda r: r.url.endswith("/play/start")) as started:
+            pg.click("#begin")
+        assert started.value.status == 303
+        assert pg.inner_text("#vignette p") == case.case_summary
+        # a page of another site posting the same form is still refused
+        evil = context.new_page()
+        port = world["port"]
+        evil.set_content(f'<form method="post" action="http://clinic.test:{port}/play/start">'
+                         '<input name="name" value="x"><input name="case_id" value="1"><button id="go">go</button></form>')
+        with evil.expect_response(lambda r: r.url.endswith("/play/start")) as refused:
+            evil.click("#go")
+        assert refused.value.status == 403
+    finally:
+        context.close()
 
 
 def test_the_app_never_wrote_to_the_derivation_store(world):

@@ -54,8 +54,8 @@ def test_a_post_from_another_site_changes_nothing(served):
             assert res.status_code == 403 and "this server's own pages" in res.text, (token, headers)
         assert len(play.sessions()) == (0 if token is None else 1)
         # the server's own page posting its form is served
-        # (chromium sends Origin "null" from a page served with Referrer-Policy no-referrer; the browser test
-        # posts the real forms)
+        # (chromium sent Origin "null" from the server's own pages while they were served with Referrer-Policy
+        # no-referrer; the browser tests post the real forms, by a loopback address and by a network name)
         res = client.post("/play/start", data=form, headers={"origin": "null", "sec-fetch-site": "same-origin"})
         assert res.status_code == 303 and res.headers["location"].startswith("/play/")
         assert len(play.sessions()) == (1 if token is None else 2)

@@ -57,29 +57,45 @@ def disk_usage(root: Path) -> int:
     return workspace_usage(root)[0]
 
 
+MAX_DEPTH = 128  # folders nested deeper than this are not walked: the run counts as over its disk limit
+UNCOUNTABLE = 1 << 62  # bytes and entries of a tree the watchdog could not walk whole: over every limit
+
+
 def workspace_usage(root: Path) -> tuple[int, int]:
     """(bytes, files and folders) under ``root``: a file counts what it holds or what a copy of it would
     hold, whichever is more (its holes count: the output's copy into the evidence writes them as bytes),
-    a hard-linked file counts once, symlinks are not followed."""
-    total, count, stack, seen = 0, 0, [str(root)], set()
-    while stack:
-        try:
-            with os.scandir(stack.pop()) as entries:
-                for entry in entries:
-                    try:
-                        st = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
-                    count += 1
-                    if (st.st_dev, st.st_ino) in seen:
-                        continue
-                    seen.add((st.st_dev, st.st_ino))
-                    total += max(st.st_blocks * 512, st.st_size if stat.S_ISREG(st.st_mode) else 0)
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-        except OSError:
-            continue
-    return total, count
+    a hard-linked file counts once, symlinks are not followed.
+
+    The tree is walked by folder descriptors (``os.fwalk``), so a path longer than PATH_MAX is walked too;
+    a folder that cannot be opened (made unreadable) or is nested past ``MAX_DEPTH`` hides what it holds,
+    so the whole count is ``UNCOUNTABLE`` (over every limit). A name removed while it is walked is skipped."""
+    total, count, seen, hidden = 0, 0, set(), []
+
+    def failed(exc: OSError) -> None:
+        if not isinstance(exc, FileNotFoundError):  # gone meanwhile: nothing to count
+            hidden.append(exc)
+
+    top = os.fspath(root)
+    depth0 = top.rstrip(os.sep).count(os.sep)
+    try:
+        for folder, dirs, files, fd in os.fwalk(top, onerror=failed, follow_symlinks=False):
+            if dirs and folder.count(os.sep) - depth0 >= MAX_DEPTH:
+                return UNCOUNTABLE, UNCOUNTABLE
+            for name in dirs + files:
+                try:
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                count += 1
+                if (st.st_dev, st.st_ino) in seen:
+                    continue
+                seen.add((st.st_dev, st.st_ino))
+                total += max(st.st_blocks * 512, st.st_size if stat.S_ISREG(st.st_mode) else 0)
+    except FileNotFoundError:  # the workspace itself is gone
+        return 0, 0
+    except OSError:  # the workspace itself, or a name in it, cannot be read
+        return UNCOUNTABLE, UNCOUNTABLE
+    return (UNCOUNTABLE, UNCOUNTABLE) if hidden else (total, count)
 
 
 def sandbox_tmp_inodes(pid: int) -> int:
@@ -169,8 +185,8 @@ def run_process(argv: list[str], env: dict[str, str], *, cwd: Path, stdout_path:
                     if limit:
                         _stop(proc, on_stop)
                         continue
-                    # a huge tree is walked less often
-                    next_disk = time.monotonic() + max(0.5, 10 * (time.monotonic() - now))
+                    # a huge tree is walked less often, but at least once a second
+                    next_disk = time.monotonic() + min(1.0, max(0.5, 10 * (time.monotonic() - now)))
                 for key, _ in sel.select(timeout=0.1):
                     name = key.data
                     try:

@@ -15,6 +15,7 @@ import decimal
 import json
 import threading
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from clinbench.agents.llm_clients import ToolSpec
@@ -123,9 +124,14 @@ class WorkspaceTools:
         except duckdb.Error as exc:
             return f"error: {str(exc).splitlines()[0][:500]}"
 
-    def _query(self, sql: str, limit: int | None = None) -> tuple[list[str], list[tuple], int]:
+    def _query(self, sql: str, limit: int | None = None, sink: Callable[[list[str], list[tuple]], None] | None = None,
+               ) -> tuple[list[str], list[tuple], int]:
         """Column names, rows and the row count; with ``limit`` only that many rows are kept (the rest
-        are counted in batches and dropped, so a huge result cannot fill the harness's memory)."""
+        are counted in batches and dropped, so a huge result cannot fill the harness's memory); with
+        ``sink`` every row is handed to it, a batch at a time, and none is kept.
+
+        The query is the model's: its errors, its time limit and a result Python cannot hold (an
+        INTERVAL of a billion days, a year past 9999) are the model's, a ``ToolError``."""
         if self._con is None:
             raise ToolError("this workspace has no database")
         if not isinstance(sql, str) or not sql.strip():
@@ -137,18 +143,24 @@ class WorkspaceTools:
             if cur.description is None:
                 return [], [], 0
             names = [d[0] for d in cur.description]
-            if limit is None:
-                rows = cur.fetchall()
-                return names, rows, len(rows)
-            rows = cur.fetchmany(limit)
+            rows = cur.fetchmany(limit if limit is not None else _COUNT_BATCH)
             total = len(rows)
+            if sink is not None:
+                sink(names, rows)
+                rows = []
             while batch := cur.fetchmany(_COUNT_BATCH):
                 total += len(batch)
+                if sink is not None:
+                    sink(names, batch)
+                elif limit is None:
+                    rows += batch
             return names, rows, total
         except duckdb.InterruptException as exc:
             raise ToolError(f"query stopped after the {self.time_limit_seconds:g} s time limit; make it cheaper") from exc
         except duckdb.Error as exc:
             raise ToolError(str(exc).splitlines()[0][:500]) from exc
+        except (OverflowError, ValueError, UnicodeError, TypeError) as exc:  # DuckDB's value to Python's
+            raise ToolError(f"the result cannot be read: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}") from exc
         finally:
             timer.cancel()
 
@@ -195,11 +207,15 @@ class WorkspaceTools:
         return (skill / "SKILL.md").read_text(encoding="utf-8")
 
     def tool_write_output(self, sql: str) -> str:
-        names, rows, _ = self._query(sql)
-        if not names:
-            raise ToolError("write_output needs a query that returns rows (a SELECT)")
         with atomic_path(self.output_csv) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
             writer = csv.writer(fh)
-            writer.writerow(names)
-            writer.writerows([_cell(v) for v in r] for r in rows)
-        return json.dumps({"written": self.output_csv.name, "rows": len(rows), "columns": names})
+
+            def write(names: list[str], rows: list[tuple]) -> None:  # a batch at a time: never held whole
+                if fh.tell() == 0:
+                    writer.writerow(names)
+                writer.writerows([_cell(v) for v in r] for r in rows)
+
+            names, _, total = self._query(sql, sink=write)
+            if not names:
+                raise ToolError("write_output needs a query that returns rows (a SELECT)")
+        return json.dumps({"written": self.output_csv.name, "rows": total, "columns": names})

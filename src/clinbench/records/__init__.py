@@ -102,7 +102,7 @@ USAGE_COLUMNS: dict[str, str] = {
     "model_seconds": "DOUBLE",  # time spent waiting for the model
     "harness_seconds": "DOUBLE",  # the rest of the run: workspace, tools, sandbox, scoring
     "reported_cost": "DOUBLE",  # the agent CLI's own dollar estimate (runs.cost is from the price table)
-    "earlier_input_tokens": "BIGINT",  # failed attempts replaced by --retry-failed
+    "earlier_input_tokens": "BIGINT",  # failed attempts replaced by --retry-failed / --retry-agent-failed
     "earlier_output_tokens": "BIGINT",
     "earlier_requests": "INTEGER",
 }

@@ -6,7 +6,7 @@ Tables:
   audit verdict (``publishable``, ``flag_reason``).
 * ``column_scores``: per scored column of a derive run, match rate and normalised MAE.
 * ``usage``: model tokens and requests of a run, model vs harness seconds, the CLI's own cost
-  guess, and the usage of earlier failed attempts that ``--retry-failed`` replaced.
+  guess, and the usage of earlier failed attempts that ``--retry-failed`` or ``--retry-agent-failed`` replaced.
 * ``data_binding``: the data the campaign is bound to, one row per task reference
   (``clinbench.campaign.binding``).
 
@@ -149,7 +149,7 @@ def _lit(text: str) -> str:
 
 
 def _carry_failed_usage(con: duckdb.DuckDBPyConnection, runs: list[RunRecord]) -> None:
-    """A failed run being replaced (``--retry-failed``) leaves its tokens in the new record's ``earlier_*``
+    """A failed run being replaced (``--retry-failed``, ``--retry-agent-failed``) leaves its tokens in the new record's ``earlier_*``
     (one query for all of ``runs``)."""
     with_usage = {run.run_id: run for run in runs if run.usage is not None}
     if not with_usage:

@@ -44,7 +44,7 @@ HERE = Path(__file__).parent
 COOKIE = "clinbench_token"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
        "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
-HEADERS = {"content-security-policy": CSP, "x-content-type-options": "nosniff", "referrer-policy": "no-referrer",
+HEADERS = {"content-security-policy": CSP, "x-content-type-options": "nosniff", "referrer-policy": "same-origin",
            "x-frame-options": "DENY", "cache-control": "no-store"}
 
 
@@ -70,8 +70,9 @@ def _foreign(method: str, headers: dict[str, str], token: str | None) -> str | N
         return f"forbidden: Host {host[:80]!r} is not this machine (serve without a token answers loopback names only)"
     if method in SAFE_METHODS:
         return None
-    # the browser says where a request comes from: Sec-Fetch-Site, else Origin (a form posted from a page
-    # served with Referrer-Policy no-referrer, as these are, carries Origin "null": Sec-Fetch-Site decides)
+    # the browser says where a request comes from: Sec-Fetch-Site (sent to trustworthy origins: loopback), else
+    # Origin (the pages are served with Referrer-Policy same-origin: no-referrer made chromium send Origin "null"
+    # from the server's own forms, and no Sec-Fetch-Site to a LAN address)
     site, origin = headers.get("sec-fetch-site"), headers.get("origin")
     if site is not None:
         foreign = site not in ("same-origin", "none")
