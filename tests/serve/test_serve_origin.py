@@ -34,8 +34,10 @@ def test_without_a_token_only_loopback_names_are_answered(served):
     client = _client(sources, play, None)
     assert client.get("/").status_code == 200
     assert client.get("/", headers={"host": "localhost:8765"}).status_code == 200
-    assert client.get("/", headers={"host": "[::1]:8765"}).status_code == 200
-    for host in ("evil.example", "evil.example:8765", "127.0.0.1.evil.example", "", "[::1"):
+    for host in ("[::1]:8765", "localhost.:8765", "[::ffff:127.0.0.1]:8765", "app.localhost:8765"):
+        assert client.get("/", headers={"host": host}).status_code == 200, host
+    for host in ("evil.example", "evil.example:8765", "127.0.0.1.evil.example", "", "[::1", "[::ffff:10.0.0.1]",
+                 "localhost.evil.example"):
         res = client.get("/", headers={"host": host})
         assert res.status_code == 403 and "is not this machine" in res.text, host
 

@@ -21,6 +21,7 @@ Safety rules (transcripts, column names and model names are written by hostile a
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
 from pathlib import Path
 from typing import Any
@@ -60,13 +61,22 @@ def _split(url: str) -> tuple[str, str]:
         return "", ""
 
 
+def _mapped_loopback(name: str) -> bool:
+    """``::ffff:127.0.0.1``: an IPv4 loopback address written as IPv6."""
+    try:
+        mapped = ipaddress.IPv6Address(name).ipv4_mapped
+    except ValueError:
+        return False
+    return mapped is not None and mapped.is_loopback
+
+
 def _foreign(method: str, headers: dict[str, str], token: str | None) -> str | None:
     """Why a request must be refused as coming from another site, or None."""
     from clinbench.agents.egress import is_loopback
 
     host = headers.get("host", "")
-    name = _split(f"//{host}")[1]
-    if token is None and not (is_loopback(name) or name.endswith(".localhost")):
+    name = _split(f"//{host}")[1].rstrip(".")  # "localhost." is localhost
+    if token is None and not (is_loopback(name) or name.endswith(".localhost") or _mapped_loopback(name)):
         return f"forbidden: Host {host[:80]!r} is not this machine (serve without a token answers loopback names only)"
     if method in SAFE_METHODS:
         return None
