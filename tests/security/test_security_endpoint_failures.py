@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 import json
+import time
 import textwrap
 
 from clinbench.agents.factory import AgentOptions
@@ -111,23 +112,19 @@ def test_a_slow_endpoint_is_never_evidence_against_it(tmp_path, monkeypatch):
 
 @needs_bwrap
 @pytest.mark.slow
-def test_a_rate_limit_the_agents_own_requests_may_have_caused_is_waited_out_before_blaming_the_endpoint(tmp_path,
-                                                                                                   monkeypatch):
-    # an agent that floods a shared key's quota until HTTP 429, then fails: the harness's check straight after
-    # met the same limit, so the run was a harness error, left out of the statistics and redone by --retry-failed
-    # (found by a hostile review). Now the check waits the limit out (Retry-After) and asks again
+def test_a_rate_limit_is_never_the_endpoints_failure_whatever_its_window(tmp_path, monkeypatch):
+    # an agent that floods a shared key's quota until HTTP 429, then fails: the harness's check after it met the
+    # same limit, so the run was a harness error, left out of the statistics and redone by --retry-failed (found by
+    # a hostile review). A wait of the limit's Retry-After (at most 120 s) fixed short windows only: a longer
+    # window still did it (a later review). A 429 is an endpoint that answered: the run is the agent's failure
     monkeypatch.setenv("CLINBENCH_CACHE", str(tmp_path / "cache"))
-    with RateLimitedServer(limit=3, window=2.0) as srv:  # the agent's 4th request is refused, and the check after it
-        row = _campaign(tmp_path / "a", srv.port, ["flood"])["flood"]
-    assert (row["status"], row["reward"]) == ("agent-failed", 0.0), row["error"]
-    assert [e["status"] for e in _egress(tmp_path / "a", row)] == [200, 200, 200, 429]  # the evidence it failed on
-    from clinbench.agents import attribution
-
-    monkeypatch.setattr(attribution, "RATE_LIMIT_WAIT_MAX", 1.0)  # a minute's Retry-After, waited for 1 s here
-    with RateLimitedServer(limit=1, window=60.0) as srv:  # a limit that outlasts the agent's requests: the endpoint's
-        row = _campaign(tmp_path / "b", srv.port, ["flood"])["flood"]
-    assert row["status"] == "harness-error" and row["reward"] is None, row["error"]
-    assert "the harness's own check after the run failed too (HTTP 429)" in row["error"]
+    for name, limit, window in (("short", 3, 2.0), ("hour", 1, 3600.0)):
+        with RateLimitedServer(limit=limit, window=window) as srv:  # the agent's next request is refused, and the check
+            started = time.monotonic()
+            row = _campaign(tmp_path / name, srv.port, ["flood"])["flood"]
+        assert (row["status"], row["reward"]) == ("agent-failed", 0.0), (name, row["error"])
+        assert [e["status"] for e in _egress(tmp_path / name, row)][-1] == 429  # the evidence it failed on
+        assert time.monotonic() - started < 60  # no wait for a limit to pass
 
 
 def test_a_rate_limit_never_stops_a_run_as_the_endpoint_down():
@@ -138,14 +135,3 @@ def test_a_rate_limit_never_stops_a_run_as_the_endpoint_down():
     assert EndpointWatch(failing_for=lambda: 120.0, check=lambda: "HTTP 429", seconds=60.0)() is None
     stopped = EndpointWatch(failing_for=lambda: 120.0, check=lambda: "connection refused (x)", seconds=60.0)()
     assert stopped.startswith("stopped after 120 s in which the model endpoint answered no request")
-
-
-@pytest.mark.parametrize("header, wait", [("5", 5.0), ("nan", None), ("inf", None), ("-1e999", None),
-                                          ("Wed, 21 Oct 2015 07:28:00 GMT", None)])
-def test_a_rate_limits_retry_after_is_read_as_seconds_or_left_to_the_default(header, wait):
-    # NaN would have made the wait raise (time.sleep(nan)); an HTTP date or infinity takes the default wait
-    from clinbench.agents.attribution import RATE_LIMITED, _probe
-
-    step = {"status": 429, "body": {"error": {"message": "slow down"}}, "headers": {"retry-after": header}}
-    with ScriptedServer([step], wires=("chat",)) as srv:
-        assert _probe(srv.base_url, chat=True, model="m", api_key=None) == (RATE_LIMITED, wait)

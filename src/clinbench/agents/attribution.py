@@ -9,10 +9,11 @@ A run that failed is the endpoint's (``harness-error``: left out of statistics, 
 2. and after the run the harness checks the endpoint with a request of its own (no agent or
    model bytes in it), which fails too.
 
-A rate limit (HTTP 429) can be the agent's own doing: its requests can use up the key's quota, so the
-harness's check fails too. A run is not stopped for one while it runs, and after it the harness waits out
-the limit (the endpoint's Retry-After, at most ``RATE_LIMIT_WAIT_MAX`` seconds) before checking again: only
-a limit that outlasts the agent's requests is the endpoint's.
+A rate limit (HTTP 429) is an endpoint that answered: it is never the endpoint's failure. The agent's own
+requests use the key's quota (an agent could flood it until the harness's check is refused too, and so
+turn its failure into a harness error, whatever the limit's window), as its tokens and time are its own;
+a run is not stopped for one while it runs either. A quota used up by another user of the key is the
+user's setup, like a wrong key: the runs fail as the agent's, and a new ``--out`` redoes them.
 
 A slow or silent endpoint is never evidence: an agent can keep a model busy past any timeout
 (a huge prompt on a one-slot server), so a request or check that timed out proves nothing and
@@ -26,14 +27,10 @@ sent that the endpoint refused (a bogus body, a huge prompt) stays the agent's f
 from __future__ import annotations
 
 import json
-import math
-import time
 from pathlib import Path
 
 CHECK_TIMEOUT_SECONDS = 5.0
-RATE_LIMITED = "HTTP 429"  # the check's reason for a rate limit
-RATE_LIMIT_WAIT = 30.0  # seconds waited before checking again after a rate limit without Retry-After
-RATE_LIMIT_WAIT_MAX = 120.0
+RATE_LIMITED = "HTTP 429"  # the check's reason for a rate limit: the endpoint answered
 # A run whose model endpoint has answered nothing for this long (and fails the harness's own check)
 # is stopped as the endpoint's failure instead of waiting out its timeout (--endpoint-down).
 ENDPOINT_DOWN_SECONDS = 60.0
@@ -123,11 +120,6 @@ class EndpointWatch:
 
 def check_endpoint(base_url: str, *, chat: bool, model: str | None, api_key: str | None) -> str | None:
     """Why the endpoint fails the harness's own request now, or None when it answers."""
-    return _probe(base_url, chat=chat, model=model, api_key=api_key)[0]
-
-
-def _probe(base_url: str, *, chat: bool, model: str | None, api_key: str | None) -> tuple[str | None, float | None]:
-    """(``check_endpoint``'s reason, the seconds a rate limit asks to wait: its Retry-After, when given)."""
     import httpx
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -140,20 +132,16 @@ def _probe(base_url: str, *, chat: bool, model: str | None, api_key: str | None)
             else:
                 resp = client.get(base_url, headers=headers)
     except httpx.TimeoutException:
-        return None, None  # busy is not down (the agent's own request may hold the model)
+        return None  # busy is not down (the agent's own request may hold the model)
     except httpx.HTTPError as exc:
         from clinbench.agents.egress import upstream_reason
 
-        return upstream_reason(exc), None
+        return upstream_reason(exc)
     if resp.status_code == 429:
-        try:
-            wait = float(resp.headers.get("retry-after", ""))
-        except ValueError:  # absent, or an HTTP date: the default wait
-            wait = None
-        return RATE_LIMITED, wait if wait is not None and math.isfinite(wait) else None
+        return RATE_LIMITED
     if resp.status_code >= 500:
-        return f"HTTP {resp.status_code}", None
-    return None, None
+        return f"HTTP {resp.status_code}"
+    return None
 
 
 def endpoint_failure(egress_log: Path, base_url: str, *, chat: bool, model: str | None, api_key: str | None) -> str | None:
@@ -161,10 +149,7 @@ def endpoint_failure(egress_log: Path, base_url: str, *, chat: bool, model: str 
     seen = failed_on_endpoint(log_entries(egress_log))
     if seen is None:
         return None
-    now, wait = _probe(base_url, chat=chat, model=model, api_key=api_key)
-    if now == RATE_LIMITED:  # perhaps the agent's own requests: wait the limit out, then ask again
-        time.sleep(min(max(wait if wait is not None else RATE_LIMIT_WAIT, 0.0), RATE_LIMIT_WAIT_MAX))
-        now = check_endpoint(base_url, chat=chat, model=model, api_key=api_key)
-    if now is None:
+    now = check_endpoint(base_url, chat=chat, model=model, api_key=api_key)
+    if now is None or now == RATE_LIMITED:  # it answered: a rate limit is the quota the run used, not an outage
         return None
     return f"model endpoint failed: {seen}; the harness's own check after the run failed too ({now})"
