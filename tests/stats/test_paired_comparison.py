@@ -114,28 +114,30 @@ def test_by_model(hand_csv):
 
 @pytest.mark.slow
 def test_flagged_runs_excluded_unless_asked(tmp_path):
-    """A flagged no-skill run of mimic-sofa-24h with reward 0: excluded, nothing changes; included,
-    that task's A mean becomes (0.5 + 0.7 + 0)/3 = 0.4 and its delta 0.5, so delta = (0.5+0.1−0.1)/3."""
+    """A flagged no-skill run of mimic-sofa-24h (codex/m1) with reward 0: excluded, nothing changes; included,
+    that task's m1 cell under A is (0.5 + 0)/2 = 0.25, its A mean (0.25 + 0.7)/2 = 0.475 and its delta
+    0.425, so delta = (0.425+0.1−0.1)/3."""
     store = write_hand_store(tmp_path / "campaign")
     kept = analyse(store, "no-skill:with-skill")
     assert kept.delta == pytest.approx(0.1) and kept.flagged_excluded == 1 and kept.runs_a == 6
     allr = analyse(store, "no-skill:with-skill", include_flagged=True)
-    assert allr.delta == pytest.approx(0.5 / 3) and allr.runs_a == 7
+    assert allr.delta == pytest.approx(0.425 / 3) and allr.runs_a == 7
     assert allr.strict_a.runs == 7
 
 
 def test_a_run_flagged_for_its_agents_conduct_counts_as_0_never_excluded(tmp_path):
     """An agent that peeks at the reference (or floods its log, writes outside its workspace...) in a run it
     would fail must not take that run out of the numbers: flagged and charged, the no-skill sofa run stored with
-    reward 1.0 counts as 0, as a failure, so that task's A mean is (0.5 + 0.7 + 0)/3 and delta = (0.5+0.1−0.1)/3.
+    reward 1.0 counts as 0, as a failure, so that task's codex/m1 cell under A is (0.5 + 0)/2, its A mean
+    (0.25 + 0.7)/2 = 0.475 and delta = (0.425+0.1−0.1)/3.
     Before, it was left out like any flagged run, and the condition's mean rose by misbehaving."""
     store = write_hand_store(tmp_path / "campaign", flagged=False)
     with duckdb.connect(str(store / "results.duckdb")) as con:
-        con.execute("INSERT INTO runs (run_id, benchmark, task, condition, schema, model, trial, status, reward, strict, "
-                    "publishable, flag_reason, flag_charged) VALUES ('x-peeked', 'derive', 'mimic-sofa-24h', 'no-skill', "
-                    "'native', 'm1', 2, 'ok', 1.0, TRUE, FALSE, 'transcript mentions target_sofa_24h', TRUE)")
+        con.execute("INSERT INTO runs (run_id, benchmark, task, condition, schema, agent, model, trial, status, reward, "
+                    "strict, publishable, flag_reason, flag_charged) VALUES ('x-peeked', 'derive', 'mimic-sofa-24h', "
+                    "'no-skill', 'native', 'codex', 'm1', 2, 'ok', 1.0, TRUE, FALSE, 'transcript mentions target_sofa_24h', TRUE)")
     charged = analyse(store, "no-skill:with-skill")
-    assert charged.delta == pytest.approx(0.5 / 3) and charged.runs_a == 7 and charged.strict_a.runs == 7
+    assert charged.delta == pytest.approx(0.425 / 3) and charged.runs_a == 7 and charged.strict_a.runs == 7
     assert (charged.flagged_excluded, charged.flagged_charged) == (0, 1)
     as_stored = analyse(store, "no-skill:with-skill", include_flagged=True)  # asked for: as recorded
     assert as_stored.runs_a == 7 and as_stored.flagged_charged == 0 and as_stored.delta < charged.delta
@@ -151,11 +153,11 @@ def test_store_and_csv_agree(tmp_path, hand_csv):
 
 
 def test_missing_reward_counts_as_zero(tmp_path):
-    path = write_hand_csv(tmp_path / "r.csv", extra=[dict(task="mimic-meld-24h", condition="with-skill", model="m3", trial=1,
+    path = write_hand_csv(tmp_path / "r.csv", extra=[dict(task="mimic-meld-24h", condition="with-skill", model="m2", trial=2,
                                                          reward="", strict="", publishable=True, schema="native")])
     c = analyse(path, "no-skill:with-skill")
-    # meld B = (0.6 + 0.8 + 0)/3 = 0.4667, delta −0.3333; headline (0.3 + 0.1 − 0.3333)/3
-    assert c.delta == pytest.approx((0.3 + 0.1 + (1.4 / 3 - 0.8)) / 3)
+    # meld B: m1 0.6, m2 (0.8 + 0)/2 = 0.4 → 0.5, delta −0.3; headline (0.3 + 0.1 − 0.3)/3
+    assert c.delta == pytest.approx(0.1 / 3)
     assert c.missing_reward == 1 and c.strict_b.runs == 7 and c.strict_b.passed == 3
 
 
@@ -375,3 +377,67 @@ def test_negative_draws_are_a_one_line_error(hand_csv, option):
                          capture_output=True, text=True)
     assert out.returncode == 2
     assert out.stderr.strip() == "error: draws must be at least 1 (got -5); pass a positive --draws"
+
+
+def _csv(path, text):
+    path.write_text(text)
+    return path
+
+
+def test_runs_pair_within_agent_model_cells(tmp_path):
+    """Two agents, equal under both conditions on every task (reference 1, empty 0). On mimic-sofa-24h the
+    harness failed empty's with-skill run, on mimic-meld-24h empty's with-skill run is missing. Pooling every run
+    of a side gave sofa A (1+0)/2 = 0.5, B 1.0, meld likewise: delta +0.5 where each agent's is 0. Paired within
+    cells: sofa and meld pair reference only (1 → 1), raw pairs both (0.5 → 0.5): delta 0, 0 of 3 improving,
+    2 cells (empty on sofa and meld) left out with their 3 runs."""
+    path = _csv(tmp_path / "he.csv", "task,condition,agent,model,trial,reward,status\n"
+                "mimic-sofa-24h,no-skill,reference,-,0,1,ok\nmimic-sofa-24h,with-skill,reference,-,0,1,ok\n"
+                "mimic-sofa-24h,no-skill,empty,-,0,0,agent-failed\nmimic-sofa-24h,with-skill,empty,-,0,,harness-error\n"
+                "mimic-meld-24h,no-skill,reference,-,0,1,ok\nmimic-meld-24h,with-skill,reference,-,0,1,ok\n"
+                "mimic-meld-24h,no-skill,empty,-,0,0,ok\nmimic-meld-24h,no-skill,empty,-,1,0,ok\n"
+                "mimic-sofa-24h-raw,no-skill,reference,-,0,1,ok\nmimic-sofa-24h-raw,with-skill,reference,-,0,1,ok\n"
+                "mimic-sofa-24h-raw,no-skill,empty,-,0,0,ok\nmimic-sofa-24h-raw,with-skill,empty,-,0,0,ok\n")
+    c = analyse(path, "no-skill:with-skill", by="agent")
+    assert (c.delta, c.improving, c.tasks) == (0.0, 0, 3)
+    assert (c.mean_a, c.mean_b) == (pytest.approx(2.5 / 3), pytest.approx(2.5 / 3))
+    assert (c.cells_left_out, c.runs_left_out, c.runs_a, c.runs_b) == (2, 3, 4, 4)
+    assert {g.value: g.delta for g in c.groups} == {"empty": 0.0, "reference": 0.0}
+    out = subprocess.run([sys.executable, "-m", "clinbench", "stats", str(path), "--draws", "100",
+                          "--permutation-draws", "100"], capture_output=True, text=True, check=True).stdout
+    assert "2 agent/model cells run under one side only left out (3 runs)" in " ".join(out.split())
+
+
+def test_a_cell_weighs_the_same_whatever_its_trials(tmp_path):
+    """m1 ran 3 trials under A (0, 0, 0) and 1 under B (1); m2 1 trial each (1 → 1). Cells: m1 0 → 1, m2 1 → 1:
+    A = (0 + 1)/2 = 0.5, B = 1, delta +0.5 (pooling runs gave A = 1/4, delta +0.75)."""
+    path = _csv(tmp_path / "w.csv", "task,condition,model,trial,reward\n"
+                "mimic-sofa-24h,no-skill,m1,0,0\nmimic-sofa-24h,no-skill,m1,1,0\nmimic-sofa-24h,no-skill,m1,2,0\n"
+                "mimic-sofa-24h,with-skill,m1,0,1\nmimic-sofa-24h,no-skill,m2,0,1\nmimic-sofa-24h,with-skill,m2,0,1\n")
+    c = analyse(path, "no-skill:with-skill")
+    assert (c.mean_a, c.mean_b, c.delta) == (0.5, 1.0, 0.5)
+
+
+def test_equal_rewards_in_another_order_are_no_improvement(tmp_path):
+    """No-skill 0.3, 0.2, 0.1 and with-skill 0.1, 0.2, 0.3 have the same mean: delta 0, not 2.8e-17 counted
+    as an improving task."""
+    path = _csv(tmp_path / "o.csv", "task,condition,model,trial,reward\n"
+                "mimic-meld-24h,no-skill,m,0,0.3\nmimic-meld-24h,no-skill,m,1,0.2\nmimic-meld-24h,no-skill,m,2,0.1\n"
+                "mimic-meld-24h,with-skill,m,0,0.1\nmimic-meld-24h,with-skill,m,1,0.2\nmimic-meld-24h,with-skill,m,2,0.3\n"
+                "mimic-sofa-24h,no-skill,m,0,0.5\nmimic-sofa-24h,with-skill,m,0,0.5\n")
+    c = analyse(path, "no-skill:with-skill")
+    assert (c.delta, c.improving) == (0.0, 0)
+    assert [t.delta for t in c.per_task] == [0.0, 0.0]
+
+
+def test_one_paired_task_has_no_interval(tmp_path):
+    """One task (0.2, 0.4 → 0.9, 0.7: delta +0.5) is nothing to resample: no task-cluster CI, printed "—",
+    never [+0.500, +0.500]; the same for a --by row of one task."""
+    path = _csv(tmp_path / "one.csv", "task,condition,model,trial,reward,key_f1\n"
+                "mimic-meld-24h,no-skill,m,0,0.2,1\nmimic-meld-24h,no-skill,m,1,0.4,1\n"
+                "mimic-meld-24h,with-skill,m,0,0.9,1\nmimic-meld-24h,with-skill,m,1,0.7,0.5\n")
+    c = analyse(path, "no-skill:with-skill", by="model")
+    assert c.delta == pytest.approx(0.5) and c.ci_task is None and c.key_f1.ci_task is None
+    assert c.groups[0].ci_task is None
+    out = subprocess.run([sys.executable, "-m", "clinbench", "stats", str(path), "--draws", "100",
+                          "--permutation-draws", "100"], capture_output=True, text=True, check=True).stdout
+    assert "95% CI, task-cluster —" in " ".join(out.split())

@@ -32,7 +32,7 @@ ALLOW_MIXED = typer.Option(False, "--allow-mixed", help="compare even when the r
 
 def print_comparison(c, console: Console) -> None:
     from clinbench.report.terminal import Col, print_table
-    from clinbench.stats.formatting import ci_text, p_text, signed, strict_text
+    from clinbench.stats.formatting import ci_text, left_out_text, p_text, signed, strict_text
 
     a, b = c.condition_a, c.condition_b
     level = f"{c.level:.0%}"
@@ -61,7 +61,8 @@ def print_comparison(c, console: Console) -> None:
         f"bootstrap: {c.draws:,} draws, seed {c.seed}; sign-flip: {c.permutation_draws:,} draws; per-task CIs: "
         f"{c.task_draws:,} draws over each task's runs; {c.flagged_excluded} flagged runs excluded; "
         f"{c.flagged_charged} flagged for their agent's conduct counted as 0; "
-        f"{c.missing_reward} agent failures without a reward counted as 0; {c.harness_errors} harness errors left out",
+        f"{c.missing_reward} agent failures without a reward counted as 0; {c.harness_errors} harness errors left out; "
+        f"{left_out_text(c)}",
         highlight=False,
     )
     if c.unpaired_tasks:

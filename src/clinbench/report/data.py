@@ -129,7 +129,8 @@ def make_figures(c: Comparison) -> dict[str, str]:
     level = f"{c.level:.0%}"
     rows = [ForestRow(r.task, r.delta, r.ci.lo if r.ci else None, r.ci.hi if r.ci else None, r.family)
             for r in c.per_task]
-    overall = ForestRow(f"mean over {c.tasks} tasks", c.delta, c.ci_task.lo, c.ci_task.hi)
+    ci = c.ci_task
+    overall = ForestRow(f"mean over {c.tasks} tasks", c.delta, ci.lo if ci else c.delta, ci.hi if ci else c.delta)
     figures = {
         "forest": forest_plot(
             rows,

@@ -23,7 +23,7 @@ from clinbench.report.data import EVIDENCE_FILES, TRANSCRIPT_CANDIDATES, ReportD
 from clinbench.report.explain import RunWhy
 from clinbench.report.provenance import Provenance
 from clinbench.report.transcript import render_transcript
-from clinbench.stats.formatting import ci_text, mean_ci_text, p_text, signed, strict_text
+from clinbench.stats.formatting import ci_text, left_out_text, mean_ci_text, p_text, signed, strict_text
 
 # Transcripts are inlined so the report reads offline; these caps keep a large campaign's
 # report openable (the full files stay linked).
@@ -221,10 +221,11 @@ def _comparison_body(sec: Section) -> list[str]:
         "<h3>Intervals</h3>",
         _table(["estimate", "delta", f"{level} CI"], [[escape(r[0]), r[1], r[2]] for r in rows]),
         f'<p class="note">Compared: {escape(c.dimension)} {escape(b)} against {escape(a)}. Task-balanced: each task\'s mean '
-        f"reward over its runs (all other agents, models, conditions and trials pooled), then the mean over tasks; "
+        f"reward over its agent/model cells run under both (each cell's mean over its trials), then the mean over tasks; "
         f"delta = {escape(b)} − {escape(a)} per task. Percentile bootstraps with {c.draws:,} draws, seed {c.seed}; "
         f"sign-flip test with {c.permutation_draws:,} draws, p = (hits + 1)/(draws + 1). "
-        f"{c.missing_reward} agent failures without a reward count as 0; {c.harness_errors} harness errors are left out.</p>",
+        f"{c.missing_reward} agent failures without a reward count as 0; {c.harness_errors} harness errors are left out; "
+        f"{escape(left_out_text(c))}.</p>",
     ]
     if c.unpaired_tasks:
         body.append(f'<p class="note flag">Unpaired tasks (in one group only), left out: {escape(", ".join(c.unpaired_tasks))}</p>')

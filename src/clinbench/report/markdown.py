@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from clinbench.records import RunStatus
 from clinbench.report.data import ReportData, Section
-from clinbench.stats.formatting import ci_text, mean_ci_text, p_text, signed, strict_text
+from clinbench.stats.formatting import ci_text, left_out_text, mean_ci_text, p_text, signed, strict_text
 from clinbench.untrusted import markdown
 
 
@@ -93,7 +93,7 @@ def _comparison_md(sec: Section) -> list[str]:
         f"Compared: {c.dimension} {b} against {a}. Source: `{c.source}`; {c.tasks} tasks in {c.families} families; "
         f"{c.runs_a} runs ({a}) and {c.runs_b} runs ({b}); {c.flagged_excluded} flagged runs excluded; "
         f"{c.flagged_charged} flagged for their agent's conduct counted as 0; "
-        f"{c.harness_errors} harness errors left out.",
+        f"{c.harness_errors} harness errors left out; {left_out_text(c)}.",
         "",
         "### Headline (task-balanced)",
         "",
