@@ -441,3 +441,45 @@ def test_one_paired_task_has_no_interval(tmp_path):
     out = subprocess.run([sys.executable, "-m", "clinbench", "stats", str(path), "--draws", "100",
                           "--permutation-draws", "100"], capture_output=True, text=True, check=True).stdout
     assert "95% CI, task-cluster —" in " ".join(out.split())
+
+
+def test_a_charged_run_scores_nothing_on_every_figure(tmp_path):
+    """The charged meld with-skill run (codex/m1 trial 2) was stored with key F1 1.0, nMAE 0 and column match 1.0.
+    Charged, it scores as no output: key F1 0, nMAE 1, match 0. Key F1 meld B: m1 (0.5 + 0)/2, m2 0.7 → 0.475, so
+    B = (1 + 1 + 0.475)/3 = 0.825 (kept as stored: 1.0 → 0.725 and 0.908); column 'score' meld B (runs pooled):
+    match (0.6 + 0.8 + 0)/3, nMAE (0.5 + 0.5 + 1)/3."""
+    from clinbench.report.data import column_diagnostics
+    from clinbench.stats.analysis import load_selected
+
+    store = write_hand_store(tmp_path / "campaign", flagged=False)
+    with duckdb.connect(str(store / "results.duckdb")) as con:
+        con.execute("INSERT INTO runs (run_id, benchmark, task, condition, schema, agent, model, trial, status, reward, "
+                    "strict, key_f1, ordered_value_nmae, publishable, flag_reason, flag_charged) VALUES ('x-peeked', "
+                    "'derive', 'mimic-meld-24h', 'with-skill', 'native', 'codex', 'm1', 2, 'ok', 1.0, TRUE, 1.0, 0.0, "
+                    "FALSE, 'read the reference', TRUE)")
+        con.execute("INSERT INTO column_scores VALUES ('x-peeked', 'score', 1.0, 0.0)")
+    c = analyse(store, "no-skill:with-skill")
+    assert c.key_f1.mean_b == pytest.approx(0.825)
+    row = next(r for r in column_diagnostics(load_selected(store), "no-skill", "with-skill")
+               if r.task == "mimic-meld-24h")
+    assert (row.match_b, row.nmae_b) == (pytest.approx(1.4 / 3), pytest.approx(2 / 3))
+
+
+def test_an_agent_failure_without_output_scores_key_f1_0(tmp_path):
+    """A failed run (no reward, no key F1) in meld's with-skill m2 cell: key F1 m2 (0.7 + 0)/2 = 0.35, meld B
+    (0.5 + 0.35)/2 = 0.425 (it was left out of key F1: 0.6), as its reward counts 0."""
+    path = write_hand_csv(tmp_path / "f.csv", extra=[dict(task="mimic-meld-24h", condition="with-skill", model="m2",
+                                                         trial=2, reward="", publishable=True, schema="native")])
+    c = analyse(path, "no-skill:with-skill")
+    assert c.key_f1.mean_b == pytest.approx((1 + 1 + 0.425) / 3)
+
+
+def test_an_agent_model_label_does_not_bypass_the_mixed_version_check(tmp_path):
+    """codex ran as 1.0 under no-skill and 2.0 under with-skill: comparing codex/m1 with codex/m2 mixes versions
+    and is refused, as comparing by agent name is (the label matched no run of the check before)."""
+    store = write_hand_store(tmp_path / "campaign", flagged=False)
+    with duckdb.connect(str(store / "results.duckdb")) as con:
+        con.execute("UPDATE runs SET agent_version = CASE WHEN condition = 'no-skill' THEN '1.0' ELSE '2.0' END "
+                    "WHERE benchmark = 'derive'")
+    with pytest.raises(StatsError, match="mix what ran: codex ran as 1.0 and 2.0"):
+        analyse(store, "agent:codex/m1:codex/m2")

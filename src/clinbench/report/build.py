@@ -122,7 +122,8 @@ def build_report_data(
         else dx_stores(dx_store)
     if not stores:
         return ReportData(sections=built)
-    parts = [(d, build_dx(d.path, report_dir or Path("."), heading=d.heading, intro=d.intro)) for d in stores]
+    parts = [(d, build_dx(d.path, report_dir or Path("."), heading=d.heading, intro=d.intro,
+                          include_flagged=analysis.include_flagged)) for d in stores]
     return ReportData(sections=built, dx_html="\n".join(p.html for _, p in parts),
                       dx_markdown="\n".join(p.markdown for _, p in parts),
                       dx_figures={("" if d.key == "dx" else d.key.removeprefix("dx-") + "-") + name: svg

@@ -10,7 +10,7 @@ from pathlib import Path
 from clinbench.records import STORE_FILE, mixed
 from clinbench.stats.compare import Comparison, compare
 from clinbench.stats.errors import StatsError
-from clinbench.stats.groups import GroupPair, parse_compare
+from clinbench.stats.groups import GroupPair, group_mask, parse_compare
 from clinbench.stats.runs import Runs, load_runs
 from clinbench.stats.summary import Summary, summarise
 
@@ -102,8 +102,8 @@ def check_uniform(source: str | Path, runs: Runs, pair: GroupPair) -> None:
         return
     from clinbench.records.store import Store
 
-    values = getattr(runs, pair.dimension)
-    ids = set(runs.run_id[(values == pair.a) | (values == pair.b)].tolist())
+    compared = group_mask(runs, pair.dimension, pair.a) | group_mask(runs, pair.dimension, pair.b)
+    ids = set(runs.run_id[compared].tolist())
     problems = mixed(r for r in Store.open(source).runs() if r["run_id"] in ids)
     if problems:
         raise StatsError(f"the runs compared mix what ran: {'; '.join(problems)}; compare runs of one version "
