@@ -370,13 +370,13 @@ def test_default_conditions(tmp_path, hand_csv):
         ("no-skill", 0.5), ("with-skill-decoy", pytest.approx(0.2)), ("with-skill-rawsql", 1.0)]
 
 
-@pytest.mark.parametrize("option", ["--draws", "--permutation-draws"])
+@pytest.mark.parametrize("option", ["--draws", "--permutation-draws", "--seed"])
 @pytest.mark.slow
 def test_negative_draws_are_a_one_line_error(hand_csv, option):
     out = subprocess.run([sys.executable, "-m", "clinbench", "stats", str(hand_csv), option, "-5"],
                          capture_output=True, text=True)
     assert out.returncode == 2
-    assert out.stderr.strip() == "error: draws must be at least 1 (got -5); pass a positive --draws"
+    assert out.stderr.strip().startswith(f"error: Invalid value for '{option}'") and len(out.stderr.strip().splitlines()) == 1
 
 
 def _csv(path, text):
@@ -483,3 +483,33 @@ def test_an_agent_model_label_does_not_bypass_the_mixed_version_check(tmp_path):
                     "WHERE benchmark = 'derive'")
     with pytest.raises(StatsError, match="mix what ran: codex ran as 1.0 and 2.0"):
         analyse(store, "agent:codex/m1:codex/m2")
+
+
+def test_spend_counts_every_attempt(tmp_path):
+    """Analysed runs cost $0.10 each (12 of them, 1,000 tokens in each); a harness error cost $0.50, a flagged run
+    left out $0.30, and one run's replaced attempts used 5,000 tokens in. The usage table said $1.20 and 12,000
+    tokens in; every attempt (12 + 1 + 1 runs) spent $2.00 and 14,000 + 5,000 tokens in."""
+    store = write_hand_store(tmp_path / "campaign")  # its flagged run 'x-flagged' is left out
+    with duckdb.connect(str(store / "results.duckdb")) as con:
+        con.execute("UPDATE runs SET cost = 0.10 WHERE benchmark = 'derive'")
+        con.execute("UPDATE runs SET cost = 0.30 WHERE run_id = 'x-flagged'")
+        con.execute("INSERT INTO runs (run_id, benchmark, task, condition, schema, agent, model, trial, status, cost) "
+                    "VALUES ('h', 'derive', 'mimic-meld-24h', 'no-skill', 'native', 'codex', 'm1', 3, 'harness-error', 0.5)")
+        con.execute("INSERT INTO usage (run_id, input_tokens, output_tokens, earlier_input_tokens) "
+                    "SELECT run_id, 1000, 100, CASE WHEN run_id = 'r00' THEN 5000 ELSE 0 END FROM runs "
+                    "WHERE benchmark = 'derive'")
+    s = analyse(store, summary=True)
+    assert sum(u.cost for u in s.usage) == pytest.approx(1.2) and sum(u.input_tokens for u in s.usage) == 12000
+    assert sum(u.all_cost for u in s.usage) == pytest.approx(2.0)
+    assert sum(u.all_input_tokens for u in s.usage) == 14 * 1000 + 5000
+    assert sum(u.all_attempts for u in s.usage) == 14
+    out = subprocess.run([sys.executable, "-m", "clinbench", "stats", str(store), "--summary", "--draws", "100"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "spent on every attempt: $2.00 (analysed runs: $1.20)" in out
+
+
+def test_flagged_runs_excluded_counts_the_runs_analysed(tmp_path):
+    """The store's one flagged run is m1's: filtered to m2 nothing flagged is left out of what is analysed."""
+    store = write_hand_store(tmp_path / "campaign")
+    assert analyse(store, "no-skill:with-skill").flagged_excluded == 1
+    assert analyse(store, "no-skill:with-skill", model="m2").flagged_excluded == 0

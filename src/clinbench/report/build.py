@@ -83,6 +83,10 @@ def build_section(spec: SectionSpec) -> Section:
         if harness is not None:
             analysed.harness_errors = harness.subset(group_mask(harness, pair.dimension, pair.a)
                                                      | group_mask(harness, pair.dimension, pair.b))
+        if runs.excluded is not None:
+            analysed.excluded = runs.excluded.subset(group_mask(runs.excluded, pair.dimension, pair.a)
+                                                     | group_mask(runs.excluded, pair.dimension, pair.b))
+            analysed.n_flagged_excluded = len(analysed.excluded)
         columns = column_diagnostics(analysed, pair.a, pair.b, pair.dimension)
         summary = compute(analysed, None, options)
         figures = make_figures(comparison)

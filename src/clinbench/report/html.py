@@ -153,13 +153,17 @@ def _usage_html(sec: Section) -> str:
         return ""
     rows = [[escape(u.condition), escape(u.agent), str(u.runs),
              f"{u.input_tokens:,}" if u.runs_with_tokens else "—", f"{u.output_tokens:,}" if u.runs_with_tokens else "—",
-             f"${u.cost:,.2f}" if u.runs_with_cost else "—", _num(u.seconds, ",.1f"), _num(u.mean_seconds, ".1f")]
+             f"${u.cost:,.2f}" if u.runs_with_cost else "—", _num(u.seconds, ",.1f"), _num(u.mean_seconds, ".1f"),
+             str(u.all_attempts), f"{u.all_input_tokens:,}", f"{u.all_output_tokens:,}", f"${u.all_cost:,.2f}"]
             for u in sec.summary.usage]
     return ("<h3>Usage: tokens, cost and time</h3>"
-            + _table(["condition", "agent", "runs", "tokens in", "tokens out", "cost", "seconds", "mean s / run"], rows,
+            + _table(["condition", "agent", "runs", "tokens in", "tokens out", "cost", "seconds", "mean s / run",
+                      "all attempts", "tokens in, all", "tokens out, all", "cost, all"], rows,
                      numeric_from=2, cls="usage")
             + '<p class="note">Sums over the runs that recorded each figure; "—" where none did (built-in agents '
-              "use no model).</p>")
+              "use no model). The last four columns are what every attempt spent: the analysed runs, harness "
+              "errors, flagged runs left out, and the tokens of attempts a --retry-* replaced (their dollars are "
+              "not recorded).</p>")
 
 
 def _mean_table(items, level: str) -> str:

@@ -48,10 +48,13 @@ def select_runs(runs: Runs, *, schema: str | None = None, agent: str | None = No
         if not mask.any():
             present = ", ".join(sorted(set(values.tolist()))) or "none"
             raise StatsError(f"no runs with {column} {value!r}; {column}s present: {present}")
-        harness = runs.harness_errors
+        harness, excluded = runs.harness_errors, runs.excluded
         runs = runs.subset(mask)
         if harness is not None:
             runs.harness_errors = harness.subset(getattr(harness, column) == value)
+        if excluded is not None:  # "N flagged runs excluded" counts the runs analysed, not the whole store
+            runs.excluded = excluded.subset(getattr(excluded, column) == value)
+            runs.n_flagged_excluded = len(runs.excluded)
     return runs
 
 

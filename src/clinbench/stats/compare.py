@@ -306,10 +306,12 @@ def compare(
     if by is not None and (by not in GROUP_COLUMNS or by == dimension):
         others = ", ".join(c for c in GROUP_COLUMNS if c != dimension)
         raise StatsError(f"--by takes one of {others} (not the compared dimension), got {by!r}")
-    harness = runs.harness_errors
-    harness_n = 0
-    if harness is not None and len(harness):
-        harness_n = int((group_mask(harness, dimension, a) | group_mask(harness, dimension, b)).sum())
+    def in_groups(other: Runs | None) -> int:
+        if other is None or not len(other):
+            return 0
+        return int((group_mask(other, dimension, a) | group_mask(other, dimension, b)).sum())
+
+    harness_n, excluded_n = in_groups(runs.harness_errors), in_groups(runs.excluded)
     if runs.reward_missing[mask_a | mask_b].all():
         raise StatsError(
             f"none of the {a!r}/{b!r} runs has a reward; score them first (dx runs are judged, not rewarded: "
@@ -395,7 +397,8 @@ def compare(
     return Comparison(
         source=runs.source, condition_a=a, condition_b=b, seed=seed, draws=draws, permutation_draws=permutation_draws,
         task_draws=task_draws, level=level, runs_a=int(mask_a.sum()), runs_b=int(mask_b.sum()),
-        flagged_excluded=runs.n_flagged_excluded, flagged_charged=runs.n_flagged_charged, missing_reward=int(runs.reward_missing[mask_a | mask_b].sum()),
+        flagged_excluded=excluded_n if runs.excluded is not None else runs.n_flagged_excluded,
+        flagged_charged=int(np.isin(runs.run_id[mask_a | mask_b], list(runs.charged_ids)).sum()), missing_reward=int(runs.reward_missing[mask_a | mask_b].sum()),
         tasks=len(tasks), families=len(fam_names), ci_family=ci_family, ci_family_balanced=ci_family_balanced,
         family_balanced_delta=family_balanced_delta,
         key_f1=_paired_metric(runs, mask_a, mask_b, cell, tasks, runs.key_f1, draws=draws, seed=seed, level=level),
