@@ -104,13 +104,13 @@ def _failed_run(campaign: Path, run_id: str, status: str, error: str) -> None:
 def test_failures_show_their_cause_and_harness_errors_stay_out(tmp_path):
     """An agent failure counts as 0 and shows the agent's error; a harness error is in no figure
     and is listed with its cause. The hand headline (delta +0.100) moves only by the agent failure:
-    meld no-skill becomes (0.9 + 0.7 + 0)/3 = 0.5333, so meld's delta is 0.7 − 0.5333 and the mean
-    delta (0.3 + 0.1 + 0.1667)/3 = 0.18889."""
+    meld no-skill's codex/m1 cell becomes (0.9 + 0)/2 = 0.45, meld no-skill (0.45 + 0.7)/2 = 0.575, so meld's
+    delta is 0.7 − 0.575 = 0.125 and the mean delta (0.3 + 0.1 + 0.125)/3 = 0.175."""
     campaign = write_hand_store(tmp_path / "c", evidence=True)
     _failed_run(campaign, "f-agent", "agent-failed", "codex exited 1: model refused the request")
     _failed_run(campaign, "f-harness", "harness-error", "endpoint http://127.0.0.1:9 unreachable (connection refused)")
     stats = json.loads(_cli("stats", str(campaign), "--json").stdout)
-    assert stats["delta"] == pytest.approx((0.3 + 0.1 + (0.7 - 1.6 / 3)) / 3)
+    assert stats["delta"] == pytest.approx(0.175)
     assert stats["harness_errors"] == 1 and stats["runs_a"] == 7
     md = tmp_path / "r.md"
     write_report(campaign, markdown=md)

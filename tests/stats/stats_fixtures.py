@@ -74,8 +74,8 @@ def write_hand_store(directory: Path, *, flagged: bool = True, evidence: bool = 
             (run_dir / "output.csv").write_text("stay_id,sofa\n1,2\n")
     if flagged:
         con.execute(
-            "INSERT INTO runs (run_id, benchmark, task, condition, schema, model, trial, status, reward, strict, publishable, flag_reason)"
-            " VALUES ('x-flagged', 'derive', 'mimic-sofa-24h', 'no-skill', 'native', 'm1', 2, 'ok', 0.0, FALSE, FALSE, 'read the reference')"
+            "INSERT INTO runs (run_id, benchmark, task, condition, schema, agent, model, trial, status, reward, strict, publishable, flag_reason)"
+            " VALUES ('x-flagged', 'derive', 'mimic-sofa-24h', 'no-skill', 'native', 'codex', 'm1', 2, 'ok', 0.0, FALSE, FALSE, 'read the reference')"
         )
     con.execute(
         "INSERT INTO runs (run_id, benchmark, task, condition, schema, agent, model, trial, status, reward, judge_score,"

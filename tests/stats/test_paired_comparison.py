@@ -114,28 +114,30 @@ def test_by_model(hand_csv):
 
 @pytest.mark.slow
 def test_flagged_runs_excluded_unless_asked(tmp_path):
-    """A flagged no-skill run of mimic-sofa-24h with reward 0: excluded, nothing changes; included,
-    that task's A mean becomes (0.5 + 0.7 + 0)/3 = 0.4 and its delta 0.5, so delta = (0.5+0.1−0.1)/3."""
+    """A flagged no-skill run of mimic-sofa-24h (codex/m1) with reward 0: excluded, nothing changes; included,
+    that task's m1 cell under A is (0.5 + 0)/2 = 0.25, its A mean (0.25 + 0.7)/2 = 0.475 and its delta
+    0.425, so delta = (0.425+0.1−0.1)/3."""
     store = write_hand_store(tmp_path / "campaign")
     kept = analyse(store, "no-skill:with-skill")
     assert kept.delta == pytest.approx(0.1) and kept.flagged_excluded == 1 and kept.runs_a == 6
     allr = analyse(store, "no-skill:with-skill", include_flagged=True)
-    assert allr.delta == pytest.approx(0.5 / 3) and allr.runs_a == 7
+    assert allr.delta == pytest.approx(0.425 / 3) and allr.runs_a == 7
     assert allr.strict_a.runs == 7
 
 
 def test_a_run_flagged_for_its_agents_conduct_counts_as_0_never_excluded(tmp_path):
     """An agent that peeks at the reference (or floods its log, writes outside its workspace...) in a run it
     would fail must not take that run out of the numbers: flagged and charged, the no-skill sofa run stored with
-    reward 1.0 counts as 0, as a failure, so that task's A mean is (0.5 + 0.7 + 0)/3 and delta = (0.5+0.1−0.1)/3.
+    reward 1.0 counts as 0, as a failure, so that task's codex/m1 cell under A is (0.5 + 0)/2, its A mean
+    (0.25 + 0.7)/2 = 0.475 and delta = (0.425+0.1−0.1)/3.
     Before, it was left out like any flagged run, and the condition's mean rose by misbehaving."""
     store = write_hand_store(tmp_path / "campaign", flagged=False)
     with duckdb.connect(str(store / "results.duckdb")) as con:
-        con.execute("INSERT INTO runs (run_id, benchmark, task, condition, schema, model, trial, status, reward, strict, "
-                    "publishable, flag_reason, flag_charged) VALUES ('x-peeked', 'derive', 'mimic-sofa-24h', 'no-skill', "
-                    "'native', 'm1', 2, 'ok', 1.0, TRUE, FALSE, 'transcript mentions target_sofa_24h', TRUE)")
+        con.execute("INSERT INTO runs (run_id, benchmark, task, condition, schema, agent, model, trial, status, reward, "
+                    "strict, publishable, flag_reason, flag_charged) VALUES ('x-peeked', 'derive', 'mimic-sofa-24h', "
+                    "'no-skill', 'native', 'codex', 'm1', 2, 'ok', 1.0, TRUE, FALSE, 'transcript mentions target_sofa_24h', TRUE)")
     charged = analyse(store, "no-skill:with-skill")
-    assert charged.delta == pytest.approx(0.5 / 3) and charged.runs_a == 7 and charged.strict_a.runs == 7
+    assert charged.delta == pytest.approx(0.425 / 3) and charged.runs_a == 7 and charged.strict_a.runs == 7
     assert (charged.flagged_excluded, charged.flagged_charged) == (0, 1)
     as_stored = analyse(store, "no-skill:with-skill", include_flagged=True)  # asked for: as recorded
     assert as_stored.runs_a == 7 and as_stored.flagged_charged == 0 and as_stored.delta < charged.delta
@@ -151,11 +153,11 @@ def test_store_and_csv_agree(tmp_path, hand_csv):
 
 
 def test_missing_reward_counts_as_zero(tmp_path):
-    path = write_hand_csv(tmp_path / "r.csv", extra=[dict(task="mimic-meld-24h", condition="with-skill", model="m3", trial=1,
+    path = write_hand_csv(tmp_path / "r.csv", extra=[dict(task="mimic-meld-24h", condition="with-skill", model="m2", trial=2,
                                                          reward="", strict="", publishable=True, schema="native")])
     c = analyse(path, "no-skill:with-skill")
-    # meld B = (0.6 + 0.8 + 0)/3 = 0.4667, delta −0.3333; headline (0.3 + 0.1 − 0.3333)/3
-    assert c.delta == pytest.approx((0.3 + 0.1 + (1.4 / 3 - 0.8)) / 3)
+    # meld B: m1 0.6, m2 (0.8 + 0)/2 = 0.4 → 0.5, delta −0.3; headline (0.3 + 0.1 − 0.3)/3
+    assert c.delta == pytest.approx(0.1 / 3)
     assert c.missing_reward == 1 and c.strict_b.runs == 7 and c.strict_b.passed == 3
 
 
@@ -368,10 +370,146 @@ def test_default_conditions(tmp_path, hand_csv):
         ("no-skill", 0.5), ("with-skill-decoy", pytest.approx(0.2)), ("with-skill-rawsql", 1.0)]
 
 
-@pytest.mark.parametrize("option", ["--draws", "--permutation-draws"])
+@pytest.mark.parametrize("option", ["--draws", "--permutation-draws", "--seed"])
 @pytest.mark.slow
 def test_negative_draws_are_a_one_line_error(hand_csv, option):
     out = subprocess.run([sys.executable, "-m", "clinbench", "stats", str(hand_csv), option, "-5"],
                          capture_output=True, text=True)
     assert out.returncode == 2
-    assert out.stderr.strip() == "error: draws must be at least 1 (got -5); pass a positive --draws"
+    assert out.stderr.strip().startswith(f"error: Invalid value for '{option}'") and len(out.stderr.strip().splitlines()) == 1
+
+
+def _csv(path, text):
+    path.write_text(text)
+    return path
+
+
+def test_runs_pair_within_agent_model_cells(tmp_path):
+    """Two agents, equal under both conditions on every task (reference 1, empty 0). On mimic-sofa-24h the
+    harness failed empty's with-skill run, on mimic-meld-24h empty's with-skill run is missing. Pooling every run
+    of a side gave sofa A (1+0)/2 = 0.5, B 1.0, meld likewise: delta +0.5 where each agent's is 0. Paired within
+    cells: sofa and meld pair reference only (1 → 1), raw pairs both (0.5 → 0.5): delta 0, 0 of 3 improving,
+    2 cells (empty on sofa and meld) left out with their 3 runs."""
+    path = _csv(tmp_path / "he.csv", "task,condition,agent,model,trial,reward,status\n"
+                "mimic-sofa-24h,no-skill,reference,-,0,1,ok\nmimic-sofa-24h,with-skill,reference,-,0,1,ok\n"
+                "mimic-sofa-24h,no-skill,empty,-,0,0,agent-failed\nmimic-sofa-24h,with-skill,empty,-,0,,harness-error\n"
+                "mimic-meld-24h,no-skill,reference,-,0,1,ok\nmimic-meld-24h,with-skill,reference,-,0,1,ok\n"
+                "mimic-meld-24h,no-skill,empty,-,0,0,ok\nmimic-meld-24h,no-skill,empty,-,1,0,ok\n"
+                "mimic-sofa-24h-raw,no-skill,reference,-,0,1,ok\nmimic-sofa-24h-raw,with-skill,reference,-,0,1,ok\n"
+                "mimic-sofa-24h-raw,no-skill,empty,-,0,0,ok\nmimic-sofa-24h-raw,with-skill,empty,-,0,0,ok\n")
+    c = analyse(path, "no-skill:with-skill", by="agent")
+    assert (c.delta, c.improving, c.tasks) == (0.0, 0, 3)
+    assert (c.mean_a, c.mean_b) == (pytest.approx(2.5 / 3), pytest.approx(2.5 / 3))
+    assert (c.cells_left_out, c.runs_left_out, c.runs_a, c.runs_b) == (2, 3, 4, 4)
+    assert {g.value: g.delta for g in c.groups} == {"empty": 0.0, "reference": 0.0}
+    out = subprocess.run([sys.executable, "-m", "clinbench", "stats", str(path), "--draws", "100",
+                          "--permutation-draws", "100"], capture_output=True, text=True, check=True).stdout
+    assert "2 agent/model cells run under one side only left out (3 runs)" in " ".join(out.split())
+
+
+def test_a_cell_weighs_the_same_whatever_its_trials(tmp_path):
+    """m1 ran 3 trials under A (0, 0, 0) and 1 under B (1); m2 1 trial each (1 → 1). Cells: m1 0 → 1, m2 1 → 1:
+    A = (0 + 1)/2 = 0.5, B = 1, delta +0.5 (pooling runs gave A = 1/4, delta +0.75)."""
+    path = _csv(tmp_path / "w.csv", "task,condition,model,trial,reward\n"
+                "mimic-sofa-24h,no-skill,m1,0,0\nmimic-sofa-24h,no-skill,m1,1,0\nmimic-sofa-24h,no-skill,m1,2,0\n"
+                "mimic-sofa-24h,with-skill,m1,0,1\nmimic-sofa-24h,no-skill,m2,0,1\nmimic-sofa-24h,with-skill,m2,0,1\n")
+    c = analyse(path, "no-skill:with-skill")
+    assert (c.mean_a, c.mean_b, c.delta) == (0.5, 1.0, 0.5)
+
+
+def test_equal_rewards_in_another_order_are_no_improvement(tmp_path):
+    """No-skill 0.3, 0.2, 0.1 and with-skill 0.1, 0.2, 0.3 have the same mean: delta 0, not 2.8e-17 counted
+    as an improving task."""
+    path = _csv(tmp_path / "o.csv", "task,condition,model,trial,reward\n"
+                "mimic-meld-24h,no-skill,m,0,0.3\nmimic-meld-24h,no-skill,m,1,0.2\nmimic-meld-24h,no-skill,m,2,0.1\n"
+                "mimic-meld-24h,with-skill,m,0,0.1\nmimic-meld-24h,with-skill,m,1,0.2\nmimic-meld-24h,with-skill,m,2,0.3\n"
+                "mimic-sofa-24h,no-skill,m,0,0.5\nmimic-sofa-24h,with-skill,m,0,0.5\n")
+    c = analyse(path, "no-skill:with-skill")
+    assert (c.delta, c.improving) == (0.0, 0)
+    assert [t.delta for t in c.per_task] == [0.0, 0.0]
+
+
+def test_one_paired_task_has_no_interval(tmp_path):
+    """One task (0.2, 0.4 → 0.9, 0.7: delta +0.5) is nothing to resample: no task-cluster CI, printed "—",
+    never [+0.500, +0.500]; the same for a --by row of one task."""
+    path = _csv(tmp_path / "one.csv", "task,condition,model,trial,reward,key_f1\n"
+                "mimic-meld-24h,no-skill,m,0,0.2,1\nmimic-meld-24h,no-skill,m,1,0.4,1\n"
+                "mimic-meld-24h,with-skill,m,0,0.9,1\nmimic-meld-24h,with-skill,m,1,0.7,0.5\n")
+    c = analyse(path, "no-skill:with-skill", by="model")
+    assert c.delta == pytest.approx(0.5) and c.ci_task is None and c.key_f1.ci_task is None
+    assert c.groups[0].ci_task is None
+    out = subprocess.run([sys.executable, "-m", "clinbench", "stats", str(path), "--draws", "100",
+                          "--permutation-draws", "100"], capture_output=True, text=True, check=True).stdout
+    assert "95% CI, task-cluster —" in " ".join(out.split())
+
+
+def test_a_charged_run_scores_nothing_on_every_figure(tmp_path):
+    """The charged meld with-skill run (codex/m1 trial 2) was stored with key F1 1.0, nMAE 0 and column match 1.0.
+    Charged, it scores as no output: key F1 0, nMAE 1, match 0. Key F1 meld B: m1 (0.5 + 0)/2, m2 0.7 → 0.475, so
+    B = (1 + 1 + 0.475)/3 = 0.825 (kept as stored: 1.0 → 0.725 and 0.908); column 'score' meld B (runs pooled):
+    match (0.6 + 0.8 + 0)/3, nMAE (0.5 + 0.5 + 1)/3."""
+    from clinbench.report.data import column_diagnostics
+    from clinbench.stats.analysis import load_selected
+
+    store = write_hand_store(tmp_path / "campaign", flagged=False)
+    with duckdb.connect(str(store / "results.duckdb")) as con:
+        con.execute("INSERT INTO runs (run_id, benchmark, task, condition, schema, agent, model, trial, status, reward, "
+                    "strict, key_f1, ordered_value_nmae, publishable, flag_reason, flag_charged) VALUES ('x-peeked', "
+                    "'derive', 'mimic-meld-24h', 'with-skill', 'native', 'codex', 'm1', 2, 'ok', 1.0, TRUE, 1.0, 0.0, "
+                    "FALSE, 'read the reference', TRUE)")
+        con.execute("INSERT INTO column_scores VALUES ('x-peeked', 'score', 1.0, 0.0)")
+    c = analyse(store, "no-skill:with-skill")
+    assert c.key_f1.mean_b == pytest.approx(0.825)
+    row = next(r for r in column_diagnostics(load_selected(store), "no-skill", "with-skill")
+               if r.task == "mimic-meld-24h")
+    assert (row.match_b, row.nmae_b) == (pytest.approx(1.4 / 3), pytest.approx(2 / 3))
+
+
+def test_an_agent_failure_without_output_scores_key_f1_0(tmp_path):
+    """A failed run (no reward, no key F1) in meld's with-skill m2 cell: key F1 m2 (0.7 + 0)/2 = 0.35, meld B
+    (0.5 + 0.35)/2 = 0.425 (it was left out of key F1: 0.6), as its reward counts 0."""
+    path = write_hand_csv(tmp_path / "f.csv", extra=[dict(task="mimic-meld-24h", condition="with-skill", model="m2",
+                                                         trial=2, reward="", publishable=True, schema="native")])
+    c = analyse(path, "no-skill:with-skill")
+    assert c.key_f1.mean_b == pytest.approx((1 + 1 + 0.425) / 3)
+
+
+def test_an_agent_model_label_does_not_bypass_the_mixed_version_check(tmp_path):
+    """codex ran as 1.0 under no-skill and 2.0 under with-skill: comparing codex/m1 with codex/m2 mixes versions
+    and is refused, as comparing by agent name is (the label matched no run of the check before)."""
+    store = write_hand_store(tmp_path / "campaign", flagged=False)
+    with duckdb.connect(str(store / "results.duckdb")) as con:
+        con.execute("UPDATE runs SET agent_version = CASE WHEN condition = 'no-skill' THEN '1.0' ELSE '2.0' END "
+                    "WHERE benchmark = 'derive'")
+    with pytest.raises(StatsError, match="mix what ran: codex ran as 1.0 and 2.0"):
+        analyse(store, "agent:codex/m1:codex/m2")
+
+
+def test_spend_counts_every_attempt(tmp_path):
+    """Analysed runs cost $0.10 each (12 of them, 1,000 tokens in each); a harness error cost $0.50, a flagged run
+    left out $0.30, and one run's replaced attempts used 5,000 tokens in. The usage table said $1.20 and 12,000
+    tokens in; every attempt (12 + 1 + 1 runs) spent $2.00 and 14,000 + 5,000 tokens in."""
+    store = write_hand_store(tmp_path / "campaign")  # its flagged run 'x-flagged' is left out
+    with duckdb.connect(str(store / "results.duckdb")) as con:
+        con.execute("UPDATE runs SET cost = 0.10 WHERE benchmark = 'derive'")
+        con.execute("UPDATE runs SET cost = 0.30 WHERE run_id = 'x-flagged'")
+        con.execute("INSERT INTO runs (run_id, benchmark, task, condition, schema, agent, model, trial, status, cost) "
+                    "VALUES ('h', 'derive', 'mimic-meld-24h', 'no-skill', 'native', 'codex', 'm1', 3, 'harness-error', 0.5)")
+        con.execute("INSERT INTO usage (run_id, input_tokens, output_tokens, earlier_input_tokens) "
+                    "SELECT run_id, 1000, 100, CASE WHEN run_id = 'r00' THEN 5000 ELSE 0 END FROM runs "
+                    "WHERE benchmark = 'derive'")
+    s = analyse(store, summary=True)
+    assert sum(u.cost for u in s.usage) == pytest.approx(1.2) and sum(u.input_tokens for u in s.usage) == 12000
+    assert sum(u.all_cost for u in s.usage) == pytest.approx(2.0)
+    assert sum(u.all_input_tokens for u in s.usage) == 14 * 1000 + 5000
+    assert sum(u.all_attempts for u in s.usage) == 14
+    out = subprocess.run([sys.executable, "-m", "clinbench", "stats", str(store), "--summary", "--draws", "100"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "spent on every attempt: $2.00 (analysed runs: $1.20)" in out
+
+
+def test_flagged_runs_excluded_counts_the_runs_analysed(tmp_path):
+    """The store's one flagged run is m1's: filtered to m2 nothing flagged is left out of what is analysed."""
+    store = write_hand_store(tmp_path / "campaign")
+    assert analyse(store, "no-skill:with-skill").flagged_excluded == 1
+    assert analyse(store, "no-skill:with-skill", model="m2").flagged_excluded == 0

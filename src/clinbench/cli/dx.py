@@ -233,26 +233,22 @@ def register(app: typer.Typer) -> None:
         compare: Optional[str] = typer.Option(None, help="BASE:NEW agents, as in `clinbench stats`: delta = NEW − BASE, one-sided paired permutation test (NEW more accurate than BASE)"),
         plot: Optional[Path] = typer.Option(None, help="accuracy-cost SVG (default DIR/dx_accuracy_cost.svg)"),
         as_json: bool = typer.Option(False, "--json", help="print JSON"),
+        include_flagged: bool = typer.Option(False, "--include-flagged",
+                                             help="keep runs the audit marked unpublishable, as recorded"),
     ) -> None:
         """Accuracy (judge >= 4) with 95% bootstrap CI, mean cost, plot, paired test."""
         from clinbench.report.dx_section import write_dx_plot
         from clinbench.stats import accuracy
         from clinbench.stats.formatting import pct_text, usd_text
 
-        runs = accuracy.dx_runs(directory)
+        runs = accuracy.dx_runs(directory, include_flagged=include_flagged)
         summaries = accuracy.summarise(runs)
         svg = write_dx_plot(summaries, plot or Path(directory) / "dx_accuracy_cost.svg")
-        test = None
-        if compare:
-            a, sep, b = compare.partition(":")
-            if not sep:
-                from clinbench.errors import ClinbenchError
-
-                raise ClinbenchError("--compare needs two agents as BASE:NEW")
-            test = accuracy.compare(runs, a, b)
+        test = accuracy.compare(runs, *accuracy.parse_pair(compare, runs)) if compare else None
         if as_json:
             print(json.dumps({"agents": [asdict(s) for s in summaries], "plot": str(svg) if svg else None,
-                              "comparison": asdict(test) if test else None}, indent=1))
+                              "comparison": asdict(test) if test else None, "flagged_excluded": runs.flagged_excluded,
+                              "flagged_charged": runs.flagged_charged}, indent=1))
             return
         t = Table(title=f"dx runs in {directory}")
         for col in ("agent", "runs", "accuracy", "95% CI", "mean cost", "tests/case", "mean judge", "errors"):
@@ -264,9 +260,10 @@ def register(app: typer.Typer) -> None:
                       "n/a" if s.mean_judge is None else f"{s.mean_judge:.2f}", str(s.errors))
         console.print(t)
         if test:
-            console.print(f"{test.agent_a} → {test.agent_b}: {test.pairs} paired runs, accuracy "
+            console.print(f"{test.agent_a} → {test.agent_b}: {test.pairs} paired cases (trials averaged), accuracy "
                           f"{test.accuracy_a:.1%} → {test.accuracy_b:.1%}, delta {test.delta * 100:+.1f} points; "
                           f"one-sided p ({test.agent_b} more accurate) = {test.p_value:.4g}")
+        console.print(f"{runs.audit_text()}; CIs resample whole cases")
         console.print(f"plot: {svg}" if svg else "no plot: no run was scored")
 
     @dx.command("judge")

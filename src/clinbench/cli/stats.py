@@ -20,8 +20,8 @@ COMPARE = typer.Option(
          "schema (e.g. agent:codex/gpt-5.4-mini:claude/sonnet); delta = NEW − BASE, as in every command. "
          "Default: no-skill:with-skill, or the only two conditions; otherwise a summary")
 SUMMARY = typer.Option(False, "--summary", help="summarise the runs even when two conditions are present")
-SEED = typer.Option(0, "--seed", help="seed of every bootstrap and sign-flip draw")
-DRAWS = typer.Option(20000, "--draws", help="bootstrap draws")
+SEED = typer.Option(0, "--seed", min=0, help="seed of every bootstrap and sign-flip draw")
+DRAWS = typer.Option(20000, "--draws", min=1, help="bootstrap draws")
 INCLUDE_FLAGGED = typer.Option(False, "--include-flagged", help="keep runs the audit marked unpublishable")
 SCHEMA = typer.Option(None, "--schema-variant", help="only runs of this schema variant")
 AGENT = typer.Option(None, "--agent", help="only runs of this agent")
@@ -32,7 +32,7 @@ ALLOW_MIXED = typer.Option(False, "--allow-mixed", help="compare even when the r
 
 def print_comparison(c, console: Console) -> None:
     from clinbench.report.terminal import Col, print_table
-    from clinbench.stats.formatting import ci_text, p_text, signed, strict_text
+    from clinbench.stats.formatting import ci_text, left_out_text, p_text, signed, strict_text
 
     a, b = c.condition_a, c.condition_b
     level = f"{c.level:.0%}"
@@ -61,7 +61,8 @@ def print_comparison(c, console: Console) -> None:
         f"bootstrap: {c.draws:,} draws, seed {c.seed}; sign-flip: {c.permutation_draws:,} draws; per-task CIs: "
         f"{c.task_draws:,} draws over each task's runs; {c.flagged_excluded} flagged runs excluded; "
         f"{c.flagged_charged} flagged for their agent's conduct counted as 0; "
-        f"{c.missing_reward} agent failures without a reward counted as 0; {c.harness_errors} harness errors left out",
+        f"{c.missing_reward} agent failures without a reward counted as 0; {c.harness_errors} harness errors left out; "
+        f"{left_out_text(c)}",
         highlight=False,
     )
     if c.unpaired_tasks:
@@ -119,13 +120,21 @@ def print_summary(s, console: Console) -> None:
     if s.usage:
         print_table(console, [Col("condition"), Col("agent"), Col("runs", numeric=True),
                               Col("tokens in", numeric=True, drop=2), Col("tokens out", numeric=True, drop=2),
-                              Col("cost $", numeric=True, drop=1), Col("mean s", numeric=True)],
+                              Col("cost $", numeric=True, drop=1), Col("mean s", numeric=True, drop=3),
+                              Col("all attempts", numeric=True, drop=1), Col("tokens, all", numeric=True, drop=2),
+                              Col("cost $, all", numeric=True)],
                     [[u.condition, u.agent, str(u.runs),
                       f"{u.input_tokens:,}" if u.runs_with_tokens else "—",
                       f"{u.output_tokens:,}" if u.runs_with_tokens else "—",
                       f"{u.cost:.2f}" if u.runs_with_cost else "—",
-                      "—" if u.mean_seconds is None else f"{u.mean_seconds:.1f}"] for u in s.usage],
-                    title="Usage per condition and agent")
+                      "—" if u.mean_seconds is None else f"{u.mean_seconds:.1f}",
+                      str(u.all_attempts), f"{u.all_input_tokens + u.all_output_tokens:,}", f"{u.all_cost:.2f}"]
+                     for u in s.usage],
+                    title="Usage per condition and agent: the analysed runs, then every attempt (harness errors, "
+                          "flagged runs left out, tokens of retried attempts)")
+        total = sum(u.all_cost for u in s.usage)
+        console.print(f"spent on every attempt: ${total:.2f} (analysed runs: ${sum(u.cost for u in s.usage):.2f})",
+                      highlight=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -138,7 +147,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print the full result as JSON"),
         seed: int = SEED,
         draws: int = DRAWS,
-        permutation_draws: int = typer.Option(200000, "--permutation-draws", help="sign-flip draws"),
+        permutation_draws: int = typer.Option(200000, "--permutation-draws", min=1, help="sign-flip draws"),
         include_flagged: bool = INCLUDE_FLAGGED,
         schema: str | None = SCHEMA,
         agent: str | None = AGENT,

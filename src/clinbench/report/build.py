@@ -83,6 +83,10 @@ def build_section(spec: SectionSpec) -> Section:
         if harness is not None:
             analysed.harness_errors = harness.subset(group_mask(harness, pair.dimension, pair.a)
                                                      | group_mask(harness, pair.dimension, pair.b))
+        if runs.excluded is not None:
+            analysed.excluded = runs.excluded.subset(group_mask(runs.excluded, pair.dimension, pair.a)
+                                                     | group_mask(runs.excluded, pair.dimension, pair.b))
+            analysed.n_flagged_excluded = len(analysed.excluded)
         columns = column_diagnostics(analysed, pair.a, pair.b, pair.dimension)
         summary = compute(analysed, None, options)
         figures = make_figures(comparison)
@@ -122,7 +126,8 @@ def build_report_data(
         else dx_stores(dx_store)
     if not stores:
         return ReportData(sections=built)
-    parts = [(d, build_dx(d.path, report_dir or Path("."), heading=d.heading, intro=d.intro)) for d in stores]
+    parts = [(d, build_dx(d.path, report_dir or Path("."), heading=d.heading, intro=d.intro,
+                          include_flagged=analysis.include_flagged)) for d in stores]
     return ReportData(sections=built, dx_html="\n".join(p.html for _, p in parts),
                       dx_markdown="\n".join(p.markdown for _, p in parts),
                       dx_figures={("" if d.key == "dx" else d.key.removeprefix("dx-") + "-") + name: svg

@@ -13,7 +13,7 @@ from clinbench.report.provenance import Provenance
 from clinbench.report.svg import ForestRow, forest_plot, paired_bars
 from clinbench.stats.compare import Comparison
 from clinbench.stats.groups import group_mask
-from clinbench.stats.runs import Runs
+from clinbench.stats.runs import CHARGE, Runs
 from clinbench.stats.summary import Summary
 
 # Evidence files linked first, in reading order; anything else in the folder follows by name.
@@ -73,7 +73,8 @@ def column_diagnostics(runs: Runs, a: str = "", b: str = "", dimension: str = "c
 
     A run the scorer gave no column scores (no output, no rows, a missing key column) matched
     nothing: it counts as match rate 0 (and nMAE 1 where the column has one), as the task's
-    reward counts it 0, so column means and task means agree."""
+    reward counts it 0, so column means and task means agree. A run charged for its agent's conduct
+    (``clinbench.stats.runs.CHARGE``) matched nothing either, whatever its stored column scores."""
     if not runs.column_scores:
         return []
     if a:
@@ -90,6 +91,9 @@ def column_diagnostics(runs: Runs, a: str = "", b: str = "", dimension: str = "c
         if cond not in (a, b):
             continue
         slot = acc.setdefault((task, column), {a: [[], []], b: [[], []]})[cond]
+        if run_id in runs.charged_ids:
+            match = CHARGE["match_rate"]
+            nmae = None if nmae is None else CHARGE["nmae"]
         if match is not None:
             slot[0].append(float(match))
         if nmae is not None:
@@ -129,7 +133,8 @@ def make_figures(c: Comparison) -> dict[str, str]:
     level = f"{c.level:.0%}"
     rows = [ForestRow(r.task, r.delta, r.ci.lo if r.ci else None, r.ci.hi if r.ci else None, r.family)
             for r in c.per_task]
-    overall = ForestRow(f"mean over {c.tasks} tasks", c.delta, c.ci_task.lo, c.ci_task.hi)
+    ci = c.ci_task
+    overall = ForestRow(f"mean over {c.tasks} tasks", c.delta, ci.lo if ci else c.delta, ci.hi if ci else c.delta)
     figures = {
         "forest": forest_plot(
             rows,

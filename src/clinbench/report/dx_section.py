@@ -168,11 +168,12 @@ def dx_stores(given) -> list[DxStore]:
 
 
 def build_dx(store_dir: Path, report_dir: Path | None = None, *, title: str = "Accuracy vs cost",
-             heading: str = "", intro: str = "") -> DxPart:
-    """The diagnosis section of ``store_dir``'s dx runs, transcripts linked relative to ``report_dir``;
-    ``heading``/``intro`` replace the default heading and add a paragraph under it."""
+             heading: str = "", intro: str = "", include_flagged: bool = False) -> DxPart:
+    """The diagnosis section of ``store_dir``'s dx runs (those the audit lets in, as ``dx stats``),
+    transcripts linked relative to ``report_dir``; ``heading``/``intro`` replace the default heading and
+    add a paragraph under it."""
     store_dir = Path(store_dir)
-    runs = accuracy.dx_runs(store_dir)
+    runs = accuracy.dx_runs(store_dir, include_flagged=include_flagged)
     summaries = accuracy.summarise(runs)
     figures = {"accuracy-cost": accuracy_cost_plot(summaries, title=title)} if any(s.plottable for s in summaries) else {}
     label = _cases_label(store_dir, runs)
@@ -200,9 +201,10 @@ def _html(store_dir: Path, runs: list[dict], label: str, agent_rows: list[list[s
              + (f'<p class="note flag">{escape(_SYNTHETIC_NOTE)}</p>' if label == "synthetic cases" else "")
              + (f'<p class="note">{escape(intro)}</p>' if intro else "")
              + f'<p class="note">Store <code>{escape(str(store_dir))}</code>: '
-             f"{len(runs)} runs. Accuracy is the share of scored runs the judge gave 4 or more (agent failures count "
-             "as wrong; harness errors are left out), with a 95% percentile-bootstrap CI; cost is $300 per physician "
-             "visit plus each test's price.</p>",
+             f"{len(runs)} runs; {escape(runs.audit_text())}. Accuracy is the share of scored runs the judge gave 4 "
+             "or more (agent failures count as wrong; harness errors are left out), with a 95% case-cluster "
+             "percentile-bootstrap CI (whole cases resampled); cost is $300 per physician visit plus each test's "
+             "price.</p>",
              f'<table class="dx"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>']
     if "accuracy-cost" in figures:
         parts.append('<figure class="dx-plot">' + figures["accuracy-cost"] +
@@ -238,7 +240,8 @@ def _markdown(store_dir: Path, runs: list[dict], label: str, agent_rows: list[li
         lines += [f"**{_SYNTHETIC_NOTE}**", ""]
     if intro:
         lines += [markdown(intro), ""]
-    lines += [f"{len(runs)} runs in `{store_dir}`; accuracy = judge ≥ 4, 95% bootstrap CI.",
+    lines += [f"{len(runs)} runs in `{store_dir}`; {runs.audit_text()}; accuracy = judge ≥ 4, "
+              "95% case-cluster bootstrap CI.",
               "", _md_row(_AGENT_HEADER), "|" + "---|" * len(_AGENT_HEADER)]
     lines += [_md_row(r) for r in agent_rows]
     if agreement:

@@ -23,7 +23,7 @@ from clinbench.report.data import EVIDENCE_FILES, TRANSCRIPT_CANDIDATES, ReportD
 from clinbench.report.explain import RunWhy
 from clinbench.report.provenance import Provenance
 from clinbench.report.transcript import render_transcript
-from clinbench.stats.formatting import ci_text, mean_ci_text, p_text, signed, strict_text
+from clinbench.stats.formatting import ci_text, left_out_text, mean_ci_text, p_text, signed, strict_text
 
 # Transcripts are inlined so the report reads offline; these caps keep a large campaign's
 # report openable (the full files stay linked).
@@ -153,13 +153,17 @@ def _usage_html(sec: Section) -> str:
         return ""
     rows = [[escape(u.condition), escape(u.agent), str(u.runs),
              f"{u.input_tokens:,}" if u.runs_with_tokens else "—", f"{u.output_tokens:,}" if u.runs_with_tokens else "—",
-             f"${u.cost:,.2f}" if u.runs_with_cost else "—", _num(u.seconds, ",.1f"), _num(u.mean_seconds, ".1f")]
+             f"${u.cost:,.2f}" if u.runs_with_cost else "—", _num(u.seconds, ",.1f"), _num(u.mean_seconds, ".1f"),
+             str(u.all_attempts), f"{u.all_input_tokens:,}", f"{u.all_output_tokens:,}", f"${u.all_cost:,.2f}"]
             for u in sec.summary.usage]
     return ("<h3>Usage: tokens, cost and time</h3>"
-            + _table(["condition", "agent", "runs", "tokens in", "tokens out", "cost", "seconds", "mean s / run"], rows,
+            + _table(["condition", "agent", "runs", "tokens in", "tokens out", "cost", "seconds", "mean s / run",
+                      "all attempts", "tokens in, all", "tokens out, all", "cost, all"], rows,
                      numeric_from=2, cls="usage")
             + '<p class="note">Sums over the runs that recorded each figure; "—" where none did (built-in agents '
-              "use no model).</p>")
+              "use no model). The last four columns are what every attempt spent: the analysed runs, harness "
+              "errors, flagged runs left out, and the tokens of attempts a --retry-* replaced (their dollars are "
+              "not recorded).</p>")
 
 
 def _mean_table(items, level: str) -> str:
@@ -221,10 +225,11 @@ def _comparison_body(sec: Section) -> list[str]:
         "<h3>Intervals</h3>",
         _table(["estimate", "delta", f"{level} CI"], [[escape(r[0]), r[1], r[2]] for r in rows]),
         f'<p class="note">Compared: {escape(c.dimension)} {escape(b)} against {escape(a)}. Task-balanced: each task\'s mean '
-        f"reward over its runs (all other agents, models, conditions and trials pooled), then the mean over tasks; "
+        f"reward over its agent/model cells run under both (each cell's mean over its trials), then the mean over tasks; "
         f"delta = {escape(b)} − {escape(a)} per task. Percentile bootstraps with {c.draws:,} draws, seed {c.seed}; "
         f"sign-flip test with {c.permutation_draws:,} draws, p = (hits + 1)/(draws + 1). "
-        f"{c.missing_reward} agent failures without a reward count as 0; {c.harness_errors} harness errors are left out.</p>",
+        f"{c.missing_reward} agent failures without a reward count as 0; {c.harness_errors} harness errors are left out; "
+        f"{escape(left_out_text(c))}.</p>",
     ]
     if c.unpaired_tasks:
         body.append(f'<p class="note flag">Unpaired tasks (in one group only), left out: {escape(", ".join(c.unpaired_tasks))}</p>')

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from clinbench.records import RunStatus
 from clinbench.report.data import ReportData, Section
-from clinbench.stats.formatting import ci_text, mean_ci_text, p_text, signed, strict_text
+from clinbench.stats.formatting import ci_text, left_out_text, mean_ci_text, p_text, signed, strict_text
 from clinbench.untrusted import markdown
 
 
@@ -68,10 +68,14 @@ def _common_md(sec: Section) -> list[str]:
                 [[w.run_id, w.task, w.label, w.status, w.cause or "no cause recorded"] for w in failed])]
     if sec.summary.usage:
         out += ["", "### Usage", "", _table(
-            ["condition", "agent", "runs", "tokens in", "tokens out", "cost $", "mean s"],
+            ["condition", "agent", "runs", "tokens in", "tokens out", "cost $", "mean s", "all attempts",
+             "tokens in, all", "tokens out, all", "cost $, all"],
             [[u.condition, u.agent, str(u.runs), f"{u.input_tokens:,}" if u.runs_with_tokens else "—",
               f"{u.output_tokens:,}" if u.runs_with_tokens else "—", f"{u.cost:.2f}" if u.runs_with_cost else "—",
-              "—" if u.mean_seconds is None else f"{u.mean_seconds:.1f}"] for u in sec.summary.usage])]
+              "—" if u.mean_seconds is None else f"{u.mean_seconds:.1f}", str(u.all_attempts),
+              f"{u.all_input_tokens:,}", f"{u.all_output_tokens:,}", f"{u.all_cost:.2f}"] for u in sec.summary.usage]),
+            "", "The analysed runs, then every attempt: harness errors, flagged runs left out and the tokens of "
+            "attempts a --retry-* replaced (their dollars are not recorded)."]
     p = sec.provenance
     if p is not None:
         out += ["", "### Provenance", "", f"- source: `{p.source}`"]
@@ -93,7 +97,7 @@ def _comparison_md(sec: Section) -> list[str]:
         f"Compared: {c.dimension} {b} against {a}. Source: `{c.source}`; {c.tasks} tasks in {c.families} families; "
         f"{c.runs_a} runs ({a}) and {c.runs_b} runs ({b}); {c.flagged_excluded} flagged runs excluded; "
         f"{c.flagged_charged} flagged for their agent's conduct counted as 0; "
-        f"{c.harness_errors} harness errors left out.",
+        f"{c.harness_errors} harness errors left out; {left_out_text(c)}.",
         "",
         "### Headline (task-balanced)",
         "",

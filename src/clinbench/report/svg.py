@@ -217,10 +217,12 @@ def accuracy_cost_plot(summaries: Sequence[AgentSummary], *, title: str = "Accur
     for n, s in enumerate(pts, 1):
         x, y = sx(s.mean_cost), sy(s.accuracy)
         colour = COLOUR_PARETO if s in front else COLOUR_B
-        legend = (f"{n}. {s.agent}: {s.accuracy:.0%} [{s.ci[0]:.0%}, {s.ci[1]:.0%}], ${s.mean_cost:,.0f}"
+        ci = f" [{s.ci[0]:.0%}, {s.ci[1]:.0%}]" if s.ci else ""  # none with one case
+        legend = (f"{n}. {s.agent}: {s.accuracy:.0%}{ci}, ${s.mean_cost:,.0f}"
                   f"{' (Pareto front)' if s in front else ''}")
         out.append(f'<g class="agent-point" data-agent={quoteattr(s.agent)}><title>{escape(legend)}</title>')
-        out.append(f'<line x1="{x:.1f}" y1="{sy(s.ci[0]):.1f}" x2="{x:.1f}" y2="{sy(s.ci[1]):.1f}" stroke="{colour}"/>')
+        if s.ci:
+            out.append(f'<line x1="{x:.1f}" y1="{sy(s.ci[0]):.1f}" x2="{x:.1f}" y2="{sy(s.ci[1]):.1f}" stroke="{colour}"/>')
         if s.cost_ci:
             out.append(f'<line x1="{sx(s.cost_ci[0]):.1f}" y1="{y:.1f}" x2="{sx(s.cost_ci[1]):.1f}" y2="{y:.1f}" '
                        f'stroke="{colour}"/>')

@@ -18,10 +18,10 @@ _CELLS_PER_CHUNK = 1 << 22
 _DRAWS_PER_CHUNK = 1 << 14
 
 
-def check_draws(draws: int) -> int:
+def check_draws(draws: int, option: str = "--draws") -> int:
     """``draws`` itself; callers that size an output array check before allocating it."""
     if draws < 1:
-        raise StatsError(f"draws must be at least 1 (got {draws}); pass a positive --draws")
+        raise StatsError(f"draws must be at least 1 (got {draws}); pass a positive {option}")
     return draws
 
 

@@ -1,11 +1,15 @@
 """Accuracy of judged runs (the diagnosis benchmark): per agent, with intervals, a paired test, the Pareto front.
 
 Accuracy is the share of runs the judge scored 4 or more (reward 1.0); tests ordered per case are read
-from each run's ledger.json (agents and clinicians alike). Accuracy's and mean cost's intervals are the
-project's percentile bootstrap (``clinbench.stats.bootstrap.percentile_ci``); two agents are compared
-with the paper's one-sided paired permutation test (``clinbench.stats.permutation.paired_permutation_test``,
-10,000 resamples), pairing runs by (case, trial). The figure of these numbers is drawn with the report's
-other figures (``clinbench.report.svg.accuracy_cost_plot``).
+from each run's ledger.json (agents and clinicians alike). The runs are those the audit lets into a
+statistic, as for derive runs (``clinbench.stats.runs.audit_rule``): unpublishable runs are left out
+unless ``include_flagged``, and a run flagged for its agent's own conduct counts as wrong (reward 0,
+judge score 1). Trials of one case are not independent: accuracy's and mean cost's intervals are
+case-cluster percentile bootstraps (``clinbench.stats.bootstrap.cluster_percentile_ci``: whole cases
+resampled; none with one case), and two agents are compared with the paper's one-sided paired
+permutation test (``clinbench.stats.permutation.paired_permutation_test``, 10,000 resamples) on the
+cases both scored, each agent's trials of a case averaged first. The figure of these numbers is drawn
+with the report's other figures (``clinbench.report.svg.accuracy_cost_plot``).
 """
 
 from __future__ import annotations
@@ -16,10 +20,12 @@ from pathlib import Path
 
 from clinbench.duck import duckdb
 from clinbench.errors import DataError
-from clinbench.records import STORE_FILE
+from clinbench.records import STORE_FILE, RunStatus
 from clinbench.records.store import Store
-from clinbench.stats.bootstrap import percentile_ci
+from clinbench.stats.bootstrap import cluster_percentile_ci
+from clinbench.stats.groups import split_pair
 from clinbench.stats.permutation import paired_permutation_test
+from clinbench.stats.runs import CHARGE, audit_rule
 
 DRAWS = 10000  # the paper's resample count
 
@@ -41,7 +47,8 @@ class AgentSummary:
         """One printable line: accuracy with CI, mean cost, judge mean, runs and errors."""
         if self.accuracy is None:
             return f"{self.agent}: no scored run ({self.runs} runs, {self.errors} errors)"
-        text = (f"{self.agent}: accuracy {self.accuracy:.1%} (95% CI {self.ci[0]:.1%}-{self.ci[1]:.1%}), "
+        ci = "one case: no CI" if self.ci is None else f"95% CI {self.ci[0]:.1%}-{self.ci[1]:.1%}"
+        text = (f"{self.agent}: accuracy {self.accuracy:.1%} ({ci}), "
                 f"mean cost ${self.mean_cost:,.0f}, mean judge score {self.mean_judge:.2f}, {self.runs} runs")
         if self.mean_tests is not None:
             text += f", {self.mean_tests:.1f} tests ordered per case"
@@ -58,11 +65,11 @@ class PairedTest:
 
     agent_a: str
     agent_b: str
-    pairs: int
-    accuracy_a: float
+    pairs: int  # cases both agents scored (each agent's trials of a case averaged)
+    accuracy_a: float  # mean over those cases of the case's accuracy
     accuracy_b: float
     p_value: float  # one-sided: b (new) more accurate than a (base)
-    delta: float = 0.0  # accuracy_b − accuracy_a over the paired runs
+    delta: float = 0.0  # accuracy_b − accuracy_a over the paired cases
 
 
 def run_key(r: dict) -> str:
@@ -92,11 +99,35 @@ def has_dx_runs(directory: str | Path) -> bool:
         con.close()
 
 
-def dx_runs(directory: str | Path) -> list[dict]:
-    """The store's dx runs, each with ``tests_ordered`` from its evidence's ledger.json (None without one)."""
-    runs = Store.open(directory).runs(benchmark="dx")
-    if not runs:
+class DxRuns(list):
+    """The dx runs a statistic uses (a list of run dicts), with what the audit did to the store's."""
+
+    flagged_excluded: int = 0  # unpublishable: left out
+    flagged_charged: int = 0  # flagged for the agent's own conduct: counted as wrong
+
+    def audit_text(self) -> str:
+        return (f"{self.flagged_excluded} flagged runs excluded; "
+                f"{self.flagged_charged} flagged for their agent's conduct counted as wrong")
+
+
+def dx_runs(directory: str | Path, *, include_flagged: bool = False) -> DxRuns:
+    """The store's dx runs a statistic uses (``audit_rule``: unpublishable runs left out unless
+    ``include_flagged``, a charged run scored as ``CHARGE``), each with ``tests_ordered`` from its
+    evidence's ledger.json (None without one)."""
+    rows = Store.open(directory).runs(benchmark="dx")
+    if not rows:
         raise DataError(f"no dx runs in {directory}: run 'clinbench dx run --out {directory}' first")
+    keep, charged = audit_rule([r.get("publishable") is not False for r in rows],
+                               [bool(r.get("flag_charged")) for r in rows],
+                               [r["status"] == RunStatus.HARNESS_ERROR for r in rows], include_flagged)
+    runs = DxRuns()
+    for r, kept, zeroed in zip(rows, keep.tolist(), charged.tolist()):
+        if kept:
+            runs.append({**r, "reward": CHARGE["reward"], "judge_score": CHARGE["judge_score"]} if zeroed else r)
+    runs.flagged_excluded, runs.flagged_charged = int((~keep).sum()), int(charged.sum())
+    if not runs:
+        raise DataError(f"every dx run in {directory} was flagged by the audit ({runs.flagged_excluded} runs); "
+                        "pass --include-flagged to see them as recorded")
     for r in runs:
         r["tests_ordered"] = _tests_ordered(Path(directory) / (r["evidence_dir"] or "") / "ledger.json")
     return runs
@@ -114,8 +145,12 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _interval(values: list[float], level: float) -> tuple[float, float] | None:
-    lo, hi = percentile_ci(values, draws=DRAWS, seed=0, level=level)
+def _interval(values: list[float], cases: list[str], level: float) -> tuple[float, float] | None:
+    """Case-cluster percentile CI of the mean of ``values`` (one per run of case ``cases[i]``); None
+    with fewer than two cases (nothing to resample)."""
+    if len(set(cases)) < 2:
+        return None
+    lo, hi = cluster_percentile_ci(values, cases, draws=DRAWS, seed=0, level=level)
     return float(lo), float(hi)
 
 
@@ -126,34 +161,48 @@ def summarise(runs: list[dict], *, level: float = 0.95) -> list[AgentSummary]:
         rows = [r for r in runs if run_key(r) == agent]
         scored = [r for r in rows if r["reward"] is not None]
         rewards = [float(r["reward"]) for r in scored]
-        acc = _mean(rewards)
-        ci = None if not rewards else _interval(rewards, level) if len(rewards) > 1 else (acc, acc)
-        costs = [float(r["cost"]) for r in scored if r["cost"] is not None]
+        costed = [r for r in scored if r["cost"] is not None]
+        costs = [float(r["cost"]) for r in costed]
         out.append(AgentSummary(
-            agent, len(rows), len(scored), acc, ci, _mean(costs),
-            _mean([r["judge_score"] for r in scored if r["judge_score"] is not None]),
-            sum(r["status"] != "ok" for r in rows), _interval(costs, level) if len(costs) > 1 else None,
+            agent, len(rows), len(scored), _mean(rewards), _interval(rewards, [r["task"] for r in scored], level),
+            _mean(costs), _mean([r["judge_score"] for r in scored if r["judge_score"] is not None]),
+            sum(r["status"] != "ok" for r in rows), _interval(costs, [r["task"] for r in costed], level),
             _mean([r["tests_ordered"] for r in scored if r.get("tests_ordered") is not None])))
     return out
 
 
+def parse_pair(spec: str, runs: list[dict]) -> tuple[str, str]:
+    """``--compare BASE:NEW`` split where both sides name agents present (an agent key may hold a
+    colon: ``agent:model``)."""
+    keys = {run_key(r) for r in runs}
+    parts = spec.split(":")
+    fitting = split_pair(parts, lambda v: v in keys)
+    if len(fitting) == 1:
+        return fitting[0]
+    if len(parts) == 2 and all(parts):
+        return parts[0], parts[1]  # compare names the one it does not know
+    raise DataError(f"--compare {spec!r} is not BASE:NEW with two of the agents here: {', '.join(sorted(keys))}")
+
+
 def compare(runs: list[dict], agent_a: str, agent_b: str) -> PairedTest:
-    """Paired test of ``agent_b`` (new) against ``agent_a`` (base) on the (case, trial) pairs both scored."""
+    """Paired test of ``agent_b`` (new) against ``agent_a`` (base) on the cases both scored, each agent's
+    trials of a case averaged (trials of one case are not independent)."""
     agents = {run_key(r) for r in runs}
     for a in (agent_a, agent_b):
         if a not in agents:
             raise DataError(f"no runs of agent {a!r}; agents here: {', '.join(sorted(agents))}")
-    by = {(run_key(r), r["task"], r["trial"]): r["reward"] for r in runs if r["reward"] is not None}
-    keys = sorted({(t, k) for (_, t, k) in by})
-    pairs = [(by[(agent_a, t, k)], by[(agent_b, t, k)]) for t, k in keys
-             if (agent_a, t, k) in by and (agent_b, t, k) in by]
-    if len(pairs) < 2:
-        raise DataError(f"{agent_a} and {agent_b} share {len(pairs)} scored (case, trial) pairs; need at least 2")
-    a = [p[0] for p in pairs]
-    b = [p[1] for p in pairs]
+    by: dict[tuple[str, str], list[float]] = {}
+    for r in runs:
+        if r["reward"] is not None and run_key(r) in (agent_a, agent_b):
+            by.setdefault((run_key(r), r["task"]), []).append(float(r["reward"]))
+    cases = sorted({t for (_, t) in by if (agent_a, t) in by and (agent_b, t) in by})
+    if len(cases) < 2:
+        raise DataError(f"{agent_a} and {agent_b} share {len(cases)} scored cases; need at least 2")
+    a = [_mean(by[(agent_a, t)]) for t in cases]
+    b = [_mean(by[(agent_b, t)]) for t in cases]
     p = paired_permutation_test(b, a, draws=DRAWS, seed=0, alternative="greater")
     mean_a, mean_b = sum(a) / len(a), sum(b) / len(b)
-    return PairedTest(agent_a, agent_b, len(pairs), mean_a, mean_b, float(p), mean_b - mean_a)
+    return PairedTest(agent_a, agent_b, len(cases), mean_a, mean_b, float(p), mean_b - mean_a)
 
 
 def pareto(summaries: list[AgentSummary]) -> list[AgentSummary]:

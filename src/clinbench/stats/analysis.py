@@ -10,7 +10,7 @@ from pathlib import Path
 from clinbench.records import STORE_FILE, mixed
 from clinbench.stats.compare import Comparison, compare
 from clinbench.stats.errors import StatsError
-from clinbench.stats.groups import GroupPair, parse_compare
+from clinbench.stats.groups import GroupPair, group_mask, parse_compare
 from clinbench.stats.runs import Runs, load_runs
 from clinbench.stats.summary import Summary, summarise
 
@@ -48,10 +48,13 @@ def select_runs(runs: Runs, *, schema: str | None = None, agent: str | None = No
         if not mask.any():
             present = ", ".join(sorted(set(values.tolist()))) or "none"
             raise StatsError(f"no runs with {column} {value!r}; {column}s present: {present}")
-        harness = runs.harness_errors
+        harness, excluded = runs.harness_errors, runs.excluded
         runs = runs.subset(mask)
         if harness is not None:
             runs.harness_errors = harness.subset(getattr(harness, column) == value)
+        if excluded is not None:  # "N flagged runs excluded" counts the runs analysed, not the whole store
+            runs.excluded = excluded.subset(getattr(excluded, column) == value)
+            runs.n_flagged_excluded = len(runs.excluded)
     return runs
 
 
@@ -102,8 +105,8 @@ def check_uniform(source: str | Path, runs: Runs, pair: GroupPair) -> None:
         return
     from clinbench.records.store import Store
 
-    values = getattr(runs, pair.dimension)
-    ids = set(runs.run_id[(values == pair.a) | (values == pair.b)].tolist())
+    compared = group_mask(runs, pair.dimension, pair.a) | group_mask(runs, pair.dimension, pair.b)
+    ids = set(runs.run_id[compared].tolist())
     problems = mixed(r for r in Store.open(source).runs() if r["run_id"] in ids)
     if problems:
         raise StatsError(f"the runs compared mix what ran: {'; '.join(problems)}; compare runs of one version "

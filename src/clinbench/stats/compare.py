@@ -4,10 +4,16 @@ The groups are two values of one dimension (``clinbench.stats.groups``): two con
 (the paper's no-skill vs with-skill), two agents, two models or two schema variants. The
 figures below say "condition"; read "group".
 
-* Task-balanced mean of a condition: mean reward of each task over its runs (every model and
-  trial), then the mean over tasks.
-* Paired delta of a task: its mean under B minus its mean under A; the headline is the mean
-  of those deltas with "k of n tasks improving" (delta > 0).
+* Pairing: within a task, runs pair by who ran them, the (agent, model) cell (the compared
+  dimension left out of it: the agent when comparing models; nothing when comparing agents). A
+  cell run under one side only is left out and counted (``cells_left_out``), so harness errors
+  or missing runs on one side never change the mix of agents and models a side averages over.
+* Task mean of a side: the mean over the task's paired cells of each cell's mean over its
+  trials (with one agent/model, the mean over the task's runs); task-balanced mean of a side:
+  the mean over tasks. Sums are exact (``math.fsum``), so equal rewards in another order give
+  equal means.
+* Paired delta of a task: its mean under B minus its mean under A (the mean of its cells'
+  deltas); the headline is the mean of those deltas with "k of n tasks improving" (delta > 0).
 * 95% CIs are percentile bootstraps: task-cluster (resample task deltas), family-cluster
   (resample families, pool their tasks' deltas), family-balanced (resample per-family mean
   deltas; its point estimate is the mean of family means).
@@ -16,14 +22,17 @@ figures below say "condition"; read "group".
 * Strict passes: runs that pass every strict check, out of the condition's runs.
 * key-F1 and ordered-nMAE deltas: the same task-balanced pairing on those columns, over the
   tasks where both conditions have values, with a task-cluster CI.
-* Per-task CI (forest plot): percentile bootstrap over that task's runs, resampling each
+* Per-task CI (forest plot): percentile bootstrap over that task's paired runs, resampling each
   condition's runs separately (``task_draws`` draws).
+* An interval needs two things to resample: with one paired task the task-cluster CI is None
+  (printed "—"), never a zero-width [x, x].
 
-Only tasks run under both conditions are paired; the rest are listed as unpaired.
+Only tasks with a cell run under both conditions are paired; the rest are listed as unpaired.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -102,7 +111,7 @@ class GroupRow:
     mean_b: float
     delta: float
     improving: int
-    ci_task: Interval
+    ci_task: Interval | None  # None with one task
     sign_flip_p: float
     strict_a: StrictCount | None
     strict_b: StrictCount | None
@@ -128,7 +137,7 @@ class Comparison:
     mean_b: float
     delta: float
     improving: int
-    ci_task: Interval
+    ci_task: Interval | None  # None with one paired task
     ci_family: Interval | None
     ci_family_balanced: Interval | None
     family_balanced_delta: float
@@ -145,6 +154,8 @@ class Comparison:
     harness_errors: int = 0  # runs of the two groups the harness failed: in no figure above
     kind: str = "comparison"
     flagged_charged: int = 0  # flagged for their agent's own conduct: counted, as reward 0
+    cells_left_out: int = 0  # (task, agent/model) cells run under one side only: in no figure
+    runs_left_out: int = 0  # their runs
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data; NaN (a figure that does not exist) becomes None."""
@@ -161,13 +172,53 @@ def no_nan(value: Any) -> Any:
     return value
 
 
-def _group_means(keys: np.ndarray, values: np.ndarray) -> dict[str, tuple[float, int]]:
-    """Mean and count of the non-NaN values per key."""
+def exact_mean(values) -> float:
+    """The mean with an exactly rounded sum: the same whatever order the values come in."""
+    values = list(values)
+    return math.fsum(values) / len(values)
+
+
+def cells(runs: Runs, dimension: str) -> np.ndarray:
+    """Who ran each run, the compared ``dimension`` left out: the cell runs pair within."""
+    if dimension == "agent":  # an agent value may name its model too (agent/model): pair by task alone
+        return np.full(len(runs), "", dtype=object)
+    if dimension == "model":
+        return np.asarray(runs.agent, dtype=object)
+    return np.asarray([f"{a}/{m}" for a, m in zip(runs.agent.tolist(), runs.model.tolist())], dtype=object)
+
+
+def pair_cells(runs: Runs, mask_a: np.ndarray, mask_b: np.ndarray, cell: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """``mask_a`` and ``mask_b`` kept to the (task, cell)s both sides ran, with how many cells (and
+    their runs) one side only ran."""
+    keys = np.asarray([f"{t}\x1f{c}" for t, c in zip(runs.task.tolist(), cell.tolist())], dtype=object)
+    ka, kb = set(keys[mask_a].tolist()), set(keys[mask_b].tolist())
+    both = np.fromiter((k in ka and k in kb for k in keys.tolist()), dtype=bool, count=keys.size)
+    left = (mask_a | mask_b) & ~both
+    return mask_a & both, mask_b & both, len(ka ^ kb), int(left.sum())
+
+
+def paired_task_means(runs: Runs, mask_a: np.ndarray, mask_b: np.ndarray, cell: np.ndarray,
+                      values: np.ndarray) -> dict[str, tuple[float, float]]:
+    """Per task, its means under A and B: over the cells with values (not NaN) on both sides, the mean
+    of each cell's mean over its runs."""
+    sides: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
     ok = ~np.isnan(values)
-    labels, inverse = np.unique(keys[ok], return_inverse=True)
-    sums = np.bincount(inverse, weights=values[ok], minlength=labels.size)
-    counts = np.bincount(inverse, minlength=labels.size)
-    return {str(k): (float(s / c), int(c)) for k, s, c in zip(labels, sums, counts)}
+    for i in np.flatnonzero((mask_a | mask_b) & ok).tolist():
+        sides.setdefault((str(runs.task[i]), str(cell[i])), ([], []))[0 if mask_a[i] else 1].append(float(values[i]))
+    per_task: dict[str, tuple[list[float], list[float]]] = {}
+    for (task, _), (va, vb) in sorted(sides.items()):
+        if va and vb:
+            slot = per_task.setdefault(task, ([], []))
+            slot[0].append(exact_mean(va))
+            slot[1].append(exact_mean(vb))
+    return {t: (exact_mean(a), exact_mean(b)) for t, (a, b) in per_task.items()}
+
+
+def _ci_of(deltas: np.ndarray, *, draws: int, seed: int, level: float) -> Interval | None:
+    """Task-cluster percentile CI of the mean delta; None with one task (nothing to resample)."""
+    if deltas.size < 2:
+        return None
+    return Interval(*percentile_interval(bootstrap_distribution(deltas, draws=draws, seed=seed), level))
 
 
 def _strict(runs: Runs, mask: np.ndarray) -> StrictCount | None:
@@ -178,22 +229,21 @@ def _strict(runs: Runs, mask: np.ndarray) -> StrictCount | None:
     return StrictCount(passed=int(np.sum(known == 1.0)), runs=int(values.size))
 
 
-def _paired_metric(runs: Runs, mask_a: np.ndarray, mask_b: np.ndarray, tasks: list[str], values: np.ndarray, *,
-                   draws: int, seed: int, level: float) -> PairedMetric | None:
-    means_a = _group_means(runs.task[mask_a], values[mask_a])
-    means_b = _group_means(runs.task[mask_b], values[mask_b])
-    common = [t for t in tasks if t in means_a and t in means_b]
+def _paired_metric(runs: Runs, mask_a: np.ndarray, mask_b: np.ndarray, cell: np.ndarray, tasks: list[str],
+                   values: np.ndarray, *, draws: int, seed: int, level: float) -> PairedMetric | None:
+    means = paired_task_means(runs, mask_a, mask_b, cell, values)
+    common = [t for t in tasks if t in means]
     if not common:
         return None
-    xa = np.array([means_a[t][0] for t in common])
-    xb = np.array([means_b[t][0] for t in common])
+    xa = np.array([means[t][0] for t in common])
+    xb = np.array([means[t][1] for t in common])
     d = xb - xa
     return PairedMetric(
         n_tasks=len(common),
-        mean_a=float(xa.mean()),
-        mean_b=float(xb.mean()),
-        delta=float(d.mean()),
-        ci_task=Interval(*percentile_interval(bootstrap_distribution(d, draws=draws, seed=seed), level)),
+        mean_a=exact_mean(xa),
+        mean_b=exact_mean(xb),
+        delta=exact_mean(d),
+        ci_task=_ci_of(d, draws=draws, seed=seed, level=level),
     )
 
 
@@ -215,8 +265,8 @@ def _headline(runs: Runs, mask_a: np.ndarray, mask_b: np.ndarray, xa: np.ndarray
     comparison and each of its groups share."""
     deltas = xb - xa
     return dict(
-        mean_a=float(xa.mean()), mean_b=float(xb.mean()), delta=float(deltas.mean()), improving=int((deltas > 0).sum()),
-        ci_task=Interval(*percentile_interval(bootstrap_distribution(deltas, draws=draws, seed=seed), level)),
+        mean_a=exact_mean(xa), mean_b=exact_mean(xb), delta=exact_mean(deltas), improving=int((deltas > 0).sum()),
+        ci_task=_ci_of(deltas, draws=draws, seed=seed, level=level),
         sign_flip_p=sign_flip_test(deltas, draws=perm_draws, seed=seed),
         strict_a=_strict(runs, mask_a), strict_b=_strict(runs, mask_b),
     )
@@ -256,30 +306,30 @@ def compare(
     if by is not None and (by not in GROUP_COLUMNS or by == dimension):
         others = ", ".join(c for c in GROUP_COLUMNS if c != dimension)
         raise StatsError(f"--by takes one of {others} (not the compared dimension), got {by!r}")
-    harness = runs.harness_errors
-    harness_n = 0
-    if harness is not None and len(harness):
-        harness_n = int((group_mask(harness, dimension, a) | group_mask(harness, dimension, b)).sum())
+    def in_groups(other: Runs | None) -> int:
+        if other is None or not len(other):
+            return 0
+        return int((group_mask(other, dimension, a) | group_mask(other, dimension, b)).sum())
+
+    harness_n, excluded_n = in_groups(runs.harness_errors), in_groups(runs.excluded)
     if runs.reward_missing[mask_a | mask_b].all():
         raise StatsError(
             f"none of the {a!r}/{b!r} runs has a reward; score them first (dx runs are judged, not rewarded: "
             "their accuracy is not a reward column)"
         )
-    tasks_a = set(runs.task[mask_a].tolist())
-    tasks_b = set(runs.task[mask_b].tolist())
-    tasks = sorted(tasks_a & tasks_b)
+    tasks_all = set(runs.task[mask_a | mask_b].tolist())
+    cell = cells(runs, dimension)
+    mask_a, mask_b, cells_left, runs_left = pair_cells(runs, mask_a, mask_b, cell)
+    tasks = sorted(set(runs.task[mask_a].tolist()))
     if not tasks:
-        raise StatsError(f"no task has runs under both {a!r} and {b!r}; nothing to pair")
-    unpaired = sorted(tasks_a ^ tasks_b)
+        raise StatsError(f"no task has runs of one agent/model under both {a!r} and {b!r}; nothing to pair "
+                         "(compare agents with --compare agent:A:B)")
+    unpaired = sorted(tasks_all - set(tasks))
     families = families_of(tasks, families, runs.benchmark)
-    paired = np.isin(runs.task, tasks)
-    mask_a &= paired
-    mask_b &= paired
 
-    means_a = _group_means(runs.task[mask_a], runs.reward[mask_a])
-    means_b = _group_means(runs.task[mask_b], runs.reward[mask_b])
-    xa = np.array([means_a[t][0] for t in tasks])
-    xb = np.array([means_b[t][0] for t in tasks])
+    means = paired_task_means(runs, mask_a, mask_b, cell, runs.reward)
+    xa = np.array([means[t][0] for t in tasks])
+    xb = np.array([means[t][1] for t in tasks])
     deltas = xb - xa
     draw = {"draws": draws, "perm_draws": permutation_draws, "seed": seed, "level": level}
 
@@ -296,14 +346,14 @@ def compare(
                 FamilyRow(
                     family=fam,
                     tasks=int(sel.sum()),
-                    mean_a=float(xa[sel].mean()),
-                    mean_b=float(xb[sel].mean()),
-                    delta=float(deltas[sel].mean()),
+                    mean_a=exact_mean(xa[sel]),
+                    mean_b=exact_mean(xb[sel]),
+                    delta=exact_mean(deltas[sel]),
                     improving=int((deltas[sel] > 0).sum()),
                 )
             )
         family_means = np.array([row.delta for row in per_family])
-        family_balanced_delta = float(family_means.mean())
+        family_balanced_delta = exact_mean(family_means)
         if len(fam_names) > 1:
             ci_family = Interval(*percentile_interval(
                 cluster_bootstrap_distribution(deltas, fam_of, draws=draws, seed=seed), level))
@@ -335,24 +385,25 @@ def compare(
         column = runs.labels if by == "agent" else getattr(runs, by)
         for value in sorted(set(column[mask_a | mask_b].tolist())):
             gm = column == value
-            ga = _group_means(runs.task[mask_a & gm], runs.reward[mask_a & gm])
-            gb = _group_means(runs.task[mask_b & gm], runs.reward[mask_b & gm])
-            gtasks = [t for t in tasks if t in ga and t in gb]
+            ga, gb, _, _ = pair_cells(runs, mask_a & gm, mask_b & gm, cell)
+            gmeans = paired_task_means(runs, ga, gb, cell, runs.reward)
+            gtasks = [t for t in tasks if t in gmeans]
             if not gtasks:
                 continue
-            in_tasks = np.isin(runs.task, gtasks)
             groups.append(GroupRow(by=by, value=str(value), tasks=len(gtasks), **_headline(
-                runs, mask_a & gm & in_tasks, mask_b & gm & in_tasks, np.array([ga[t][0] for t in gtasks]),
-                np.array([gb[t][0] for t in gtasks]), **draw)))
+                runs, ga, gb, np.array([gmeans[t][0] for t in gtasks]), np.array([gmeans[t][1] for t in gtasks]),
+                **draw)))
 
     return Comparison(
         source=runs.source, condition_a=a, condition_b=b, seed=seed, draws=draws, permutation_draws=permutation_draws,
         task_draws=task_draws, level=level, runs_a=int(mask_a.sum()), runs_b=int(mask_b.sum()),
-        flagged_excluded=runs.n_flagged_excluded, flagged_charged=runs.n_flagged_charged, missing_reward=int(runs.reward_missing[mask_a | mask_b].sum()),
+        flagged_excluded=excluded_n if runs.excluded is not None else runs.n_flagged_excluded,
+        flagged_charged=int(np.isin(runs.run_id[mask_a | mask_b], list(runs.charged_ids)).sum()), missing_reward=int(runs.reward_missing[mask_a | mask_b].sum()),
         tasks=len(tasks), families=len(fam_names), ci_family=ci_family, ci_family_balanced=ci_family_balanced,
         family_balanced_delta=family_balanced_delta,
-        key_f1=_paired_metric(runs, mask_a, mask_b, tasks, runs.key_f1, draws=draws, seed=seed, level=level),
-        ordered_value_nmae=_paired_metric(runs, mask_a, mask_b, tasks, runs.nmae, draws=draws, seed=seed, level=level),
+        key_f1=_paired_metric(runs, mask_a, mask_b, cell, tasks, runs.key_f1, draws=draws, seed=seed, level=level),
+        ordered_value_nmae=_paired_metric(runs, mask_a, mask_b, cell, tasks, runs.nmae, draws=draws, seed=seed,
+                                          level=level),
         per_task=per_task, per_family=per_family, unpaired_tasks=unpaired, groups=groups, dimension=dimension,
-        harness_errors=harness_n, **_headline(runs, mask_a, mask_b, xa, xb, **draw),
+        harness_errors=harness_n, cells_left_out=cells_left, runs_left_out=runs_left, **_headline(runs, mask_a, mask_b, xa, xb, **draw),
     )

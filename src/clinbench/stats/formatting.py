@@ -15,6 +15,12 @@ def ci_text(ci: Interval | None) -> str:
     return "—" if ci is None else f"[{signed(ci.lo)}, {signed(ci.hi)}]"
 
 
+def left_out_text(c) -> str:
+    """The runs a comparison left out because only one side ran their agent/model on that task."""
+    return (f"{c.cells_left_out} agent/model cells run under one side only left out ({c.runs_left_out} runs)"
+            if c.cells_left_out else "every agent/model cell ran under both sides")
+
+
 def strict_text(s: StrictCount | None) -> str:
     return "—" if s is None else f"{s.passed}/{s.runs}"
 

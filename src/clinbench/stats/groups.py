@@ -48,6 +48,12 @@ def _present(runs: Runs | None, dimension: str, value: str) -> bool:
     return runs is None or bool(group_mask(runs, dimension, value).any())
 
 
+def split_pair(parts: list[str], present) -> list[tuple[str, str]]:
+    """The ways to split ``parts`` (a spec split at its colons) into two values ``present`` knows."""
+    splits = [(":".join(parts[:i]), ":".join(parts[i:])) for i in range(1, len(parts))]
+    return [s for s in splits if present(s[0]) and present(s[1])]
+
+
 def parse_compare(spec: str, runs: Runs | None = None) -> GroupPair:
     """``A:B`` (conditions) or ``DIM:A:B``; with ``runs``, a value with colons is split where
     both sides are present."""
@@ -62,7 +68,7 @@ def parse_compare(spec: str, runs: Runs | None = None) -> GroupPair:
         )
     splits = [(":".join(parts[:i]), ":".join(parts[i:])) for i in range(1, len(parts))]
     if len(splits) > 1:
-        fitting = [s for s in splits if _present(runs, dimension, s[0]) and _present(runs, dimension, s[1])]
+        fitting = split_pair(parts, lambda v: _present(runs, dimension, v))
         if runs is None or len(fitting) != 1:
             raise StatsError(f"--compare {spec!r} splits into two {dimension} values in more than one way or none; "
                              f"{dimension}s present: {', '.join(group_values(runs, dimension)) if runs else 'unknown'}")

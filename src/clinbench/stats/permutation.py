@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from clinbench.stats._draws import chunks
+from clinbench.stats._draws import check_draws, chunks
 from clinbench.stats.bootstrap import _as_values
 from clinbench.stats.errors import StatsError
 
@@ -38,6 +38,7 @@ def sign_flip_test(
     """
     if alternative not in _ALTERNATIVES:
         raise StatsError(f"unknown alternative {alternative!r}; use one of {', '.join(_ALTERNATIVES)}")
+    check_draws(draws, "--permutation-draws")
     d = _as_values(differences, "paired differences")
     n = d.size
     observed = d.mean()

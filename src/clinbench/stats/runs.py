@@ -8,7 +8,9 @@ Sources:
   ordered_value_nmae, publishable, schema, run_id, evidence_dir. M4Bench's published
   ``final_codex_runs.csv`` is such a file.
 
-Runs whose ``publishable`` is false are dropped unless ``include_flagged``. A run's status
+Runs whose ``publishable`` is false are dropped unless ``include_flagged``, except a run flagged
+for its agent's own conduct (``flag_charged``), which is kept and charged (``audit_rule``,
+``CHARGE``: the one rule the derive and dx statistics share). A run's status
 is ``ok``, an agent failure (``agent-failed``; the older ``error`` and ``timeout``) or
 ``harness-error`` (the harness, not the agent, failed: no reward). An agent failure without
 a reward counts as reward 0: leaving it out would reward failing loudly over answering badly.
@@ -35,10 +37,26 @@ AGENT_FAILED = (RunStatus.AGENT_FAILED, *LEGACY_STATUS)  # and the statuses of s
 HARNESS_ERROR = RunStatus.HARNESS_ERROR
 _ARRAYS = ("task", "condition", "model", "trial", "schema", "reward", "strict", "key_f1", "nmae", "run_id",
            "evidence_dir", "agent", "status", "reward_missing", "input_tokens", "output_tokens", "cost",
-           "elapsed")
+           "elapsed", "earlier_input_tokens", "earlier_output_tokens", "gatekeeper", "judge")
 # the columns read as they are: text ("" when NULL) and numbers (NaN when NULL)
-_TEXT = ("model", "schema", "run_id", "agent")
-_NUMBERS = ("key_f1", "nmae", "input_tokens", "output_tokens", "cost", "elapsed")
+_TEXT = ("model", "schema", "run_id", "agent", "gatekeeper", "judge")
+_NUMBERS = ("key_f1", "nmae", "input_tokens", "output_tokens", "cost", "elapsed", "earlier_input_tokens",
+            "earlier_output_tokens")
+# What a run charged for its agent's conduct scores, as a run that wrote nothing scorable does
+# (docs/scoring.md: a missing key column is reward 0; an omitted column matches 0 at nMAE 1).
+CHARGE = {"reward": 0.0, "strict": 0.0, "key_f1": 0.0, "nmae": 1.0, "match_rate": 0.0, "judge_score": 1.0}
+
+
+def audit_rule(publishable: np.ndarray, charged: np.ndarray, harness: np.ndarray,
+               include_flagged: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Which runs a statistic keeps, and which of those it charges (scores as ``CHARGE``).
+
+    An unpublishable run is left out unless ``include_flagged``; one flagged for its agent's own
+    conduct (``flag_charged``) is kept and charged, so misbehaving never takes a run out of the
+    numbers. Harness errors are never charged (they are set apart by the caller)."""
+    publishable = np.asarray(publishable, dtype=bool)
+    zeroed = np.asarray(charged, dtype=bool) & ~publishable & ~np.asarray(harness, dtype=bool) & (not include_flagged)
+    return publishable | include_flagged | zeroed, zeroed
 
 
 @dataclass
@@ -64,15 +82,30 @@ class Runs:
     output_tokens: np.ndarray
     cost: np.ndarray  # dollars, NaN when unknown
     elapsed: np.ndarray  # seconds, NaN when unknown
+    gatekeeper: np.ndarray | None = None  # dx runs: "" when none
+    judge: np.ndarray | None = None
+    earlier_input_tokens: np.ndarray | None = None  # tokens of attempts a --retry-* replaced (NaN unknown)
+    earlier_output_tokens: np.ndarray | None = None
     n_flagged_excluded: int = 0
     n_flagged_charged: int = 0  # flagged for the agent's own conduct: kept, as reward 0 (campaign.audit)
     # runs the harness failed (status harness-error): shown apart, in no statistic
     harness_errors: "Runs | None" = None
+    # unpublishable runs left out (audit_rule): in no statistic, but their spend is counted
+    excluded: "Runs | None" = None
     benchmark: str = "derive"
     # column_scores rows (run_id, column_name, match_rate, nmae) when the source has them
     column_scores: list[tuple[str, str, float | None, float | None]] = field(default_factory=list)
     # directory the source lives in (evidence paths in a store are relative to it)
     base_dir: Path | None = None
+    charged_ids: frozenset = frozenset()  # run_ids charged by audit_rule (their column scores are charged too)
+
+    def __post_init__(self) -> None:
+        for name in ("earlier_input_tokens", "earlier_output_tokens"):
+            if getattr(self, name) is None:
+                setattr(self, name, np.full(self.task.size, np.nan))
+        for name in ("gatekeeper", "judge"):
+            if getattr(self, name) is None:
+                setattr(self, name, np.full(self.task.size, "", dtype=object))
 
     def __len__(self) -> int:
         return int(self.task.size)
@@ -88,15 +121,25 @@ class Runs:
             column_scores=[c for c in self.column_scores if c[0] in keep],
             base_dir=self.base_dir,
             harness_errors=self.harness_errors,
+            excluded=self.excluded,
+            charged_ids=self.charged_ids,
             **arrays,
         )
 
     def label(self, i: int) -> str:
-        """Who ran run ``i``: ``agent/model``, or whichever of the two is known."""
+        """Who ran run ``i``: ``agent/model``, or whichever of the two is known; a dx run adds its
+        gatekeeper and judge when not offline, as
+        ``clinbench.stats.accuracy.run_key`` does: runs scored by two judges are never pooled."""
         agent, model = str(self.agent[i]), str(self.model[i])
         if agent and model and model != "-":
-            return f"{agent}/{model}"
-        return agent or model or "(unnamed)"
+            label = f"{agent}/{model}"
+        else:
+            label = agent or model or "(unnamed)"
+        if self.benchmark == "dx":
+            settings = [f"{name}={value}" for name, value in (("gatekeeper", self.gatekeeper[i]), ("judge", self.judge[i]))
+                        if value and value != "offline"]
+            label += f" ({', '.join(settings)})" if settings else ""
+        return label
 
     @property
     def labels(self) -> np.ndarray:
@@ -153,6 +196,7 @@ def _column_expr(columns: set[str]) -> dict[str, str]:
         "run_id": "coalesce(CAST(run_id AS VARCHAR), '')" if have("run_id") else "''",
         "evidence_dir": "coalesce(CAST(evidence_dir AS VARCHAR), '')" if have("evidence_dir") else "''",
         "agent": "coalesce(CAST(agent AS VARCHAR), '')" if have("agent") else "''",
+        **{name: f"coalesce(CAST({name} AS VARCHAR), '')" if have(name) else "''" for name in ("gatekeeper", "judge")},
         "status": "coalesce(CAST(status AS VARCHAR), 'ok')" if have("status") else "'ok'",
         "publishable": "coalesce(CAST(publishable AS BOOLEAN), TRUE)" if have("publishable") else "TRUE",
         "charged": "coalesce(CAST(flag_charged AS BOOLEAN), FALSE)" if have("flag_charged") else "FALSE",
@@ -160,6 +204,8 @@ def _column_expr(columns: set[str]) -> dict[str, str]:
         "output_tokens": "CAST(output_tokens AS DOUBLE)" if have("output_tokens") else "CAST(NULL AS DOUBLE)",
         "cost": "CAST(cost AS DOUBLE)" if have("cost") else "CAST(NULL AS DOUBLE)",
         "elapsed": "CAST(elapsed_seconds AS DOUBLE)" if have("elapsed_seconds") else "CAST(NULL AS DOUBLE)",
+        **{name: f"CAST({name} AS DOUBLE)" if have(name) else "CAST(NULL AS DOUBLE)"
+           for name in ("earlier_input_tokens", "earlier_output_tokens")},
     }
 
 
@@ -206,26 +252,31 @@ def _to_runs(data: dict[str, np.ndarray], *, source: str, include_flagged: bool,
     )
     status = strings("status")
     harness = status == HARNESS_ERROR
-    # flagged for its agent's own conduct: counted, as a failure, so misbehaving never takes a run out of the numbers
-    zeroed = charged & ~publishable & ~harness & (not include_flagged)
-    reward = np.where(zeroed, 0.0, floats("reward"))
+    keep, zeroed = audit_rule(publishable, charged, harness, include_flagged)
+    reward = np.where(zeroed, CHARGE["reward"], floats("reward"))
     missing_reward = np.isnan(reward) & ~harness
     reward = np.where(missing_reward, 0.0, reward)
-    strict = np.where(zeroed, 0.0, floats("strict"))
+    strict = np.where(zeroed, CHARGE["strict"], floats("strict"))
     # a run without a scorable output did not pass
     strict = np.where(missing_reward & np.isnan(strict), 0.0, strict)
+    # a charged run, and an agent failure without a reward, score key F1 and nMAE as no output does
+    nothing = zeroed | missing_reward
+    key_f1 = np.where(nothing, CHARGE["key_f1"], floats("key_f1"))
+    nmae = np.where(nothing, CHARGE["nmae"], floats("nmae"))
     evidence = strings("evidence_dir")
     evidence = np.asarray([str((base_dir / e).resolve()) if e else "" for e in evidence], dtype=object)
     runs = Runs(
         source=source, task=task, condition=condition, trial=np.asarray(data["trial"], dtype=np.int64), reward=reward,
         strict=strict, evidence_dir=evidence, status=status, reward_missing=missing_reward, benchmark=benchmark,
-        base_dir=base_dir, **{name: strings(name) for name in _TEXT}, **{name: floats(name) for name in _NUMBERS},
+        base_dir=base_dir, **{name: strings(name) for name in _TEXT},
+        **{name: floats(name) for name in _NUMBERS if name not in ("key_f1", "nmae")}, key_f1=key_f1, nmae=nmae,
     )
-    keep = publishable | include_flagged | zeroed
     kept = runs.subset(keep & ~harness)
     kept.harness_errors = runs.subset(keep & harness)
+    kept.excluded = runs.subset(~keep)
     kept.n_flagged_excluded = int((~keep).sum())
     kept.n_flagged_charged = int(zeroed.sum())
+    kept.charged_ids = frozenset(runs.run_id[zeroed].tolist())
     return kept
 
 
@@ -288,9 +339,10 @@ def _load_store(store: Path, *, include_flagged: bool, benchmark: str) -> Runs:
             raise StatsError(f"{store} has no runs table; it is not a clinbench results store")
         relation = "runs"
         if "usage" in tables:
-            relation = ("(SELECT r.*, u.input_tokens, u.output_tokens FROM runs r "
-                        "LEFT JOIN (SELECT run_id, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens "
-                        "FROM usage GROUP BY run_id) u USING (run_id))")
+            ucols = {r[0] for r in con.execute("DESCRIBE usage").fetchall()}
+            earlier = "".join(f", sum({c}) AS {c}" for c in ("earlier_input_tokens", "earlier_output_tokens") if c in ucols)
+            relation = ("(SELECT r.*, u.* EXCLUDE (run_id) FROM runs r LEFT JOIN (SELECT run_id, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens"
+                        f"{earlier} FROM usage GROUP BY run_id) u USING (run_id))")
         data = _select(con, relation, f" WHERE benchmark = '{benchmark}'", str(store))
         _refuse_mixed_data(con, store, benchmark)
         _refuse_mixed_profiles(con, store, benchmark)

@@ -8,8 +8,10 @@ Needs no second group, so it serves a campaign of one condition as well as any o
 * Per family: the mean of its tasks' means, CI resampling those tasks.
 * Per task: mean reward over its runs, CI resampling its runs; strict passes.
 * Status: runs ok, agent failures (reward 0, counted) and harness errors (in no figure).
-* Usage per condition and agent: runs, tokens, dollars and seconds (sums over the runs that
-  recorded them, with how many did).
+* Usage per condition and agent: runs, tokens, dollars and seconds of the analysed runs (sums
+  over the runs that recorded them, with how many did), and beside them what every attempt
+  spent: the analysed runs, harness errors, flagged runs left out, and the tokens of attempts a
+  --retry-* replaced (their dollars are not recorded).
 """
 
 from __future__ import annotations
@@ -62,6 +64,12 @@ class UsageRow:
     cost: float  # dollars
     seconds: float  # wall-clock, summed
     mean_seconds: float | None
+    # every attempt of this condition and agent: analysed runs, harness errors, flagged runs left out,
+    # and the tokens of attempts a --retry-* replaced (no dollars are recorded for those)
+    all_attempts: int = 0  # recorded runs (replaced attempts are not counted here)
+    all_input_tokens: int = 0
+    all_output_tokens: int = 0
+    all_cost: float = 0.0
 
 
 @dataclass
@@ -122,10 +130,27 @@ def _breakdown(runs: Runs, by: str, column: np.ndarray, **kw: Any) -> list[MeanR
     return [_mean_row(runs, column == v, by, str(v) or "(none)", **kw) for v in sorted(set(column.tolist()))]
 
 
+def _spent(runs: Runs) -> dict[tuple[str, str], tuple[int, int, int, float]]:
+    """Per (condition, agent label): recorded runs, input and output tokens (with earlier attempts'), dollars,
+    over ``runs``, its harness errors and the runs it left out."""
+    out: dict[tuple[str, str], tuple[int, int, int, float]] = {}
+    for part in (runs, runs.harness_errors, runs.excluded):
+        if part is None or not len(part):
+            continue
+        tokens_in = np.nan_to_num(part.input_tokens) + np.nan_to_num(part.earlier_input_tokens)
+        tokens_out = np.nan_to_num(part.output_tokens) + np.nan_to_num(part.earlier_output_tokens)
+        for i, key in enumerate(zip(part.condition.tolist(), part.labels.tolist())):
+            n, ti, to, cost = out.get(key, (0, 0, 0, 0.0))
+            out[key] = (n + 1, ti + int(tokens_in[i]), to + int(tokens_out[i]),
+                        cost + (0.0 if np.isnan(part.cost[i]) else float(part.cost[i])))
+    return out
+
+
 def _usage(runs: Runs) -> list[UsageRow]:
     rows = []
     labels = runs.labels
-    for cond, label in sorted(set(zip(runs.condition.tolist(), labels.tolist()))):
+    spent = _spent(runs)
+    for cond, label in sorted(set(zip(runs.condition.tolist(), labels.tolist())) | set(spent)):
         m = (runs.condition == cond) & (labels == label)
         tokens = m & ~np.isnan(runs.input_tokens)
         cost = m & ~np.isnan(runs.cost)
@@ -137,6 +162,7 @@ def _usage(runs: Runs) -> list[UsageRow]:
             runs_with_cost=int(cost.sum()), cost=float(np.nansum(runs.cost[cost])),
             seconds=float(np.nansum(runs.elapsed[timed])),
             mean_seconds=float(runs.elapsed[timed].mean()) if timed.any() else None,
+            **dict(zip(("all_attempts", "all_input_tokens", "all_output_tokens", "all_cost"), spent[(cond, label)])),
         ))
     return rows
 

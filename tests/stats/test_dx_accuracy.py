@@ -1,0 +1,81 @@
+"""Diagnosis accuracy (`dx stats`, the report's diagnosis section): the audit's rule, case-level
+resampling, naming an agent with a model. Stores of a few runs, written through the store."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from clinbench.records import RunRecord
+from clinbench.records.store import Store
+from clinbench.stats import accuracy
+
+
+def _store(path, rows):
+    """rows: (agent, model, case, trial, reward, publishable, flag_charged)."""
+    store = Store.create(path)
+    store.record_many([
+        RunRecord(run_id=f"{agent}-{case}-{trial}", benchmark="dx", task=case, agent=agent, model=model, trial=trial,
+                  reward=reward, judge_score=5 if reward else 1, cost=300.0, publishable=publishable,
+                  flag_charged=charged, flag_reason=None if publishable else "flagged")
+        for agent, model, case, trial, reward, publishable, charged in rows])
+    return path
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "clinbench", *args], capture_output=True, text=True)
+
+
+def test_dx_stats_follow_the_audit(tmp_path):
+    """c1 judged right but charged for the agent's conduct: wrong. c3 flagged (not charged): left out. So 2 runs,
+    accuracy 1/2 (before: all 3 runs, 2/3), and both counts are said."""
+    d = _store(tmp_path / "c", [("a", "", "c1", 1, 1.0, False, True), ("a", "", "c2", 1, 1.0, True, False),
+                                ("a", "", "c3", 1, 0.0, False, False)])
+    (s,) = accuracy.summarise(accuracy.dx_runs(d))
+    assert (s.runs, s.accuracy, s.mean_judge) == (2, 0.5, 3.0)
+    out = json.loads(_cli("dx", "stats", str(d), "--json").stdout)
+    assert (out["agents"][0]["runs"], out["agents"][0]["accuracy"]) == (2, 0.5)
+    assert (out["flagged_excluded"], out["flagged_charged"]) == (1, 1)
+    assert json.loads(_cli("dx", "stats", str(d), "--json", "--include-flagged").stdout)["agents"][0]["runs"] == 3
+
+
+def test_trials_of_a_case_are_not_independent(tmp_path):
+    """x: c1 right 4 times, c2 and c3 wrong 4 times; y right on every run. Resampling whole cases, x's mean is
+    0 (8/27), 1/3, 2/3 or 1 (1/27): 95% CI [0, 1] (resampling the 12 runs as independent gave about [0.08, 0.58]).
+    x → y pairs 3 cases (not 12 runs): case deltas 0, 1, 1; flipping signs, a mean ≥ 2/3 has chance 2/8, so
+    p ≈ 0.25 (the 12 run pairs gave 1/256 ≈ 0.004). One case is nothing to resample: no CI."""
+    rows = [(agent, "m", case, t, float(agent == "y" or case == "c1"), True, False)
+            for agent in ("x", "y") for case in ("c1", "c2", "c3") for t in range(4)]
+    runs = accuracy.dx_runs(_store(tmp_path / "c", rows + [("z", "m", "c1", t, float(t % 2), True, False)
+                                                          for t in range(4)]))
+    summaries = {s.agent: s for s in accuracy.summarise(runs)}
+    assert summaries["x:m"].ci == (0.0, 1.0) and summaries["z:m"].ci is None
+    test = accuracy.compare(runs, "x:m", "y:m")
+    assert test.pairs == 3 and test.delta == pytest.approx(2 / 3) and test.p_value == pytest.approx(0.25, abs=0.02)
+
+
+def test_compare_names_agents_with_their_models(tmp_path):
+    """An agent with a model is keyed agent:model, colon and all: --compare splits where both sides are agents."""
+    d = _store(tmp_path / "c", [(agent, "gpt-4o", case, 1, 1.0, True, False)
+                                for agent in ("ed-instant", "ed-workup") for case in ("c1", "c2")])
+    out = _cli("dx", "stats", str(d), "--json", "--compare", "ed-instant:gpt-4o:ed-workup:gpt-4o")
+    assert json.loads(out.stdout)["comparison"]["agent_b"] == "ed-workup:gpt-4o"
+    bad = _cli("dx", "stats", str(d), "--compare", "ed-instant:gpt-4o:nobody")
+    assert bad.stderr.strip().startswith("error: --compare 'ed-instant:gpt-4o:nobody' is not BASE:NEW with two of the "
+                                         "agents here: ed-instant:gpt-4o, ed-workup:gpt-4o")
+
+
+def test_stats_of_dx_runs_never_pool_two_judges(tmp_path):
+    """The same encounters re-judged by an LLM (all right) beside the offline judge's verdicts (1 of 2 right):
+    one row per judge, as `dx stats` keys them, not 4 runs at 0.75."""
+    store = Store.create(tmp_path / "c")
+    store.record_many([RunRecord(run_id=f"a-{case}{suffix}", benchmark="dx", task=case, agent="a", model="m",
+                                 reward=reward, judge=judge)
+                       for case, reward0 in (("c1", 1.0), ("c2", 0.0))
+                       for suffix, judge, reward in (("", "offline", reward0), ("~judge-llm", "llm:j", 1.0))])
+    out = json.loads(_cli("stats", str(tmp_path / "c"), "--benchmark", "dx", "--summary", "--json", "--draws",
+                          "100").stdout)
+    assert [(r["value"], r["runs"], r["mean"]) for r in out["per_agent"]] == [("a/m", 2, 0.5), ("a/m (judge=llm:j)", 2, 1.0)]
