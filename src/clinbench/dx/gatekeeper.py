@@ -31,7 +31,7 @@ from typing import Protocol
 
 from clinbench.dx.cases import Case
 from clinbench.dx.leakguard import LeakGuard
-from clinbench.dx.matching import best_match, is_modality_only, name_score
+from clinbench.dx.matching import MODALITY_STEMS, best_match, is_modality_only, name_score
 from clinbench.dx.record import ResultEntry, parse_record
 from clinbench.dx.testnames import concept_of_label, concept_of_order, concepts, panels_with
 from clinbench.dx.text import expand, fold, is_disease_word, sentences, stem, tokens
@@ -47,6 +47,8 @@ CONCLUSION_REFUSAL = ("I can tell you what the patient reports, what examination
 RESULT_IN_QUESTION = "That is a test result: order the test by name to see it."
 DISEASE_REFUSAL = ("That names a condition, not a test. Please order specific tests by name "
                    "(for example 'lipase' or 'CT abdomen and pelvis with contrast').")
+UNKNOWN_REFUSAL = ("That does not name a test or study I know. Please order specific tests by name "
+                   "(for example 'D-dimer' or 'CT chest with contrast').")
 
 
 @dataclass
@@ -56,6 +58,7 @@ class Reply:
     blocked: bool = False  # the leak guard removed something
     matched: str = ""  # record entry or table row the reply came from
     prompt: str = ""  # the version of the model prompt behind the reply (LLM gatekeeper)
+    served: str = ""  # the record's name of a test whose full result the reply gives (priced with the order)
 
 
 class Gatekeeper(Protocol):
@@ -189,6 +192,26 @@ _ORDER_FILLER = {stem(w) for w in ("test", "testing", "assay", "level", "levels"
 _TEST_NOUNS = _ORDER_FILLER | {stem(w) for w in (
     "toxin pcr antigen antibody antibodies culture panel smear serology count scan ultrasound radiograph ct mri "
     "duplex doppler biopsy echocardiogram angiogram angiography titer stain profile gas swab urinalysis").split()}
+
+
+# Bedside measurements an order may name.
+_BEDSIDE = tuple(frozenset(tokens(p)) for p in ("temperature", "heart rate", "respiratory rate", "pulse",
+                                                 "blood pressure", "oxygen saturation", "weight"))
+
+
+@functools.lru_cache(maxsize=4096)
+def names_test_words(order: str) -> bool:
+    """True when an order names a test or study: besides filler ("level", "test") it has a
+    test word ("ultrasound", "culture", "count"), a bedside measurement ("heart rate") or is,
+    word for word, part of a test name the bundled tables know ("troponin", "D dimer"). An
+    order made of findings words only ("filling defects", "intimal flap", "extending level")
+    names none: it never reaches a recorded study through the study's text, so a decisive
+    finding is served only to an order of its test. Decided from the order and the bundled
+    tables only, so the reply says nothing about the case."""
+    toks = set(tokens(order)) - _ORDER_FILLER
+    if toks & ((_TEST_NOUNS - _ORDER_FILLER) | set(MODALITY_STEMS)) or any(p <= toks for p in _BEDSIDE):
+        return True
+    return bool(toks) and any(toks <= name for name in _test_names())
 
 
 def _condition_word(word: str) -> bool:
@@ -373,7 +396,7 @@ class OfflineGatekeeper:
         first = lambda key: (self.by_concept.get(key) or [None])[0]
         own = [e for e in self.by_concept.get(concept, []) if e.kind != "analyte"]
         if own:
-            return Reply(f"{own[0].name}: {own[0].text}", REAL, matched=own[0].name)
+            return _entry(own[0])
         if info.kind == "analyte":
             hit = first(concept)
             if hit is not None:
@@ -385,7 +408,7 @@ class OfflineGatekeeper:
             for panel in panels_with(concept):
                 stated = [e for e in self.by_concept.get(panel, []) if e.kind != "analyte"]
                 if stated:
-                    return Reply(f"{stated[0].name}: {stated[0].text}", REAL, matched=stated[0].name)
+                    return _entry(stated[0])
             return None
         found: list[ResultEntry] = []
         for part in info.components:
@@ -434,7 +457,7 @@ class OfflineGatekeeper:
         if own is not None and exact and concept_of_label(own.name, own.fluid) != exact and self.by_concept.get(exact):
             own = None  # "Sodium" is the record's Na-116, not its "Urine sodium: 62 mmol/L"
         if own is not None:
-            return Reply(f"{own.name}: {own.text}", REAL, matched=own.name)
+            return _entry(own)
         table = self._from_table(order)
         if table is not None:
             return table
@@ -445,13 +468,30 @@ class OfflineGatekeeper:
         for name in _names_for(order):
             best, _ = best_match(name, entries, 88.0)
             if best is not None:
-                return Reply(f"{best.name}: {best.text}", REAL, matched=best.name)
+                return _entry(best)
         #    or billed as the same procedure ("cardiac catheterization" = "Coronary angiography")
         code = _billing_code(order)
         if code is not None:
             for r in self.named:
                 if _billing_code(r.name) == code:
-                    return Reply(f"{r.name}: {r.text}", REAL, matched=r.name)
+                    return _entry(r)
+        # 2-4 look inside the results' text: only for an order that names a test, never
+        #    for one made of findings words ("filling defects", "intimal flap")
+        if names_test_words(order):
+            reply = self._in_text(order, ot)
+            if reply is not None:
+                return reply
+        # 5. a bedside measurement the examination already records ("oxygen saturation")
+        for name in _names_for(order):
+            need = set(tokens(name))
+            for sec, sent in self.units:
+                for part in re.split(r",\s+|;\s+", sent):
+                    if need and need <= set(tokens(part)) and re.search(r"\d", part):
+                        return Reply(as_result(part), REAL, matched=sec)
+        # 6. not in the record: a normal result from the reference table
+        return self.normal_result(order)
+
+    def _in_text(self, order: str, ot: list[str]) -> Reply | None:
         # 2. one analyte inside a result line ("haemoglobin" inside the blood count)
         inside = self._analyte_in_line(order)
         if inside is not None:
@@ -466,16 +506,8 @@ class OfflineGatekeeper:
         for r in self.named:
             have = set(tokens(r.name)) | set(tokens(r.text))
             if len(want) >= 2 and len(want & have) / len(want) >= 0.75:
-                return Reply(f"{r.name}: {r.text}", REAL, matched=r.name)
-        # 5. a bedside measurement the examination already records ("oxygen saturation")
-        for name in _names_for(order):
-            need = set(tokens(name))
-            for sec, sent in self.units:
-                for part in re.split(r",\s+|;\s+", sent):
-                    if need and need <= set(tokens(part)) and re.search(r"\d", part):
-                        return Reply(as_result(part), REAL, matched=sec)
-        # 6. not in the record: a normal result from the reference table
-        return self.normal_result(order)
+                return _entry(r)
+        return None
 
     def normal_result(self, order: str) -> Reply:
         """The result of an order the record does not cover: a stated normal in the same
@@ -487,6 +519,10 @@ class OfflineGatekeeper:
             if fold(text).startswith(fold(row.test) + " "):  # "lipase 31 U/L" -> "Lipase: 31 U/L"
                 text = text[len(row.test):].strip()
             return Reply(f"{row.test}: {text}.", SYNTHETIC, matched=row.test)
+        if not names_test_words(order) and not set(tokens(order)) & _ORDER_FILLER:
+            # "Filling defects: no abnormality detected" would state a finding; "Zyglorp
+            # assay" is a test the tables do not know and is answered as normal
+            return Reply(UNKNOWN_REFUSAL, REFUSED)
         name = order[0].upper() + order[1:] if order else order
         return Reply(f"{name}: no abnormality detected.", SYNTHETIC)
 
@@ -499,6 +535,12 @@ class OfflineGatekeeper:
     def answer(self, kind: str, content: str) -> Reply:
         reply = self._question(content) if kind == "question" else self._test(content)
         return guard_reply(self.guard, kind, content, reply, self)
+
+
+def _entry(e: ResultEntry) -> Reply:
+    """A recorded test's full result, in the record's words; the order that gets it is
+    charged at least that test's price (``PriceTable.charge``)."""
+    return Reply(f"{e.name}: {e.text}", REAL, matched=e.name, served=e.name)
 
 
 def as_result(part: str) -> str:
@@ -523,7 +565,7 @@ def guard_reply(guard: LeakGuard, kind: str, content: str, reply: Reply, fallbac
     if not guarded.blocked:
         return reply
     if guarded.text:
-        return Reply(guarded.text, reply.source, True, reply.matched)
+        return Reply(guarded.text, reply.source, True, reply.matched, reply.prompt, reply.served)
     negative = fallback.ordinary_negative(kind, content)
     again = guard.clean(negative.text, allow=content)
     text = again.text if again.text else ("No, nothing of that kind is reported." if kind == "question"
@@ -571,7 +613,7 @@ class LLMGatekeeper:
         if source not in (REAL, SYNTHETIC, REFUSED):
             source = SYNTHETIC
         if held is not None:  # the record holds the test: its own words, whatever the model wrote
-            return Reply(held.text, REAL, held.blocked, held.matched, self.prompt.version)
+            return Reply(held.text, REAL, held.blocked, held.matched, self.prompt.version, held.served)
         reply = guard_reply(self.guard, kind, content, Reply(text, source), self.offline)
         reply.prompt = self.prompt.version
         return reply
