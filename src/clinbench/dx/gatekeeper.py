@@ -49,6 +49,14 @@ DISEASE_REFUSAL = ("That names a condition, not a test. Please order specific te
                    "(for example 'lipase' or 'CT abdomen and pelvis with contrast').")
 UNKNOWN_REFUSAL = ("That does not name a test or study I know. Please order specific tests by name "
                    "(for example 'D-dimer' or 'CT chest with contrast').")
+# The harness's refusals: the only replies that are REFUSED (and so never charged).
+REFUSALS = (VAGUE_REFUSAL, SITE_REFUSAL, CONCLUSION_REFUSAL, RESULT_IN_QUESTION, DISEASE_REFUSAL, UNKNOWN_REFUSAL)
+
+
+def is_refusal(text: str) -> bool:
+    """Whether a reply's text is one of the harness's refusal templates (spacing and case aside)."""
+    norm = " ".join(text.split()).casefold()
+    return any(norm == " ".join(r.split()).casefold() for r in REFUSALS)
 
 
 @dataclass
@@ -600,6 +608,10 @@ class LLMGatekeeper:
     def answer(self, kind: str, content: str) -> Reply:
         label = "QUESTION" if kind == "question" else "TEST ORDER"
         held = self.offline.answer(kind, content) if kind == "test" else None
+        if held is not None and held.source == REFUSED:
+            # a vague, site-less or condition-naming order: the harness's own refusal, as
+            # offline (decided from the order's words only)
+            return held
         if held is not None and held.source != REAL:
             held = None
         message = f"{label}: {content}" + (f"\nRECORD TEXT: {held.text}" if held is not None else "")
@@ -609,8 +621,12 @@ class LLMGatekeeper:
                            "source": {"type": "string", "enum": [REAL, SYNTHETIC, REFUSED]}}},
             check=lambda d: None if str(d.get("reply") or "").strip() else "has no reply text")
         text = str(data.get("reply") or "").strip()
+        # The model's label is recorded, never trusted with money: a reply is REFUSED (free)
+        # only when its text is a harness refusal template; a result labelled REFUSED is charged.
         source = str(data.get("source", SYNTHETIC)).upper()
-        if source not in (REAL, SYNTHETIC, REFUSED):
+        if is_refusal(text):
+            source = REFUSED
+        elif source not in (REAL, SYNTHETIC):
             source = SYNTHETIC
         if held is not None:  # the record holds the test: its own words, whatever the model wrote
             return Reply(held.text, REAL, held.blocked, held.matched, self.prompt.version, held.served)
