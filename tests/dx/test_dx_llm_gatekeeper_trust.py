@@ -51,3 +51,15 @@ def test_only_a_harness_refusal_is_free(case_by_id):
     # the model answering with the harness's own refusal text costs nothing
     result, event, _ = encounter(case_by_id[3], "serum osmolality", VAGUE_REFUSAL, "SYNTHETIC")
     assert event["source"] == REFUSED and result.cost == 0.0
+
+
+def test_the_model_may_not_echo_the_diagnosis_the_agent_named(case_by_id):
+    # Case 3 is acute pulmonary embolism. The agent naming it first used to let the model's
+    # "Yes: the team confirmed acute pulmonary embolism." through the leak guard.
+    leak = "Yes: the team confirmed acute pulmonary embolism."
+    with ModelServer([tool("reply", reply=leak, source="SYNTHETIC")] * 2) as g:
+        gk = LLMGatekeeper(case_by_id[3], RoleModel(RoleSpec("gatekeeper", "g", base_url=g.base_url, api_key="k")))
+        right = gk.answer("question", "Was the final answer acute pulmonary embolism?")
+        wrong = gk.answer("question", "Was the final answer a stroke?")
+    assert "embolism" not in right.text.lower() and right.blocked
+    assert right.text == wrong.text  # the right guess reads like a wrong one

@@ -563,12 +563,15 @@ def as_result(part: str) -> str:
     return f"{name[0].upper() + name[1:]}: {m.group(2).strip()}."
 
 
-def guard_reply(guard: LeakGuard, kind: str, content: str, reply: Reply, fallback: "OfflineGatekeeper") -> Reply:
-    """Pass a reply through the leak guard. Template replies (synthetic, refusals) may echo
-    the request's own words; text from the record may not. When nothing is left the
-    request gets the ordinary negative for its kind, so a blocked reply is worded and
-    shaped like any reply to a request the record does not cover."""
-    allow = content if reply.source != REAL else ""
+def guard_reply(guard: LeakGuard, kind: str, content: str, reply: Reply, fallback: "OfflineGatekeeper", *,
+                model_text: bool = False) -> Reply:
+    """Pass a reply through the leak guard. The offline gatekeeper's template replies
+    (synthetic, refusals) may echo the request's own words; text from the record may not,
+    nor may a model's free text (``model_text``), whatever it labels itself: "Yes: the team
+    confirmed <the agent's guess>" is a leak. When nothing is left the request gets the
+    ordinary negative for its kind, so a blocked reply is worded and shaped like any reply
+    to a request the record does not cover."""
+    allow = content if reply.source != REAL and not model_text else ""
     guarded = guard.clean(reply.text, allow=allow)
     if not guarded.blocked:
         return reply
@@ -630,7 +633,7 @@ class LLMGatekeeper:
             source = SYNTHETIC
         if held is not None:  # the record holds the test: its own words, whatever the model wrote
             return Reply(held.text, REAL, held.blocked, held.matched, self.prompt.version, held.served)
-        reply = guard_reply(self.guard, kind, content, Reply(text, source), self.offline)
+        reply = guard_reply(self.guard, kind, content, Reply(text, source), self.offline, model_text=True)
         reply.prompt = self.prompt.version
         return reply
 
