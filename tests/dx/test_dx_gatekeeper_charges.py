@@ -45,3 +45,23 @@ def test_charge_is_the_higher_of_the_order_and_what_it_served():
     assert table.charge("CT chest", "CT angiography chest abdomen and pelvis").price == 1600.0
     assert table.charge("CT angiography chest abdomen and pelvis", "CT chest").price == 1600.0
     assert table.charge("CBC", "").price == 30.0
+
+
+def test_a_differently_named_study_of_a_recorded_site_gets_the_record_not_a_normal(case_by_id, tmp_path):
+    # These orders got an invented normal result that the record contradicts.
+    for case_id, order, expect in [
+        (29, "aortic CT angiography", "CT angiography chest abdomen and pelvis: intimal flap"),  # was "no abnormality detected"
+        (29, "chest CT angiogram", "CT angiography chest abdomen and pelvis: intimal flap"),  # was a normal CT pulmonary angiogram
+        (3, "duplex ultrasound legs", "Lower extremity venous duplex ultrasound: non-compressible"),  # was normal
+        (3, "CT chest with contrast", "CT pulmonary angiogram: filling defects"),  # was "no effusion" (the radiograph has one)
+    ]:
+        r = OfflineGatekeeper(case_by_id[case_id]).answer("test", order)
+        assert r.source == "REAL" and r.text.startswith(expect), (order, r.text)
+    # charged as what it returned: the aortic CTA $1,600 (the order's own words match no
+    # price row: $100)
+    assert PriceTable.bundled().price("aortic CT angiography").price == 100.0
+    assert play(case_by_id[29], tmp_path, "aortic CT angiography")[1]["cost"] == 1600.0
+    # another organ of the same region is not the same study: case 9's renal ultrasound
+    # does not answer a right upper quadrant ultrasound
+    ruq = OfflineGatekeeper(case_by_id[9]).answer("test", "right upper quadrant ultrasound")
+    assert ruq.source == "SYNTHETIC" and "Renal" not in ruq.text

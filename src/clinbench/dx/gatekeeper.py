@@ -6,8 +6,8 @@ One interface (``Gatekeeper.answer(kind, content) -> Reply``), two implementatio
   examination sections by BM25 over their sentences (each sentence also indexed under
   its section's vocabulary, so "does she smoke?" reaches the social history); test
   orders are matched to the record's results by name (abbreviation expansion, stemming,
-  fuzzy ratio), then to single analytes inside result lines; an order the record does
-  not cover gets a normal result with values and units from ``data/normal_results.csv``,
+  fuzzy ratio), then to single analytes inside result lines, then to a recorded study of
+  the same imaging modality and body site; an order the record does not cover gets a normal result with values and units from ``data/normal_results.csv``,
   seeded by case and test so reruns agree. Vague orders are refused.
 * ``LLMGatekeeper``: a model prompted with the SDBench rules and the whole case.
 
@@ -31,7 +31,7 @@ from typing import Protocol
 
 from clinbench.dx.cases import Case
 from clinbench.dx.leakguard import LeakGuard
-from clinbench.dx.matching import MODALITY_STEMS, best_match, is_modality_only, name_score
+from clinbench.dx.matching import MODALITY_STEMS, best_match, is_modality_only, modalities, name_score
 from clinbench.dx.record import ResultEntry, parse_record
 from clinbench.dx.testnames import concept_of_label, concept_of_order, concepts, panels_with
 from clinbench.dx.text import expand, fold, is_disease_word, sentences, stem, tokens
@@ -220,6 +220,48 @@ def names_test_words(order: str) -> bool:
     if toks & ((_TEST_NOUNS - _ORDER_FILLER) | set(MODALITY_STEMS)) or any(p <= toks for p in _BEDSIDE):
         return True
     return bool(toks) and any(toks <= name for name in _test_names())
+
+
+# Body sites of imaging studies: words -> (site, the regions it lies in). Two studies of
+# one modality overlap when one's site is the other's or lies in its region ("aortic CT
+# angiography" and "CT angiography chest abdomen and pelvis"; "CT chest" and "CT pulmonary
+# angiogram"), not when they are two organs of one region (kidney and gallbladder).
+_SITE_WORDS = [
+    ("head brain cranial intracranial skull", "head", ()),
+    ("neck", "neck", ()), ("carotid", "carotid", ("neck",)), ("thyroid", "thyroid", ("neck",)),
+    ("chest thorax thoracic mediastinum mediastinal", "chest", ()),
+    ("lung lungs pulmonary pleural", "lung", ("chest",)),
+    ("heart cardiac coronary transthoracic transesophageal echocardiogram", "heart", ("chest",)),
+    ("aorta aortic", "aorta", ("chest", "abdomen")),
+    ("abdomen abdominal", "abdomen", ()),
+    ("liver hepatic gallbladder biliary hepatobiliary quadrant", "liver", ("abdomen",)),
+    ("pancreas pancreatic", "pancreas", ("abdomen",)), ("appendix", "appendix", ("abdomen",)),
+    ("kidney kidneys renal kub ureter", "kidney", ("abdomen",)),
+    ("pelvis pelvic", "pelvis", ()), ("bladder", "bladder", ("pelvis",)),
+    ("uterus uterine transvaginal ovary ovarian adnexa", "uterus", ("pelvis",)),
+    ("leg legs extremity extremities limb calf thigh femoral popliteal venous", "leg", ()),
+    ("hip hips", "hip", ()), ("knee knees", "knee", ()), ("spine spinal lumbar", "spine", ()),
+]
+_SITES = {t: (site, {site, *regions}) for words, site, regions in _SITE_WORDS for w in words.split()
+          for t in tokens(w)}
+_IMAGING = {"ct", "mri", "radiograph", "ultrasound", "angio", "echo"}
+
+
+def _study_of(name: str) -> tuple[set[str], list[tuple[str, set[str]]]]:
+    """The imaging modalities and body sites a test name names."""
+    toks = tokens(name)
+    return modalities(toks) & _IMAGING, [_SITES[t] for t in toks if t in _SITES]
+
+
+def same_study_site(order: str, name: str) -> bool:
+    """Whether an order and a recorded study image one body site with one modality (an
+    angiogram counts as its scanner's: a CT angiogram is a CT, a catheter angiogram none)."""
+    om, osites = _study_of(order)
+    em, esites = _study_of(name)
+    prim_o, prim_e = om - {"angio", "echo"}, em - {"angio", "echo"}
+    if not (prim_o & prim_e if (prim_o or prim_e) else om & em):
+        return False
+    return any(a in eregions or b in oregions for a, oregions in osites for b, eregions in esites)
 
 
 def _condition_word(word: str) -> bool:
@@ -496,7 +538,12 @@ class OfflineGatekeeper:
                 for part in re.split(r",\s+|;\s+", sent):
                     if need and need <= set(tokens(part)) and re.search(r"\d", part):
                         return Reply(as_result(part), REAL, matched=sec)
-        # 6. not in the record: a normal result from the reference table
+        # 6. a recorded study of the same modality and body site: its report, never a
+        #    normal result it contradicts ("aortic CT angiography" is the recorded CTA)
+        for r in self.named:
+            if r.kind != "analyte" and same_study_site(order, r.name):
+                return _entry(r)
+        # 7. not in the record: a normal result from the reference table
         return self.normal_result(order)
 
     def _in_text(self, order: str, ot: list[str]) -> Reply | None:
