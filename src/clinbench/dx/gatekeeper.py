@@ -31,7 +31,7 @@ from typing import Protocol
 
 from clinbench.dx.cases import Case
 from clinbench.dx.leakguard import LeakGuard
-from clinbench.dx.matching import MODALITY_STEMS, best_match, is_modality_only, modalities, name_score
+from clinbench.dx.matching import MODALITY_STEMS, best_match, is_modality_only, modalities
 from clinbench.dx.record import ResultEntry, parse_record
 from clinbench.dx.testnames import concept_of_label, concept_of_order, concepts, panels_with
 from clinbench.dx.text import expand, fold, is_disease_word, sentences, stem, tokens
@@ -280,6 +280,16 @@ def _test_names() -> tuple[frozenset[str], ...]:
 
 
 @functools.lru_cache(maxsize=4096)
+def asks_for_a_test(question: str) -> bool:
+    """Whether a question names, every word of it, a test the bundled tables know ("Was a
+    CT head done?", "What was the D-dimer?"): it gets "order the test by name". Decided from
+    the question and the bundled tables only, never from this record's results, so the
+    reply does not tell which tests the hospital did."""
+    asked = set(tokens(question))
+    return any(name <= asked for name in _test_names())
+
+
+@functools.lru_cache(maxsize=4096)
 def names_a_test(order: str) -> bool:
     """False for an order that names a condition ("appendicitis assay", "pulmonary embolism",
     "ectopic pregnancy test", "meningitis panel"): it has a condition word and is not, word
@@ -421,7 +431,7 @@ class OfflineGatekeeper:
         return Reply(text, REAL, matched=self.units[chosen[0]][0])
 
     def _not_covered(self, q: str, qt: list[str]) -> Reply:
-        if any(name_score(q, r.name) >= 95 for r in self.named) or find_normal(q, 95) is not None:
+        if asks_for_a_test(q):
             return Reply(RESULT_IN_QUESTION, REFUSED)
         if set(qt) & _EXAM_WORDS:
             return Reply("On examination that is unremarkable.", SYNTHETIC)
