@@ -8,7 +8,9 @@ use for it. The bundled prices are estimates written for clinbench (each row say
 a published fee schedule; ``PriceTable.load(user_csv)`` overlays a user's own file
 (columns code, description, price[, source]): its prices replace ours code by code and its
 descriptions become extra names to match. An order that matches no row is charged
-``DEFAULT_UNMATCHED_PRICE`` and counted, so every run reports its price coverage.
+``DEFAULT_UNMATCHED_PRICE`` and counted, so every run reports its price coverage. An order
+answered with a recorded test's full result is charged at least that test's price
+(``PriceTable.charge``).
 """
 
 from __future__ import annotations
@@ -112,6 +114,19 @@ class PriceTable:
         row = self._cache[key]
         return (PricedOrder(order, row.price, row.code, row.description) if row is not None
                 else PricedOrder(order, DEFAULT_UNMATCHED_PRICE, None, None))
+
+    def charge(self, order: str, served: str = "") -> PricedOrder:
+        """What an answered order costs: its own price, or, when the gatekeeper served a
+        recorded test's full result under another name (``served``, that test's name in the
+        record), that test's price if it is higher. An order never costs less than ordering
+        what it returned by name ("filling defects" that returns the CT pulmonary angiogram
+        is charged as the angiogram)."""
+        own = self.price(order)
+        if served:
+            study = self.price(served)
+            if study.price > own.price:
+                return PricedOrder(order, study.price, study.code, study.description)
+        return own
 
 
 @functools.lru_cache(maxsize=1)

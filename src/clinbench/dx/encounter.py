@@ -195,7 +195,7 @@ def run_encounter(case: Case, agent: DxAgent, gatekeeper: Gatekeeper, prices: Pr
             if getattr(reply, "prompt", ""):
                 event["prompt"] = reply.prompt  # the gatekeeper prompt's version
             if kind == "test" and reply.source != "REFUSED":
-                priced = prices.price(item)
+                priced = prices.charge(item, getattr(reply, "served", ""))
                 ledger.tests.append(priced)
                 event.update(cost=priced.price, code=priced.code, priced_as=priced.description)
             events.append(event)

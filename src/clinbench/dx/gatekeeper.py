@@ -6,8 +6,8 @@ One interface (``Gatekeeper.answer(kind, content) -> Reply``), two implementatio
   examination sections by BM25 over their sentences (each sentence also indexed under
   its section's vocabulary, so "does she smoke?" reaches the social history); test
   orders are matched to the record's results by name (abbreviation expansion, stemming,
-  fuzzy ratio), then to single analytes inside result lines; an order the record does
-  not cover gets a normal result with values and units from ``data/normal_results.csv``,
+  fuzzy ratio), then to single analytes inside result lines, then to a recorded study of
+  the same imaging modality and body site; an order the record does not cover gets a normal result with values and units from ``data/normal_results.csv``,
   seeded by case and test so reruns agree. Vague orders are refused.
 * ``LLMGatekeeper``: a model prompted with the SDBench rules and the whole case.
 
@@ -31,7 +31,7 @@ from typing import Protocol
 
 from clinbench.dx.cases import Case
 from clinbench.dx.leakguard import LeakGuard
-from clinbench.dx.matching import best_match, is_modality_only, name_score
+from clinbench.dx.matching import MODALITY_STEMS, best_match, is_modality_only, modalities
 from clinbench.dx.record import ResultEntry, parse_record
 from clinbench.dx.testnames import concept_of_label, concept_of_order, concepts, panels_with
 from clinbench.dx.text import expand, fold, is_disease_word, sentences, stem, tokens
@@ -47,6 +47,16 @@ CONCLUSION_REFUSAL = ("I can tell you what the patient reports, what examination
 RESULT_IN_QUESTION = "That is a test result: order the test by name to see it."
 DISEASE_REFUSAL = ("That names a condition, not a test. Please order specific tests by name "
                    "(for example 'lipase' or 'CT abdomen and pelvis with contrast').")
+UNKNOWN_REFUSAL = ("That does not name a test or study I know. Please order specific tests by name "
+                   "(for example 'D-dimer' or 'CT chest with contrast').")
+# The harness's refusals: the only replies that are REFUSED (and so never charged).
+REFUSALS = (VAGUE_REFUSAL, SITE_REFUSAL, CONCLUSION_REFUSAL, RESULT_IN_QUESTION, DISEASE_REFUSAL, UNKNOWN_REFUSAL)
+
+
+def is_refusal(text: str) -> bool:
+    """Whether a reply's text is one of the harness's refusal templates (spacing and case aside)."""
+    norm = " ".join(text.split()).casefold()
+    return any(norm == " ".join(r.split()).casefold() for r in REFUSALS)
 
 
 @dataclass
@@ -56,6 +66,7 @@ class Reply:
     blocked: bool = False  # the leak guard removed something
     matched: str = ""  # record entry or table row the reply came from
     prompt: str = ""  # the version of the model prompt behind the reply (LLM gatekeeper)
+    served: str = ""  # the record's name of a test whose full result the reply gives (priced with the order)
 
 
 class Gatekeeper(Protocol):
@@ -191,6 +202,68 @@ _TEST_NOUNS = _ORDER_FILLER | {stem(w) for w in (
     "duplex doppler biopsy echocardiogram angiogram angiography titer stain profile gas swab urinalysis").split()}
 
 
+# Bedside measurements an order may name.
+_BEDSIDE = tuple(frozenset(tokens(p)) for p in ("temperature", "heart rate", "respiratory rate", "pulse",
+                                                 "blood pressure", "oxygen saturation", "weight"))
+
+
+@functools.lru_cache(maxsize=4096)
+def names_test_words(order: str) -> bool:
+    """True when an order names a test or study: besides filler ("level", "test") it has a
+    test word ("ultrasound", "culture", "count"), a bedside measurement ("heart rate") or is,
+    word for word, part of a test name the bundled tables know ("troponin", "D dimer"). An
+    order made of findings words only ("filling defects", "intimal flap", "extending level")
+    names none: it never reaches a recorded study through the study's text, so a decisive
+    finding is served only to an order of its test. Decided from the order and the bundled
+    tables only, so the reply says nothing about the case."""
+    toks = set(tokens(order)) - _ORDER_FILLER
+    if toks & ((_TEST_NOUNS - _ORDER_FILLER) | set(MODALITY_STEMS)) or any(p <= toks for p in _BEDSIDE):
+        return True
+    return bool(toks) and any(toks <= name for name in _test_names())
+
+
+# Body sites of imaging studies: words -> (site, the regions it lies in). Two studies of
+# one modality overlap when one's site is the other's or lies in its region ("aortic CT
+# angiography" and "CT angiography chest abdomen and pelvis"; "CT chest" and "CT pulmonary
+# angiogram"), not when they are two organs of one region (kidney and gallbladder).
+_SITE_WORDS = [
+    ("head brain cranial intracranial skull", "head", ()),
+    ("neck", "neck", ()), ("carotid", "carotid", ("neck",)), ("thyroid", "thyroid", ("neck",)),
+    ("chest thorax thoracic mediastinum mediastinal", "chest", ()),
+    ("lung lungs pulmonary pleural", "lung", ("chest",)),
+    ("heart cardiac coronary transthoracic transesophageal echocardiogram", "heart", ("chest",)),
+    ("aorta aortic", "aorta", ("chest", "abdomen")),
+    ("abdomen abdominal", "abdomen", ()),
+    ("liver hepatic gallbladder biliary hepatobiliary quadrant", "liver", ("abdomen",)),
+    ("pancreas pancreatic", "pancreas", ("abdomen",)), ("appendix", "appendix", ("abdomen",)),
+    ("kidney kidneys renal kub ureter", "kidney", ("abdomen",)),
+    ("pelvis pelvic", "pelvis", ()), ("bladder", "bladder", ("pelvis",)),
+    ("uterus uterine transvaginal ovary ovarian adnexa", "uterus", ("pelvis",)),
+    ("leg legs extremity extremities limb calf thigh femoral popliteal venous", "leg", ()),
+    ("hip hips", "hip", ()), ("knee knees", "knee", ()), ("spine spinal lumbar", "spine", ()),
+]
+_SITES = {t: (site, {site, *regions}) for words, site, regions in _SITE_WORDS for w in words.split()
+          for t in tokens(w)}
+_IMAGING = {"ct", "mri", "radiograph", "ultrasound", "angio", "echo"}
+
+
+def _study_of(name: str) -> tuple[set[str], list[tuple[str, set[str]]]]:
+    """The imaging modalities and body sites a test name names."""
+    toks = tokens(name)
+    return modalities(toks) & _IMAGING, [_SITES[t] for t in toks if t in _SITES]
+
+
+def same_study_site(order: str, name: str) -> bool:
+    """Whether an order and a recorded study image one body site with one modality (an
+    angiogram counts as its scanner's: a CT angiogram is a CT, a catheter angiogram none)."""
+    om, osites = _study_of(order)
+    em, esites = _study_of(name)
+    prim_o, prim_e = om - {"angio", "echo"}, em - {"angio", "echo"}
+    if not (prim_o & prim_e if (prim_o or prim_e) else om & em):
+        return False
+    return any(a in eregions or b in oregions for a, oregions in osites for b, eregions in esites)
+
+
 def _condition_word(word: str) -> bool:
     return is_disease_word(word) or word in _CONDITION_WORDS or (word.endswith("ism") and len(word) > 6)
 
@@ -204,6 +277,16 @@ def _test_names() -> tuple[frozenset[str], ...]:
     names = [n for n, _ in PriceTable.bundled()._names] + [n for n, _ in _normal_names()]
     names += [n for c in concepts().values() for n in c.names]
     return tuple(dict.fromkeys(frozenset(tokens(n)) for n in names if tokens(n)))
+
+
+@functools.lru_cache(maxsize=4096)
+def asks_for_a_test(question: str) -> bool:
+    """Whether a question names, every word of it, a test the bundled tables know ("Was a
+    CT head done?", "What was the D-dimer?"): it gets "order the test by name". Decided from
+    the question and the bundled tables only, never from this record's results, so the
+    reply does not tell which tests the hospital did."""
+    asked = set(tokens(question))
+    return any(name <= asked for name in _test_names())
 
 
 @functools.lru_cache(maxsize=4096)
@@ -348,7 +431,7 @@ class OfflineGatekeeper:
         return Reply(text, REAL, matched=self.units[chosen[0]][0])
 
     def _not_covered(self, q: str, qt: list[str]) -> Reply:
-        if any(name_score(q, r.name) >= 95 for r in self.named) or find_normal(q, 95) is not None:
+        if asks_for_a_test(q):
             return Reply(RESULT_IN_QUESTION, REFUSED)
         if set(qt) & _EXAM_WORDS:
             return Reply("On examination that is unremarkable.", SYNTHETIC)
@@ -373,7 +456,7 @@ class OfflineGatekeeper:
         first = lambda key: (self.by_concept.get(key) or [None])[0]
         own = [e for e in self.by_concept.get(concept, []) if e.kind != "analyte"]
         if own:
-            return Reply(f"{own[0].name}: {own[0].text}", REAL, matched=own[0].name)
+            return _entry(own[0])
         if info.kind == "analyte":
             hit = first(concept)
             if hit is not None:
@@ -385,7 +468,7 @@ class OfflineGatekeeper:
             for panel in panels_with(concept):
                 stated = [e for e in self.by_concept.get(panel, []) if e.kind != "analyte"]
                 if stated:
-                    return Reply(f"{stated[0].name}: {stated[0].text}", REAL, matched=stated[0].name)
+                    return _entry(stated[0])
             return None
         found: list[ResultEntry] = []
         for part in info.components:
@@ -434,7 +517,7 @@ class OfflineGatekeeper:
         if own is not None and exact and concept_of_label(own.name, own.fluid) != exact and self.by_concept.get(exact):
             own = None  # "Sodium" is the record's Na-116, not its "Urine sodium: 62 mmol/L"
         if own is not None:
-            return Reply(f"{own.name}: {own.text}", REAL, matched=own.name)
+            return _entry(own)
         table = self._from_table(order)
         if table is not None:
             return table
@@ -445,13 +528,35 @@ class OfflineGatekeeper:
         for name in _names_for(order):
             best, _ = best_match(name, entries, 88.0)
             if best is not None:
-                return Reply(f"{best.name}: {best.text}", REAL, matched=best.name)
+                return _entry(best)
         #    or billed as the same procedure ("cardiac catheterization" = "Coronary angiography")
         code = _billing_code(order)
         if code is not None:
             for r in self.named:
                 if _billing_code(r.name) == code:
-                    return Reply(f"{r.name}: {r.text}", REAL, matched=r.name)
+                    return _entry(r)
+        # 2-4 look inside the results' text: only for an order that names a test, never
+        #    for one made of findings words ("filling defects", "intimal flap")
+        if names_test_words(order):
+            reply = self._in_text(order, ot)
+            if reply is not None:
+                return reply
+        # 5. a bedside measurement the examination already records ("oxygen saturation")
+        for name in _names_for(order):
+            need = set(tokens(name))
+            for sec, sent in self.units:
+                for part in re.split(r",\s+|;\s+", sent):
+                    if need and need <= set(tokens(part)) and re.search(r"\d", part):
+                        return Reply(as_result(part), REAL, matched=sec)
+        # 6. a recorded study of the same modality and body site: its report, never a
+        #    normal result it contradicts ("aortic CT angiography" is the recorded CTA)
+        for r in self.named:
+            if r.kind != "analyte" and same_study_site(order, r.name):
+                return _entry(r)
+        # 7. not in the record: a normal result from the reference table
+        return self.normal_result(order)
+
+    def _in_text(self, order: str, ot: list[str]) -> Reply | None:
         # 2. one analyte inside a result line ("haemoglobin" inside the blood count)
         inside = self._analyte_in_line(order)
         if inside is not None:
@@ -466,16 +571,8 @@ class OfflineGatekeeper:
         for r in self.named:
             have = set(tokens(r.name)) | set(tokens(r.text))
             if len(want) >= 2 and len(want & have) / len(want) >= 0.75:
-                return Reply(f"{r.name}: {r.text}", REAL, matched=r.name)
-        # 5. a bedside measurement the examination already records ("oxygen saturation")
-        for name in _names_for(order):
-            need = set(tokens(name))
-            for sec, sent in self.units:
-                for part in re.split(r",\s+|;\s+", sent):
-                    if need and need <= set(tokens(part)) and re.search(r"\d", part):
-                        return Reply(as_result(part), REAL, matched=sec)
-        # 6. not in the record: a normal result from the reference table
-        return self.normal_result(order)
+                return _entry(r)
+        return None
 
     def normal_result(self, order: str) -> Reply:
         """The result of an order the record does not cover: a stated normal in the same
@@ -487,6 +584,10 @@ class OfflineGatekeeper:
             if fold(text).startswith(fold(row.test) + " "):  # "lipase 31 U/L" -> "Lipase: 31 U/L"
                 text = text[len(row.test):].strip()
             return Reply(f"{row.test}: {text}.", SYNTHETIC, matched=row.test)
+        if not names_test_words(order) and not set(tokens(order)) & _ORDER_FILLER:
+            # "Filling defects: no abnormality detected" would state a finding; "Zyglorp
+            # assay" is a test the tables do not know and is answered as normal
+            return Reply(UNKNOWN_REFUSAL, REFUSED)
         name = order[0].upper() + order[1:] if order else order
         return Reply(f"{name}: no abnormality detected.", SYNTHETIC)
 
@@ -501,6 +602,12 @@ class OfflineGatekeeper:
         return guard_reply(self.guard, kind, content, reply, self)
 
 
+def _entry(e: ResultEntry) -> Reply:
+    """A recorded test's full result, in the record's words; the order that gets it is
+    charged at least that test's price (``PriceTable.charge``)."""
+    return Reply(f"{e.name}: {e.text}", REAL, matched=e.name, served=e.name)
+
+
 def as_result(part: str) -> str:
     """One analyte or measurement in the "Name: value." shape of every other result
     ("haemoglobin 15.2 g/dL" -> "Haemoglobin: 15.2 g/dL.")."""
@@ -513,17 +620,20 @@ def as_result(part: str) -> str:
     return f"{name[0].upper() + name[1:]}: {m.group(2).strip()}."
 
 
-def guard_reply(guard: LeakGuard, kind: str, content: str, reply: Reply, fallback: "OfflineGatekeeper") -> Reply:
-    """Pass a reply through the leak guard. Template replies (synthetic, refusals) may echo
-    the request's own words; text from the record may not. When nothing is left the
-    request gets the ordinary negative for its kind, so a blocked reply is worded and
-    shaped like any reply to a request the record does not cover."""
-    allow = content if reply.source != REAL else ""
+def guard_reply(guard: LeakGuard, kind: str, content: str, reply: Reply, fallback: "OfflineGatekeeper", *,
+                model_text: bool = False) -> Reply:
+    """Pass a reply through the leak guard. The offline gatekeeper's template replies
+    (synthetic, refusals) may echo the request's own words; text from the record may not,
+    nor may a model's free text (``model_text``), whatever it labels itself: "Yes: the team
+    confirmed <the agent's guess>" is a leak. When nothing is left the request gets the
+    ordinary negative for its kind, so a blocked reply is worded and shaped like any reply
+    to a request the record does not cover."""
+    allow = content if reply.source != REAL and not model_text else ""
     guarded = guard.clean(reply.text, allow=allow)
     if not guarded.blocked:
         return reply
     if guarded.text:
-        return Reply(guarded.text, reply.source, True, reply.matched)
+        return Reply(guarded.text, reply.source, True, reply.matched, reply.prompt, reply.served)
     negative = fallback.ordinary_negative(kind, content)
     again = guard.clean(negative.text, allow=content)
     text = again.text if again.text else ("No, nothing of that kind is reported." if kind == "question"
@@ -558,6 +668,10 @@ class LLMGatekeeper:
     def answer(self, kind: str, content: str) -> Reply:
         label = "QUESTION" if kind == "question" else "TEST ORDER"
         held = self.offline.answer(kind, content) if kind == "test" else None
+        if held is not None and held.source == REFUSED:
+            # a vague, site-less or condition-naming order: the harness's own refusal, as
+            # offline (decided from the order's words only)
+            return held
         if held is not None and held.source != REAL:
             held = None
         message = f"{label}: {content}" + (f"\nRECORD TEXT: {held.text}" if held is not None else "")
@@ -567,12 +681,16 @@ class LLMGatekeeper:
                            "source": {"type": "string", "enum": [REAL, SYNTHETIC, REFUSED]}}},
             check=lambda d: None if str(d.get("reply") or "").strip() else "has no reply text")
         text = str(data.get("reply") or "").strip()
+        # The model's label is recorded, never trusted with money: a reply is REFUSED (free)
+        # only when its text is a harness refusal template; a result labelled REFUSED is charged.
         source = str(data.get("source", SYNTHETIC)).upper()
-        if source not in (REAL, SYNTHETIC, REFUSED):
+        if is_refusal(text):
+            source = REFUSED
+        elif source not in (REAL, SYNTHETIC):
             source = SYNTHETIC
         if held is not None:  # the record holds the test: its own words, whatever the model wrote
-            return Reply(held.text, REAL, held.blocked, held.matched, self.prompt.version)
-        reply = guard_reply(self.guard, kind, content, Reply(text, source), self.offline)
+            return Reply(held.text, REAL, held.blocked, held.matched, self.prompt.version, held.served)
+        reply = guard_reply(self.guard, kind, content, Reply(text, source), self.offline, model_text=True)
         reply.prompt = self.prompt.version
         return reply
 

@@ -1,0 +1,67 @@
+"""What an order is charged is what it was served: a recorded study never comes back for
+less than its own price, and findings words never fetch a study."""
+
+from clinbench.dx.agents import ScriptedAgent
+from clinbench.dx.costs import PriceTable
+from clinbench.dx.encounter import run_encounter
+from clinbench.dx.gatekeeper import OfflineGatekeeper
+
+
+def play(case, tmp_path, order):
+    script = tmp_path / "script.txt"
+    script.write_text(f"<test>{order}</test>\n<diagnosis>x</diagnosis>\n")
+    result = run_encounter(case, ScriptedAgent(script), OfflineGatekeeper(case), PriceTable.bundled())
+    (event,) = [e for e in result.transcript if e["event"] == "test"]
+    return result, event
+
+
+def test_an_order_served_a_dearer_recorded_study_pays_that_studys_price(case_by_id, tmp_path):
+    # Case 29's record holds "CT angiography chest abdomen and pelvis" (71275+74174, $1,600).
+    # "CT chest" alone is priced $650 but gets that whole report: it is charged $1,600.
+    result, event = play(case_by_id[29], tmp_path, "CT chest")
+    assert event["reply"].startswith("CT angiography chest abdomen and pelvis: intimal flap")
+    assert event["cost"] == 1600.0 and event["code"] == "71275+74174"
+    assert result.cost == 1600.0
+    # its own name costs the same
+    assert play(case_by_id[29], tmp_path, "CT angiography chest abdomen and pelvis")[0].cost == 1600.0
+
+
+def test_findings_words_do_not_fetch_a_study(case_by_id, tmp_path):
+    # "filling defects" returned case 3's CT pulmonary angiogram for $100 (list $900),
+    # "intimal flap" case 29's aortic CTA for $100 (list $1,600)
+    for case_id, order, finding in [(3, "filling defects", "filling defects in the right lower lobe"),
+                                    (29, "intimal flap", "intimal flap beginning")]:
+        result, event = play(case_by_id[case_id], tmp_path, order)
+        assert finding not in event["reply"], order
+        assert "no abnormality" not in event["reply"]  # nor a normal "finding" the record contradicts
+    # the reply is decided by the words, not the case: the same in a case without the study
+    assert (OfflineGatekeeper(case_by_id[1]).answer("test", "filling defects").text
+            == OfflineGatekeeper(case_by_id[3]).answer("test", "filling defects").text)
+
+
+def test_charge_is_the_higher_of_the_order_and_what_it_served():
+    table = PriceTable.bundled()
+    assert table.price("CT chest").price == 650.0
+    assert table.charge("CT chest", "CT angiography chest abdomen and pelvis").price == 1600.0
+    assert table.charge("CT angiography chest abdomen and pelvis", "CT chest").price == 1600.0
+    assert table.charge("CBC", "").price == 30.0
+
+
+def test_a_differently_named_study_of_a_recorded_site_gets_the_record_not_a_normal(case_by_id, tmp_path):
+    # These orders got an invented normal result that the record contradicts.
+    for case_id, order, expect in [
+        (29, "aortic CT angiography", "CT angiography chest abdomen and pelvis: intimal flap"),  # was "no abnormality detected"
+        (29, "chest CT angiogram", "CT angiography chest abdomen and pelvis: intimal flap"),  # was a normal CT pulmonary angiogram
+        (3, "duplex ultrasound legs", "Lower extremity venous duplex ultrasound: non-compressible"),  # was normal
+        (3, "CT chest with contrast", "CT pulmonary angiogram: filling defects"),  # was "no effusion" (the radiograph has one)
+    ]:
+        r = OfflineGatekeeper(case_by_id[case_id]).answer("test", order)
+        assert r.source == "REAL" and r.text.startswith(expect), (order, r.text)
+    # charged as what it returned: the aortic CTA $1,600 (the order's own words match no
+    # price row: $100)
+    assert PriceTable.bundled().price("aortic CT angiography").price == 100.0
+    assert play(case_by_id[29], tmp_path, "aortic CT angiography")[1]["cost"] == 1600.0
+    # another organ of the same region is not the same study: case 9's renal ultrasound
+    # does not answer a right upper quadrant ultrasound
+    ruq = OfflineGatekeeper(case_by_id[9]).answer("test", "right upper quadrant ultrasound")
+    assert ruq.source == "SYNTHETIC" and "Renal" not in ruq.text
