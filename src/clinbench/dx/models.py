@@ -162,8 +162,7 @@ class RoleModel:
             hit = self.cache.get(key)
             if hit is not None:
                 self.cache_hits += 1
-                return hit
-                return self._read_text_calls(hit, tools)
+                return self._read_text_calls(hit, tools)  # read as a live reply is: the same answer
         requests, seconds = self.client.http_requests, self.client.model_seconds
         try:
             turn = self.client.complete(system, messages, tools)
