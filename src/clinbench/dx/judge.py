@@ -9,7 +9,8 @@
 A score of 4 or more counts as correct. A final diagnosis is one diagnosis: a list, hedged
 ("A or B or C", "A vs B", "A; B", a numbered differential) or joined ("A and B", "A, B", "A / B",
 "A + B", "A. B." where each part names a diagnosis), scores as its worst member, in both judges
-(``members`` splits it; one rule for both). One interface (``Judge.score(reference,
+(``members`` splits it; one rule for both); a list of more than ``MAX_MEMBERS`` (5) scores 1
+without grading its members. One interface (``Judge.score(reference,
 candidate) -> Verdict``), two implementations:
 
 * ``OfflineJudge``, deterministic. Both texts are expanded (abbreviations and everyday
@@ -75,6 +76,9 @@ _LINKED = re.compile(r"^(?:with|without|due|secondary|complicated|caused|causing
                      r"excluding|negative)\b", re.I)
 
 
+MAX_MEMBERS = 5  # a final answer listing more diagnoses than this scores 1, none of them graded
+
+
 def _names_diagnosis(text: str) -> bool:
     """Whether a text names a diagnosis of its own: a disease word, or a whole ICD-10-CM name."""
     from clinbench.dx.specificity import code_of
@@ -129,10 +133,14 @@ def members(candidate: str) -> list[str]:
 
 
 def worst_member(score_one, reference: str, candidate: str) -> Verdict:
-    """A list scores as its worst member."""
+    """A list scores as its worst member; a list of more than ``MAX_MEMBERS`` diagnoses scores 1
+    without grading any (no judge model request for each of hundreds of names)."""
     parts = members(candidate)
     if len(parts) <= 1:
         return score_one(reference, candidate)
+    if len(parts) > MAX_MEMBERS:
+        return Verdict(1, f"a list of {len(parts)} diagnoses, more than {MAX_MEMBERS}: not a final diagnosis "
+                          "(scored 1, no member graded)")
     verdicts = [score_one(reference, m) for m in parts]
     worst = min(verdicts, key=lambda v: v.score)
     return Verdict(worst.score, f"a list of {len(parts)} diagnoses scores as its worst member: {worst.reason}",
