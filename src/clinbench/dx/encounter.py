@@ -65,11 +65,13 @@ class ParsedTurn:
 
 
 def _as_list(value) -> list[str]:
-    if value is None:
-        return []
+    """A string or a list of strings; anything else an agent sends (5, true, {...}, [1, null])
+    is no action, so the turn is the agent's format error, not the harness's crash."""
     if isinstance(value, str):
         return [value]
-    return [str(v) for v in value if str(v).strip()]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return [v for v in value if v.strip()]
+    return []
 
 
 def parse_turn(text: str) -> ParsedTurn:

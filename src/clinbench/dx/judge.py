@@ -6,9 +6,11 @@
 | 2 | only superficial features shared |
 | 1 | wrong organ system |
 
-A score of 4 or more counts as correct. A final diagnosis is one diagnosis: a hedged list
-("A or B or C", "A vs B", "A; B", a numbered differential) scores as its worst member, in
-both judges (``members`` splits it; one rule for both). One interface (``Judge.score(reference,
+A score of 4 or more counts as correct. A final diagnosis is one diagnosis: a list, hedged
+("A or B or C", "A vs B", "A; B", a numbered differential) or joined ("A and B", "A, B", "A / B",
+"A + B", "A. B." where each part names a diagnosis), scores as its worst member, in both judges
+(``members`` splits it; one rule for both); a list of more than ``MAX_MEMBERS`` (5) scores 1
+without grading its members. One interface (``Judge.score(reference,
 candidate) -> Verdict``), two implementations:
 
 * ``OfflineJudge``, deterministic. Both texts are expanded (abbreviations and everyday
@@ -20,7 +22,8 @@ candidate) -> Verdict``), two implementations:
   ejection fraction ...) caps the score at 3; no unexplained words on either side is 5; only
   the reference has unexplained words (the candidate is less specific) is 4 when the texts
   are still close (phrase cosine >= ``close``); only the candidate has them (more
-  specific) is 5; both sides have them is 4 only for near-paraphrases (cosine >=
+  specific) is 5, or 3 when an added word names another disease (``_other_diseases``); a
+  candidate that negates the reference's disease ("not A", "A excluded") is 1; both sides have them is 4 only for near-paraphrases (cosine >=
   ``paraphrase``) and otherwise 3, 2 or 1 by cosine. Phrase cosines use all-MiniLM-L6-v2.
 * ``LLMJudge``: a model given the SDBench rubric (``prompts/judge.md``, its version recorded
   with each verdict), returning JSON ``{"score": 1-5, "reason": ...}``.
@@ -63,26 +66,81 @@ class Judge(Protocol):
 _HEDGE = re.compile(r"\s*(?:\band/or\b|(?<!\bwith)\s+or\b(?!\s+without)|\bvs\.?(?=\s)|\bversus\b|[;\n]|"
                     r"(?:^|\s)\(?\d[.)]\s|\?)\s*", re.I)
 _LIST_LEAD = re.compile(r"^\s*(?:differential(?: diagnosis)?|either|possible|possibly|likely|probable)\s*[:\-]?\s*", re.I)
+# What joins the diagnoses of a list ("A and B", "A, B", "A / B", "A + B", "A & B", "A. B."): a
+# separator only between two texts that each name a diagnosis (``_names_diagnosis``), so "deep vein
+# thrombosis of the femoral and popliteal veins" stays one.
+_JOINER = re.compile(r"(\s*(?:\band\b|&|\+|,|(?:(?<=\w\w)|(?<=\s))/|(?<=\w\w[.!])\s)\s*)", re.I)
+# A text that starts so qualifies the diagnosis before it ("pneumonia, with sepsis").
+_LINKED = re.compile(r"^(?:with|without|due|secondary|complicated|caused|causing|from|in|of|on|after|"
+                     r"following|involving|affecting|associated|related|at|to|not|no|rather|instead|"
+                     r"excluding|negative)\b", re.I)
+
+
+MAX_MEMBERS = 5  # a final answer listing more diagnoses than this scores 1, none of them graded
+
+
+def _names_diagnosis(text: str) -> bool:
+    """Whether a text names a diagnosis of its own: a disease word, or a whole ICD-10-CM name."""
+    from clinbench.dx.specificity import code_of
+
+    return any(is_disease_word(w) for w in _words(text)) or code_of(text) is not None
+
+
+def _one_icd_name(text: str) -> bool:
+    """Whether ICD-10-CM names the whole text as one diagnosis ("Acute embolism and thrombosis of
+    deep veins of left lower extremity", "Atrial fibrillation and flutter")."""
+    from clinbench.dx.specificity import _TEMPORAL, _names_words, code_of, words
+
+    code = code_of(text)  # as ``relation`` reads a code: every word of the text accounted for
+    return code is not None and not (words(text) - _names_words(code) - _TEMPORAL)
+
+
+def _listed(part: str) -> list[str]:
+    """The diagnoses one hedge member joins by and , / + & or sentence ends."""
+    bits = _JOINER.split(part)
+    groups: list[str] = []
+    named: list[bool] = []
+    for i in range(0, len(bits), 2):
+        piece = bits[i].strip(" ,.")
+        if not piece:
+            continue
+        own = _names_diagnosis(piece) and not _LINKED.match(piece)
+        if groups and not (own and named[-1]):
+            groups[-1] += bits[i - 1] + bits[i]
+            named[-1] = named[-1] or own
+        else:
+            groups.append(bits[i])
+            named.append(own)
+    out = [g.strip(" ,.") for g in groups if g.strip(" ,.")]
+    if len(out) > 1 and (_one_icd_name(part) or all(relation(out[0], g) in ("same", "narrower", "broader")
+                                                    for g in out[1:])):
+        return [part]  # one diagnosis by ICD-10-CM, or one disease named twice ("Crohn's disease and regional ileitis")
+    return out
 
 
 def members(candidate: str) -> list[str]:
-    """The diagnoses a final answer names: one for a diagnosis, several for a hedged list
-    ("A or B or C", "A vs. B", "A; B", "1. A 2. B", "A, B or C")."""
-    text = candidate.strip()
+    """The diagnoses a final answer names: one for a diagnosis, several for a list, hedged
+    ("A or B or C", "A vs. B", "A; B", "1. A 2. B", "A, B or C") or not ("A and B", "A, B",
+    "A / B", "A + B", "A. B.": an unrelated diagnosis added is not a more specific one)."""
+    text = "\n".join(candidate.strip().splitlines())  # every line break (\u2028 ...) separates
     parts = [p.strip(" ,.") for p in _HEDGE.split(text) if p and p.strip(" ,.")]
-    if len(parts) <= 1:
-        return [text] if text else []
     out: list[str] = []
-    for p in parts:  # "A, B or C": once it is a list, commas separate members too
-        out.extend(q.strip() for q in p.split(",") if q.strip())
+    for p in parts:
+        out.extend(_listed(p))
+    if len(out) <= 1:
+        return [text] if text else []
     return [_LIST_LEAD.sub("", m) or m for m in out]
 
 
 def worst_member(score_one, reference: str, candidate: str) -> Verdict:
-    """A hedged answer scores as the worst of its members."""
+    """A list scores as its worst member; a list of more than ``MAX_MEMBERS`` diagnoses scores 1
+    without grading any (no judge model request for each of hundreds of names)."""
     parts = members(candidate)
     if len(parts) <= 1:
         return score_one(reference, candidate)
+    if len(parts) > MAX_MEMBERS:
+        return Verdict(1, f"a list of {len(parts)} diagnoses, more than {MAX_MEMBERS}: not a final diagnosis "
+                          "(scored 1, no member graded)")
     verdicts = [score_one(reference, m) for m in parts]
     worst = min(verdicts, key=lambda v: v.score)
     return Verdict(worst.score, f"a list of {len(parts)} diagnoses scores as its worst member: {worst.reason}",
@@ -125,6 +183,20 @@ def _words(text: str, keep_qualifiers: bool = False) -> list[str]:
 
 def _negated(words: list[str]) -> bool:
     return any(w == "non" for w in words)
+
+
+# A diagnosis said not to be there: a cue and the words it covers (to the clause's end, or back to
+# its start for a cue that follows: "appendicitis excluded").
+_NEGATION_BEFORE = re.compile(r"\b(?:no\s+evidence\s+(?:of|for)|no\s+sign\s+of|negative\s+for|absence\s+of|free\s+of|"
+                              r"ruled\s+out|excluded|not|no|without|rather\s+than|instead\s+of)\b(?P<span>[^,;:.()]*)", re.I)
+_NEGATION_AFTER = re.compile(r"(?:^|(?<=[,;:.()]))(?P<span>[^,;:.()]*?)\b(?:(?:is|was|has\s+been|been)\s+)?(?:excluded|ruled\s+out|"
+                             r"unlikely|not\s+likely|less\s+likely|absent|not\s+present|not\s+confirmed|"
+                             r"negative|disproven|refuted)\b", re.I)
+
+
+def _negated_spans(candidate: str) -> list[str]:
+    return [m.group("span") for rx in (_NEGATION_BEFORE, _NEGATION_AFTER) for m in rx.finditer(candidate)
+            if m.group("span").strip()]
 
 
 def conflict(ref_words: list[str], cand_words: list[str]) -> str | None:
@@ -172,11 +244,27 @@ class OfflineJudge:
     def _score_one(self, reference: str, candidate: str) -> Verdict:
         if not candidate.strip():
             return Verdict(1, "no diagnosis given")
+        if denied := self._denies(reference, candidate):
+            return Verdict(1, f"negates the reference diagnosis ({denied!r} is said not to be it)")
         verdict = self._by_words(reference, candidate)
         rel = relation(reference, candidate)
         if rel in _CAPS and {stem(w) for w in _words(candidate)} <= {stem(w) for w in _words(reference)}:
             rel = None  # "Colitis" for ischaemic colitis: a plain hypernym by its words, coded elsewhere
         return _specificity(verdict, rel)
+
+    def _denies(self, reference: str, candidate: str) -> str | None:
+        """The negated words of the candidate ("not A", "A excluded", "no evidence of A", "B
+        without A") when they name the reference's disease: what it shares with the reference's
+        disease words, or (a reference without one) what the judge itself scores as correct."""
+        core = {stem(w) for w in _words(reference) if is_disease_word(w)}
+        for span in _negated_spans(candidate):
+            said = {stem(w) for w in _words(span)}
+            if core & said or (said and not core and self._score_words(reference, span).correct):
+                return span.strip()
+        return None
+
+    def _score_words(self, reference: str, candidate: str) -> Verdict:
+        return _specificity(self._by_words(reference, candidate), relation(reference, candidate))
 
     def _by_words(self, reference: str, candidate: str) -> Verdict:
         rw, cw = _words(reference), _words(candidate)
@@ -204,6 +292,9 @@ class OfflineJudge:
                 return Verdict(4, f"less specific: lacks {', '.join(r_left)} (cosine {cos:.2f})")
             return Verdict(3, f"much less specific: lacks {', '.join(r_left)} (cosine {cos:.2f})")
         if not r_left:
+            other = _other_diseases(reference, candidate, c_left)
+            if other:  # "A with B", "B (A)": an unrelated diagnosis added is 3 (SDBench)
+                return Verdict(3, f"adds another disease: {', '.join(other)} (cosine {cos:.2f})")
             return Verdict(5 if cos >= self.close else 3, f"more specific: adds {', '.join(c_left)} (cosine {cos:.2f})")
         if cos >= self.paraphrase:
             return Verdict(4, f"close paraphrase (cosine {cos:.2f})")
@@ -212,6 +303,28 @@ class OfflineJudge:
         if cos >= 0.2:
             return Verdict(2, f"largely different diagnosis (cosine {cos:.2f})")
         return Verdict(1, f"unrelated diagnosis (cosine {cos:.2f})")
+
+
+_CAUSE = re.compile(r"\b(?:due\s+to|secondary\s+to|caused\s+by|because\s+of|from)\b(.*)", re.I | re.S)
+
+
+def _other_diseases(reference: str, candidate: str, added: list[str]) -> list[str]:
+    """The added words that name another disease than the reference's: a disease word that is
+    not the stated cause of the reference's disease ("hyperkalemia due to acute kidney injury"),
+    not said to be absent ("appendicitis, not cholecystitis")
+    and that no ICD-10-CM code names together with the reference's disease ("appendicitis with
+    abscess" is K35.33, "regional ileitis" a name of K50.0 Crohn's disease of small intestine;
+    no code names appendicitis with cholecystitis)."""
+    from clinbench.dx.specificity import _index
+
+    cause = _CAUSE.search(candidate)
+    causal = {stem(w) for w in _words(cause.group(1))} if cause else set()
+    causal |= {stem(w) for span in _negated_spans(candidate) for w in _words(span)}  # said not to be there
+    rows, index = _index()
+    codes = lambda word: {rows[i][0] for i in index.get(word, ())}  # noqa: E731
+    core = {stem(w) for w in _words(reference) if is_disease_word(w)} or {stem(w) for w in _words(reference)}
+    with_core = set().union(*(codes(c) for c in core)) if core else set()
+    return [w for w in added if is_disease_word(w) and stem(w) not in causal and not with_core & codes(stem(w))]
 
 
 # The ICD-10-CM relation of the two diagnoses decides specificity (one rule: dx/specificity.py);

@@ -49,9 +49,10 @@ PROVIDERS = ("openai", "anthropic")
 class ModelError(ClinbenchError):
     """A model call of one role failed or returned something unusable."""
 
-    def __init__(self, role: str, message: str):
+    def __init__(self, role: str, message: str, *, unusable: bool = False):
         super().__init__(f"{role} model: {message}")
         self.role = role
+        self.unusable = unusable  # the model answered, but no reply was a usable answer (after the corrective message)
 
 
 @dataclass(frozen=True)
@@ -161,8 +162,7 @@ class RoleModel:
             hit = self.cache.get(key)
             if hit is not None:
                 self.cache_hits += 1
-                return hit
-                return self._read_text_calls(hit, tools)
+                return self._read_text_calls(hit, tools)  # read as a live reply is: the same answer
         requests, seconds = self.client.http_requests, self.client.model_seconds
         try:
             turn = self.client.complete(system, messages, tools)
@@ -211,7 +211,8 @@ class RoleModel:
                 conversation += [Message("assistant", said if said != "[]" else "(empty reply)"),
                                  Message("user", REPAIR_MESSAGE.format(problem=problem, tool=tool.name))]
         self.errors += 1
-        raise ModelError(self.spec.role, f"reply {problem}, again after a corrective message: {clip(turn.text)!r}")
+        raise ModelError(self.spec.role, f"reply {problem}, again after a corrective message: {clip(turn.text)!r}",
+                         unusable=True)
 
     def ask(self, system: str, user: str, *, tool: str, schema: dict,
             check: Callable[[dict], str | None] | None = None) -> dict:

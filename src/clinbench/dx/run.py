@@ -13,8 +13,9 @@ A run's record: benchmark 'dx', task = case id, reward 1.0 when the judge gives 
 strict when it gives 5, ``gatekeeper`` and ``judge`` the two settings that change a dx run's
 meaning (a judge that is the agent's own model is marked ``+self-judge``), a failure's reason
 in ``error``. The status says whose failure it was: ``agent-failed`` (the agent's model failed
-or answered unusably: reward 0, counted) or ``harness-error`` (the gatekeeper, the judge, an
-endpoint that cannot be reached, or a bug: no reward, left out of statistics). A failed model
+or answered unusably, its endpoint failed after it had answered, or the judge could not grade
+its diagnosis: reward 0, counted) or ``harness-error`` (the gatekeeper, the judge, an endpoint
+that never answered, or a bug: no reward, left out of statistics). A failed model
 call never loses the run: the transcript and ledger kept so far are written with it.
 
 Model roles (agent, gatekeeper, judge) each have their own ``RoleSpec``; each role's tokens,
@@ -66,6 +67,7 @@ class DxConfig:
     allow_self_judge: bool = False
     cache_dir: Path | None = None
     mimic_db: Path | None = None  # lab orders answered from this database's labevents (grounded)
+    agent_answered: bool = False  # the agent's endpoint answered the pre-run check (set by ``preflight``)
     self_judge: bool = field(default=False, init=False)  # set by check(): the judge is the agent's model
 
     def check(self) -> None:
@@ -188,10 +190,16 @@ def _play(case: Case, cfg: DxConfig, models: dict[str, RoleModel], prices: Price
     return run_encounter(case, agent, new_gatekeeper(), prices, max_turns=cfg.max_turns)
 
 
-def _unreachable(models: dict[str, RoleModel]) -> str | None:
-    """An endpoint that could not be reached is the harness's failure, whichever role it serves."""
-    return next((f"harness error: {role} model endpoint unreachable: {m.unreachable}"
-                 for role, m in models.items() if m.unreachable), None)
+def _unreachable(models: dict[str, RoleModel], agent_answered: bool) -> str | None:
+    """An endpoint that could not be reached is the harness's failure for the gatekeeper and the
+    judge. The agent's endpoint is the agent: once it has answered (the pre-run check, or a reply in
+    this run), its failing is the agent's, or an endpoint could refuse (HTTP 404) the cases it would
+    get wrong and have them left out of accuracy; only one that never answered is a setup fault."""
+    for role, m in models.items():
+        if not m.unreachable or (role == "agent" and (agent_answered or m.usage.requests or m.cache_hits)):
+            continue
+        return f"harness error: {role} model endpoint unreachable: {m.unreachable}"
+    return None
 
 
 def execute_encounter(spec: DxSpec, config: DxCampaignConfig) -> RunResult:
@@ -223,10 +231,15 @@ def _execute(spec: DxSpec, config: DxCampaignConfig, agent=None) -> RunResult:
         else:
             verdict = make_judge(cfg.judge, models.get("judge")).score(case.final_diagnosis, result.diagnosis)
     except ModelError as exc:  # the judge
-        status, error = RunStatus.HARNESS_ERROR, f"harness error: {exc}"
+        if exc.role == "judge" and exc.unusable:
+            # the judge's prompt holds the agent's diagnosis: a diagnosis the judge cannot grade (no
+            # usable grade after the corrective message) is the agent's unusable answer, not a run to drop
+            status, error = RunStatus.AGENT_FAILED, f"the judge could not grade the diagnosis: {exc}"
+        else:
+            status, error = RunStatus.HARNESS_ERROR, f"harness error: {exc}"
     except Exception as exc:  # noqa: BLE001 - a harness bug must not end the campaign
         status, error, crash = RunStatus.HARNESS_ERROR, f"harness error: {type(exc).__name__}: {exc}", traceback.format_exc()
-    if status != RunStatus.OK and (unreachable := _unreachable(models)):
+    if status != RunStatus.OK and (unreachable := _unreachable(models, cfg.agent_answered)):
         status, error = RunStatus.HARNESS_ERROR, unreachable
     partial = evidence.new_partial_dir(Path(config.out), spec.run_id)
     (partial / "prompt.md").write_text(f"{INSTRUCTIONS}\n\nPatient: {case.case_summary}\n", encoding="utf-8")
@@ -299,16 +312,20 @@ def check_configs(cases: list[Case], configs: list[DxConfig]) -> None:
 
 
 def preflight(configs: list[DxConfig]) -> None:
-    """One tiny request to each model role's endpoint; ``EndpointError`` (nothing recorded) when one does not answer."""
+    """One tiny request to each model role's endpoint; ``EndpointError`` (nothing recorded) when one does not
+    answer. A config whose agent endpoint answered is marked ``agent_answered``: from then on its failing is the agent's."""
     seen = set()
     for cfg in configs:
         for role, used in cfg.used_roles().items():
             s = cfg.roles.get(role)
-            if not used or s is None or (s.provider, s.model, s.base_url, s.api_key) in seen:
+            if not used or s is None:
                 continue
-            seen.add((s.provider, s.model, s.base_url, s.api_key))
-            key = s.api_key or os.environ.get("ANTHROPIC_API_KEY" if s.provider == "anthropic" else "OPENAI_API_KEY")
-            check_model(s.provider, s.model, s.base_url, key, f"the {role} (--{role}-model)")
+            if (s.provider, s.model, s.base_url, s.api_key) not in seen:
+                key = s.api_key or os.environ.get("ANTHROPIC_API_KEY" if s.provider == "anthropic" else "OPENAI_API_KEY")
+                check_model(s.provider, s.model, s.base_url, key, f"the {role} (--{role}-model)")
+                seen.add((s.provider, s.model, s.base_url, s.api_key))
+            if role == "agent":
+                cfg.agent_answered = True
 
 
 def run_dx_campaign(cases: list[Case], configs: DxConfig | list[DxConfig], out_dir: str | Path, *,
