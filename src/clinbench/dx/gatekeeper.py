@@ -651,8 +651,10 @@ class LLMGatekeeper:
     ``prompts/gatekeeper.md``, its version recorded with each reply). The offline parser's
     verbatim answer is offered with each order and wins where the record holds the test.
     Replies still pass the leak guard; a reply the guard empties is replaced by the offline
-    gatekeeper's ordinary negative. A reply that cannot be read raises ``ModelError``
-    (recorded, never charged)."""
+    gatekeeper's ordinary negative. A reply that cannot be read, even after the corrective
+    message, is replaced by the offline gatekeeper's answer (the agent's words are in the prompt:
+    it must not be able to drop a case by breaking the reply); an endpoint that fails raises
+    ``ModelError`` (a harness error, never charged)."""
 
     def __init__(self, case: Case, model) -> None:
         from clinbench.dx.prompts import prompt
@@ -675,11 +677,23 @@ class LLMGatekeeper:
         if held is not None and held.source != REAL:
             held = None
         message = f"{label}: {content}" + (f"\nRECORD TEXT: {held.text}" if held is not None else "")
-        data = self.llm.ask(self.system, message, tool="reply", schema={
-            "type": "object", "required": ["reply", "source"],
-            "properties": {"reply": {"type": "string"},
-                           "source": {"type": "string", "enum": [REAL, SYNTHETIC, REFUSED]}}},
-            check=lambda d: None if str(d.get("reply") or "").strip() else "has no reply text")
+        from clinbench.dx.models import ModelError  # the model path only: the offline gatekeeper stays light
+
+        try:
+            data = self.llm.ask(self.system, message, tool="reply", schema={
+                "type": "object", "required": ["reply", "source"],
+                "properties": {"reply": {"type": "string"},
+                               "source": {"type": "string", "enum": [REAL, SYNTHETIC, REFUSED]}}},
+                check=lambda d: None if str(d.get("reply") or "").strip() else "has no reply text")
+        except ModelError as exc:
+            if not exc.unusable:
+                raise  # the endpoint failed: the harness's failure
+            # The model answered, but no reply could be read, even after the corrective message. The agent's
+            # words are in its prompt, so the agent may have caused it (an injected "answer in prose"): this
+            # turn gets the offline gatekeeper's answer from the record, never a run left out of accuracy.
+            reply = self.offline.answer(kind, content)
+            reply.prompt = f"{self.prompt.version}; offline answer: the model's reply could not be read"
+            return reply
         text = str(data.get("reply") or "").strip()
         # The model's label is recorded, never trusted with money: a reply is REFUSED (free)
         # only when its text is a harness refusal template; a result labelled REFUSED is charged.
