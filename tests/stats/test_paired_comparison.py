@@ -404,7 +404,32 @@ def test_runs_pair_within_agent_model_cells(tmp_path):
     assert {g.value: g.delta for g in c.groups} == {"empty": 0.0, "reference": 0.0}
     out = subprocess.run([sys.executable, "-m", "clinbench", "stats", str(path), "--draws", "100",
                           "--permutation-draws", "100"], capture_output=True, text=True, check=True).stdout
-    assert "2 agent/model cells run under one side only left out (3 runs)" in " ".join(out.split())
+    assert "2 cells (agent, model, condition, schema) run under one side only left out (3 runs)" in " ".join(out.split())
+
+
+def test_agents_and_models_pair_within_the_other_dimensions(tmp_path):
+    """Agents A and B score the same per model and condition (strong 0.9, weak 0.1); B's weak-model runs are
+    harness errors. Comparing agents paired by task alone: A (0.9 + 0.1)/2 = 0.5 against B 0.9, +0.400 (found
+    by a review of the cell pairing). Within (model, condition) cells: strong only, 0.9 -> 0.9. Comparing
+    models m1 and m2, equal per condition, m2's with-skill runs failed: pooled over conditions -0.300, paired 0."""
+    rows = ["task,condition,agent,model,trial,reward,status"]
+    for cond in ("no-skill", "with-skill"):
+        for agent in ("A", "B"):
+            for model, reward in (("strong", 0.9), ("weak", 0.1)):
+                failed = agent == "B" and model == "weak"
+                rows.append(f"mimic-meld-24h,{cond},{agent},{model},0,{'' if failed else reward},"
+                            f"{'harness-error' if failed else 'ok'}")
+    c = analyse(_csv(tmp_path / "agents.csv", "\n".join(rows) + "\n"), "agent:A:B")
+    assert (c.mean_a, c.mean_b, c.delta) == (pytest.approx(0.9), pytest.approx(0.9), 0.0)
+    assert (c.cells_left_out, c.runs_left_out) == (2, 2)  # A's weak model, under each condition
+    rows = ["task,condition,agent,model,trial,reward,status"]
+    for model in ("m1", "m2"):
+        for cond, reward in (("no-skill", 0.2), ("with-skill", 0.8)):
+            failed = model == "m2" and cond == "with-skill"
+            rows.append(f"mimic-meld-24h,{cond},codex,{model},0,{'' if failed else reward},"
+                        f"{'harness-error' if failed else 'ok'}")
+    c = analyse(_csv(tmp_path / "models.csv", "\n".join(rows) + "\n"), "model:m1:m2")
+    assert (c.mean_a, c.mean_b, c.delta) == (pytest.approx(0.2), pytest.approx(0.2), 0.0)
 
 
 def test_a_cell_weighs_the_same_whatever_its_trials(tmp_path):

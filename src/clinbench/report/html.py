@@ -225,7 +225,7 @@ def _comparison_body(sec: Section) -> list[str]:
         "<h3>Intervals</h3>",
         _table(["estimate", "delta", f"{level} CI"], [[escape(r[0]), r[1], r[2]] for r in rows]),
         f'<p class="note">Compared: {escape(c.dimension)} {escape(b)} against {escape(a)}. Task-balanced: each task\'s mean '
-        f"reward over its agent/model cells run under both (each cell's mean over its trials), then the mean over tasks; "
+        f"reward over its cells (agent, model, condition, schema) run under both (each cell's mean over its trials), then the mean over tasks; "
         f"delta = {escape(b)} − {escape(a)} per task. Percentile bootstraps with {c.draws:,} draws, seed {c.seed}; "
         f"sign-flip test with {c.permutation_draws:,} draws, p = (hits + 1)/(draws + 1). "
         f"{c.missing_reward} agent failures without a reward count as 0; {c.harness_errors} harness errors are left out; "

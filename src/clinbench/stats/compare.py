@@ -4,10 +4,10 @@ The groups are two values of one dimension (``clinbench.stats.groups``): two con
 (the paper's no-skill vs with-skill), two agents, two models or two schema variants. The
 figures below say "condition"; read "group".
 
-* Pairing: within a task, runs pair by who ran them, the (agent, model) cell (the compared
-  dimension left out of it: the agent when comparing models; nothing when comparing agents). A
-  cell run under one side only is left out and counted (``cells_left_out``), so harness errors
-  or missing runs on one side never change the mix of agents and models a side averages over.
+* Pairing: within a task, runs pair by who ran them and how, the cell of every other dimension
+  (agent, model, condition, schema variant; comparing ``agent/model`` labels, the model is part of
+  the group). A cell run under one side only is left out and counted (``cells_left_out``), so
+  harness errors or missing runs on one side never change the mix a side averages over.
 * Task mean of a side: the mean over the task's paired cells of each cell's mean over its
   trials (with one agent/model, the mean over the task's runs); task-balanced mean of a side:
   the mean over tasks. Sums are exact (``math.fsum``), so equal rewards in another order give
@@ -154,7 +154,7 @@ class Comparison:
     harness_errors: int = 0  # runs of the two groups the harness failed: in no figure above
     kind: str = "comparison"
     flagged_charged: int = 0  # flagged for their agent's own conduct: counted, as reward 0
-    cells_left_out: int = 0  # (task, agent/model) cells run under one side only: in no figure
+    cells_left_out: int = 0  # (task, cell) pairs run under one side only: in no figure
     runs_left_out: int = 0  # their runs
 
     def to_dict(self) -> dict[str, Any]:
@@ -178,13 +178,15 @@ def exact_mean(values) -> float:
     return math.fsum(values) / len(values)
 
 
-def cells(runs: Runs, dimension: str) -> np.ndarray:
-    """Who ran each run, the compared ``dimension`` left out: the cell runs pair within."""
-    if dimension == "agent":  # an agent value may name its model too (agent/model): pair by task alone
-        return np.full(len(runs), "", dtype=object)
-    if dimension == "model":
-        return np.asarray(runs.agent, dtype=object)
-    return np.asarray([f"{a}/{m}" for a, m in zip(runs.agent.tolist(), runs.model.tolist())], dtype=object)
+def cells(runs: Runs, dimension: str, labels: bool = False) -> np.ndarray:
+    """Who ran each run and how, the compared ``dimension`` left out: the cell runs pair within.
+
+    A cell is every other dimension: agent, model, condition and schema variant. Comparing agents
+    named with their model (``labels``: ``agent/model``), the model is part of the group, not of the cell."""
+    keep = [d for d in ("agent", "model", "condition", "schema")
+            if d != dimension and not (dimension == "agent" and labels and d == "model")]
+    columns = [getattr(runs, d).tolist() for d in keep]
+    return np.asarray(["\x1f".join(map(str, parts)) for parts in zip(*columns)], dtype=object)
 
 
 def pair_cells(runs: Runs, mask_a: np.ndarray, mask_b: np.ndarray, cell: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
@@ -318,7 +320,7 @@ def compare(
             "their accuracy is not a reward column)"
         )
     tasks_all = set(runs.task[mask_a | mask_b].tolist())
-    cell = cells(runs, dimension)
+    cell = cells(runs, dimension, labels=dimension == "agent" and any("/" in v for v in (a, b)))
     mask_a, mask_b, cells_left, runs_left = pair_cells(runs, mask_a, mask_b, cell)
     tasks = sorted(set(runs.task[mask_a].tolist()))
     if not tasks:

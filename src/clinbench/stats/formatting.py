@@ -16,9 +16,9 @@ def ci_text(ci: Interval | None) -> str:
 
 
 def left_out_text(c) -> str:
-    """The runs a comparison left out because only one side ran their agent/model on that task."""
-    return (f"{c.cells_left_out} agent/model cells run under one side only left out ({c.runs_left_out} runs)"
-            if c.cells_left_out else "every agent/model cell ran under both sides")
+    """The runs a comparison left out because only one side ran their cell (agent, model, condition, schema) on that task."""
+    return (f"{c.cells_left_out} cells (agent, model, condition, schema) run under one side only left out "
+            f"({c.runs_left_out} runs)" if c.cells_left_out else "every cell (agent, model, condition, schema) ran under both sides")
 
 
 def strict_text(s: StrictCount | None) -> str:
