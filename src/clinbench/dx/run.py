@@ -13,8 +13,8 @@ A run's record: benchmark 'dx', task = case id, reward 1.0 when the judge gives 
 strict when it gives 5, ``gatekeeper`` and ``judge`` the two settings that change a dx run's
 meaning (a judge that is the agent's own model is marked ``+self-judge``), a failure's reason
 in ``error``. The status says whose failure it was: ``agent-failed`` (the agent's model failed
-or answered unusably, its endpoint failed after it had answered, or the judge could not grade
-its diagnosis: reward 0, counted) or ``harness-error`` (the gatekeeper, the judge, an endpoint
+or answered unusably, or its endpoint failed after it had answered: reward 0, counted; a
+diagnosis the llm judge cannot grade is graded by the offline judge, the verdict says so) or ``harness-error`` (the gatekeeper, the judge, an endpoint
 that never answered, or a bug: no reward, left out of statistics). A failed model
 call never loses the run: the transcript and ledger kept so far are written with it.
 
@@ -43,14 +43,18 @@ from clinbench.dx.costs import PriceTable
 from clinbench.dx.encounter import INSTRUCTIONS, MAX_TURNS, EncounterResult, run_encounter, transcript_jsonl
 from clinbench.dx.gatekeeper import make_gatekeeper
 from clinbench.dx.grounded import GroundedGatekeeper
-from clinbench.dx.judge import CORRECT, make_judge
+from clinbench.dx.judge import CORRECT, Verdict, make_judge
 from clinbench.dx.models import ModelCache, ModelError, RoleModel, RoleSpec, check_self_judge
 from clinbench.dx.orchestrator import DxoSettings, run_ensemble
 from clinbench.errors import ClinbenchError
 from clinbench.records import RunRecord, RunStatus, Usage
+from clinbench.agents.llm_clients import one_line
 
 GATEKEEPERS = ("offline", "llm")
 JUDGES = ("offline", "llm")
+
+
+JUDGE_FALLBACK = "graded by the offline judge: the llm judge's reply could not be read"
 
 
 @dataclass
@@ -231,10 +235,13 @@ def _execute(spec: DxSpec, config: DxCampaignConfig, agent=None) -> RunResult:
         else:
             verdict = make_judge(cfg.judge, models.get("judge")).score(case.final_diagnosis, result.diagnosis)
     except ModelError as exc:  # the judge
-        if exc.role == "judge" and exc.unusable:
-            # the judge's prompt holds the agent's diagnosis: a diagnosis the judge cannot grade (no
-            # usable grade after the corrective message) is the agent's unusable answer, not a run to drop
-            status, error = RunStatus.AGENT_FAILED, f"the judge could not grade the diagnosis: {exc}"
+        if exc.role == "judge" and exc.unusable and result is not None:
+            # The llm judge answered, but no reply held a usable grade, even after its corrective message. Its
+            # prompt holds the agent's diagnosis, so the agent may have caused it (a run it could drop), and a
+            # judge model that cannot grade (no tool support) causes it on every run (scoring everyone 0 if it
+            # were the agent's): the offline judge grades this diagnosis, and the verdict says so.
+            offline = make_judge("offline").score(case.final_diagnosis, result.diagnosis)
+            verdict = Verdict(offline.score, f"{JUDGE_FALLBACK} ({one_line(exc, 200)}): {offline.reason}")
         else:
             status, error = RunStatus.HARNESS_ERROR, f"harness error: {exc}"
     except Exception as exc:  # noqa: BLE001 - a harness bug must not end the campaign
