@@ -79,3 +79,22 @@ def test_stats_of_dx_runs_never_pool_two_judges(tmp_path):
     out = json.loads(_cli("stats", str(tmp_path / "c"), "--benchmark", "dx", "--summary", "--json", "--draws",
                           "100").stdout)
     assert [(r["value"], r["runs"], r["mean"]) for r in out["per_agent"]] == [("a/m", 2, 0.5), ("a/m (judge=llm:j)", 2, 1.0)]
+
+
+def test_agent_failures_without_a_reward_count_as_wrong(tmp_path):
+    """y wrong on c3 and c4 with an older store's status ('error', 'timeout') and no reward: they count 0
+    (judge score 1), as `stats --benchmark dx` counts them (before: y 100.0% of 2 runs, x → y delta +0.5)."""
+    d = _store(tmp_path / "c", [(agent, "", case, 1, 1.0 if agent == "y" or case == "c1" else 0.0, True, False)
+                                for agent in ("x", "y") for case in ("c1", "c2", "c3", "c4")])
+    with Store.open(d).connect() as con:
+        con.execute("UPDATE runs SET status = CASE WHEN task = 'c3' THEN 'error' ELSE 'timeout' END, reward = NULL, "
+                    "judge_score = NULL WHERE agent = 'y' AND task IN ('c3', 'c4')")
+    runs = accuracy.dx_runs(d)
+    y = {s.agent: s for s in accuracy.summarise(runs)}["y"]
+    assert (y.runs, y.scored, y.accuracy, y.mean_judge, y.errors) == (4, 4, 0.5, 3.0, 2)
+    test = accuracy.compare(runs, "x", "y")
+    assert (test.pairs, test.accuracy_a, test.accuracy_b) == (4, 0.25, 0.5)
+    from clinbench.stats.runs import load_runs
+    from clinbench.stats.summary import summarise
+    agents = {r.value: r.mean for r in summarise(load_runs(d, benchmark="dx"), draws=100).per_agent}
+    assert agents["y"] == y.accuracy

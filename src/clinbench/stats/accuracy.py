@@ -4,7 +4,8 @@ Accuracy is the share of runs the judge scored 4 or more (reward 1.0); tests ord
 from each run's ledger.json (agents and clinicians alike). The runs are those the audit lets into a
 statistic, as for derive runs (``clinbench.stats.runs.audit_rule``): unpublishable runs are left out
 unless ``include_flagged``, and a run flagged for its agent's own conduct counts as wrong (reward 0,
-judge score 1). Trials of one case are not independent: accuracy's and mean cost's intervals are
+judge score 1), as does an agent failure without a reward (``unscored_failure``: the older stores'
+``error`` and ``timeout`` included); harness errors are in no statistic. Trials of one case are not independent: accuracy's and mean cost's intervals are
 case-cluster percentile bootstraps (``clinbench.stats.bootstrap.cluster_percentile_ci``: whole cases
 resampled; none with one case), and two agents are compared with the paper's one-sided paired
 permutation test (``clinbench.stats.permutation.paired_permutation_test``, 10,000 resamples) on the
@@ -18,6 +19,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from clinbench.duck import duckdb
 from clinbench.errors import DataError
 from clinbench.records import STORE_FILE, RunStatus
@@ -25,7 +28,7 @@ from clinbench.records.store import Store
 from clinbench.stats.bootstrap import cluster_percentile_ci
 from clinbench.stats.groups import split_pair
 from clinbench.stats.permutation import paired_permutation_test
-from clinbench.stats.runs import CHARGE, audit_rule
+from clinbench.stats.runs import CHARGE, audit_rule, unscored_failure
 
 DRAWS = 10000  # the paper's resample count
 
@@ -117,13 +120,16 @@ def dx_runs(directory: str | Path, *, include_flagged: bool = False) -> DxRuns:
     rows = Store.open(directory).runs(benchmark="dx")
     if not rows:
         raise DataError(f"no dx runs in {directory}: run 'clinbench dx run --out {directory}' first")
+    harness = [r["status"] == RunStatus.HARNESS_ERROR for r in rows]
     keep, charged = audit_rule([r.get("publishable") is not False for r in rows],
-                               [bool(r.get("flag_charged")) for r in rows],
-                               [r["status"] == RunStatus.HARNESS_ERROR for r in rows], include_flagged)
+                               [bool(r.get("flag_charged")) for r in rows], harness, include_flagged)
+    # an agent failure without a reward (older stores' error/timeout) is wrong, as derive counts it
+    failed = unscored_failure([np.nan if r["reward"] is None else r["reward"] for r in rows], harness)
     runs = DxRuns()
-    for r, kept, zeroed in zip(rows, keep.tolist(), charged.tolist()):
+    for r, kept, zeroed, unscored in zip(rows, keep.tolist(), charged.tolist(), failed.tolist()):
         if kept:
-            runs.append({**r, "reward": CHARGE["reward"], "judge_score": CHARGE["judge_score"]} if zeroed else r)
+            runs.append({**r, "reward": CHARGE["reward"], "judge_score": CHARGE["judge_score"]}
+                        if zeroed or unscored else r)
     runs.flagged_excluded, runs.flagged_charged = int((~keep).sum()), int(charged.sum())
     if not runs:
         raise DataError(f"every dx run in {directory} was flagged by the audit ({runs.flagged_excluded} runs); "
