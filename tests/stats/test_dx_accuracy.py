@@ -98,3 +98,25 @@ def test_agent_failures_without_a_reward_count_as_wrong(tmp_path):
     from clinbench.stats.summary import summarise
     agents = {r.value: r.mean for r in summarise(load_runs(d, benchmark="dx"), draws=100).per_agent}
     assert agents["y"] == y.accuracy
+
+
+def test_accuracy_weighs_cases_not_runs(tmp_path):
+    """x right on c1's 3 trials, wrong on c2 and c3, whose other trials were harness errors: accuracy is
+    the mean of case accuracies, 1/3, as `stats --benchmark dx` and the paired test say (before: 3 of 5
+    runs, 60.0%); mean cost too ($100 on c1's runs, $400 on the others: $300, not $220). The CI resamples
+    the 3 case means: [0, 1]."""
+    store = Store.create(tmp_path / "c")
+    store.record_many([
+        RunRecord(run_id=f"x-{case}-{t}", benchmark="dx", task=case, agent="x", trial=t,
+                  status="harness-error" if case != "c1" and t > 1 else "ok",
+                  reward=None if case != "c1" and t > 1 else float(case == "c1"),
+                  judge_score=None if case != "c1" and t > 1 else (5 if case == "c1" else 1),
+                  cost=100.0 if case == "c1" else 400.0)
+        for case in ("c1", "c2", "c3") for t in (1, 2, 3)])
+    (s,) = accuracy.summarise(accuracy.dx_runs(tmp_path / "c"))
+    assert (s.scored, s.accuracy, s.ci, s.mean_cost, s.mean_judge) == (5, pytest.approx(1 / 3), (0.0, 1.0), 300.0,
+                                                                       pytest.approx(7 / 3))
+    from clinbench.stats.runs import load_runs
+    from clinbench.stats.summary import summarise
+    (row,) = summarise(load_runs(tmp_path / "c", benchmark="dx"), draws=100).per_agent
+    assert row.mean == pytest.approx(s.accuracy)
