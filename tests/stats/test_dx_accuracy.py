@@ -120,3 +120,12 @@ def test_accuracy_weighs_cases_not_runs(tmp_path):
     from clinbench.stats.summary import summarise
     (row,) = summarise(load_runs(tmp_path / "c", benchmark="dx"), draws=100).per_agent
     assert row.mean == pytest.approx(s.accuracy)
+
+
+def test_dx_summary_calls_test_cost_what_it_is(tmp_path):
+    """A dx run's cost is the simulated price of its tests: `stats --benchmark dx --summary` printed it as
+    'spent on every attempt: $600.00', as if money."""
+    d = _store(tmp_path / "c", [("a", "", case, 1, 1.0, True, False) for case in ("c1", "c2")])
+    out = _cli("stats", str(d), "--benchmark", "dx", "--summary", "--draws", "100").stdout
+    assert "spent on every attempt" not in out
+    assert "simulated test cost of every attempt (not money spent): $600.00" in " ".join(out.split())
