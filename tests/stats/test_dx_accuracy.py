@@ -79,3 +79,53 @@ def test_stats_of_dx_runs_never_pool_two_judges(tmp_path):
     out = json.loads(_cli("stats", str(tmp_path / "c"), "--benchmark", "dx", "--summary", "--json", "--draws",
                           "100").stdout)
     assert [(r["value"], r["runs"], r["mean"]) for r in out["per_agent"]] == [("a/m", 2, 0.5), ("a/m (judge=llm:j)", 2, 1.0)]
+
+
+def test_agent_failures_without_a_reward_count_as_wrong(tmp_path):
+    """y wrong on c3 and c4 with an older store's status ('error', 'timeout') and no reward: they count 0
+    (judge score 1), as `stats --benchmark dx` counts them (before: y 100.0% of 2 runs, x → y delta +0.5)."""
+    d = _store(tmp_path / "c", [(agent, "", case, 1, 1.0 if agent == "y" or case == "c1" else 0.0, True, False)
+                                for agent in ("x", "y") for case in ("c1", "c2", "c3", "c4")])
+    with Store.open(d).connect() as con:
+        con.execute("UPDATE runs SET status = CASE WHEN task = 'c3' THEN 'error' ELSE 'timeout' END, reward = NULL, "
+                    "judge_score = NULL WHERE agent = 'y' AND task IN ('c3', 'c4')")
+    runs = accuracy.dx_runs(d)
+    y = {s.agent: s for s in accuracy.summarise(runs)}["y"]
+    assert (y.runs, y.scored, y.accuracy, y.mean_judge, y.errors) == (4, 4, 0.5, 3.0, 2)
+    test = accuracy.compare(runs, "x", "y")
+    assert (test.pairs, test.accuracy_a, test.accuracy_b) == (4, 0.25, 0.5)
+    from clinbench.stats.runs import load_runs
+    from clinbench.stats.summary import summarise
+    agents = {r.value: r.mean for r in summarise(load_runs(d, benchmark="dx"), draws=100).per_agent}
+    assert agents["y"] == y.accuracy
+
+
+def test_accuracy_weighs_cases_not_runs(tmp_path):
+    """x right on c1's 3 trials, wrong on c2 and c3, whose other trials were harness errors: accuracy is
+    the mean of case accuracies, 1/3, as `stats --benchmark dx` and the paired test say (before: 3 of 5
+    runs, 60.0%); mean cost too ($100 on c1's runs, $400 on the others: $300, not $220). The CI resamples
+    the 3 case means: [0, 1]."""
+    store = Store.create(tmp_path / "c")
+    store.record_many([
+        RunRecord(run_id=f"x-{case}-{t}", benchmark="dx", task=case, agent="x", trial=t,
+                  status="harness-error" if case != "c1" and t > 1 else "ok",
+                  reward=None if case != "c1" and t > 1 else float(case == "c1"),
+                  judge_score=None if case != "c1" and t > 1 else (5 if case == "c1" else 1),
+                  cost=100.0 if case == "c1" else 400.0)
+        for case in ("c1", "c2", "c3") for t in (1, 2, 3)])
+    (s,) = accuracy.summarise(accuracy.dx_runs(tmp_path / "c"))
+    assert (s.scored, s.accuracy, s.ci, s.mean_cost, s.mean_judge) == (5, pytest.approx(1 / 3), (0.0, 1.0), 300.0,
+                                                                       pytest.approx(7 / 3))
+    from clinbench.stats.runs import load_runs
+    from clinbench.stats.summary import summarise
+    (row,) = summarise(load_runs(tmp_path / "c", benchmark="dx"), draws=100).per_agent
+    assert row.mean == pytest.approx(s.accuracy)
+
+
+def test_dx_summary_calls_test_cost_what_it_is(tmp_path):
+    """A dx run's cost is the simulated price of its tests: `stats --benchmark dx --summary` printed it as
+    'spent on every attempt: $600.00', as if money."""
+    d = _store(tmp_path / "c", [("a", "", case, 1, 1.0, True, False) for case in ("c1", "c2")])
+    out = _cli("stats", str(d), "--benchmark", "dx", "--summary", "--draws", "100").stdout
+    assert "spent on every attempt" not in out
+    assert "simulated test cost of every attempt (not money spent): $600.00" in " ".join(out.split())

@@ -26,6 +26,7 @@ from clinbench.derive.catalogue import task_families
 from clinbench.stats.analysis import analyse
 from clinbench.stats.compare import compare
 from clinbench.stats.groups import GroupPair, parse_compare
+from clinbench.stats.formatting import strict_text
 from clinbench.stats.errors import StatsError
 from clinbench.stats.runs import load_runs
 
@@ -80,15 +81,41 @@ def test_sign_flip_p_matches_enumeration(hand_csv):
     assert c.sign_flip_p == pytest.approx(0.75, abs=0.005)
 
 
-def test_per_task_ci_resamples_each_conditions_runs(hand_csv):
-    """mimic-sofa-24h: A runs {0.5, 0.7} resample to means 0.5/0.6/0.7 with weights 1/2/1 (of 4),
-    B runs {0.8, 1.0} to 0.8/0.9/1.0 likewise; B − A is 0.1…0.5 with weights 1,4,6,4,1 (of 16),
-    CDF .0625, .3125, .6875, .9375, 1. The 50% interval (25%/75% quantiles) is [0.2, 0.4]."""
+def test_per_task_ci_resamples_each_cells_trials(hand_csv, tmp_path):
+    """The hand runs have one trial per cell (model) and side: nothing to resample, no per-task CI (the
+    runs pooled across models gave [0.2, 0.4] at 50%). A task with cells m1 (A {0.5, 0.7}, B {0.8, 1.0})
+    and m2 (A {0.2}, B {0.2}): m1's B − A is 0.1…0.5 with weights 1,4,6,4,1 (of 16), m2's 0, the task
+    delta their mean, 0.05…0.25; the 50% interval (25%/75% quantiles) is [0.1, 0.2]."""
     c = compare(load_runs(hand_csv), "no-skill", "with-skill", level=0.5)
     row = next(r for r in c.per_task if r.task == "mimic-sofa-24h")
-    assert (row.ci.lo, row.ci.hi) == pytest.approx((0.2, 0.4))
-    assert (row.runs_a, row.runs_b, row.delta) == (2, 2, pytest.approx(0.3))
+    assert row.ci is None and (row.runs_a, row.runs_b, row.delta) == (2, 2, pytest.approx(0.3))
     assert [r.task for r in c.per_task] == sorted(["mimic-sofa-24h", "mimic-sofa-24h-raw", "mimic-meld-24h"])
+    path = tmp_path / "cells.csv"
+    path.write_text("task,condition,model,trial,reward\n" + "".join(
+        f"mimic-sofa-24h,{cond},{model},{t},{r}\n" for cond, model, rewards in (
+            ("no-skill", "m1", (0.5, 0.7)), ("with-skill", "m1", (0.8, 1.0)),
+            ("no-skill", "m2", (0.2,)), ("with-skill", "m2", (0.2,))) for t, r in enumerate(rewards)))
+    (row,) = compare(load_runs(path), "no-skill", "with-skill", level=0.5, draws=200, permutation_draws=200).per_task
+    assert row.delta == pytest.approx(0.15) and (row.ci.lo, row.ci.hi) == pytest.approx((0.1, 0.2))
+
+
+def test_strict_and_per_task_ci_pair_within_cells(tmp_path):
+    """Per task, reference (reward 1, strict) ran 1 no-skill and 3 with-skill trials, empty (0) the reverse:
+    every cell's delta is 0. Strict is a cell-balanced share, 50.0% on both sides (the pooled runs gave
+    3/12 -> 9/12), printed as such; each task's CI resamples trials within cells: [0, 0] (pooled: [0, 1])."""
+    path = tmp_path / "trials.csv"
+    rows = ["task,condition,agent,model,trial,reward,strict"]
+    for task in ("mimic-meld-24h", "mimic-gcs-24h-raw", "mimic-charlson-raw"):
+        for cond, n_ref, n_empty in (("no-skill", 1, 3), ("with-skill", 3, 1)):
+            rows += [f"{task},{cond},reference,m,{k},1.0,True" for k in range(n_ref)]
+            rows += [f"{task},{cond},empty,m,{k},0.0,False" for k in range(n_empty)]
+    path.write_text("\n".join(rows) + "\n")
+    c = compare(load_runs(path), "no-skill", "with-skill", draws=200, permutation_draws=200, task_draws=200)
+    assert c.delta == 0.0
+    assert (c.strict_a.passed, c.strict_a.runs, c.strict_a.share) == (3, 12, 0.5)
+    assert (c.strict_b.passed, c.strict_b.runs, c.strict_b.share) == (9, 12, 0.5)
+    assert strict_text(c.strict_a) == "50.0% cell-balanced (3/12 runs)"
+    assert all((t.delta, t.ci.lo, t.ci.hi) == (0.0, 0.0, 0.0) for t in c.per_task)
 
 
 def test_secondary_metrics(hand_csv):

@@ -133,8 +133,12 @@ def print_summary(s, console: Console) -> None:
                     title="Usage per condition and agent: the analysed runs, then every attempt (harness errors, "
                           "flagged runs left out, tokens of retried attempts)")
         total = sum(u.all_cost for u in s.usage)
-        console.print(f"spent on every attempt: ${total:.2f} (analysed runs: ${sum(u.cost for u in s.usage):.2f})",
-                      highlight=False)
+        analysed = sum(u.cost for u in s.usage)
+        if s.benchmark == "dx":  # a dx run's cost is the simulated price of the tests it ordered, not money
+            console.print(f"simulated test cost of every attempt (not money spent): ${total:,.2f} "
+                          f"(analysed runs: ${analysed:,.2f})", highlight=False)
+        else:
+            console.print(f"spent on every attempt: ${total:.2f} (analysed runs: ${analysed:.2f})", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -15,7 +15,7 @@ from clinbench.dx.judge import CORRECT, make_judge
 from clinbench.dx.models import ModelCache, ModelError, RoleModel, RoleSpec, check_self_judge
 from clinbench.dx.run import JUDGES, _safe
 from clinbench.errors import ClinbenchError
-from clinbench.records import RunRecord, RunStatus
+from clinbench.records import RunRecord, RunStatus, normalise_status
 from clinbench.records.store import Store
 
 
@@ -37,7 +37,13 @@ def rejudge(out_dir: str | Path, judge: str, spec: RoleSpec | None = None, *, al
             score = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError):
             continue
-        if "rejudge_of" in score or "diagnosis" not in score or (r["status"] != "ok" and not _judge_failed(r)):
+        if "rejudge_of" in score:
+            continue
+        if _agent_failed(r) and not _judge_could_not_grade(r):
+            todo.append((r, score))  # the agent's failure stays its own: carried over, judged by no one
+            continue
+        if "diagnosis" not in score or (r["status"] != "ok" and not _judge_failed(r)
+                                        and not _judge_could_not_grade(r)):
             continue
         todo.append((r, score))
     if not todo:
@@ -71,13 +77,21 @@ def _judge_all(todo_new, out_dir: Path, store: Store, judge: str, spec: RoleSpec
         started = time.monotonic()
         model = RoleModel(spec, cache=cache) if spec is not None else None
         status, flag, verdict = RunStatus.OK, None, None
-        try:
-            verdict = make_judge(judge, model).score(score["reference"], score["diagnosis"])
-        except ModelError as exc:
-            status, flag = RunStatus.HARNESS_ERROR, f"harness error: {exc}"
+        if _agent_failed(r) and not _judge_could_not_grade(r):
+            # the agent gave no gradable answer: it is wrong under any judge (reward 0), asked of none
+            status, flag = RunStatus.AGENT_FAILED, r["error"] or "agent failed"
+        else:
+            try:
+                verdict = make_judge(judge, model).score(score["reference"], score["diagnosis"])
+            except ModelError as exc:
+                if exc.role == "judge" and exc.unusable:  # as dx run: an ungradable diagnosis is the agent's
+                    status, flag = RunStatus.AGENT_FAILED, f"the judge could not grade the diagnosis: {exc}"
+                else:
+                    status, flag = RunStatus.HARNESS_ERROR, f"harness error: {exc}"
+        failed = status == RunStatus.AGENT_FAILED
         partial = evidence.new_partial_dir(out_dir, run_id)
         out = {"rejudge_of": r["run_id"], "original_evidence": r["evidence_dir"], "case_id": score["case_id"],
-               "reference": score["reference"], "diagnosis": score["diagnosis"], "status": str(status), "error": flag,
+               "reference": score["reference"], "diagnosis": score.get("diagnosis"), "status": str(status), "error": flag,
                "judge": label, "self_judge": "+self-judge" in label,
                "roles": {"judge": model.report()} if model else {}}
         if verdict is not None:
@@ -86,8 +100,8 @@ def _judge_all(todo_new, out_dir: Path, store: Store, judge: str, spec: RoleSpec
         rec = RunRecord(
             run_id=run_id, benchmark="dx", task=r["task"], family="dx", gatekeeper=r["gatekeeper"], judge=label,
             agent=r["agent"], model=r["model"], trial=r["trial"], status=status,
-            reward=None if verdict is None else (1.0 if verdict.score >= CORRECT else 0.0),
-            strict=None if verdict is None else verdict.score == 5,
+            reward=(0.0 if failed else None) if verdict is None else (1.0 if verdict.score >= CORRECT else 0.0),
+            strict=(False if failed else None) if verdict is None else verdict.score == 5,
             judge_score=None if verdict is None else verdict.score, cost=r["cost"], error=flag,
             elapsed_seconds=time.monotonic() - started, evidence_dir=f"{evidence.RUNS_DIR}/{run_id}",
             finished_at=datetime.now(), usage=model.usage if model else None)
@@ -97,6 +111,19 @@ def _judge_all(todo_new, out_dir: Path, store: Store, judge: str, spec: RoleSpec
         store.record(rec)
         new.append(rec)
         reporter.finished(rec)
+
+
+def _agent_failed(row: dict) -> bool:
+    """An agent failure, the older stores' ``error`` and ``timeout`` included."""
+    try:
+        return normalise_status(row["status"]) == RunStatus.AGENT_FAILED
+    except ValueError:
+        return False
+
+
+def _judge_could_not_grade(row: dict) -> bool:
+    """An agent failure the stored judge declared (no usable grade): another judge may grade it."""
+    return bool(row.get("error")) and row["error"].startswith("the judge could not grade")
 
 
 def _judge_failed(row: dict) -> bool:

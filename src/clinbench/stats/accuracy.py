@@ -1,12 +1,15 @@
 """Accuracy of judged runs (the diagnosis benchmark): per agent, with intervals, a paired test, the Pareto front.
 
-Accuracy is the share of runs the judge scored 4 or more (reward 1.0); tests ordered per case are read
-from each run's ledger.json (agents and clinicians alike). The runs are those the audit lets into a
-statistic, as for derive runs (``clinbench.stats.runs.audit_rule``): unpublishable runs are left out
-unless ``include_flagged``, and a run flagged for its agent's own conduct counts as wrong (reward 0,
-judge score 1). Trials of one case are not independent: accuracy's and mean cost's intervals are
-case-cluster percentile bootstraps (``clinbench.stats.bootstrap.cluster_percentile_ci``: whole cases
-resampled; none with one case), and two agents are compared with the paper's one-sided paired
+Accuracy is the share of a case's runs the judge scored 4 or more (reward 1.0), averaged over cases;
+tests ordered per case are read from each run's ledger.json (agents and clinicians alike). The runs
+are those the audit lets into a statistic, as for derive runs (``clinbench.stats.runs.audit_rule``):
+unpublishable runs are left out unless ``include_flagged``, and a run flagged for its agent's own
+conduct counts as wrong (reward 0, judge score 1), as does an agent failure without a reward
+(``unscored_failure``: the older stores' ``error`` and ``timeout`` included); harness errors are in
+no statistic. Trials of one case are not independent: accuracy, mean cost, mean judge score and
+tests ordered are case-balanced (each case's trials averaged, then the cases, as ``clinbench stats``
+averages a task's runs), their intervals percentile bootstraps of the case means (none with one
+case), and two agents are compared with the paper's one-sided paired
 permutation test (``clinbench.stats.permutation.paired_permutation_test``, 10,000 resamples) on the
 cases both scored, each agent's trials of a case averaged first. The figure of these numbers is drawn
 with the report's other figures (``clinbench.report.svg.accuracy_cost_plot``).
@@ -15,17 +18,20 @@ with the report's other figures (``clinbench.report.svg.accuracy_cost_plot``).
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from clinbench.duck import duckdb
 from clinbench.errors import DataError
 from clinbench.records import STORE_FILE, RunStatus
 from clinbench.records.store import Store
-from clinbench.stats.bootstrap import cluster_percentile_ci
+from clinbench.stats.bootstrap import bootstrap_distribution, percentile_interval
 from clinbench.stats.groups import split_pair
 from clinbench.stats.permutation import paired_permutation_test
-from clinbench.stats.runs import CHARGE, audit_rule
+from clinbench.stats.runs import CHARGE, audit_rule, unscored_failure
 
 DRAWS = 10000  # the paper's resample count
 
@@ -117,13 +123,16 @@ def dx_runs(directory: str | Path, *, include_flagged: bool = False) -> DxRuns:
     rows = Store.open(directory).runs(benchmark="dx")
     if not rows:
         raise DataError(f"no dx runs in {directory}: run 'clinbench dx run --out {directory}' first")
+    harness = [r["status"] == RunStatus.HARNESS_ERROR for r in rows]
     keep, charged = audit_rule([r.get("publishable") is not False for r in rows],
-                               [bool(r.get("flag_charged")) for r in rows],
-                               [r["status"] == RunStatus.HARNESS_ERROR for r in rows], include_flagged)
+                               [bool(r.get("flag_charged")) for r in rows], harness, include_flagged)
+    # an agent failure without a reward (older stores' error/timeout) is wrong, as derive counts it
+    failed = unscored_failure([np.nan if r["reward"] is None else r["reward"] for r in rows], harness)
     runs = DxRuns()
-    for r, kept, zeroed in zip(rows, keep.tolist(), charged.tolist()):
+    for r, kept, zeroed, unscored in zip(rows, keep.tolist(), charged.tolist(), failed.tolist()):
         if kept:
-            runs.append({**r, "reward": CHARGE["reward"], "judge_score": CHARGE["judge_score"]} if zeroed else r)
+            runs.append({**r, "reward": CHARGE["reward"], "judge_score": CHARGE["judge_score"]}
+                        if zeroed or unscored else r)
     runs.flagged_excluded, runs.flagged_charged = int((~keep).sum()), int(charged.sum())
     if not runs:
         raise DataError(f"every dx run in {directory} was flagged by the audit ({runs.flagged_excluded} runs); "
@@ -145,29 +154,47 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _interval(values: list[float], cases: list[str], level: float) -> tuple[float, float] | None:
-    """Case-cluster percentile CI of the mean of ``values`` (one per run of case ``cases[i]``); None
-    with fewer than two cases (nothing to resample)."""
-    if len(set(cases)) < 2:
-        return None
-    lo, hi = cluster_percentile_ci(values, cases, draws=DRAWS, seed=0, level=level)
-    return float(lo), float(hi)
+def _case_means(values: list[float], cases: list[str]) -> list[float]:
+    """Each case's mean over its trials (``values[i]`` a run of case ``cases[i]``), cases in order."""
+    by: dict[str, list[float]] = {}
+    for v, c in zip(values, cases):
+        by.setdefault(c, []).append(float(v))
+    return [math.fsum(v) / len(v) for _, v in sorted(by.items())]
+
+
+def _case_level(values: list[float], cases: list[str], level: float
+                ) -> tuple[float | None, tuple[float, float] | None]:
+    """The case-balanced mean of ``values`` (each case's trials averaged, then the cases) and its
+    percentile-bootstrap CI resampling those case means, as ``clinbench stats`` bootstraps task means;
+    no CI with fewer than two cases (nothing to resample)."""
+    means = _case_means(values, cases)
+    if not means:
+        return None, None
+    mean = math.fsum(means) / len(means)
+    if len(means) < 2:
+        return mean, None
+    lo, hi = percentile_interval(bootstrap_distribution(np.asarray(means), draws=DRAWS, seed=0), level)
+    return mean, (float(lo), float(hi))
 
 
 def summarise(runs: list[dict], *, level: float = 0.95) -> list[AgentSummary]:
-    """One summary per compared unit (``run_key``), by name."""
+    """One summary per compared unit (``run_key``), by name: accuracy, mean cost, judge and tests ordered
+    are case-balanced (a case's trials averaged, then the cases), so a case missing trials (harness
+    errors) weighs what any other case weighs."""
     out = []
     for agent in sorted({run_key(r) for r in runs}):
         rows = [r for r in runs if run_key(r) == agent]
         scored = [r for r in rows if r["reward"] is not None]
-        rewards = [float(r["reward"]) for r in scored]
+        accuracy, ci = _case_level([float(r["reward"]) for r in scored], [r["task"] for r in scored], level)
         costed = [r for r in scored if r["cost"] is not None]
-        costs = [float(r["cost"]) for r in costed]
+        mean_cost, cost_ci = _case_level([float(r["cost"]) for r in costed], [r["task"] for r in costed], level)
+        judged = [r for r in scored if r["judge_score"] is not None]
+        tested = [r for r in scored if r.get("tests_ordered") is not None]
         out.append(AgentSummary(
-            agent, len(rows), len(scored), _mean(rewards), _interval(rewards, [r["task"] for r in scored], level),
-            _mean(costs), _mean([r["judge_score"] for r in scored if r["judge_score"] is not None]),
-            sum(r["status"] != "ok" for r in rows), _interval(costs, [r["task"] for r in costed], level),
-            _mean([r["tests_ordered"] for r in scored if r.get("tests_ordered") is not None])))
+            agent, len(rows), len(scored), accuracy, ci, mean_cost,
+            _case_level([float(r["judge_score"]) for r in judged], [r["task"] for r in judged], level)[0],
+            sum(r["status"] != "ok" for r in rows), cost_ci,
+            _case_level([float(r["tests_ordered"]) for r in tested], [r["task"] for r in tested], level)[0]))
     return out
 
 

@@ -19,11 +19,14 @@ figures below say "condition"; read "group".
   deltas; its point estimate is the mean of family means).
 * Sign-flip p: flip each task delta's sign at random; p = (hits + 1) / (draws + 1), a hit
   being |mean of flipped| >= |observed mean|.
-* Strict passes: runs that pass every strict check, out of the condition's runs.
+* Strict passes: runs that pass every strict check, out of the side's paired runs, and the
+  cell-balanced share (each paired cell's share of passes, averaged over cells); printed as the
+  count (13/280) when every cell ran as many trials, else as the share with the count beside it.
 * key-F1 and ordered-nMAE deltas: the same task-balanced pairing on those columns, over the
   tasks where both conditions have values, with a task-cluster CI.
-* Per-task CI (forest plot): percentile bootstrap over that task's paired runs, resampling each
-  condition's runs separately (``task_draws`` draws).
+* Per-task CI (forest plot): percentile bootstrap of the task's delta, resampling each paired cell's
+  trials under each side separately and averaging the cells' deltas (``task_draws`` draws); none
+  when no cell ran two trials on a side.
 * An interval needs two things to resample: with one paired task the task-cluster CI is None
   (printed "—"), never a zero-width [x, x].
 
@@ -74,6 +77,14 @@ class PairedMetric:
 class StrictCount:
     passed: int
     runs: int
+    # the cell-balanced share: each paired (task, cell)'s share of strict passes, averaged over the cells;
+    # passed/runs when every cell ran as many trials (None where no cells are known: a plain count)
+    share: float | None = None
+
+    @property
+    def balanced(self) -> bool:
+        """Whether passed/runs is the cell-balanced share (equal trials per cell)."""
+        return self.share is None or (self.runs > 0 and math.isclose(self.share, self.passed / self.runs))
 
 
 @dataclass
@@ -223,12 +234,18 @@ def _ci_of(deltas: np.ndarray, *, draws: int, seed: int, level: float) -> Interv
     return Interval(*percentile_interval(bootstrap_distribution(deltas, draws=draws, seed=seed), level))
 
 
-def _strict(runs: Runs, mask: np.ndarray) -> StrictCount | None:
+def _strict(runs: Runs, mask: np.ndarray, cell: np.ndarray) -> StrictCount | None:
+    """Strict passes of the runs ``mask`` (kept to the paired cells): the count, and the cell-balanced
+    share (each (task, cell)'s share of passes among its runs with a strict value, averaged over cells)."""
     values = runs.strict[mask]
     if values.size == 0 or np.all(np.isnan(values)):
         return None
     known = values[~np.isnan(values)]
-    return StrictCount(passed=int(np.sum(known == 1.0)), runs=int(values.size))
+    by: dict[tuple[str, str], list[float]] = {}
+    for i in np.flatnonzero(mask & ~np.isnan(runs.strict)).tolist():
+        by.setdefault((str(runs.task[i]), str(cell[i])), []).append(float(runs.strict[i] == 1.0))
+    share = exact_mean(exact_mean(v) for v in by.values())
+    return StrictCount(passed=int(np.sum(known == 1.0)), runs=int(values.size), share=share)
 
 
 def _paired_metric(runs: Runs, mask_a: np.ndarray, mask_b: np.ndarray, cell: np.ndarray, tasks: list[str],
@@ -249,20 +266,35 @@ def _paired_metric(runs: Runs, mask_a: np.ndarray, mask_b: np.ndarray, cell: np.
     )
 
 
-def _within_task_ci(ra: np.ndarray, rb: np.ndarray, *, draws: int, seed: int, level: float) -> Interval:
-    """Bootstrap of mean(B) − mean(A) resampling each condition's runs of one task."""
+def _within_task_ci(cells_ab: list[tuple[np.ndarray, np.ndarray]], *, draws: int, seed: int,
+                    level: float) -> Interval | None:
+    """Bootstrap of one task's delta, the mean over its paired cells of mean(B) − mean(A), resampling
+    each cell's trials on each side separately; None when no cell has two trials on a side (nothing
+    to resample)."""
+    if not any(ra.size > 1 or rb.size > 1 for ra, rb in cells_ab):
+        return None
     out = np.empty(check_draws(draws))
     start = 0
-    for rng, rows in chunks(draws, ra.size + rb.size, seed):
-        ia = rng.integers(0, ra.size, size=(rows, ra.size))
-        ib = rng.integers(0, rb.size, size=(rows, rb.size))
-        out[start : start + rows] = rb[ib].mean(axis=1) - ra[ia].mean(axis=1)
+    width = sum(ra.size + rb.size for ra, rb in cells_ab)
+    for rng, rows in chunks(draws, width, seed):
+        total = np.zeros(rows)
+        for ra, rb in cells_ab:
+            ia = rng.integers(0, ra.size, size=(rows, ra.size))
+            ib = rng.integers(0, rb.size, size=(rows, rb.size))
+            total += rb[ib].mean(axis=1) - ra[ia].mean(axis=1)
+        out[start : start + rows] = total / len(cells_ab)
         start += rows
     return Interval(*percentile_interval(out, level))
 
 
-def _headline(runs: Runs, mask_a: np.ndarray, mask_b: np.ndarray, xa: np.ndarray, xb: np.ndarray, *, draws: int,
-              perm_draws: int, seed: int, level: float) -> dict[str, Any]:
+def _task_cells(runs: Runs, ta: np.ndarray, tb: np.ndarray, cell: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """One task's paired cells: each cell's rewards under A and under B, cells in order."""
+    return [(runs.reward[ta & (cell == c)], runs.reward[tb & (cell == c)])
+            for c in sorted(set(cell[ta].tolist()) & set(cell[tb].tolist()))]
+
+
+def _headline(runs: Runs, mask_a: np.ndarray, mask_b: np.ndarray, cell: np.ndarray, xa: np.ndarray, xb: np.ndarray, *,
+              draws: int, perm_draws: int, seed: int, level: float) -> dict[str, Any]:
     """The paired headline of task means ``xa`` → ``xb`` (runs ``mask_a`` / ``mask_b``): the fields a
     comparison and each of its groups share."""
     deltas = xb - xa
@@ -270,7 +302,7 @@ def _headline(runs: Runs, mask_a: np.ndarray, mask_b: np.ndarray, xa: np.ndarray
         mean_a=exact_mean(xa), mean_b=exact_mean(xb), delta=exact_mean(deltas), improving=int((deltas > 0).sum()),
         ci_task=_ci_of(deltas, draws=draws, seed=seed, level=level),
         sign_flip_p=sign_flip_test(deltas, draws=perm_draws, seed=seed),
-        strict_a=_strict(runs, mask_a), strict_b=_strict(runs, mask_b),
+        strict_a=_strict(runs, mask_a, cell), strict_b=_strict(runs, mask_b, cell),
     )
 
 
@@ -375,10 +407,9 @@ def compare(
                 mean_a=float(xa[i]),
                 mean_b=float(xb[i]),
                 delta=float(deltas[i]),
-                ci=(_within_task_ci(runs.reward[ta], runs.reward[tb], draws=task_draws, seed=seed + i, level=level)
-                    if ta.sum() > 1 and tb.sum() > 1 else None),
-                strict_a=_strict(runs, ta),
-                strict_b=_strict(runs, tb),
+                ci=_within_task_ci(_task_cells(runs, ta, tb, cell), draws=task_draws, seed=seed + i, level=level),
+                strict_a=_strict(runs, ta, cell),
+                strict_b=_strict(runs, tb, cell),
             )
         )
 
@@ -393,7 +424,7 @@ def compare(
             if not gtasks:
                 continue
             groups.append(GroupRow(by=by, value=str(value), tasks=len(gtasks), **_headline(
-                runs, ga, gb, np.array([gmeans[t][0] for t in gtasks]), np.array([gmeans[t][1] for t in gtasks]),
+                runs, ga, gb, cell, np.array([gmeans[t][0] for t in gtasks]), np.array([gmeans[t][1] for t in gtasks]),
                 **draw)))
 
     return Comparison(
@@ -407,5 +438,5 @@ def compare(
         ordered_value_nmae=_paired_metric(runs, mask_a, mask_b, cell, tasks, runs.nmae, draws=draws, seed=seed,
                                           level=level),
         per_task=per_task, per_family=per_family, unpaired_tasks=unpaired, groups=groups, dimension=dimension,
-        harness_errors=harness_n, cells_left_out=cells_left, runs_left_out=runs_left, **_headline(runs, mask_a, mask_b, xa, xb, **draw),
+        harness_errors=harness_n, cells_left_out=cells_left, runs_left_out=runs_left, **_headline(runs, mask_a, mask_b, cell, xa, xb, **draw),
     )

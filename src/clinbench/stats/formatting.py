@@ -22,7 +22,13 @@ def left_out_text(c) -> str:
 
 
 def strict_text(s: StrictCount | None) -> str:
-    return "—" if s is None else f"{s.passed}/{s.runs}"
+    """Passes out of runs when that is the cell-balanced share (equal trials per cell); otherwise the
+    cell-balanced share, with the run count beside it."""
+    if s is None:
+        return "—"
+    if s.balanced:
+        return f"{s.passed}/{s.runs}"
+    return f"{s.share:.1%} cell-balanced ({s.passed}/{s.runs} runs)"
 
 
 def p_text(p: float, *, digits: int = 1) -> str:

@@ -59,6 +59,14 @@ def audit_rule(publishable: np.ndarray, charged: np.ndarray, harness: np.ndarray
     return publishable | include_flagged | zeroed, zeroed
 
 
+def unscored_failure(reward: np.ndarray, harness: np.ndarray) -> np.ndarray:
+    """Runs a statistic scores as ``CHARGE`` for want of a reward: a run without one that the harness did
+    not fail (an agent failure, the older stores' ``error`` and ``timeout`` included). Leaving them out
+    would reward failing loudly over answering badly."""
+    reward = np.asarray(reward, dtype=float)
+    return np.isnan(reward) & ~np.asarray(harness, dtype=bool)
+
+
 @dataclass
 class Runs:
     """Per-run columns as aligned arrays (one element a run)."""
@@ -254,7 +262,7 @@ def _to_runs(data: dict[str, np.ndarray], *, source: str, include_flagged: bool,
     harness = status == HARNESS_ERROR
     keep, zeroed = audit_rule(publishable, charged, harness, include_flagged)
     reward = np.where(zeroed, CHARGE["reward"], floats("reward"))
-    missing_reward = np.isnan(reward) & ~harness
+    missing_reward = unscored_failure(reward, harness)
     reward = np.where(missing_reward, 0.0, reward)
     strict = np.where(zeroed, CHARGE["strict"], floats("strict"))
     # a run without a scorable output did not pass

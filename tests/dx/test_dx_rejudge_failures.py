@@ -1,0 +1,25 @@
+"""dx rejudge keeps the agent's failures: a re-judged group counts the encounters the agent failed
+(as agent-failed, reward 0, no judge request), as the original group does."""
+
+from clinbench.dx.rejudge import rejudge
+from clinbench.dx.run import DxConfig, run_dx
+from clinbench.records.store import Store
+from clinbench.stats import accuracy
+
+
+def test_rejudged_group_keeps_agent_failures(tmp_path, cases):
+    script = tmp_path / "guess.txt"
+    script.write_text("<diagnosis>Appendicitis</diagnosis>\n")
+    out = tmp_path / "c"
+    run_dx(cases[:4], DxConfig(agent=f"scripted:{script}"), out)
+    with Store.open(out).connect() as con:  # the wrong runs become the agent's failures (one as an older store's 'error')
+        con.execute("UPDATE runs SET status = 'agent-failed', error = 'no diagnosis' WHERE reward = 0")
+        con.execute("UPDATE runs SET status = 'error', reward = NULL, judge_score = NULL "
+                    "WHERE run_id = (SELECT min(run_id) FROM runs WHERE status = 'agent-failed')")
+    new = rejudge(out, "offline")
+    assert len(new) == 4 and sum(r.status == "agent-failed" for r in new) == 3
+    assert all(r.reward == 0.0 and r.judge_score is None for r in new if r.status == "agent-failed")
+    after = {s.agent: (s.runs, s.accuracy) for s in accuracy.summarise(accuracy.dx_runs(out))}
+    # before the fix: the re-judged group held the 1 answered run, 100.0%
+    assert after["scripted-guess (judge=offline (rejudged))"] == (4, 0.25)
+    assert rejudge(out, "offline") == []  # carried failures are done ones too
