@@ -23,3 +23,28 @@ def test_rejudged_group_keeps_agent_failures(tmp_path, cases):
     # before the fix: the re-judged group held the 1 answered run, 100.0%
     assert after["scripted-guess (judge=offline (rejudged))"] == (4, 0.25)
     assert rejudge(out, "offline") == []  # carried failures are done ones too
+
+
+def test_a_rejudge_whose_llm_judge_cannot_grade_is_graded_offline_as_in_dx_run(tmp_path, cases):
+    # one rule for dx run and dx rejudge (dx.run.grade): before, the re-judged run became agent-failed, 0
+    import json
+    import sys
+    from pathlib import Path
+
+    from clinbench.dx.judge import make_judge
+    from clinbench.dx.models import RoleSpec
+    from clinbench.dx.run import JUDGE_FALLBACK
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from model_server import ModelServer, text
+
+    case = cases[0]
+    script = tmp_path / "oracle.txt"
+    script.write_text(f"<diagnosis>{case.final_diagnosis}</diagnosis>\n")
+    out = tmp_path / "c"
+    run_dx([case], DxConfig(agent=f"scripted:{script}"), out)
+    with ModelServer([text("A fine diagnosis."), text("Still prose.")]) as j:
+        (new,) = rejudge(out, "llm", RoleSpec("judge", "j", base_url=j.base_url, api_key="k"))
+    assert (str(new.status), new.judge_score) == ("ok", make_judge("offline").score(case.final_diagnosis,
+                                                                                   case.final_diagnosis).score)
+    assert json.loads((out / new.evidence_dir / "score.json").read_text())["judge_reason"].startswith(JUDGE_FALLBACK)

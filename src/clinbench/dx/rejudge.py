@@ -11,9 +11,9 @@ from pathlib import Path
 
 from clinbench.campaign import evidence
 from clinbench.campaign.campaign import Reporter, campaign_lock
-from clinbench.dx.judge import CORRECT, make_judge
+from clinbench.dx.judge import CORRECT
 from clinbench.dx.models import ModelCache, ModelError, RoleModel, RoleSpec, check_self_judge
-from clinbench.dx.run import JUDGES, _safe
+from clinbench.dx.run import JUDGES, _safe, grade
 from clinbench.errors import ClinbenchError
 from clinbench.records import RunRecord, RunStatus, normalise_status
 from clinbench.records.store import Store
@@ -81,13 +81,10 @@ def _judge_all(todo_new, out_dir: Path, store: Store, judge: str, spec: RoleSpec
             # the agent gave no gradable answer: it is wrong under any judge (reward 0), asked of none
             status, flag = RunStatus.AGENT_FAILED, r["error"] or "agent failed"
         else:
-            try:
-                verdict = make_judge(judge, model).score(score["reference"], score["diagnosis"])
+            try:  # an unusable reply of an llm judge: the offline judge grades it, as in dx run
+                verdict = grade(judge, model, score["reference"], score["diagnosis"])
             except ModelError as exc:
-                if exc.role == "judge" and exc.unusable:  # as dx run: an ungradable diagnosis is the agent's
-                    status, flag = RunStatus.AGENT_FAILED, f"the judge could not grade the diagnosis: {exc}"
-                else:
-                    status, flag = RunStatus.HARNESS_ERROR, f"harness error: {exc}"
+                status, flag = RunStatus.HARNESS_ERROR, f"harness error: {exc}"
         failed = status == RunStatus.AGENT_FAILED
         partial = evidence.new_partial_dir(out_dir, run_id)
         out = {"rejudge_of": r["run_id"], "original_evidence": r["evidence_dir"], "case_id": score["case_id"],

@@ -57,6 +57,23 @@ JUDGES = ("offline", "llm")
 JUDGE_FALLBACK = "graded by the offline judge: the llm judge's reply could not be read"
 
 
+def grade(judge: str, model, reference: str, diagnosis: str) -> Verdict:
+    """The ``judge``'s verdict on ``diagnosis`` (``dx run`` and ``dx rejudge`` alike).
+
+    An llm judge that answered but gave no usable grade, even after its corrective message, is replaced by
+    the offline judge for this diagnosis, and the reason says so: its prompt holds the agent's diagnosis, so
+    the agent may have caused it (a run it could otherwise drop), and a judge model that cannot grade (no tool
+    calls) causes it on every run (it would score every agent 0 as the agent's failure). A judge endpoint
+    that fails raises ``ModelError`` (a harness error)."""
+    try:
+        return make_judge(judge, model).score(reference, diagnosis)
+    except ModelError as exc:
+        if exc.role != "judge" or not exc.unusable:
+            raise
+        offline = make_judge("offline").score(reference, diagnosis)
+        return Verdict(offline.score, f"{JUDGE_FALLBACK} ({one_line(exc, 200)}): {offline.reason}")
+
+
 @dataclass
 class DxConfig:
     """One agent's settings in a diagnosis campaign (with the referees it is played and judged by)."""
@@ -233,17 +250,9 @@ def _execute(spec: DxSpec, config: DxCampaignConfig, agent=None) -> RunResult:
         elif result.error:
             status, error = RunStatus.HARNESS_ERROR, f"harness error: {result.error}"
         else:
-            verdict = make_judge(cfg.judge, models.get("judge")).score(case.final_diagnosis, result.diagnosis)
-    except ModelError as exc:  # the judge
-        if exc.role == "judge" and exc.unusable and result is not None:
-            # The llm judge answered, but no reply held a usable grade, even after its corrective message. Its
-            # prompt holds the agent's diagnosis, so the agent may have caused it (a run it could drop), and a
-            # judge model that cannot grade (no tool support) causes it on every run (scoring everyone 0 if it
-            # were the agent's): the offline judge grades this diagnosis, and the verdict says so.
-            offline = make_judge("offline").score(case.final_diagnosis, result.diagnosis)
-            verdict = Verdict(offline.score, f"{JUDGE_FALLBACK} ({one_line(exc, 200)}): {offline.reason}")
-        else:
-            status, error = RunStatus.HARNESS_ERROR, f"harness error: {exc}"
+            verdict = grade(cfg.judge, models.get("judge"), case.final_diagnosis, result.diagnosis)
+    except ModelError as exc:  # the judge's endpoint
+        status, error = RunStatus.HARNESS_ERROR, f"harness error: {exc}"
     except Exception as exc:  # noqa: BLE001 - a harness bug must not end the campaign
         status, error, crash = RunStatus.HARNESS_ERROR, f"harness error: {type(exc).__name__}: {exc}", traceback.format_exc()
     if status != RunStatus.OK and (unreachable := _unreachable(models, cfg.agent_answered)):
