@@ -101,12 +101,22 @@ def test_a_gatekeeper_failure_is_never_charged(tmp_path, case_by_id):
     assert [t["order"] for t in ledger["tests"]] == ["lipase"]
 
 
-def test_unreadable_gatekeeper_reply_is_an_error_not_a_charged_refusal(tmp_path, case_by_id):
+def test_unreadable_gatekeeper_reply_is_neither_a_charged_refusal_nor_a_dropped_case(tmp_path, case_by_id):
+    # the agent's order is in the gatekeeper's prompt: an unreadable reply made the run a harness error (a case
+    # the agent could drop); the turn now gets the offline gatekeeper's answer, charged as the offline one is
+    from clinbench.dx.costs import PriceTable
+    from clinbench.dx.gatekeeper import OfflineGatekeeper
+
     with ModelServer([tool("order", tests=["lipase"])]) as a, ModelServer([text("I cannot help with that")]) as g:
         cfg = DxConfig(agent="baseline", gatekeeper="llm",
                        roles={"agent": spec("agent", a), "gatekeeper": spec("gatekeeper", g)})
         (rec,) = run_dx([case_by_id[1]], cfg, tmp_path)
-    assert rec.status == "harness-error" and rec.cost == 0.0 and "neither a reply call" in rec.error
+    assert rec.status != "harness-error", rec.error
+    events = [json.loads(line) for line in (tmp_path / rec.evidence_dir / "transcript.jsonl").read_text().splitlines()]
+    (order,) = [e for e in events if e.get("event") == "test"]
+    offline = OfflineGatekeeper(case_by_id[1]).answer("test", "lipase")
+    assert "I cannot help" not in json.dumps(order) and order["source"] == offline.source
+    assert order["cost"] == PriceTable.bundled().charge("lipase", offline.served).price == 25.0  # CPT 83690
 
 
 def cli(*args):
