@@ -1,5 +1,6 @@
-"""What an order is charged is what it was served: a recorded study never comes back for
-less than its own price, and findings words never fetch a study."""
+"""An order that names no test of its own is charged what it was served: a recorded study
+never comes back for less than its own price to such an order, and findings words never
+fetch a study. An order that names a test pays that test's price."""
 
 from clinbench.dx.agents import ScriptedAgent
 from clinbench.dx.costs import PriceTable
@@ -15,13 +16,15 @@ def play(case, tmp_path, order):
     return result, event
 
 
-def test_an_order_served_a_dearer_recorded_study_pays_that_studys_price(case_by_id, tmp_path):
+def test_an_order_naming_its_test_served_a_dearer_recorded_study_pays_its_own_price(case_by_id, tmp_path):
     # Case 29's record holds "CT angiography chest abdomen and pelvis" (71275+74174, $1,600).
-    # "CT chest" alone is priced $650 but gets that whole report: it is charged $1,600.
+    # "CT chest" (71260, $650) gets that whole report. It names its own test, a chest CT,
+    # and is charged $650 (this test expected $1,600: the overcharge of honest orders a
+    # review found; see test_dx_charge_honest_orders.py).
     result, event = play(case_by_id[29], tmp_path, "CT chest")
     assert event["reply"].startswith("CT angiography chest abdomen and pelvis: intimal flap")
-    assert event["cost"] == 1600.0 and event["code"] == "71275+74174"
-    assert result.cost == 1600.0
+    assert event["cost"] == 650.0 and event["code"] == "71260"
+    assert result.cost == 650.0
     # its own name costs the same
     assert play(case_by_id[29], tmp_path, "CT angiography chest abdomen and pelvis")[0].cost == 1600.0
 
@@ -39,10 +42,12 @@ def test_findings_words_do_not_fetch_a_study(case_by_id, tmp_path):
             == OfflineGatekeeper(case_by_id[3]).answer("test", "filling defects").text)
 
 
-def test_charge_is_the_higher_of_the_order_and_what_it_served():
+def test_charge_is_the_higher_of_the_order_and_what_it_served_only_for_an_order_naming_no_test():
     table = PriceTable.bundled()
     assert table.price("CT chest").price == 650.0
-    assert table.charge("CT chest", "CT angiography chest abdomen and pelvis").price == 1600.0
+    # was 1600.0: "CT chest" names its test and pays its price
+    assert table.charge("CT chest", "CT angiography chest abdomen and pelvis").price == 650.0
+    assert table.charge("aortic CT angiography", "CT angiography chest abdomen and pelvis").price == 1600.0
     assert table.charge("CT angiography chest abdomen and pelvis", "CT chest").price == 1600.0
     assert table.charge("CBC", "").price == 30.0
 

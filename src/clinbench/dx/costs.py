@@ -9,8 +9,9 @@ a published fee schedule; ``PriceTable.load(user_csv)`` overlays a user's own fi
 (columns code, description, price[, source]): its prices replace ours code by code and its
 descriptions become extra names to match. An order that matches no row is charged
 ``DEFAULT_UNMATCHED_PRICE`` and counted, so every run reports its price coverage. An order
-answered with a recorded test's full result is charged at least that test's price
-(``PriceTable.charge``).
+that names no priced test of its own and is answered with a recorded test's full result is
+charged at least that test's price (``PriceTable.charge``); one that names its test pays
+that test's price.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from clinbench.dx.matching import best_match
+from clinbench.dx.matching import FILLER, best_match, name_tokens
 from clinbench.errors import DataError
 
 VISIT_FEE = 300.0
@@ -115,14 +116,28 @@ class PriceTable:
         return (PricedOrder(order, row.price, row.code, row.description) if row is not None
                 else PricedOrder(order, DEFAULT_UNMATCHED_PRICE, None, None))
 
+    def names_its_test(self, order: str) -> bool:
+        """Whether an order names a priced test of its own: it matches a row and every word
+        of it (besides filler: "with", "contrast", "please") is in one of that row's names
+        ("Chest CT", "Ultrasound RUQ", "Glucose"). Findings words ("filling defects") match
+        no row; a row's name with findings words added ("troponin CT filling defects lobe")
+        is not that row's test."""
+        self.price(order)
+        row = self._cache[order.strip().lower()]
+        if row is None:
+            return False
+        words = set(name_tokens(order)) - FILLER
+        return any(words <= set(name_tokens(n)) for n in row.names())
+
     def charge(self, order: str, served: str = "") -> PricedOrder:
-        """What an answered order costs: its own price, or, when the gatekeeper served a
-        recorded test's full result under another name (``served``, that test's name in the
-        record), that test's price if it is higher. An order never costs less than ordering
-        what it returned by name ("filling defects" that returns the CT pulmonary angiogram
-        is charged as the angiogram)."""
+        """What an answered order costs. An order that names a test of its own
+        (``names_its_test``) costs that test's price, whatever recorded result it was
+        served ("CT chest" that gets the recorded chest CT angiogram is a $650 chest CT).
+        An order that names none, answered with a recorded test's full result under another
+        name (``served``, that test's name in the record), costs that test's price if it is
+        higher: findings words never fetch a study for less than ordering it by name."""
         own = self.price(order)
-        if served:
+        if served and not self.names_its_test(order):
             study = self.price(served)
             if study.price > own.price:
                 return PricedOrder(order, study.price, study.code, study.description)

@@ -253,13 +253,26 @@ def _study_of(name: str) -> tuple[set[str], list[tuple[str, set[str]]]]:
     return modalities(toks) & _IMAGING, [_SITES[t] for t in toks if t in _SITES]
 
 
+def _contrast(name: str) -> str:
+    """"none" for a study said to be without contrast, "contrast" for one with contrast or
+    an angiogram, "" when the name does not say."""
+    toks = set(tokens(name))
+    if "angio" in modalities(list(toks)) or toks & {"contrast", "biphasic"}:
+        return "contrast"
+    return "none" if "noncontrast" in toks else ""
+
+
 def same_study_site(order: str, name: str) -> bool:
     """Whether an order and a recorded study image one body site with one modality (an
-    angiogram counts as its scanner's: a CT angiogram is a CT, a catheter angiogram none)."""
+    angiogram counts as its scanner's: a CT angiogram is a CT, a catheter angiogram none)
+    and do not differ in contrast: a CT without contrast is not the recorded CT angiogram
+    (it cannot show the filling defects of its report), nor the other way round."""
     om, osites = _study_of(order)
     em, esites = _study_of(name)
     prim_o, prim_e = om - {"angio", "echo"}, em - {"angio", "echo"}
     if not (prim_o & prim_e if (prim_o or prim_e) else om & em):
+        return False
+    if {_contrast(order), _contrast(name)} == {"none", "contrast"}:
         return False
     return any(a in eregions or b in oregions for a, oregions in osites for b, eregions in esites)
 
@@ -447,7 +460,8 @@ class OfflineGatekeeper:
     def _from_table(self, order: str) -> Reply | None:
         """A laboratory order answered with the record's own words for that test: its entry,
         its analytes in a lab string, or, for an analyte the record reports only within a
-        panel ("Complete Blood Count: Normal"), that panel's entry; a panel gets every
+        panel ("Complete Blood Count: Normal", "CBC: normal haemoglobin"), that panel's entry
+        (not a panel that lists other analytes only); a panel gets every
         component the record holds."""
         concept = concept_of_order(order)
         if concept is None:
@@ -465,8 +479,14 @@ class OfflineGatekeeper:
                 reply = self._analyte_in_line(name) if len(name) > 3 else None
                 if reply is not None:
                     return reply
+            # a panel only where its entry holds this analyte: it names it ("normal
+            # haemoglobin and white count") or calls the whole panel normal ("Complete Blood
+            # Count: Normal"). A metabolic panel that lists no glucose is not a glucose
+            # result, and one analyte's price does not buy the panel
             for panel in panels_with(concept):
-                stated = [e for e in self.by_concept.get(panel, []) if e.kind != "analyte"]
+                stated = [e for e in self.by_concept.get(panel, []) if e.kind != "analyte"
+                          and (_WHOLE_NORMAL.match(e.text)
+                               or any(set(tokens(n)) <= set(tokens(e.text)) for n in info.names if tokens(n)))]
                 if stated:
                     return _entry(stated[0])
             return None
@@ -600,6 +620,10 @@ class OfflineGatekeeper:
     def answer(self, kind: str, content: str) -> Reply:
         reply = self._question(content) if kind == "question" else self._test(content)
         return guard_reply(self.guard, kind, content, reply, self)
+
+
+# a panel's entry that calls the whole panel normal, naming none of its parts
+_WHOLE_NORMAL = re.compile(r"^\W*(?:all\s+)?(?:normal|negative|unremarkable|within normal limits|wnl)\W*$", re.I)
 
 
 def _entry(e: ResultEntry) -> Reply:

@@ -21,7 +21,7 @@ _MODALITIES = {
     "endoscopy": "endoscopy", "scan": "scan", "duplex": "ultrasound", "doppler": "ultrasound",
 }
 MODALITY_STEMS = {stem(k): v for k, v in _MODALITIES.items()}
-_FILLER = {stem(w) for w in "with without contrast study imag scan test order please".split()}
+FILLER = {stem(w) for w in "with without contrast study imag scan test order please".split()}
 
 
 def modalities(toks: list[str] | tuple[str, ...]) -> set[str]:
@@ -30,7 +30,7 @@ def modalities(toks: list[str] | tuple[str, ...]) -> set[str]:
 
 def is_modality_only(toks: list[str]) -> bool:
     """'CT', 'an ultrasound', 'MRI with contrast': a study without a body part."""
-    rest = [t for t in toks if t not in MODALITY_STEMS and t not in _FILLER]
+    rest = [t for t in toks if t not in MODALITY_STEMS and t not in FILLER]
     # an echocardiogram names its organ; a CT or an ultrasound does not
     return bool(modalities(toks) - {"echo"}) and not rest
 
