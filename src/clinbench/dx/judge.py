@@ -95,6 +95,22 @@ def _one_icd_name(text: str) -> bool:
     return code is not None and not (words(text) - _names_words(code) - _TEMPORAL)
 
 
+def _codes_naming(stems: set[str]) -> set[str]:
+    """The ICD-10-CM codes whose names (together) hold every one of these word stems."""
+    from clinbench.dx.specificity import _index
+
+    rows, index = _index()
+    found = [{rows[i][0] for i in index.get(w, ())} for w in stems]
+    return set.intersection(*found) if found else set()
+
+
+def _one_code(parts: list[str]) -> bool:
+    """Whether one ICD-10-CM code names every word the parts do not negate ("Graves disease,
+    thyrotoxicosis" is E05.00): the parts name one diagnosis, not a list."""
+    said = {stem(w) for p in parts for span in _negated_spans(p) for w in _words(span)}
+    return bool(_codes_naming({stem(w) for p in parts for w in _words(p)} - said - _NEGATOR_STEMS))
+
+
 def _listed(part: str) -> list[str]:
     """The diagnoses one hedge member joins by and , / + & or sentence ends."""
     bits = _JOINER.split(part)
@@ -112,9 +128,36 @@ def _listed(part: str) -> list[str]:
             groups.append(bits[i])
             named.append(own)
     out = [g.strip(" ,.") for g in groups if g.strip(" ,.")]
-    if len(out) > 1 and (_one_icd_name(part) or all(relation(out[0], g) in ("same", "narrower", "broader")
+    if len(out) > 1 and (_one_icd_name(part) or _one_code(out) or all(relation(out[0], g) in ("same", "narrower", "broader")
                                                     for g in out[1:])):
         return [part]  # one diagnosis by ICD-10-CM, or one disease named twice ("Crohn's disease and regional ileitis")
+    return out
+
+
+def _denied_only(part: str) -> bool:
+    """Whether every disease word of a part is said not to be there ("pneumonia unlikely", "DVT
+    ruled out", "no thyroid storm"): it qualifies the diagnosis before it, it is no second guess."""
+    disease = {stem(w) for w in _words(part) if is_disease_word(w)}
+    said = {stem(w) for span in _negated_spans(part) for w in _words(span)}
+    return bool(said) and disease <= said
+
+
+def _ends_negated(part: str) -> bool:
+    """Whether a part ends inside a negation ("... without perforation")."""
+    return any(m.end() == len(part.rstrip(" ,.")) and m.group("span").strip()
+               for m in _NEGATION_BEFORE.finditer(part.rstrip(" ,.")))
+
+
+def _join_denied(parts: list[str]) -> list[str]:
+    """A part whose diseases are all said absent joins the member before it (the first part, the one after)."""
+    if len(parts) > 1 and _denied_only(parts[0]):
+        parts = [f"{parts[0]}, {parts[1]}", *parts[2:]]
+    out: list[str] = []
+    for p in parts:
+        if out and _denied_only(p):
+            out[-1] = f"{out[-1]}, {p}"
+        else:
+            out.append(p)
     return out
 
 
@@ -123,10 +166,23 @@ def members(candidate: str) -> list[str]:
     ("A or B or C", "A vs. B", "A; B", "1. A 2. B", "A, B or C") or not ("A and B", "A, B",
     "A / B", "A + B", "A. B.": an unrelated diagnosis added is not a more specific one)."""
     text = "\n".join(candidate.strip().splitlines())  # every line break (\u2028 ...) separates
-    parts = [p.strip(" ,.") for p in _HEDGE.split(text) if p and p.strip(" ,.")]
+    if _one_icd_name(text):  # "Diverticulitis of sigmoid colon without perforation or abscess"
+        return [text] if text else []
+    parts: list[str] = []
+    start = 0
+    for m in [*_HEDGE.finditer(text), None]:
+        piece = text[start:m.start() if m else len(text)].strip(" ,.")
+        if piece:
+            if parts and re.fullmatch(r"\s*or\s*", sep, re.I) and _ends_negated(parts[-1]):
+                parts[-1] += f" or {piece}"  # "without perforation or abscess": both said absent
+            else:
+                parts.append(piece)
+        if m:
+            sep, start = m.group(0), m.end()
     out: list[str] = []
     for p in parts:
         out.extend(_listed(p))
+    out = _join_denied(out)
     if len(out) <= 1:
         return [text] if text else []
     return [_LIST_LEAD.sub("", m) or m for m in out]
@@ -166,6 +222,7 @@ _EXCLUSIVE = [
 ]
 _EXCLUSIVE_STEMS = [{stem(w) for w in group} for group in _EXCLUSIVE]
 _NEGATORS = {"non", "not", "without", "no"}
+_NEGATOR_STEMS = {stem(w) for w in _NEGATORS}
 
 _WORD = re.compile(r"[a-z0-9]+")
 _QUAL_STEMS = {stem(q) for q in QUALIFIERS} - {"type"}
@@ -188,10 +245,13 @@ def _negated(words: list[str]) -> bool:
 # A diagnosis said not to be there: a cue and the words it covers (to the clause's end, or back to
 # its start for a cue that follows: "appendicitis excluded").
 _NEGATION_BEFORE = re.compile(r"\b(?:no\s+evidence\s+(?:of|for)|no\s+sign\s+of|negative\s+for|absence\s+of|free\s+of|"
-                              r"ruled\s+out|excluded|not|no|without|rather\s+than|instead\s+of)\b(?P<span>[^,;:.()]*)", re.I)
-_NEGATION_AFTER = re.compile(r"(?:^|(?<=[,;:.()]))(?P<span>[^,;:.()]*?)\b(?:(?:is|was|has\s+been|been)\s+)?(?:excluded|ruled\s+out|"
+                              r"ruled\s+out|excluded|not(?!\s+(?:elsewhere|otherwise)\b)|no|without|rather\s+than|instead\s+of)\b"
+                              r"(?P<span>[^,;:.()]*)", re.I)
+_NEGATION_AFTER = re.compile(r"(?:^|(?<=[,;:.()]))(?P<span>[^,;:.()]*?)\b(?:(?:is|was|has\s+been|been)\s+)?(?<!not\s)(?:excluded|ruled\s+out|"
                              r"unlikely|not\s+likely|less\s+likely|absent|not\s+present|not\s+confirmed|"
-                             r"negative|disproven|refuted)\b", re.I)
+                             r"(?<=\bis\s)negative|(?<=\bwas\s)negative|(?<=\bbeen\s)negative|disproven|refuted)\b", re.I)
+# ("negative" negates only as "is/was negative": "gram-negative", "HIV negative patient" and
+# "culture negative" name a kind, not an absence)
 
 
 def _negated_spans(candidate: str) -> list[str]:
@@ -256,10 +316,14 @@ class OfflineJudge:
         """The negated words of the candidate ("not A", "A excluded", "no evidence of A", "B
         without A") when they name the reference's disease: what it shares with the reference's
         disease words, or (a reference without one) what the judge itself scores as correct."""
-        core = {stem(w) for w in _words(reference) if is_disease_word(w)}
+        own = [{stem(w) for w in _words(s)} for s in _negated_spans(reference)]  # "A without B": B is not its disease
+        disease = {stem(w) for w in _words(reference) if is_disease_word(w)}
+        core = disease - set().union(*own)
         for span in _negated_spans(candidate):
             said = {stem(w) for w in _words(span)}
-            if core & said or (said and not core and self._score_words(reference, span).correct):
+            if any(said <= o for o in own):
+                continue  # the candidate negates what the reference negates
+            if core & said or (said and not disease and self._score_words(reference, span).correct):
                 return span.strip()
         return None
 
@@ -312,19 +376,26 @@ def _other_diseases(reference: str, candidate: str, added: list[str]) -> list[st
     """The added words that name another disease than the reference's: a disease word that is
     not the stated cause of the reference's disease ("hyperkalemia due to acute kidney injury"),
     not said to be absent ("appendicitis, not cholecystitis")
-    and that no ICD-10-CM code names together with the reference's disease ("appendicitis with
-    abscess" is K35.33, "regional ileitis" a name of K50.0 Crohn's disease of small intestine;
-    no code names appendicitis with cholecystitis)."""
-    from clinbench.dx.specificity import _index
-
+    and not named, with every other added word, by one ICD-10-CM code that also names the reference's
+    disease ("appendicitis with abscess" is K35.33, "regional ileitis" a name of K50.0 Crohn's
+    disease of small intestine; no code names appendicitis with cholecystitis, and "embolism
+    (ruptured tubal ectopic pregnancy)" is not O08.2 "embolism following ectopic pregnancy": one
+    shared word pair is not one diagnosis). A reference named only as the cause ("B due to A" for
+    A) exempts nothing: B is another diagnosis."""
     cause = _CAUSE.search(candidate)
     causal = {stem(w) for w in _words(cause.group(1))} if cause else set()
     causal |= {stem(w) for span in _negated_spans(candidate) for w in _words(span)}  # said not to be there
-    rows, index = _index()
-    codes = lambda word: {rows[i][0] for i in index.get(word, ())}  # noqa: E731
     core = {stem(w) for w in _words(reference) if is_disease_word(w)} or {stem(w) for w in _words(reference)}
-    with_core = set().union(*(codes(c) for c in core)) if core else set()
-    return [w for w in added if is_disease_word(w) and stem(w) not in causal and not with_core & codes(stem(w))]
+    if cause and not core & {stem(w) for w in _words(candidate[:cause.start()])}:
+        # the reference is only the cause of another diagnosis: "B due to A" for A is another guess
+        return [w for w in added if stem(w) not in causal]
+    other = [w for w in added if is_disease_word(w) and stem(w) not in causal]
+    if not other:
+        return []
+    phrase = {stem(w) for w in added if stem(w) not in causal}  # the whole added phrase, not one word of it
+    if any(_codes_naming(phrase | {c}) for c in core):
+        return []
+    return other
 
 
 # The ICD-10-CM relation of the two diagnoses decides specificity (one rule: dx/specificity.py);
