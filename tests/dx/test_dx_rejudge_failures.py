@@ -48,3 +48,22 @@ def test_a_rejudge_whose_llm_judge_cannot_grade_is_graded_offline_as_in_dx_run(t
     assert (str(new.status), new.judge_score) == ("ok", make_judge("offline").score(case.final_diagnosis,
                                                                                    case.final_diagnosis).score)
     assert json.loads((out / new.evidence_dir / "score.json").read_text())["judge_reason"].startswith(JUDGE_FALLBACK)
+
+
+def test_a_rejudge_keeps_the_audits_verdict(tmp_path, cases):
+    # found by a review: the re-judged rows were all publishable and uncharged, so a charged agent got its
+    # accuracy back in the re-judged group (59.4% of 64 against 46.7% of 60)
+    script = tmp_path / "guess.txt"
+    script.write_text("<diagnosis>Appendicitis</diagnosis>\n")
+    out = tmp_path / "c"
+    run_dx(cases[:4], DxConfig(agent=f"scripted:{script}"), out)
+    with Store.open(out).connect() as con:
+        right = con.execute("SELECT min(run_id) FROM runs WHERE reward = 1").fetchone()[0]
+        con.execute("UPDATE runs SET publishable = false, flag_charged = true, flag_reason = 'wrote outside' "
+                    "WHERE run_id = ?", [right])
+    before = {s.agent: (s.runs, s.accuracy) for s in accuracy.summarise(accuracy.dx_runs(out))}
+    rejudge(out, "offline")
+    after = {s.agent: (s.runs, s.accuracy) for s in accuracy.summarise(accuracy.dx_runs(out))}
+    assert after["scripted-guess (judge=offline (rejudged))"] == before["scripted-guess"] == (4, 0.0)
+    flagged = [r for r in Store.open(out).runs() if r["flag_reason"] == "wrote outside"]
+    assert len(flagged) == 2 and all(r["flag_charged"] and not r["publishable"] for r in flagged)

@@ -459,6 +459,23 @@ def test_agents_and_models_pair_within_the_other_dimensions(tmp_path):
     assert (c.mean_a, c.mean_b, c.delta) == (pytest.approx(0.2), pytest.approx(0.2), 0.0)
 
 
+def test_runs_scored_by_two_judges_never_pair_across_them_and_by_agent_works_across_models(tmp_path):
+    """A dx store after `dx rejudge`: agent A's 2 cases are held twice, judged offline (1, 0) and by the
+    re-judge (1, 1); B was judged offline only (1, 0). Comparing agents pooled A's copies: 0.75 against 0.5
+    (found by a review). Within judge cells only the offline copies pair: 0.5 against 0.5. And comparing
+    models with --by agent printed no row (every agent/model label lies on one side)."""
+    rows = ["task,condition,agent,model,trial,reward,status,judge"]
+    for agent, judge, rewards in (("A", "offline", (1, 0)), ("A", "offline (rejudged)", (1, 1)), ("B", "offline", (1, 0))):
+        rows += [f"mimic-meld-24h,no-skill,{agent},-,{i},{r},ok,{judge}" for i, r in enumerate(rewards)]
+    c = analyse(_csv(tmp_path / "dx.csv", "\n".join(rows) + "\n"), "agent:A:B")
+    assert (c.mean_a, c.mean_b, c.delta, c.cells_left_out) == (0.5, 0.5, 0.0, 1)
+    rows = ["task,condition,agent,model,trial,reward,status"]
+    for agent in ("codex", "claude"):
+        rows += [f"mimic-meld-24h,no-skill,{agent},m1,0,0.25,ok", f"mimic-meld-24h,no-skill,{agent},m2,0,0.75,ok"]
+    c = analyse(_csv(tmp_path / "models.csv", "\n".join(rows) + "\n"), "model:m1:m2", by="agent")
+    assert {g.value: g.delta for g in c.groups} == {"claude": 0.5, "codex": 0.5}
+
+
 def test_a_cell_weighs_the_same_whatever_its_trials(tmp_path):
     """m1 ran 3 trials under A (0, 0, 0) and 1 under B (1); m2 1 trial each (1 → 1). Cells: m1 0 → 1, m2 1 → 1:
     A = (0 + 1)/2 = 0.5, B = 1, delta +0.5 (pooling runs gave A = 1/4, delta +0.75)."""

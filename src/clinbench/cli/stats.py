@@ -59,7 +59,7 @@ def print_comparison(c, console: Console) -> None:
     print_table(console, [Col("figure"), Col("value", wrap=True)], head, title="Headline (task-balanced)")
     console.print(
         f"bootstrap: {c.draws:,} draws, seed {c.seed}; sign-flip: {c.permutation_draws:,} draws; per-task CIs: "
-        f"{c.task_draws:,} draws over each task's runs; {c.flagged_excluded} flagged runs excluded; "
+        f"{c.task_draws:,} draws of trials within each task's cells; {c.flagged_excluded} flagged runs excluded; "
         f"{c.flagged_charged} flagged for their agent's conduct counted as 0; "
         f"{c.missing_reward} agent failures without a reward counted as 0; {c.harness_errors} harness errors left out; "
         f"{left_out_text(c)}",
@@ -87,7 +87,7 @@ def print_comparison(c, console: Console) -> None:
                 [[t.task, t.family, f"{t.runs_a}+{t.runs_b}", f"{t.mean_a:.3f}", f"{t.mean_b:.3f}",
                   f"{signed(t.delta)}", ci_text(t.ci), strict_text(t.strict_a), strict_text(t.strict_b)]
                  for t in c.per_task],
-                title="By task (CI: bootstrap over the task's runs)")
+                title="By task (CI: bootstrap of trials within each cell)")
 
 
 def print_summary(s, console: Console) -> None:

@@ -101,7 +101,10 @@ def _judge_all(todo_new, out_dir: Path, store: Store, judge: str, spec: RoleSpec
             strict=(False if failed else None) if verdict is None else verdict.score == 5,
             judge_score=None if verdict is None else verdict.score, cost=r["cost"], error=flag,
             elapsed_seconds=time.monotonic() - started, evidence_dir=f"{evidence.RUNS_DIR}/{run_id}",
-            finished_at=datetime.now(), usage=model.usage if model else None)
+            finished_at=datetime.now(), usage=model.usage if model else None,
+            # the audit's verdict on the encounter holds whatever judge scores it
+            publishable=r.get("publishable") is not False, flag_reason=r.get("flag_reason"),
+            flag_charged=bool(r.get("flag_charged") or False))
         evidence.write_manifest(partial, {"run_id": run_id, "benchmark": "dx", "case_id": score["case_id"],
                                           "rejudge_of": r["run_id"], "judge": label, "record": rec.to_json()})
         evidence.publish(partial, out_dir, run_id)

@@ -125,7 +125,7 @@ def summary_figures(s: Summary) -> dict[str, str]:
     o = s.overall
     overall = ForestRow(f"mean over {s.tasks} tasks", o.mean, o.ci.lo if o.ci else o.mean, o.ci.hi if o.ci else o.mean)
     return {"forest": forest_plot(rows, overall, title=f"Mean reward per task ({s.level:.0%} CI)",
-                                  x_label="mean reward (task rows: bootstrap over the task's runs; mean: over tasks)",
+                                  x_label="mean reward (task rows: bootstrap of trials within each cell; mean: over tasks)",
                                   value_label="mean [CI]")}
 
 
@@ -140,7 +140,7 @@ def make_figures(c: Comparison) -> dict[str, str]:
             rows,
             overall,
             title=f"Per-task delta in mean reward, {c.condition_b} − {c.condition_a} ({level} CI)",
-            x_label=f"delta (task rows: bootstrap over the task's runs; mean: task-cluster bootstrap)",
+            x_label=f"delta (task rows: bootstrap of trials within each cell; mean: task-cluster bootstrap)",
         )
     }
     if c.per_family:

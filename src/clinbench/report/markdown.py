@@ -118,7 +118,7 @@ def _comparison_md(sec: Section) -> list[str]:
             [[f.family, str(f.tasks), f"{f.mean_a:.3f}", f"{f.mean_b:.3f}", f"{signed(f.delta)}", f"{f.improving}/{f.tasks}"]
              for f in c.per_family],
         )]
-    out += ["", f"### By task ({level} CI: bootstrap over the task's runs, {c.task_draws:,} draws)", "", _table(
+    out += ["", f"### By task ({level} CI: bootstrap of trials within each cell, {c.task_draws:,} draws)", "", _table(
         ["task", "family", f"runs {a}", f"runs {b}", a, b, "delta", "CI", f"strict {a}", f"strict {b}"],
         [[t.task, t.family, str(t.runs_a), str(t.runs_b), f"{t.mean_a:.3f}", f"{t.mean_b:.3f}", f"{signed(t.delta)}",
           ci_text(t.ci), strict_text(t.strict_a), strict_text(t.strict_b)] for t in c.per_task],

@@ -192,11 +192,14 @@ def exact_mean(values) -> float:
 def cells(runs: Runs, dimension: str, labels: bool = False) -> np.ndarray:
     """Who ran each run and how, the compared ``dimension`` left out: the cell runs pair within.
 
-    A cell is every other dimension: agent, model, condition and schema variant. Comparing agents
-    named with their model (``labels``: ``agent/model``), the model is part of the group, not of the cell."""
+    A cell is every other dimension: agent, model, condition and schema variant (and, for dx runs, the
+    gatekeeper and judge). Comparing agents named with their model (``labels``: ``agent/model``), the
+    model is part of the group, not of the cell."""
     keep = [d for d in ("agent", "model", "condition", "schema")
             if d != dimension and not (dimension == "agent" and labels and d == "model")]
     columns = [getattr(runs, d).tolist() for d in keep]
+    # dx runs: the gatekeeper and judge behind each score (a re-judged copy is another cell, never pooled)
+    columns += [getattr(runs, d).tolist() for d in ("gatekeeper", "judge") if getattr(runs, d, None) is not None]
     return np.asarray(["\x1f".join(map(str, parts)) for parts in zip(*columns)], dtype=object)
 
 
@@ -415,7 +418,8 @@ def compare(
 
     groups: list[GroupRow] = []
     if by is not None:
-        column = runs.labels if by == "agent" else getattr(runs, by)
+        # agents as agent/model labels, unless the model is what is compared (each label would lie on one side)
+        column = runs.labels if by == "agent" and dimension != "model" else getattr(runs, by)
         for value in sorted(set(column[mask_a | mask_b].tolist())):
             gm = column == value
             ga, gb, _, _ = pair_cells(runs, mask_a & gm, mask_b & gm, cell)
