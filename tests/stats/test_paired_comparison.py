@@ -476,6 +476,21 @@ def test_runs_scored_by_two_judges_never_pair_across_them_and_by_agent_works_acr
     assert {g.value: g.delta for g in c.groups} == {"claude": 0.5, "codex": 0.5}
 
 
+def test_the_summary_weighs_cells_as_the_comparison_does(tmp_path):
+    """Agent A scores 1 in 3 no-skill trials and 1 with-skill trial, B 0 in one of each. The comparison
+    reads 0.5 -> 0.5; the summary read no-skill 0.75 and the task 0.667 (found by a review): more trials of
+    the stronger agent raised a condition's figure. Now 0.5, 0.5 and 0.5."""
+    path = _csv(tmp_path / "sum.csv", "task,condition,agent,model,trial,reward,status\n"
+                + "".join(f"mimic-meld-24h,no-skill,A,-,{i},1,ok\n" for i in range(3))
+                + "mimic-meld-24h,no-skill,B,-,0,0,ok\nmimic-meld-24h,with-skill,A,-,0,1,ok\n"
+                  "mimic-meld-24h,with-skill,B,-,0,0,ok\n")
+    c = analyse(path, "no-skill:with-skill")
+    s = analyse(path, summary=True)
+    assert (c.mean_a, c.mean_b) == (0.5, 0.5)
+    assert {r.value: r.mean for r in s.per_condition} == {"no-skill": 0.5, "with-skill": 0.5}
+    assert [t.mean for t in s.per_task] == [0.5] and s.overall.mean == 0.5
+
+
 def test_a_cell_weighs_the_same_whatever_its_trials(tmp_path):
     """m1 ran 3 trials under A (0, 0, 0) and 1 under B (1); m2 1 trial each (1 → 1). Cells: m1 0 → 1, m2 1 → 1:
     A = (0 + 1)/2 = 0.5, B = 1, delta +0.5 (pooling runs gave A = 1/4, delta +0.75)."""

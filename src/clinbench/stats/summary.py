@@ -3,10 +3,11 @@
 Needs no second group, so it serves a campaign of one condition as well as any other.
 
 * Overall and per condition / agent (``agent/model``) / model / schema: the task-balanced
-  mean (each task's mean reward over its runs, then the mean over tasks) with a
-  task-cluster percentile bootstrap CI (resample task means).
+  mean (each task's mean over its cells, agent, model, condition, schema, gatekeeper and judge,
+  of each cell's mean over its trials, as comparisons pair them; then the mean over tasks) with
+  a task-cluster percentile bootstrap CI (resample task means).
 * Per family: the mean of its tasks' means, CI resampling those tasks.
-* Per task: mean reward over its runs, CI resampling its runs; strict passes.
+* Per task: that mean, CI resampling its runs (one cell) or its cells' means; strict passes.
 * Status: runs ok, agent failures (reward 0, counted) and harness errors (in no figure).
 * Usage per condition and agent: runs, tokens, dollars and seconds of the analysed runs (sums
   over the runs that recorded them, with how many did), and beside them what every attempt
@@ -23,7 +24,7 @@ import numpy as np
 
 from clinbench.records import RunStatus
 from clinbench.stats.bootstrap import bootstrap_distribution, percentile_interval
-from clinbench.stats.compare import Interval, StrictCount, no_nan
+from clinbench.stats.compare import Interval, StrictCount, cells, exact_mean, no_nan
 from clinbench.stats.families import families_of
 from clinbench.stats.runs import Runs
 
@@ -114,10 +115,13 @@ def _ci(values: np.ndarray, *, draws: int, seed: int, level: float) -> Interval 
 
 
 def _task_means(runs: Runs, mask: np.ndarray) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for task in sorted(set(runs.task[mask].tolist())):
-        out[task] = float(runs.reward[mask & (runs.task == task)].mean())
-    return out
+    """Each task's mean over its cells (agent, model, condition, schema, gatekeeper, judge) of each cell's
+    mean over its trials, as a comparison pairs them: more trials of one agent or model weigh no more."""
+    cell = cells(runs, "")
+    per: dict[str, dict[str, list[float]]] = {}
+    for i in np.flatnonzero(mask & ~np.isnan(runs.reward)).tolist():
+        per.setdefault(str(runs.task[i]), {}).setdefault(str(cell[i]), []).append(float(runs.reward[i]))
+    return {task: exact_mean([exact_mean(v) for v in by_cell.values()]) for task, by_cell in sorted(per.items())}
 
 
 def _mean_row(runs: Runs, mask: np.ndarray, by: str, value: str, *, draws: int, seed: int, level: float) -> MeanRow:
@@ -185,11 +189,16 @@ def summarise(runs: Runs, *, seed: int = 0, draws: int = 20000, level: float = 0
     tasks = sorted(set(runs.task.tolist()))
     families = families_of(tasks, families, runs.benchmark)
     per_task = []
+    task_means = _task_means(runs, everything)
+    cell = cells(runs, "")
     for i, task in enumerate(tasks):
         m = runs.task == task
-        rewards = runs.reward[m]
+        # one cell: its runs resampled; several: the cells' means (the mean weighs cells, not runs)
+        by_cell = [runs.reward[m & (cell == c)].mean() for c in sorted(set(cell[m].tolist()))]
+        sample = runs.reward[m] if len(by_cell) == 1 else np.array(by_cell)
         per_task.append(TaskMean(task=task, family=families.get(task, ""), runs=int(m.sum()),
-                                 mean=float(rewards.mean()), ci=_ci(rewards, draws=min(draws, 5000), seed=seed + i, level=level),
+                                 mean=task_means.get(task, float("nan")),
+                                 ci=_ci(sample, draws=min(draws, 5000), seed=seed + i, level=level),
                                  strict=_strict(runs.strict[m]), agent_failed=int(runs.agent_failed[m].sum())))
     per_family = []
     for fam in sorted(set(families.values())):
