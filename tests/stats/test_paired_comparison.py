@@ -491,6 +491,16 @@ def test_the_summary_weighs_cells_as_the_comparison_does(tmp_path):
     assert [t.mean for t in s.per_task] == [0.5] and s.overall.mean == 0.5
 
 
+def test_a_run_without_a_strict_verdict_did_not_pass_in_the_count_and_the_share_alike(tmp_path):
+    # found by a review: the share left such a run out while the count kept it, "100.0% cell-balanced (1/2 runs)"
+    path = _csv(tmp_path / "sn.csv", "task,condition,agent,model,trial,reward,status,strict\n"
+                "mimic-meld-24h,no-skill,A,-,0,1,ok,true\nmimic-meld-24h,no-skill,A,-,1,1,ok,\n"
+                "mimic-meld-24h,with-skill,A,-,0,1,ok,true\nmimic-meld-24h,with-skill,A,-,1,1,ok,true\n")
+    c = analyse(path, "no-skill:with-skill")
+    assert (c.strict_a.passed, c.strict_a.runs, c.strict_a.share) == (1, 2, 0.5)
+    assert (c.strict_b.passed, c.strict_b.runs, c.strict_b.share) == (2, 2, 1.0)
+
+
 def test_a_cell_weighs_the_same_whatever_its_trials(tmp_path):
     """m1 ran 3 trials under A (0, 0, 0) and 1 under B (1); m2 1 trial each (1 → 1). Cells: m1 0 → 1, m2 1 → 1:
     A = (0 + 1)/2 = 0.5, B = 1, delta +0.5 (pooling runs gave A = 1/4, delta +0.75)."""

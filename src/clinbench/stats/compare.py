@@ -239,13 +239,14 @@ def _ci_of(deltas: np.ndarray, *, draws: int, seed: int, level: float) -> Interv
 
 def _strict(runs: Runs, mask: np.ndarray, cell: np.ndarray) -> StrictCount | None:
     """Strict passes of the runs ``mask`` (kept to the paired cells): the count, and the cell-balanced
-    share (each (task, cell)'s share of passes among its runs with a strict value, averaged over cells)."""
+    share (each (task, cell)'s share of passes among its runs, averaged over cells). A run without a
+    strict verdict did not pass, in the count and the share alike."""
     values = runs.strict[mask]
     if values.size == 0 or np.all(np.isnan(values)):
         return None
     known = values[~np.isnan(values)]
     by: dict[tuple[str, str], list[float]] = {}
-    for i in np.flatnonzero(mask & ~np.isnan(runs.strict)).tolist():
+    for i in np.flatnonzero(mask).tolist():
         by.setdefault((str(runs.task[i]), str(cell[i])), []).append(float(runs.strict[i] == 1.0))
     share = exact_mean(exact_mean(v) for v in by.values())
     return StrictCount(passed=int(np.sum(known == 1.0)), runs=int(values.size), share=share)
