@@ -82,3 +82,19 @@ def test_ed_workup_costs_what_it_did_before_the_findings_words_fix(tmp_path):
     records = run_dx(demo_cases(), DxConfig(agent="ed-workup"), tmp_path / "out")
     assert len(records) == 32
     assert sum(r.cost for r in records) == 45324.0
+
+
+def test_a_cheap_study_of_another_site_or_kind_never_fetches_the_decisive_one():
+    # found by a third review: "ct thoracic spine" got case 3's CT pulmonary angiogram for $500 ("thoracic"
+    # read as the chest), "CT heart, calcium scoring" case 29's aortic CTA for $250 (a calcium score is a CT
+    # without contrast), and "with contrast" (filler only, which named every test) the CTA for $450
+    from clinbench.dx.cases import load_cases
+    from clinbench.dx.gatekeeper import OfflineGatekeeper
+
+    cases = {c.case_id: c for c in load_cases("demo")}
+    spine = OfflineGatekeeper(cases[3]).answer("test", "ct thoracic spine")
+    calcium = OfflineGatekeeper(cases[29]).answer("test", "CT heart, calcium scoring")
+    assert "filling defects" not in spine.text and "intimal flap" not in calcium.text
+    assert not PriceTable.bundled().names_its_test("with contrast")
+    filler = OfflineGatekeeper(cases[29]).answer("test", "with contrast")
+    assert "intimal flap" not in filler.text or PriceTable.bundled().charge("with contrast", filler.served).price >= 1600

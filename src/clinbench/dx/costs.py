@@ -127,7 +127,8 @@ class PriceTable:
         if row is None:
             return False
         words = set(name_tokens(order)) - FILLER
-        return any(words <= set(name_tokens(n)) for n in row.names())
+        # filler alone ("with contrast") names nothing: the empty set is in every name
+        return bool(words) and any(words <= set(name_tokens(n)) for n in row.names())
 
     def charge(self, order: str, served: str = "") -> PricedOrder:
         """What an answered order costs. An order that names a test of its own

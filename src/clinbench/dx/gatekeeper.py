@@ -250,7 +250,10 @@ _IMAGING = {"ct", "mri", "radiograph", "ultrasound", "angio", "echo"}
 def _study_of(name: str) -> tuple[set[str], list[tuple[str, set[str]]]]:
     """The imaging modalities and body sites a test name names."""
     toks = tokens(name)
-    return modalities(toks) & _IMAGING, [_SITES[t] for t in toks if t in _SITES]
+    sites = [_SITES[t] for t in toks if t in _SITES]
+    if any(site == "spine" for site, _ in sites):  # "CT thoracic spine" images the spine, not the chest
+        sites = [s for s in sites if s[0] == "spine"]
+    return modalities(toks) & _IMAGING, sites
 
 
 def _contrast(name: str) -> str:
@@ -259,7 +262,8 @@ def _contrast(name: str) -> str:
     toks = set(tokens(name))
     if "angio" in modalities(list(toks)) or toks & {"contrast", "biphasic"}:
         return "contrast"
-    return "none" if "noncontrast" in toks else ""
+    # a calcium score is a CT without contrast by definition
+    return "none" if toks & {"noncontrast", "calcium"} else ""
 
 
 def same_study_site(order: str, name: str) -> bool:
