@@ -95,6 +95,17 @@ def _one_icd_name(text: str) -> bool:
     return code is not None and not (words(text) - _names_words(code) - _TEMPORAL)
 
 
+def _symptom_only(text: str) -> bool:
+    """Whether a text names only a symptom or sign: no disease word, and no ICD-10-CM name outside
+    chapter R ("chest pain", "shortness of breath", "fever"; not "acute exacerbation of COPD")."""
+    from clinbench.dx.specificity import code_of
+
+    if any(is_disease_word(w) for w in _words(text)):
+        return False
+    code = code_of(text)
+    return code is None or code.startswith("R")
+
+
 def _codes_naming(stems: set[str]) -> set[str]:
     """The ICD-10-CM codes whose names (together) hold every one of these word stems."""
     from clinbench.dx.specificity import _index
@@ -387,7 +398,10 @@ def _other_diseases(reference: str, candidate: str, added: list[str]) -> list[st
     causal |= {stem(w) for span in _negated_spans(candidate) for w in _words(span)}  # said not to be there
     core = {stem(w) for w in _words(reference) if is_disease_word(w)} or {stem(w) for w in _words(reference)}
     if cause and not core & {stem(w) for w in _words(candidate[:cause.start()])}:
-        # the reference is only the cause of another diagnosis: "B due to A" for A is another guess
+        # the reference is only the cause of another diagnosis: "B due to A" for A is another guess, but
+        # a symptom or sign it causes is not ("chest pain due to aortic dissection": chapter R of ICD-10-CM)
+        if _symptom_only(candidate[:cause.start()]):
+            return []
         return [w for w in added if stem(w) not in causal]
     other = [w for w in added if is_disease_word(w) and stem(w) not in causal]
     if not other:
