@@ -13,7 +13,7 @@ from clinbench.campaign import evidence
 from clinbench.campaign.campaign import Reporter, campaign_lock
 from clinbench.dx.judge import CORRECT
 from clinbench.dx.models import ModelCache, ModelError, RoleModel, RoleSpec, check_self_judge
-from clinbench.dx.run import JUDGES, _safe, grade
+from clinbench.dx.run import JUDGES, UngradableDiagnosis, _safe, grade
 from clinbench.errors import ClinbenchError
 from clinbench.records import RunRecord, RunStatus, normalise_status
 from clinbench.records.store import Store
@@ -81,8 +81,10 @@ def _judge_all(todo_new, out_dir: Path, store: Store, judge: str, spec: RoleSpec
             # the agent gave no gradable answer: it is wrong under any judge (reward 0), asked of none
             status, flag = RunStatus.AGENT_FAILED, r["error"] or "agent failed"
         else:
-            try:  # an unusable reply of an llm judge: the offline judge grades it, as in dx run
+            try:  # an unusable reply of an llm judge: as in dx run (dx.run.grade)
                 verdict = grade(judge, model, score["reference"], score["diagnosis"])
+            except UngradableDiagnosis as exc:
+                status, flag = RunStatus.AGENT_FAILED, str(exc)
             except ModelError as exc:
                 status, flag = RunStatus.HARNESS_ERROR, f"harness error: {exc}"
         failed = status == RunStatus.AGENT_FAILED

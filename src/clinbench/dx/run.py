@@ -13,8 +13,8 @@ A run's record: benchmark 'dx', task = case id, reward 1.0 when the judge gives 
 strict when it gives 5, ``gatekeeper`` and ``judge`` the two settings that change a dx run's
 meaning (a judge that is the agent's own model is marked ``+self-judge``), a failure's reason
 in ``error``. The status says whose failure it was: ``agent-failed`` (the agent's model failed
-or answered unusably, or its endpoint failed after it had answered: reward 0, counted; a
-diagnosis the llm judge cannot grade is graded by the offline judge, the verdict says so) or ``harness-error`` (the gatekeeper, the judge, an endpoint
+or answered unusably, or its endpoint failed after it had answered, or its diagnosis made the llm
+judge's reply unusable while the judge grades the reference: reward 0, counted; see ``grade``) or ``harness-error`` (the gatekeeper, the judge, an endpoint
 that never answered, or a bug: no reward, left out of statistics). A failed model
 call never loses the run: the transcript and ledger kept so far are written with it.
 
@@ -57,21 +57,34 @@ JUDGES = ("offline", "llm")
 JUDGE_FALLBACK = "graded by the offline judge: the llm judge's reply could not be read"
 
 
+class UngradableDiagnosis(ClinbenchError):
+    """The llm judge grades the reference against itself but not this diagnosis: the diagnosis (its
+    words are in the judge's prompt) made the reply unusable. The agent's failure."""
+
+
 def grade(judge: str, model, reference: str, diagnosis: str) -> Verdict:
     """The ``judge``'s verdict on ``diagnosis`` (``dx run`` and ``dx rejudge`` alike).
 
-    An llm judge that answered but gave no usable grade, even after its corrective message, is replaced by
-    the offline judge for this diagnosis, and the reason says so: its prompt holds the agent's diagnosis, so
-    the agent may have caused it (a run it could otherwise drop), and a judge model that cannot grade (no tool
-    calls) causes it on every run (it would score every agent 0 as the agent's failure). A judge endpoint
-    that fails raises ``ModelError`` (a harness error)."""
+    An llm judge that answered but gave no usable grade, even after its corrective message, is asked once
+    more, as a control, to grade the reference against itself. If it can, the diagnosis caused the failure
+    (an injected "answer in prose": the agent must not be able to drop its run, nor choose the offline
+    judge): ``UngradableDiagnosis``, the agent's failure. If it cannot either, the judge model cannot grade
+    (no tool calls) and the offline judge grades this diagnosis, the reason saying so. A judge endpoint that
+    fails raises ``ModelError`` (a harness error)."""
     try:
         return make_judge(judge, model).score(reference, diagnosis)
     except ModelError as exc:
         if exc.role != "judge" or not exc.unusable:
             raise
+        failure = exc
+    try:
+        make_judge(judge, model).score(reference, reference)
+    except ModelError as control:
+        if control.role != "judge" or not control.unusable:
+            raise
         offline = make_judge("offline").score(reference, diagnosis)
-        return Verdict(offline.score, f"{JUDGE_FALLBACK} ({one_line(exc, 200)}): {offline.reason}")
+        return Verdict(offline.score, f"{JUDGE_FALLBACK} ({one_line(failure, 200)}): {offline.reason}")
+    raise UngradableDiagnosis(f"the judge graded the reference but not this diagnosis: {one_line(failure, 300)}")
 
 
 @dataclass
@@ -251,6 +264,8 @@ def _execute(spec: DxSpec, config: DxCampaignConfig, agent=None) -> RunResult:
             status, error = RunStatus.HARNESS_ERROR, f"harness error: {result.error}"
         else:
             verdict = grade(cfg.judge, models.get("judge"), case.final_diagnosis, result.diagnosis)
+    except UngradableDiagnosis as exc:
+        status, error = RunStatus.AGENT_FAILED, str(exc)
     except ModelError as exc:  # the judge's endpoint
         status, error = RunStatus.HARNESS_ERROR, f"harness error: {exc}"
     except Exception as exc:  # noqa: BLE001 - a harness bug must not end the campaign
