@@ -49,8 +49,11 @@ DISEASE_REFUSAL = ("That names a condition, not a test. Please order specific te
                    "(for example 'lipase' or 'CT abdomen and pelvis with contrast').")
 UNKNOWN_REFUSAL = ("That does not name a test or study I know. Please order specific tests by name "
                    "(for example 'D-dimer' or 'CT chest with contrast').")
+UNANSWERABLE_REFUSAL = "That request could not be answered as written. Please ask or order plainly."
 # The harness's refusals: the only replies that are REFUSED (and so never charged).
-REFUSALS = (VAGUE_REFUSAL, SITE_REFUSAL, CONCLUSION_REFUSAL, RESULT_IN_QUESTION, DISEASE_REFUSAL, UNKNOWN_REFUSAL)
+REFUSALS = (VAGUE_REFUSAL, SITE_REFUSAL, CONCLUSION_REFUSAL, RESULT_IN_QUESTION, DISEASE_REFUSAL, UNKNOWN_REFUSAL,
+            UNANSWERABLE_REFUSAL)
+CONTROL_QUESTION = "QUESTION: How old is the patient?"  # asked when a reply could not be read (``LLMGatekeeper``)
 
 
 def is_refusal(text: str) -> bool:
@@ -680,9 +683,11 @@ class LLMGatekeeper:
     verbatim answer is offered with each order and wins where the record holds the test.
     Replies still pass the leak guard; a reply the guard empties is replaced by the offline
     gatekeeper's ordinary negative. A reply that cannot be read, even after the corrective
-    message, is replaced by the offline gatekeeper's answer (the agent's words are in the prompt:
-    it must not be able to drop a case by breaking the reply); an endpoint that fails raises
-    ``ModelError`` (a harness error, never charged)."""
+    message, sends a control question: answered, the agent's request caused it (its words are in
+    the prompt) and gets a free refusal; not answered, the model cannot reply and the offline
+    gatekeeper answers from the record. The agent can neither drop a case nor choose its
+    gatekeeper by breaking a reply. An endpoint that fails raises ``ModelError`` (a harness
+    error, never charged)."""
 
     def __init__(self, case: Case, model) -> None:
         from clinbench.dx.prompts import prompt
@@ -707,21 +712,33 @@ class LLMGatekeeper:
         message = f"{label}: {content}" + (f"\nRECORD TEXT: {held.text}" if held is not None else "")
         from clinbench.dx.models import ModelError  # the model path only: the offline gatekeeper stays light
 
+        schema = {"type": "object", "required": ["reply", "source"],
+                  "properties": {"reply": {"type": "string"},
+                                 "source": {"type": "string", "enum": [REAL, SYNTHETIC, REFUSED]}}}
+
+        def ask(text: str) -> dict:
+            return self.llm.ask(self.system, text, tool="reply", schema=schema,
+                                check=lambda d: None if str(d.get("reply") or "").strip() else "has no reply text")
+
         try:
-            data = self.llm.ask(self.system, message, tool="reply", schema={
-                "type": "object", "required": ["reply", "source"],
-                "properties": {"reply": {"type": "string"},
-                               "source": {"type": "string", "enum": [REAL, SYNTHETIC, REFUSED]}}},
-                check=lambda d: None if str(d.get("reply") or "").strip() else "has no reply text")
+            data = ask(message)
         except ModelError as exc:
             if not exc.unusable:
                 raise  # the endpoint failed: the harness's failure
             # The model answered, but no reply could be read, even after the corrective message. The agent's
-            # words are in its prompt, so the agent may have caused it (an injected "answer in prose"): this
-            # turn gets the offline gatekeeper's answer from the record, never a run left out of accuracy.
-            reply = self.offline.answer(kind, content)
-            reply.prompt = f"{self.prompt.version}; offline answer: the model's reply could not be read"
-            return reply
+            # words are in its prompt: a control question tells whose doing it was. Answered, the agent's
+            # request caused it (an injected "answer in prose"): a refusal, free, and no choice of gatekeeper.
+            # Not answered either, the model cannot reply (no tool calls): the offline gatekeeper's answer
+            # from the record, never a run left out of accuracy.
+            try:
+                ask(CONTROL_QUESTION)
+            except ModelError as control:
+                if not control.unusable:
+                    raise
+                reply = self.offline.answer(kind, content)
+                reply.prompt = f"{self.prompt.version}; offline answer: the model's reply could not be read"
+                return reply
+            return Reply(UNANSWERABLE_REFUSAL, REFUSED, prompt=self.prompt.version)
         text = str(data.get("reply") or "").strip()
         # The model's label is recorded, never trusted with money: a reply is REFUSED (free)
         # only when its text is a harness refusal template; a result labelled REFUSED is charged.
