@@ -439,23 +439,19 @@ def test_agents_and_models_pair_within_the_other_dimensions(tmp_path):
     harness errors. Comparing agents paired by task alone: A (0.9 + 0.1)/2 = 0.5 against B 0.9, +0.400 (found
     by a review of the cell pairing). Within (model, condition) cells: strong only, 0.9 -> 0.9. Comparing
     models m1 and m2, equal per condition, m2's with-skill runs failed: pooled over conditions -0.300, paired 0."""
-    rows = ["task,condition,agent,model,trial,reward,status"]
-    for cond in ("no-skill", "with-skill"):
-        for agent in ("A", "B"):
-            for model, reward in (("strong", 0.9), ("weak", 0.1)):
-                failed = agent == "B" and model == "weak"
-                rows.append(f"mimic-meld-24h,{cond},{agent},{model},0,{'' if failed else reward},"
-                            f"{'harness-error' if failed else 'ok'}")
-    c = analyse(_csv(tmp_path / "agents.csv", "\n".join(rows) + "\n"), "agent:A:B")
+    def table(name: str, runs) -> Path:  # (condition, agent, model, reward, harness failed)
+        rows = [f"mimic-meld-24h,{cond},{agent},{model},0,{'' if failed else reward},{'harness-error' if failed else 'ok'}"
+                for cond, agent, model, reward, failed in runs]
+        return _csv(tmp_path / name, "task,condition,agent,model,trial,reward,status\n" + "\n".join(rows) + "\n")
+
+    c = analyse(table("agents.csv", [(cond, agent, model, reward, agent == "B" and model == "weak")
+                                     for cond in ("no-skill", "with-skill") for agent in ("A", "B")
+                                     for model, reward in (("strong", 0.9), ("weak", 0.1))]), "agent:A:B")
     assert (c.mean_a, c.mean_b, c.delta) == (pytest.approx(0.9), pytest.approx(0.9), 0.0)
     assert (c.cells_left_out, c.runs_left_out) == (2, 2)  # A's weak model, under each condition
-    rows = ["task,condition,agent,model,trial,reward,status"]
-    for model in ("m1", "m2"):
-        for cond, reward in (("no-skill", 0.2), ("with-skill", 0.8)):
-            failed = model == "m2" and cond == "with-skill"
-            rows.append(f"mimic-meld-24h,{cond},codex,{model},0,{'' if failed else reward},"
-                        f"{'harness-error' if failed else 'ok'}")
-    c = analyse(_csv(tmp_path / "models.csv", "\n".join(rows) + "\n"), "model:m1:m2")
+    c = analyse(table("models.csv", [(cond, "codex", model, reward, model == "m2" and cond == "with-skill")
+                                     for model in ("m1", "m2")
+                                     for cond, reward in (("no-skill", 0.2), ("with-skill", 0.8))]), "model:m1:m2")
     assert (c.mean_a, c.mean_b, c.delta) == (pytest.approx(0.2), pytest.approx(0.2), 0.0)
 
 

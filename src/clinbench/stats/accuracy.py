@@ -18,7 +18,6 @@ with the report's other figures (``clinbench.report.svg.accuracy_cost_plot``).
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from clinbench.errors import DataError
 from clinbench.records import STORE_FILE, RunStatus
 from clinbench.records.store import Store
 from clinbench.stats.bootstrap import bootstrap_distribution, percentile_interval
+from clinbench.stats.compare import exact_mean
 from clinbench.stats.groups import split_pair
 from clinbench.stats.permutation import paired_permutation_test
 from clinbench.stats.runs import CHARGE, audit_rule, unscored_failure
@@ -159,7 +159,7 @@ def _case_means(values: list[float], cases: list[str]) -> list[float]:
     by: dict[str, list[float]] = {}
     for v, c in zip(values, cases):
         by.setdefault(c, []).append(float(v))
-    return [math.fsum(v) / len(v) for _, v in sorted(by.items())]
+    return [exact_mean(v) for _, v in sorted(by.items())]
 
 
 def _case_level(values: list[float], cases: list[str], level: float
@@ -170,7 +170,7 @@ def _case_level(values: list[float], cases: list[str], level: float
     means = _case_means(values, cases)
     if not means:
         return None, None
-    mean = math.fsum(means) / len(means)
+    mean = exact_mean(means)
     if len(means) < 2:
         return mean, None
     lo, hi = percentile_interval(bootstrap_distribution(np.asarray(means), draws=DRAWS, seed=0), level)

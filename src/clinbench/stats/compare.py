@@ -213,20 +213,24 @@ def pair_cells(runs: Runs, mask_a: np.ndarray, mask_b: np.ndarray, cell: np.ndar
     return mask_a & both, mask_b & both, len(ka ^ kb), int(left.sum())
 
 
+def cell_means(runs: Runs, mask: np.ndarray, cell: np.ndarray, values: np.ndarray) -> dict[tuple[str, str], float]:
+    """Each (task, cell)'s mean of ``values`` over its runs in ``mask`` (NaN values left out), exactly summed."""
+    by: dict[tuple[str, str], list[float]] = {}
+    for i in np.flatnonzero(mask & ~np.isnan(values)).tolist():
+        by.setdefault((str(runs.task[i]), str(cell[i])), []).append(float(values[i]))
+    return {key: exact_mean(v) for key, v in by.items()}
+
+
 def paired_task_means(runs: Runs, mask_a: np.ndarray, mask_b: np.ndarray, cell: np.ndarray,
                       values: np.ndarray) -> dict[str, tuple[float, float]]:
     """Per task, its means under A and B: over the cells with values (not NaN) on both sides, the mean
     of each cell's mean over its runs."""
-    sides: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
-    ok = ~np.isnan(values)
-    for i in np.flatnonzero((mask_a | mask_b) & ok).tolist():
-        sides.setdefault((str(runs.task[i]), str(cell[i])), ([], []))[0 if mask_a[i] else 1].append(float(values[i]))
+    ma, mb = cell_means(runs, mask_a, cell, values), cell_means(runs, mask_b, cell, values)
     per_task: dict[str, tuple[list[float], list[float]]] = {}
-    for (task, _), (va, vb) in sorted(sides.items()):
-        if va and vb:
-            slot = per_task.setdefault(task, ([], []))
-            slot[0].append(exact_mean(va))
-            slot[1].append(exact_mean(vb))
+    for key in sorted(ma.keys() & mb.keys()):
+        slot = per_task.setdefault(key[0], ([], []))
+        slot[0].append(ma[key])
+        slot[1].append(mb[key])
     return {t: (exact_mean(a), exact_mean(b)) for t, (a, b) in per_task.items()}
 
 
@@ -245,10 +249,7 @@ def _strict(runs: Runs, mask: np.ndarray, cell: np.ndarray) -> StrictCount | Non
     if values.size == 0 or np.all(np.isnan(values)):
         return None
     known = values[~np.isnan(values)]
-    by: dict[tuple[str, str], list[float]] = {}
-    for i in np.flatnonzero(mask).tolist():
-        by.setdefault((str(runs.task[i]), str(cell[i])), []).append(float(runs.strict[i] == 1.0))
-    share = exact_mean(exact_mean(v) for v in by.values())
+    share = exact_mean(cell_means(runs, mask, cell, (runs.strict == 1.0).astype(float)).values())
     return StrictCount(passed=int(np.sum(known == 1.0)), runs=int(values.size), share=share)
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from clinbench.records import RunStatus
 from clinbench.stats.bootstrap import bootstrap_distribution, percentile_interval
-from clinbench.stats.compare import Interval, StrictCount, cells, exact_mean, no_nan
+from clinbench.stats.compare import Interval, StrictCount, cell_means, cells, exact_mean, no_nan
 from clinbench.stats.families import families_of
 from clinbench.stats.runs import Runs
 
@@ -117,11 +117,10 @@ def _ci(values: np.ndarray, *, draws: int, seed: int, level: float) -> Interval 
 def _task_means(runs: Runs, mask: np.ndarray) -> dict[str, float]:
     """Each task's mean over its cells (agent, model, condition, schema, gatekeeper, judge) of each cell's
     mean over its trials, as a comparison pairs them: more trials of one agent or model weigh no more."""
-    cell = cells(runs, "")
-    per: dict[str, dict[str, list[float]]] = {}
-    for i in np.flatnonzero(mask & ~np.isnan(runs.reward)).tolist():
-        per.setdefault(str(runs.task[i]), {}).setdefault(str(cell[i]), []).append(float(runs.reward[i]))
-    return {task: exact_mean([exact_mean(v) for v in by_cell.values()]) for task, by_cell in sorted(per.items())}
+    per: dict[str, list[float]] = {}
+    for (task, _), mean in sorted(cell_means(runs, mask, cells(runs, ""), runs.reward).items()):
+        per.setdefault(task, []).append(mean)
+    return {task: exact_mean(means) for task, means in per.items()}
 
 
 def _mean_row(runs: Runs, mask: np.ndarray, by: str, value: str, *, draws: int, seed: int, level: float) -> MeanRow:
@@ -194,7 +193,7 @@ def summarise(runs: Runs, *, seed: int = 0, draws: int = 20000, level: float = 0
     for i, task in enumerate(tasks):
         m = runs.task == task
         # one cell: its runs resampled; several: the cells' means (the mean weighs cells, not runs)
-        by_cell = [runs.reward[m & (cell == c)].mean() for c in sorted(set(cell[m].tolist()))]
+        by_cell = [v for _, v in sorted(cell_means(runs, m, cell, runs.reward).items())]
         sample = runs.reward[m] if len(by_cell) == 1 else np.array(by_cell)
         per_task.append(TaskMean(task=task, family=families.get(task, ""), runs=int(m.sum()),
                                  mean=task_means.get(task, float("nan")),
