@@ -65,13 +65,16 @@ _REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 4
 
 
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or an address) is this machine only: localhost or a loopback address."""
-    if host == "localhost":
+    """Whether ``host`` (a name or an address) is this machine only: localhost (``localhost.`` too) or a
+    loopback address, an IPv4 one written as IPv6 included (``::ffff:127.0.0.1``)."""
+    if host.rstrip(".") == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        address = ipaddress.ip_address(host)
     except ValueError:
         return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
 def endpoint_host_port(url: str) -> tuple[str, int, str]:

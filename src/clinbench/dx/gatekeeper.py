@@ -31,6 +31,7 @@ from typing import Protocol
 
 from clinbench.dx.cases import Case
 from clinbench.dx.leakguard import LeakGuard
+from clinbench.dx.models import ModelError
 from clinbench.dx.matching import MODALITY_STEMS, best_match, is_modality_only, modalities
 from clinbench.dx.record import ResultEntry, parse_record
 from clinbench.dx.testnames import concept_of_label, concept_of_order, concepts, panels_with
@@ -710,8 +711,6 @@ class LLMGatekeeper:
         if held is not None and held.source != REAL:
             held = None
         message = f"{label}: {content}" + (f"\nRECORD TEXT: {held.text}" if held is not None else "")
-        from clinbench.dx.models import ModelError  # the model path only: the offline gatekeeper stays light
-
         schema = {"type": "object", "required": ["reply", "source"],
                   "properties": {"reply": {"type": "string"},
                                  "source": {"type": "string", "enum": [REAL, SYNTHETIC, REFUSED]}}}

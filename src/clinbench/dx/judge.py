@@ -41,7 +41,8 @@ from typing import Protocol
 
 import numpy as np
 
-from clinbench.dx.specificity import diagnosis_text, relation
+from clinbench.dx.specificity import _TEMPORAL, _index, _names_words, code_of, diagnosis_text, relation
+from clinbench.dx.specificity import words as icd_words
 from clinbench.dx.text import QUALIFIERS, STOPWORDS, expand, is_disease_word, stem
 from clinbench.errors import ClinbenchError, DataError
 
@@ -81,25 +82,19 @@ MAX_MEMBERS = 5  # a final answer listing more diagnoses than this scores 1, non
 
 def _names_diagnosis(text: str) -> bool:
     """Whether a text names a diagnosis of its own: a disease word, or a whole ICD-10-CM name."""
-    from clinbench.dx.specificity import code_of
-
     return any(is_disease_word(w) for w in _words(text)) or code_of(text) is not None
 
 
 def _one_icd_name(text: str) -> bool:
     """Whether ICD-10-CM names the whole text as one diagnosis ("Acute embolism and thrombosis of
     deep veins of left lower extremity", "Atrial fibrillation and flutter")."""
-    from clinbench.dx.specificity import _TEMPORAL, _names_words, code_of, words
-
     code = code_of(text)  # as ``relation`` reads a code: every word of the text accounted for
-    return code is not None and not (words(text) - _names_words(code) - _TEMPORAL)
+    return code is not None and not (icd_words(text) - _names_words(code) - _TEMPORAL)
 
 
 def _symptom_only(text: str) -> bool:
     """Whether a text names only a symptom or sign: no disease word, and no ICD-10-CM name outside
     chapter R ("chest pain", "shortness of breath", "fever"; not "acute exacerbation of COPD")."""
-    from clinbench.dx.specificity import code_of
-
     if any(is_disease_word(w) for w in _words(text)):
         return False
     code = code_of(text)
@@ -108,8 +103,6 @@ def _symptom_only(text: str) -> bool:
 
 def _codes_naming(stems: set[str]) -> set[str]:
     """The ICD-10-CM codes whose names (together) hold every one of these word stems."""
-    from clinbench.dx.specificity import _index
-
     rows, index = _index()
     found = [{rows[i][0] for i in index.get(w, ())} for w in stems]
     return set.intersection(*found) if found else set()

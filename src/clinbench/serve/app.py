@@ -21,7 +21,6 @@ Safety rules (transcripts, column names and model names are written by hostile a
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from clinbench.agents.egress import is_loopback
 from clinbench.errors import ClinbenchError
 from clinbench.serve import campaigns, evidence_view
 from clinbench.serve.sources import Source, inside
@@ -61,22 +61,12 @@ def _split(url: str) -> tuple[str, str]:
         return "", ""
 
 
-def _mapped_loopback(name: str) -> bool:
-    """``::ffff:127.0.0.1``: an IPv4 loopback address written as IPv6."""
-    try:
-        mapped = ipaddress.IPv6Address(name).ipv4_mapped
-    except ValueError:
-        return False
-    return mapped is not None and mapped.is_loopback
-
-
 def _foreign(method: str, headers: dict[str, str], token: str | None) -> str | None:
     """Why a request must be refused as coming from another site, or None."""
-    from clinbench.agents.egress import is_loopback
-
     host = headers.get("host", "")
-    name = _split(f"//{host}")[1].rstrip(".")  # "localhost." is localhost
-    if token is None and not (is_loopback(name) or name.endswith(".localhost") or _mapped_loopback(name)):
+    name = _split(f"//{host}")[1]
+    # a browser resolves every *.localhost name to this machine
+    if token is None and not (is_loopback(name) or name.rstrip(".").endswith(".localhost")):
         return f"forbidden: Host {host[:80]!r} is not this machine (serve without a token answers loopback names only)"
     if method in SAFE_METHODS:
         return None
@@ -98,7 +88,7 @@ class Guard:
         self.app = app
         self.token = token
 
-    def _authorised(self, scope: Scope) -> tuple[bool, bool]:
+    def _authorised(self, scope: Scope, headers: dict[str, str]) -> tuple[bool, bool]:
         """(allowed, came in the query string)."""
         if self.token is None:
             return True, False
@@ -106,7 +96,6 @@ class Guard:
         given = (query.get("token") or [""])[0]
         if given and secrets.compare_digest(given.encode(), self.token.encode()):
             return True, True
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         for part in headers.get("cookie", "").split(";"):
             name, _, value = part.strip().partition("=")
             if name == COOKIE and secrets.compare_digest(value.encode(), self.token.encode()):
@@ -130,7 +119,7 @@ class Guard:
         if refused:
             await self._plain(403, refused, send)
             return
-        allowed, from_query = self._authorised(scope)
+        allowed, from_query = self._authorised(scope, headers)
         if not allowed:
             await self._plain(403, "forbidden: open the URL `clinbench serve` printed (it carries the access token)", send)
             return
