@@ -93,3 +93,16 @@ def test_the_two_profiles_differ_on_the_demo_where_m4bench_and_mimic_code_were_m
     assert {r: references[r].keys_moved for r in ("apsiii_24h", "charlson", "kdigo_48h", "oasis_24h")} == {
         "apsiii_24h": 2, "charlson": 29, "kdigo_48h": 3, "oasis_24h": 4}
     assert len(references) == 15
+
+
+def test_diff_profiles_compares_the_tables_of_the_layer_and_the_references_never_a_helper():
+    """`diff-profiles` printed '48 of 70 derived tables identical' on the demo: the 5 helpers, which no
+    build makes a table, counted as 5 identical tables beside mimic-code's 65."""
+    from clinbench.concepts.profile_diff import compare_built
+
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA a; CREATE SCHEMA b")
+    diffs = compare_built(con, "mimic-code", "m4bench", ("memory", "a"), ("memory", "b"))
+    helpers = {c.table for c in load_concepts(profile="mimic-code").values() if c.helper}
+    assert helpers and not helpers & {d.table for d in diffs}
+    assert (sum(d.kind == "concept" for d in diffs), sum(d.kind == "target" for d in diffs)) == (65, 15)

@@ -86,8 +86,9 @@ def diff_profiles(db_path: str | os.PathLike[str], a: str, b: str, *, workers: i
 def compare_built(con: duckdb.DuckDBPyConnection, a: str, b: str, side_a: Side, side_b: Side) -> list[TableDiff]:
     """The comparison of profile ``a`` built at ``side_a`` with ``b`` built at ``side_b``, both readable on ``con``."""
     concepts = {**load_concepts(profile=b), **load_concepts(profile=a)}
+    # a helper is no table (a CTE of the statements that read it): counted, it made every helper an identical table
     wanted = sorted({c.table: c.kind for c in concepts.values()
-                     if c.schema == MIMIC_DERIVED and c.kind in ("concept", "target")}.items(),
+                     if c.schema == MIMIC_DERIVED and (c.in_layer or c.kind == "target")}.items(),
                     key=lambda kv: (kv[1] != "concept", kv[0]))
     out = []
     columns_a, columns_b = _columns(con, side_a), _columns(con, side_b)
