@@ -1,5 +1,6 @@
-"""Rich progress for a campaign: done/total, ETA, the running mean reward per condition (harness
-errors left out, as in every statistic) and the counts of agent failures and harness errors.
+"""Rich progress for a campaign: done/total, ETA, the running mean reward per condition (per agent for
+a diagnosis campaign; harness errors left out, as in every statistic) and the counts of agent failures
+and harness errors.
 
 On output that is not a terminal (a log file, CI, a pipe) a live bar draws nothing until it ends,
 so a long campaign looked stalled: there, progress is plain lines, at most one every
@@ -42,6 +43,14 @@ class PlainLines:
                            highlight=False, markup=False, soft_wrap=True)
 
 
+def _group(record: RunRecord) -> str:
+    """What the running mean is shown per: the condition, or for a diagnosis run (which has none) the
+    agent, named as `dx stats` names it (agent:model); an empty name printed ': 0.594'."""
+    if record.condition:
+        return record.condition
+    return ":".join(x for x in (record.agent, record.model) if x and x != "-")
+
+
 class RichReporter(Reporter):
     def __init__(self, console: Console | None = None):
         self.console = console or Console(stderr=True)
@@ -72,7 +81,7 @@ class RichReporter(Reporter):
         if record.status == RunStatus.HARNESS_ERROR:
             self._counts[RunStatus.HARNESS_ERROR] += 1
         else:
-            self._rewards[record.condition].append(record.reward or 0.0)
+            self._rewards[_group(record)].append(record.reward or 0.0)
             if record.status != "ok":
                 self._counts[RunStatus.AGENT_FAILED] += 1
         means = "  ".join(f"{c}: {sum(v) / len(v):.3f}" for c, v in sorted(self._rewards.items()))
