@@ -197,7 +197,7 @@ def test_run_cli_builds_the_missing_reference_and_refuses_empty_sources_before_r
     assert res.returncode == 2
     lines = res.stderr.strip().splitlines()
     # said as the build starts (a full MIMIC-IV layer takes minutes: a log shows what is going on), then what it built
-    assert lines[0] == f"building 64 table(s) {db} lacks, on demand"
+    assert lines[0] == f"building on demand what {db} lacks: 64 table(s) to check, unchanged ones skipped"
     assert lines[1].startswith(f"built on demand in {db} (") and lines[1].endswith(
         "): target_sofa_24h; 63 concept(s): the concept layer a standard task's agent sees, and what the references read")
     assert " ".join(lines[2:]).startswith(f"error: {db} cannot score mimic-sofa-24h: source tables mimiciv_hosp.labevents, ")

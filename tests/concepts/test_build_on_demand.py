@@ -159,3 +159,17 @@ def test_a_missing_database_gets_its_one_line_error_without_a_progress_bar(tmp_p
     assert done.stderr == (f"error: database {missing} does not exist: create it with `clinbench data synth` or "
                            "`clinbench data load`\n")
     assert not missing.exists()
+
+
+def test_the_build_on_demand_never_calls_the_tables_it_only_checks_lacking(tmp_path):
+    """`tasks verify` on a database holding the concept layer said 'building 27 table(s) DB lacks' of a
+    database that lacked one reference: the number is the reference's closure, tables there included."""
+    from clinbench.concepts.build import build_concepts
+    from clinbench.ehr.synth import synth_mimic_iv
+
+    db = tmp_path / "layer.duckdb"
+    synth_mimic_iv(db, patients=20, seed=0)
+    build_concepts(db, targets=False, profile="m4bench")
+    text = _invoke("tasks", "verify", "--db", str(db), "--task", "mimic-meld-24h")
+    assert f"{db} lacks: " in text and "table(s) to check, unchanged ones skipped" in text
+    assert f"built on demand in {db}" in text and "target_meld_24h" in text and "concept(s)" not in text

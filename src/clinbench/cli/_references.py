@@ -80,7 +80,10 @@ def _building(out, db: Path) -> Iterator:
     def report(name, index, total, result) -> None:
         if not said:
             said.append(True)
-            out.print(f"building {total} table(s) {db} lacks, on demand", highlight=False, soft_wrap=True)
+            # total is the build's whole closure, tables already there included (they are checked, and skipped
+            # when unchanged): 'building 62 table(s) DB lacks' was said of a database that lacked 15
+            out.print(f"building on demand what {db} lacks: {total} table(s) to check, unchanged ones skipped",
+                      highlight=False, soft_wrap=True)
             if out.is_terminal:  # in a log the bar would only add a blank line
                 bar.start()
         bar.update(task, total=total, description=name)
