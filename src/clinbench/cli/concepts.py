@@ -24,7 +24,7 @@ def build(
     schema: Annotated[str, typer.Option("--derived-schema", help="Name of the MIMIC-IV derived schema")] = "mimiciv_derived",
     summary: Annotated[bool, typer.Option("--summary", help="Print cohort shares (SOFA>=2, KDIGO>=1, Sepsis-3)")] = False,
     force: Annotated[bool, typer.Option("--force", help="Rebuild even when SQL and inputs are unchanged")] = False,
-    everything: Annotated[bool, typer.Option("--all", help="Also build every task reference and variant (by default each is built when a command first needs it: run, tasks reference, tasks verify, concepts variants)")] = False,
+    everything: Annotated[bool, typer.Option("--all", help="Also build every task reference and variant (by default each is built when a command first needs it: run, workspace, export-tasks, tasks reference, tasks verify, concepts variants)")] = False,
     profile: Annotated[Optional[str], typer.Option("--profile", help=PROFILE_HELP)] = None,
     replace_derived: Annotated[bool, typer.Option("--replace-derived", help="Replace derived tables clinbench did not build (mimic-code's, M4's `m4 init-derived`, your own): without it such a database is left as it is and the build refused")] = False,
 ) -> None:
