@@ -7,13 +7,14 @@ import json
 import duckdb
 import pytest
 
-from clinbench.agents.factory import AgentOptions
+from clinbench.agents.factory import AgentOptions, make_agent
 from tests.agents.scripted_server import ScriptedServer
 from clinbench.campaign.campaign import CampaignError, campaign_lock, run_campaign
 from clinbench.campaign.evidence import verify_manifest
 from clinbench.campaign.execute import CampaignConfig
 from clinbench.campaign.matrix import RunSpec, expand
-from clinbench.records.store import Store
+from clinbench.records.store import STORE_FILE, Store
+from clinbench.errors import AgentError
 
 from campaign_fixtures import SOFA_COLUMNS
 from tests.starved_scorer import starve_scorer
@@ -108,14 +109,32 @@ def test_reference_variant_and_replay_builtins(tiny_db, tmp_path):
     assert rewards["reference"] == 1.0 and rewards["variant"] == pytest.approx(12 / 14)
     assert {r["agent"]: r["isolated"] for r in Store.open(first).runs()} == {"reference": False, "variant": False}
 
+    # the first campaign ran two agents: which one's outputs a replay copies is the user's choice, never the
+    # store's row order (before: either, the test accepting both rewards)
+    with pytest.raises(AgentError, match=r"holds runs of 2 agents \(reference, variant\): name the one to replay with --replay-agent"):
+        make_agent("replay", AgentOptions(replay_from=str(first)))
+    with pytest.raises(AgentError, match=r"--replay-agent codex: .* holds no runs of it; its agents: reference, variant"):
+        make_agent("replay", AgentOptions(replay_from=str(first), replay_agent="codex"))
+
     second = tmp_path / "second"
-    replay = AgentOptions(replay_from=str(first))
+    replay = AgentOptions(replay_from=str(first), replay_agent="variant")
     run_campaign([RunSpec("mimic-sofa-24h", "no-skill", "native", "replay", "-", 0)],
                  CampaignConfig(db=str(tiny_db), out=str(second), options=replay))
     replayed = Store.open(second).runs()[0]
-    assert replayed["reward"] in (1.0, pytest.approx(12 / 14)) and replayed["status"] == "ok"
+    assert replayed["reward"] == pytest.approx(12 / 14) and replayed["status"] == "ok"
     source = json.loads((second / replayed["evidence_dir"] / "transcript.jsonl").read_text().splitlines()[-1])["replayed"]
     assert (second / replayed["evidence_dir"] / "output.csv").read_bytes() == (first / "runs" / source / "output.csv").read_bytes()
+
+    # a source run that was a harness error has no answer to replay and was no failure of the agent's: it
+    # replays as a harness error (before: an agent failure, reward 0, in every statistic)
+    with duckdb.connect(str(first / STORE_FILE)) as con:
+        con.execute("UPDATE runs SET status = 'harness-error', error = 'endpoint down' WHERE agent = 'reference'")
+    third = tmp_path / "third"
+    run_campaign([RunSpec("mimic-sofa-24h", "no-skill", "native", "replay", "-", 0)],
+                 CampaignConfig(db=str(tiny_db), out=str(third),
+                                options=AgentOptions(replay_from=str(first), replay_agent="reference")))
+    (run,) = Store.open(third).runs()
+    assert run["status"] == "harness-error" and "was a harness error: endpoint down" in run["error"]
 
 
 @pytest.mark.slow

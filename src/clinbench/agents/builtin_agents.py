@@ -6,7 +6,9 @@
   convention), to show how the scorer treats near misses.
 * ``empty``: a header-only output.csv with the required columns (a floor).
 * ``replay``: the output.csv of an earlier campaign's run with the same task, condition,
-  schema variant and trial, for re-scoring or comparing scorers.
+  schema variant and trial, for re-scoring or comparing scorers. A campaign of several agents
+  (or models) is replayed one agent at a time (``--replay-agent``); a run that was a harness
+  error replays as one, so it stays out of every statistic as it was.
 
 ``reference`` and ``variant`` come from ``clinbench.agents.builtin.run_builtin``.
 """
@@ -66,33 +68,55 @@ class EmptyAgent(Agent):
 
 
 class ReplayAgent(Agent):
-    """Copies the output.csv of the matching run of an earlier campaign."""
+    """Copies the output.csv of the matching run of an earlier campaign, by one of its agents."""
 
     name = "replay"
 
-    def __init__(self, source_dir: str | None):
+    def __init__(self, source_dir: str | None, agent: str | None = None):
+        from clinbench.records.store import Store
+
         if not source_dir:
             raise AgentError("the replay agent needs --replay-from DIR (an earlier campaign's --out folder)")
         self.source_dir = Path(source_dir)
+        labels = sorted({_label(r) for r in Store.open(self.source_dir).runs() if r["agent"] != "replay"})
+        if agent is not None and agent not in labels:
+            raise AgentError(f"--replay-agent {agent}: {self.source_dir} holds no runs of it; its agents: "
+                             f"{', '.join(labels) or 'none'}")
+        if agent is None and len(labels) > 1:
+            # which one's output a run got would depend on the store's row order
+            raise AgentError(f"{self.source_dir} holds runs of {len(labels)} agents ({', '.join(labels)}): "
+                             "name the one to replay with --replay-agent")
+        self.agent = agent if agent is not None else (labels[0] if labels else None)
 
     def run(self, workspace: Workspace, ctx: RunContext) -> AgentOutcome:
+        from clinbench.records import RunStatus
         from clinbench.records.store import Store
 
-        store = Store.open(self.source_dir)
         schema = ctx.options.get("schema", "")
-        matches = [r for r in store.runs() if r["task"] == ctx.task_id and r["condition"] == ctx.condition
-                   and r["schema"] == schema and r["trial"] == ctx.trial and r["agent"] != "replay"]
+        matches = sorted((r for r in Store.open(self.source_dir).runs()
+                          if r["task"] == ctx.task_id and r["condition"] == ctx.condition and r["schema"] == schema
+                          and r["trial"] == ctx.trial and r["agent"] != "replay" and _label(r) == self.agent),
+                         key=lambda r: r["run_id"])
         with TranscriptWriter(ctx.transcript) as log:
             if not matches:
-                msg = f"no run of {ctx.task_id}/{ctx.condition}/{schema}/trial {ctx.trial} in {self.source_dir}"
+                msg = f"no run of {ctx.task_id}/{ctx.condition}/{schema}/trial {ctx.trial} by {self.agent} in {self.source_dir}"
                 log.event("end", status="error", error=msg)
                 return AgentOutcome("error", None, ctx.transcript, error=msg)
             source = matches[0]
+            if source["status"] == RunStatus.HARNESS_ERROR:  # no answer of the agent's to replay, nor a failure of its
+                msg = f"the replayed run {source['run_id']} was a harness error: {source.get('error') or 'no reason recorded'}"
+                log.event("end", status=RunStatus.HARNESS_ERROR.value, replayed=source["run_id"], error=msg)
+                return AgentOutcome(RunStatus.HARNESS_ERROR, None, ctx.transcript, error=msg)
             src = self.source_dir / (source["evidence_dir"] or "") / "output.csv"
             if src.is_file():
                 shutil.copyfile(src, workspace.output_csv)
-            log.event("end", status="ok", replayed=source["run_id"], found=src.is_file())
+            log.event("end", status="ok", replayed=source["run_id"], agent=self.agent, found=src.is_file())
         return AgentOutcome("ok", output_if_written(workspace), ctx.transcript, isolated=True)
+
+
+def _label(run: dict) -> str:
+    """A recorded run's agent as ``--replay-agent`` names it: ``agent``, or ``agent:model`` when it had a model."""
+    return run["agent"] if run.get("model") in (None, "", "-") else f"{run['agent']}:{run['model']}"
 
 
 def make_builtin(name: str, options: AgentOptions) -> Agent:
@@ -104,4 +128,4 @@ def make_builtin(name: str, options: AgentOptions) -> Agent:
         return ReferenceAgent("variant", options.variant)
     if name == "empty":
         return EmptyAgent()
-    return ReplayAgent(options.replay_from)
+    return ReplayAgent(options.replay_from, options.replay_agent)

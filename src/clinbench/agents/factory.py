@@ -27,6 +27,7 @@ class AgentOptions:
     agent_command: str | None = None
     max_steps: int = 40
     replay_from: str | None = None
+    replay_agent: str | None = None  # which of the replayed campaign's agents (agent or agent:model)
     variant: str | None = None
     unsafe_no_isolation: bool = False
     sandbox: str | None = None  # force 'bwrap' or 'docker'

@@ -47,6 +47,7 @@ def run_command(
     endpoint_api: str = typer.Option("native", "--endpoint-api", help="codex/claude/gemini: chat when --base-url speaks only chat completions (llama-server, vLLM, Ollama); native otherwise."),
     prices: Path | None = typer.Option(None, "--prices", help="Price table (TOML, USD per million tokens) for the runs' cost; default: the shipped agents/prices.toml."),
     replay_from: Path | None = typer.Option(None, "--replay-from", help="replay agent: an earlier campaign folder."),
+    replay_agent: str | None = typer.Option(None, "--replay-agent", help="replay agent: which of that campaign's agents to replay (agent, or agent:model); needed when it ran several."),
     variant: str | None = typer.Option(None, "--variant", help="variant agent: which variant of the reference."),
     profile: str | None = typer.Option(None, "--profile", help=PROFILE_HELP),
     scored_columns: str = typer.Option("value", "--scored-columns", help="Columns that count towards the reward: value (the task's value columns, as the paper) or required (also every required non-id column, as M4Bench >= 0.5.3)."),
@@ -95,7 +96,7 @@ def run_command(
                            agent_command=agent_command, max_steps=max_steps, max_tokens=max_tokens,
                            token_budget=token_budget, text_tool_calls=text_tool_calls, endpoint_api=endpoint_api,
                            prices=str(prices.resolve()) if prices else None,
-                           replay_from=str(replay_from) if replay_from else None, variant=variant,
+                           replay_from=str(replay_from) if replay_from else None, replay_agent=replay_agent, variant=variant,
                            unsafe_no_isolation=unsafe_no_isolation, sandbox=sandbox, sandbox_limits=parse_limits(limit),
                            mounts=tuple(str(m.absolute()) for m in agent_mount), endpoint_down_seconds=endpoint_down_seconds)
     _check_agents(split_list(agent), split_list(model), options)
