@@ -131,6 +131,16 @@ def test_rescore_reproduces_then_follows_a_changed_reference(campaign, tmp_path)
     refused = subprocess.run([sys.executable, "-m", "clinbench", "rescore", str(campaign), "--db", str(changed_db)],
                              capture_output=True, text=True)
     assert refused.returncode == 2 and "is bound to other data" in refused.stderr  # other data needs --new-data
+    # a database without the reference is said to lack it (before: 'pass --new-data', which then asked for a build)
+    bare = shutil.copyfile(original_db, tmp_path / "bare.duckdb")
+    with duckdb.connect(str(bare)) as con:
+        con.execute("DROP TABLE mimiciv_derived.target_sofa_24h")
+    for extra in ([], ["--new-data"]):
+        lacking = subprocess.run([sys.executable, "-m", "clinbench", "rescore", str(campaign), "--db", str(bare), *extra],
+                                 capture_output=True, text=True)
+        assert lacking.returncode == 2 and lacking.stderr.strip() == (
+            f"error: reference table mimiciv_derived.target_sofa_24h is not in {bare}; run `clinbench concepts build "
+            f"{bare} --only mimic-sofa-24h`"), lacking.stderr
     res = subprocess.run([sys.executable, "-m", "clinbench", "rescore", str(campaign), "--db", str(changed_db), "--new-data"],
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr

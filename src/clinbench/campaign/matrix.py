@@ -170,20 +170,23 @@ def check_matrix(task_ids: list[str], conditions: list[str], schemas: list[str],
     Runs that fail on these are recorded as errors, and a rerun skips recorded runs, so the
     mistake would outlive its fix.
     """
+    check_names(conditions, schemas)
+    require_references(task_ids, db)
+
+
+def require_references(task_ids: list[str], db: Path | str) -> None:
+    """Fail, saying how to build them, when ``db`` lacks the reference of a task of ``task_ids``."""
+    from clinbench.derive.catalogue import get_task
+    from clinbench.derive.reference import missing_reference
     from clinbench.duck import RELATIONS, connect_when_free
 
-    from clinbench.derive.catalogue import get_task
-
     specs = [get_task(t) for t in task_ids]
-    check_names(conditions, schemas)
-    from clinbench.derive.reference import missing_reference
-
     with connect_when_free(db, read_only=True) as con:
         tables = con.execute(f"SELECT schema_name, table_name FROM {RELATIONS}").fetchall()
     built = {f"{s}.{t}" for s, t in tables}
     missing = [s for s in specs if s.target_table not in built]
     if len(missing) == 1:
-        raise TaskError(missing_reference(missing[0], db, {s for s, _ in tables}))
+        raise TaskError(missing_reference(missing[0], Path(db), {s for s, _ in tables}))
     if missing:
         raise TaskError(f"reference tables {', '.join(s.target_table for s in missing)} not in {db}; "
                         f"run `clinbench concepts build {db} --only {','.join(s.id for s in missing)}`")

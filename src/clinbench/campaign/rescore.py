@@ -40,6 +40,7 @@ class RescoreResult:
 
 def rescore_campaign(out: str | Path, db: str | Path | None = None, *, new_data: bool = False) -> list[RescoreResult]:
     from clinbench.campaign import binding
+    from clinbench.campaign.matrix import require_references
     from clinbench.concepts.manifest import profile_of
     from clinbench.derive.catalogue import get_task
 
@@ -55,6 +56,8 @@ def rescore_campaign(out: str | Path, db: str | Path | None = None, *, new_data:
     profiles: dict[str, str | None] = {}
     for database in sorted(databases):
         if Path(database).is_file():
+            if db:  # a database named for the re-scoring: one without the references is said so first, not as other data
+                require_references(sorted({r.task for r in derive}), database)
             digests[database] = (binding.fingerprints(database, list(tables.values())) if new_data else
                                  binding.check(store, database, list(tables.values()), command="rescore"))
             profiles[database] = (profile_of(database, list(tables.values())) if new_data else
