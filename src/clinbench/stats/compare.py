@@ -241,10 +241,10 @@ def _ci_of(deltas: np.ndarray, *, draws: int, seed: int, level: float) -> Interv
     return Interval(*percentile_interval(bootstrap_distribution(deltas, draws=draws, seed=seed), level))
 
 
-def _strict(runs: Runs, mask: np.ndarray, cell: np.ndarray) -> StrictCount | None:
-    """Strict passes of the runs ``mask`` (kept to the paired cells): the count, and the cell-balanced
-    share (each (task, cell)'s share of passes among its runs, averaged over cells). A run without a
-    strict verdict did not pass, in the count and the share alike."""
+def strict_count(runs: Runs, mask: np.ndarray, cell: np.ndarray) -> StrictCount | None:
+    """Strict passes of the runs ``mask`` (a comparison's: kept to the paired cells): the count, and the
+    cell-balanced share (each (task, cell)'s share of passes among its runs, averaged over cells). A run
+    without a strict verdict did not pass, in the count and the share alike. None when no run has a verdict."""
     values = runs.strict[mask]
     if values.size == 0 or np.all(np.isnan(values)):
         return None
@@ -307,7 +307,7 @@ def _headline(runs: Runs, mask_a: np.ndarray, mask_b: np.ndarray, cell: np.ndarr
         mean_a=exact_mean(xa), mean_b=exact_mean(xb), delta=exact_mean(deltas), improving=int((deltas > 0).sum()),
         ci_task=_ci_of(deltas, draws=draws, seed=seed, level=level),
         sign_flip_p=sign_flip_test(deltas, draws=perm_draws, seed=seed),
-        strict_a=_strict(runs, mask_a, cell), strict_b=_strict(runs, mask_b, cell),
+        strict_a=strict_count(runs, mask_a, cell), strict_b=strict_count(runs, mask_b, cell),
     )
 
 
@@ -413,8 +413,8 @@ def compare(
                 mean_b=float(xb[i]),
                 delta=float(deltas[i]),
                 ci=_within_task_ci(_task_cells(runs, ta, tb, cell), draws=task_draws, seed=seed + i, level=level),
-                strict_a=_strict(runs, ta, cell),
-                strict_b=_strict(runs, tb, cell),
+                strict_a=strict_count(runs, ta, cell),
+                strict_b=strict_count(runs, tb, cell),
             )
         )
 
