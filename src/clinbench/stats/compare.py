@@ -203,6 +203,12 @@ def cells(runs: Runs, dimension: str, labels: bool = False) -> np.ndarray:
     return np.asarray(["\x1f".join(map(str, parts)) for parts in zip(*columns)], dtype=object)
 
 
+def group_cells(runs: Runs, dimension: str, a: str, b: str) -> np.ndarray:
+    """The cells runs of groups ``a`` and ``b`` of ``dimension`` pair within: comparing agents named with
+    their model (``agent/model``), the model is part of the group."""
+    return cells(runs, dimension, labels=dimension == "agent" and any("/" in v for v in (a, b)))
+
+
 def pair_cells(runs: Runs, mask_a: np.ndarray, mask_b: np.ndarray, cell: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
     """``mask_a`` and ``mask_b`` kept to the (task, cell)s both sides ran, with how many cells (and
     their runs) one side only ran."""
@@ -357,7 +363,7 @@ def compare(
             "their accuracy is not a reward column)"
         )
     tasks_all = set(runs.task[mask_a | mask_b].tolist())
-    cell = cells(runs, dimension, labels=dimension == "agent" and any("/" in v for v in (a, b)))
+    cell = group_cells(runs, dimension, a, b)
     mask_a, mask_b, cells_left, runs_left = pair_cells(runs, mask_a, mask_b, cell)
     tasks = sorted(set(runs.task[mask_a].tolist()))
     if not tasks:
