@@ -103,7 +103,7 @@ def test_a_failure_whose_evidence_cannot_be_read_is_carried_and_hostile_evidence
     os.mkfifo(scores[3])
     scores[4].symlink_to(outside)
     before = {s.agent: (s.runs, s.accuracy, s.mean_judge) for s in accuracy.summarise(accuracy.dx_runs(out))}
-    assert before["scripted-guess"] == (6, 1 / 6, 5.0)
+    assert before["scripted-guess"] == (6, 1 / 6, 10 / 6)
     cli = subprocess.run([sys.executable, "-m", "clinbench", "dx", "rejudge", str(out), "--judge", "offline"],
                          capture_output=True, text=True, timeout=60)
     assert cli.returncode == 0 and "Traceback" not in cli.stderr, cli.stderr

@@ -100,6 +100,20 @@ def test_agent_failures_without_a_reward_count_as_wrong(tmp_path):
     assert agents["y"] == y.accuracy
 
 
+def test_an_agent_failure_scores_the_same_whichever_store_wrote_it(tmp_path):
+    """x and y right on c1 (judge 5) and failed c2: x's failure as `dx run` writes it (agent-failed, reward 0, no
+    judge score), y's as an older store did ('error', no reward). Both are wrong (50.0%), but the mean judge score
+    read 5.00 for x, its failure left out, and 3.00 for y, its failure charged judge score 1 (found by a review).
+    Now one rule, ``unscored_failure``, for any failure the judge did not score: 3.00 and 3.00."""
+    d = _store(tmp_path / "c", [(agent, "", case, 1, float(case == "c1"), True, False)
+                                for agent in ("x", "y") for case in ("c1", "c2")])
+    with Store.open(d).connect() as con:
+        con.execute("UPDATE runs SET status = 'agent-failed', judge_score = NULL WHERE agent = 'x' AND task = 'c2'")
+        con.execute("UPDATE runs SET status = 'error', reward = NULL, judge_score = NULL WHERE agent = 'y' AND task = 'c2'")
+    summaries = {s.agent: (s.accuracy, s.mean_judge) for s in accuracy.summarise(accuracy.dx_runs(d))}
+    assert summaries == {"x": (0.5, 3.0), "y": (0.5, 3.0)}
+
+
 def test_accuracy_weighs_cases_not_runs(tmp_path):
     """x right on c1's 3 trials, wrong on c2 and c3, whose other trials were harness errors: accuracy is
     the mean of case accuracies, 1/3, as `stats --benchmark dx` and the paired test say (before: 3 of 5

@@ -4,9 +4,9 @@ Accuracy is the share of a case's runs the judge scored 4 or more (reward 1.0), 
 tests ordered per case are read from each run's ledger.json (agents and clinicians alike). The runs
 are those the audit lets into a statistic, as for derive runs (``clinbench.stats.runs.audit_rule``):
 unpublishable runs are left out unless ``include_flagged``, and a run flagged for its agent's own
-conduct counts as wrong (reward 0, judge score 1), as does an agent failure without a reward
-(``unscored_failure``: the older stores' ``error`` and ``timeout`` included); harness errors are in
-no statistic. Trials of one case are not independent: accuracy, mean cost, mean judge score and
+conduct counts as wrong (reward 0, judge score 1), as does an agent failure the judge never scored
+(``unscored_failure``: as ``dx run`` writes one, and the older stores' ``error`` and ``timeout``
+without a reward); harness errors are in no statistic. Trials of one case are not independent: accuracy, mean cost, mean judge score and
 tests ordered are case-balanced (each case's trials averaged, then the cases, as ``clinbench stats``
 averages a task's runs), their intervals percentile bootstraps of the case means (none with one
 case), and two agents are compared with the paper's one-sided paired
@@ -31,7 +31,7 @@ from clinbench.stats.bootstrap import bootstrap_distribution, percentile_interva
 from clinbench.stats.compare import exact_mean
 from clinbench.stats.groups import split_pair
 from clinbench.stats.permutation import paired_permutation_test
-from clinbench.stats.runs import CHARGE, audit_rule, unscored_failure
+from clinbench.stats.runs import AGENT_FAILED, CHARGE, audit_rule, unscored_failure
 
 DRAWS = 10000  # the paper's resample count
 
@@ -126,8 +126,10 @@ def dx_runs(directory: str | Path, *, include_flagged: bool = False) -> DxRuns:
     harness = [r["status"] == RunStatus.HARNESS_ERROR for r in rows]
     keep, charged = audit_rule([r.get("publishable") is not False for r in rows],
                                [bool(r.get("flag_charged")) for r in rows], harness, include_flagged)
-    # an agent failure without a reward (older stores' error/timeout) is wrong, as derive counts it
-    failed = unscored_failure([np.nan if r["reward"] is None else r["reward"] for r in rows], harness)
+    # an agent failure the judge never scored (as `dx run` writes one: reward 0, no judge score; an older store's
+    # error/timeout: no reward either) is wrong on every figure, judge score included, as derive counts it
+    failed = unscored_failure([np.nan if r["reward"] is None or (r["status"] in AGENT_FAILED and r["judge_score"] is None)
+                               else r["reward"] for r in rows], harness)
     runs = DxRuns()
     for r, kept, zeroed, unscored in zip(rows, keep.tolist(), charged.tolist(), failed.tolist()):
         if kept:
