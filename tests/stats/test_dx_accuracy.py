@@ -143,3 +143,30 @@ def test_dx_summary_calls_test_cost_what_it_is(tmp_path):
     out = _cli("stats", str(d), "--benchmark", "dx", "--summary", "--draws", "100").stdout
     assert "spent on every attempt" not in out
     assert "simulated test cost of every attempt (not money spent): $600.00" in " ".join(out.split())
+
+
+def test_dx_stats_and_report_read_evidence_as_untrusted(tmp_path):
+    """Three runs' ledger.json: one holds 4 tests, one is a FIFO, one links to a file outside holding 99. `dx stats`
+    and the report's diagnosis section waited on the FIFO for ever, and read the link: 51.5 tests a case. Now
+    4.0 within 60 s, the others read as no ledger; the report's section is built."""
+    import os
+
+    from clinbench.report.dx_section import build_dx
+
+    d = _store(tmp_path / "c", [("a", "", case, 1, 1.0, True, False) for case in ("c1", "c2", "c3")])
+    with Store.open(d).connect() as con:
+        con.execute("UPDATE runs SET evidence_dir = 'runs/' || task")
+    for case in ("c1", "c2", "c3"):
+        (d / "runs" / case).mkdir(parents=True)
+    (d / "runs" / "c1" / "ledger.json").write_text('{"tests_ordered": 4}')
+    os.mkfifo(d / "runs" / "c2" / "ledger.json")
+    (tmp_path / "outside.json").write_text('{"tests_ordered": 99, "data": "SYNTHETIC"}')
+    (d / "runs" / "c3" / "ledger.json").symlink_to(tmp_path / "outside.json")
+    (d / "runs" / "c3" / "manifest.json").symlink_to(tmp_path / "outside.json")
+    out = subprocess.run([sys.executable, "-m", "clinbench", "dx", "stats", str(d), "--json"], capture_output=True,
+                         text=True, timeout=60)
+    assert json.loads(out.stdout)["agents"][0]["mean_tests"] == 4.0
+    os.mkfifo(d / "runs" / "c2" / "manifest.json")
+    os.mkfifo(d / "runs" / "c2" / "score.json")
+    part = build_dx(d)
+    assert "Sequential diagnosis on cases" in part.markdown  # not "synthetic": the linked manifest is not read

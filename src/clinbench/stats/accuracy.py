@@ -17,12 +17,12 @@ with the report's other figures (``clinbench.report.svg.accuracy_cost_plot``).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from clinbench import untrusted
 from clinbench.duck import duckdb
 from clinbench.errors import DataError
 from clinbench.records import STORE_FILE, RunStatus
@@ -146,7 +146,7 @@ def dx_runs(directory: str | Path, *, include_flagged: bool = False) -> DxRuns:
 
 def _tests_ordered(ledger: Path) -> int | None:
     try:
-        value = json.loads(ledger.read_text(encoding="utf-8")).get("tests_ordered")
+        value = untrusted.read_json(ledger).get("tests_ordered")
     except (OSError, ValueError, AttributeError):
         return None
     return value if isinstance(value, int) and not isinstance(value, bool) else None
