@@ -170,3 +170,21 @@ def test_dx_stats_and_report_read_evidence_as_untrusted(tmp_path):
     os.mkfifo(d / "runs" / "c2" / "score.json")
     part = build_dx(d)
     assert "Sequential diagnosis on cases" in part.markdown  # not "synthetic": the linked manifest is not read
+
+
+def test_dx_stats_and_stats_give_one_accuracy_interval(tmp_path):
+    """One agent, 5 cases right in 2, 3, 1, 2 and 0 of 3 trials (53.3%): `dx stats` and `stats --benchmark dx
+    --summary` both bootstrap the case means (seed 0), but drew 10,000 and 20,000 times: [26.7%, 80.0%] against
+    [20.0%, 80.0%] for the same accuracy (found by a review). One count now (resamples.BOOTSTRAP_DRAWS, 20,000):
+    [20.0%, 80.0%] in both."""
+    from clinbench.stats.resamples import BOOTSTRAP_DRAWS
+    from clinbench.stats.runs import load_runs
+    from clinbench.stats.summary import summarise
+
+    right = {"c1": 2, "c2": 3, "c3": 1, "c4": 2, "c5": 0}
+    d = _store(tmp_path / "c", [("a", "", case, t, float(t <= n), True, False)
+                                for case, n in right.items() for t in (1, 2, 3)])
+    (s,) = accuracy.summarise(accuracy.dx_runs(d))
+    (row,) = summarise(load_runs(d, benchmark="dx")).per_agent
+    assert s.accuracy == row.mean == pytest.approx(8 / 15)
+    assert s.ci == (row.ci.lo, row.ci.hi) == (pytest.approx(0.2), pytest.approx(0.8)) and BOOTSTRAP_DRAWS == 20000

@@ -31,9 +31,9 @@ from clinbench.stats.bootstrap import bootstrap_distribution, percentile_interva
 from clinbench.stats.compare import exact_mean
 from clinbench.stats.groups import split_pair
 from clinbench.stats.permutation import paired_permutation_test
+from clinbench.stats.resamples import BOOTSTRAP_DRAWS, PAPER_PERMUTATION_DRAWS
 from clinbench.stats.runs import AGENT_FAILED, CHARGE, audit_rule, unscored_failure
 
-DRAWS = 10000  # the paper's resample count
 
 
 @dataclass
@@ -175,7 +175,7 @@ def _case_level(values: list[float], cases: list[str], level: float
     mean = exact_mean(means)
     if len(means) < 2:
         return mean, None
-    lo, hi = percentile_interval(bootstrap_distribution(np.asarray(means), draws=DRAWS, seed=0), level)
+    lo, hi = percentile_interval(bootstrap_distribution(np.asarray(means), draws=BOOTSTRAP_DRAWS, seed=0), level)
     return mean, (float(lo), float(hi))
 
 
@@ -229,7 +229,7 @@ def compare(runs: list[dict], agent_a: str, agent_b: str) -> PairedTest:
         raise DataError(f"{agent_a} and {agent_b} share {len(cases)} scored cases; need at least 2")
     a = [_mean(by[(agent_a, t)]) for t in cases]
     b = [_mean(by[(agent_b, t)]) for t in cases]
-    p = paired_permutation_test(b, a, draws=DRAWS, seed=0, alternative="greater")
+    p = paired_permutation_test(b, a, draws=PAPER_PERMUTATION_DRAWS, seed=0, alternative="greater")
     mean_a, mean_b = sum(a) / len(a), sum(b) / len(b)
     return PairedTest(agent_a, agent_b, len(cases), mean_a, mean_b, float(p), mean_b - mean_a)
 

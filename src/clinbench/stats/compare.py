@@ -51,6 +51,7 @@ from clinbench.stats.errors import StatsError
 from clinbench.stats.families import families_of
 from clinbench.stats.groups import group_mask, group_values
 from clinbench.stats.permutation import sign_flip_test
+from clinbench.stats.resamples import BOOTSTRAP_DRAWS, SIGN_FLIP_DRAWS, TASK_DRAWS
 from clinbench.stats.runs import Runs
 
 GROUP_COLUMNS = ("model", "schema", "agent", "condition")
@@ -324,9 +325,9 @@ def compare(
     *,
     dimension: str = "condition",
     by: str | None = None,
-    draws: int = 20000,
-    permutation_draws: int = 200000,
-    task_draws: int = 5000,
+    draws: int = BOOTSTRAP_DRAWS,
+    permutation_draws: int = SIGN_FLIP_DRAWS,
+    task_draws: int = TASK_DRAWS,
     seed: int = 0,
     level: float = 0.95,
     families: dict[str, str] | None = None,

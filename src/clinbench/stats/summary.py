@@ -28,6 +28,7 @@ from clinbench.records import RunStatus
 from clinbench.stats.bootstrap import bootstrap_distribution, percentile_interval
 from clinbench.stats.compare import Interval, StrictCount, cell_means, cells, exact_mean, no_nan, strict_count
 from clinbench.stats.families import families_of
+from clinbench.stats.resamples import BOOTSTRAP_DRAWS, TASK_DRAWS
 from clinbench.stats.runs import Runs
 
 
@@ -173,7 +174,7 @@ def status_counts(runs: Runs) -> dict[str, int]:
     return {"ok": len(runs) - failed, RunStatus.AGENT_FAILED: failed, RunStatus.HARNESS_ERROR: harness}
 
 
-def summarise(runs: Runs, *, seed: int = 0, draws: int = 20000, level: float = 0.95,
+def summarise(runs: Runs, *, seed: int = 0, draws: int = BOOTSTRAP_DRAWS, level: float = 0.95,
               families: dict[str, str] | None = None) -> Summary:
     """Summarise ``runs`` (any number of conditions, agents, models); see the module docstring."""
     from clinbench.stats.errors import StatsError
@@ -194,7 +195,7 @@ def summarise(runs: Runs, *, seed: int = 0, draws: int = 20000, level: float = 0
         sample = runs.reward[m] if len(by_cell) == 1 else np.array(by_cell)
         per_task.append(TaskMean(task=task, family=families.get(task, ""), runs=int(m.sum()),
                                  mean=task_means.get(task, float("nan")),
-                                 ci=_ci(sample, draws=min(draws, 5000), seed=seed + i, level=level),
+                                 ci=_ci(sample, draws=min(draws, TASK_DRAWS), seed=seed + i, level=level),
                                  strict=strict_count(runs, m, cell), agent_failed=int(runs.agent_failed[m].sum())))
     per_family = []
     for fam in sorted(set(families.values())):
