@@ -188,3 +188,16 @@ def test_dx_stats_and_stats_give_one_accuracy_interval(tmp_path):
     (row,) = summarise(load_runs(d, benchmark="dx")).per_agent
     assert s.accuracy == row.mean == pytest.approx(8 / 15)
     assert s.ci == (row.ci.lo, row.ci.hi) == (pytest.approx(0.2), pytest.approx(0.8)) and BOOTSTRAP_DRAWS == 20000
+
+
+def test_the_paired_test_reads_the_accuracy_dx_stats_prints(tmp_path):
+    """x and y right on 1, 2 and 3 of c1-c3's 10 trials. The summary's accuracy is exactly summed, 0.6/3 =
+    0.19999999999999998; the paired test's summed in order, 0.20000000000000004, for the same cases (`dx stats
+    --json` printed both). Now one rule (exact_mean) for both."""
+    d = _store(tmp_path / "c", [(agent, "", case, t, float(t <= n), True, False)
+                                for agent in ("x", "y") for case, n in (("c1", 1), ("c2", 2), ("c3", 3))
+                                for t in range(1, 11)])
+    runs = accuracy.dx_runs(d)
+    summaries = {s.agent: s.accuracy for s in accuracy.summarise(runs)}
+    test = accuracy.compare(runs, "x", "y")
+    assert (test.accuracy_a, test.accuracy_b, test.delta) == (summaries["x"], summaries["y"], 0.0) == (0.6 / 3, 0.6 / 3, 0.0)

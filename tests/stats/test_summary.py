@@ -30,3 +30,19 @@ def test_summary_strict_weighs_cells_as_the_comparison_does(tmp_path):
         assert strict_text(strict) == "50.0% cell-balanced (6/8 runs)"
     # one agent's runs are one cell a condition: its share is its count
     assert {r.value: strict_text(r.strict) for r in s.per_agent} == {"A": "6/6", "B": "0/2"}
+
+
+def test_summary_means_are_the_comparisons_to_the_last_digit(tmp_path):
+    """Three tasks, one run each under each condition: no-skill 0.1, 0.2, 0.3. The comparison's mean A is
+    exactly summed, 0.6/3 = 0.19999999999999998; the summary's no-skill row and the whole summed in order,
+    0.20000000000000004 (`stats --json` printed both for one figure). Now both exact."""
+    rows = [f"{task},{cond},A,-,0,{reward},false,ok" for cond in ("no-skill", "with-skill")
+            for task, reward in (("mimic-meld-24h", 0.1), ("mimic-sofa-24h", 0.2), ("mimic-sofa-24h-raw", 0.3))]
+    path = _csv(tmp_path / "means.csv", rows)
+    c = analyse(path, "no-skill:with-skill")
+    s = analyse(path, summary=True, families=task_families())
+    assert c.mean_a == 0.6 / 3
+    assert {r.value: r.mean for r in s.per_condition} == {"no-skill": c.mean_a, "with-skill": c.mean_b}
+    assert s.overall.mean == 0.6 / 3
+    c = analyse(path, "no-skill:with-skill", families=task_families())
+    assert {r.value: r.mean for r in s.per_family} == {f.family: f.mean_a for f in c.per_family}

@@ -152,10 +152,6 @@ def _tests_ordered(ledger: Path) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
 def _case_means(values: list[float], cases: list[str]) -> list[float]:
     """Each case's mean over its trials (``values[i]`` a run of case ``cases[i]``), cases in order."""
     by: dict[str, list[float]] = {}
@@ -227,11 +223,12 @@ def compare(runs: list[dict], agent_a: str, agent_b: str) -> PairedTest:
     cases = sorted({t for (_, t) in by if (agent_a, t) in by and (agent_b, t) in by})
     if len(cases) < 2:
         raise DataError(f"{agent_a} and {agent_b} share {len(cases)} scored cases; need at least 2")
-    a = [_mean(by[(agent_a, t)]) for t in cases]
-    b = [_mean(by[(agent_b, t)]) for t in cases]
+    a = [exact_mean(by[(agent_a, t)]) for t in cases]
+    b = [exact_mean(by[(agent_b, t)]) for t in cases]
     p = paired_permutation_test(b, a, draws=PAPER_PERMUTATION_DRAWS, seed=0, alternative="greater")
-    mean_a, mean_b = sum(a) / len(a), sum(b) / len(b)
-    return PairedTest(agent_a, agent_b, len(cases), mean_a, mean_b, float(p), mean_b - mean_a)
+    # summed exactly, as dx stats' accuracy and stats' paired delta (the mean of the case deltas) are
+    return PairedTest(agent_a, agent_b, len(cases), exact_mean(a), exact_mean(b), float(p),
+                      exact_mean(y - x for x, y in zip(a, b)))
 
 
 def pareto(summaries: list[AgentSummary]) -> list[AgentSummary]:

@@ -123,7 +123,7 @@ def _task_means(runs: Runs, mask: np.ndarray, cell: np.ndarray) -> dict[str, flo
 def _mean_row(runs: Runs, mask: np.ndarray, cell: np.ndarray, by: str, value: str, *, draws: int, seed: int,
               level: float) -> MeanRow:
     means = np.array(list(_task_means(runs, mask, cell).values()))
-    return MeanRow(by=by, value=value, tasks=int(means.size), runs=int(mask.sum()), mean=float(means.mean()),
+    return MeanRow(by=by, value=value, tasks=int(means.size), runs=int(mask.sum()), mean=exact_mean(means),
                    ci=_ci(means, draws=draws, seed=seed, level=level), strict=strict_count(runs, mask, cell))
 
 
@@ -202,7 +202,7 @@ def summarise(runs: Runs, *, seed: int = 0, draws: int = BOOTSTRAP_DRAWS, level:
         means = np.array([t.mean for t in per_task if t.family == fam])
         fam_mask = np.isin(runs.task, [t.task for t in per_task if t.family == fam])
         per_family.append(MeanRow(by="family", value=fam, tasks=int(means.size), runs=int(fam_mask.sum()),
-                                  mean=float(means.mean()), ci=_ci(means, **kw), strict=strict_count(runs, fam_mask, cell)))
+                                  mean=exact_mean(means), ci=_ci(means, **kw), strict=strict_count(runs, fam_mask, cell)))
     return Summary(
         source=runs.source, benchmark=runs.benchmark, seed=seed, draws=draws, level=level, runs=len(runs),
         tasks=len(tasks), families=len(per_family), flagged_excluded=runs.n_flagged_excluded, flagged_charged=runs.n_flagged_charged,
