@@ -201,3 +201,17 @@ def test_the_paired_test_reads_the_accuracy_dx_stats_prints(tmp_path):
     summaries = {s.agent: s.accuracy for s in accuracy.summarise(runs)}
     test = accuracy.compare(runs, "x", "y")
     assert (test.accuracy_a, test.accuracy_b, test.delta) == (summaries["x"], summaries["y"], 0.0) == (0.6 / 3, 0.6 / 3, 0.0)
+
+
+def test_the_reports_agent_failures_are_the_ones_dx_stats_counts(tmp_path):
+    """An older store's 'timeout' and 'error' are agent failures, counted wrong by `dx stats` and `stats`; the
+    report's diagnosis table said 0 agent failed for them (found by a review). Now 2."""
+    from clinbench.report.dx_section import build_dx
+
+    d = _store(tmp_path / "c", [("a", "", case, 1, 1.0, True, False) for case in ("c1", "c2", "c3")])
+    with Store.open(d).connect() as con:
+        con.execute("UPDATE runs SET status = CASE WHEN task = 'c1' THEN 'timeout' ELSE 'error' END, reward = NULL, "
+                    "judge_score = NULL WHERE task IN ('c1', 'c2')")
+    row = next(line for line in build_dx(d).markdown.splitlines() if line.startswith("| a |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert (cells[2], cells[-2], cells[-1]) == ("33.3%", "2", "0")  # accuracy, agent failed, harness errors

@@ -35,6 +35,7 @@ from clinbench.records import RunStatus
 from clinbench.report.svg import accuracy_cost_plot, write_figure
 from clinbench.stats import accuracy
 from clinbench.stats.formatting import pct_text, usd_text
+from clinbench.stats.runs import AGENT_FAILED
 from clinbench.untrusted import markdown
 
 MAX_CASE_ROWS = 400
@@ -57,7 +58,7 @@ def _agent_rows(runs: list[dict], summaries: list[accuracy.AgentSummary]) -> lis
     rows = []
     for s in summaries:
         sub = [r for r in runs if accuracy.run_key(r) == s.agent]
-        failed = sum(r["status"] == RunStatus.AGENT_FAILED for r in sub)
+        failed = sum(r["status"] in AGENT_FAILED for r in sub)  # older stores' error and timeout too, as stats counts
         harness = sum(r["status"] == RunStatus.HARNESS_ERROR for r in sub)
         rows.append([s.agent + (" [self-judge]" if any("+self-judge" in (r["judge"] or "") for r in sub) else ""),
                      str(s.runs), pct_text(s.accuracy),
