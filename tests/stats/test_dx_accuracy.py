@@ -215,3 +215,15 @@ def test_the_reports_agent_failures_are_the_ones_dx_stats_counts(tmp_path):
     row = next(line for line in build_dx(d).markdown.splitlines() if line.startswith("| a |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert (cells[2], cells[-2], cells[-1]) == ("33.3%", "2", "0")  # accuracy, agent failed, harness errors
+
+
+def test_the_demo_counts_the_correct_runs_it_says(tmp_path):
+    """ed-instant right in c1's 3 trials, wrong in c2's 1: the demo printed "2/4 correct" (its 50.0% case-balanced
+    accuracy times 4 runs, found by a review); 3 of the 4 runs were right."""
+    from clinbench.dx.demo import _summary
+
+    d = _store(tmp_path / "c", [("ed-instant", "", "c1", t, 1.0, True, False) for t in (1, 2, 3)]
+               + [("ed-instant", "", "c2", 1, 0.0, True, False)])
+    lines = _summary(d, "head")
+    assert "offline baseline ed-instant: 3/4 correct" in lines
+    assert any(line.startswith("ed-instant: accuracy 50.0%") for line in lines)
