@@ -245,3 +245,14 @@ def test_column_means_weigh_cells_as_the_task_means_do(tmp_path):
     summarised = build_section(SectionSpec(campaign, Analysis(summary=True)))
     assert [t.mean for t in summarised.summary.per_task] == [0.6]
     assert [(r.column, r.match_a, r.nmae_a) for r in summarised.columns] == [("x", 0.6, 0.4), ("y", 0.6, None)]
+
+
+def test_the_summary_forest_plot_says_how_its_task_intervals_were_drawn(tmp_path):
+    """A summary's task interval resamples the task's runs (one cell) or its cells' means (stats.summary); the
+    figure said "bootstrap of trials within each cell", the comparison's rule (found by a review)."""
+    from clinbench.report.data import summary_figures
+    from clinbench.stats.analysis import analyse
+
+    svg = summary_figures(analyse(write_hand_store(tmp_path / "c"), summary=True))["forest"]
+    assert "bootstrap of its runs, or of its cells' means" in svg
+    assert "trials within each cell" not in svg

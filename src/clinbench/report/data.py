@@ -128,7 +128,7 @@ def summary_figures(s: Summary) -> dict[str, str]:
     o = s.overall
     overall = ForestRow(f"mean over {s.tasks} tasks", o.mean, o.ci.lo if o.ci else o.mean, o.ci.hi if o.ci else o.mean)
     return {"forest": forest_plot(rows, overall, title=f"Mean reward per task ({s.level:.0%} CI)",
-                                  x_label="mean reward (task rows: bootstrap of trials within each cell; mean: over tasks)",
+                                  x_label="mean reward (task rows: bootstrap of its runs, or of its cells' means; mean: over tasks)",
                                   value_label="mean [CI]")}
 
 
