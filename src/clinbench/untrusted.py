@@ -6,6 +6,9 @@
   integer of more than 4,300 digits) is a ``json.JSONDecodeError`` like
   any malformed JSON, so every reader treats it as the agent's bad output, never as a
   harness failure.
+* ``read_json``: a JSON file of an evidence folder, read only when it is a regular file (never
+  through a symbolic link, never waiting on a FIFO) of at most ``MAX_CHARS`` bytes; anything else
+  is an ``OSError`` saying what it is, bad JSON a ``json.JSONDecodeError``.
 * ``printable``: text with its control characters (terminal escape sequences, carriage
   returns, bidirectional overrides) shown as ``\\xNN`` escapes, for anything printed.
 * ``markdown``: one line of text for a Markdown document, its HTML and Markdown syntax
@@ -14,9 +17,13 @@
 
 from __future__ import annotations
 
+import errno
 import html
 import json
+import os
 import re
+import stat
+from pathlib import Path
 from typing import Any
 
 MAX_DEPTH = 64  # tool-call arguments and CLI events nest a handful of levels; 64 leaves room
@@ -51,6 +58,29 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH, max_chars: int = MAX
     if text.count("[") + text.count("{") > max_depth and too_deep(value, max_depth):
         raise UntrustedJSONError(f"JSON nested deeper than {max_depth} levels", text)
     return value
+
+
+def read_json(path: Path, *, max_bytes: int = MAX_CHARS) -> Any:
+    """``loads`` of the file ``path``. The file and its folder are opened without following a symbolic
+    link, without blocking (a FIFO is never waited on) and checked on the open descriptor: a file that
+    is not regular or holds over ``max_bytes`` is an ``OSError`` saying so."""
+    path = Path(path)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    folder = os.open(path.parent, flags | os.O_DIRECTORY)
+    try:
+        fd = os.open(path.name, flags | os.O_NONBLOCK, dir_fd=folder)
+    finally:
+        os.close(folder)
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        if st.st_size > max_bytes:
+            raise OSError(errno.EFBIG, f"over {max_bytes:,} bytes", str(path))
+        data = fh.read(max_bytes + 1)  # it may have grown since
+    if len(data) > max_bytes:
+        raise OSError(errno.EFBIG, f"over {max_bytes:,} bytes", str(path))
+    return loads(data, max_chars=max_bytes)
 
 
 def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:

@@ -67,3 +67,59 @@ def test_a_rejudge_keeps_the_audits_verdict(tmp_path, cases):
     assert after["scripted-guess (judge=offline (rejudged))"] == before["scripted-guess"] == (4, 0.0)
     flagged = [r for r in Store.open(out).runs() if r["flag_reason"] == "wrote outside"]
     assert len(flagged) == 2 and all(r["flag_charged"] and not r["publishable"] for r in flagged)
+
+
+def test_a_failure_whose_evidence_cannot_be_read_is_carried_and_hostile_evidence_stops_nothing(tmp_path, cases):
+    """Six encounters, one answered right, five the agent failed; the failures' score.json is missing, not JSON,
+    over the 16 MiB cap, a FIFO, and a symbolic link to a file outside the evidence. `dx rejudge` waited on the
+    FIFO for ever; without it, it skipped the three unreadable ones and carried the linked file's text into the new
+    evidence: the re-judged group held 2 runs at 50.0% against the original's 6 at 16.7%. Now each failure is
+    carried as agent-failed: 6 runs, 16.7%, the same mean judge, within 60 s, with no traceback; an answered
+    encounter whose score.json is a symlink becomes a harness error saying why, nothing of the linked file copied."""
+    import os
+    import subprocess
+    import sys
+
+    from clinbench.untrusted import MAX_CHARS
+
+    out = tmp_path / "c"
+    script = tmp_path / "guess.txt"
+    script.write_text("<diagnosis>Appendicitis</diagnosis>\n")
+    run_dx(cases[:6], DxConfig(agent=f"scripted:{script}"), out)
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"case_id": "1", "reference": "SECRET-OUTSIDE", "diagnosis": "SECRET-OUTSIDE"}')
+    with Store.open(out).connect() as con:
+        con.execute("UPDATE runs SET status = 'agent-failed', error = 'no diagnosis', reward = 0, judge_score = NULL")
+        right = con.execute("SELECT min(run_id) FROM runs").fetchone()[0]
+        con.execute("UPDATE runs SET status = 'ok', reward = 1, judge_score = 5 WHERE run_id = ?", [right])
+        failed = [r[0] for r in con.execute("SELECT evidence_dir FROM runs WHERE status = 'agent-failed' "
+                                            "ORDER BY run_id").fetchall()]
+    scores = [out / ev / "score.json" for ev in failed]
+    for score in scores:
+        score.unlink()
+    scores[1].write_text("{not json")
+    with scores[2].open("wb") as fh:
+        fh.truncate(MAX_CHARS + 1)
+    os.mkfifo(scores[3])
+    scores[4].symlink_to(outside)
+    before = {s.agent: (s.runs, s.accuracy, s.mean_judge) for s in accuracy.summarise(accuracy.dx_runs(out))}
+    assert before["scripted-guess"] == (6, 1 / 6, 10 / 6)
+    cli = subprocess.run([sys.executable, "-m", "clinbench", "dx", "rejudge", str(out), "--judge", "offline"],
+                         capture_output=True, text=True, timeout=60)
+    assert cli.returncode == 0 and "Traceback" not in cli.stderr, cli.stderr
+    after = {s.agent: (s.runs, s.accuracy, s.mean_judge) for s in accuracy.summarise(accuracy.dx_runs(out))}
+    assert after["scripted-guess (judge=offline (rejudged))"] == before["scripted-guess"]
+    rejudged = [r for r in Store.open(out).runs() if r["run_id"].startswith(tuple(f.split("/")[-1] for f in failed))
+                and "~judge-" in r["run_id"]]
+    assert len(rejudged) == 5 and all(r["status"] == "agent-failed" and r["reward"] == 0 for r in rejudged)
+
+    # an answered encounter whose score.json links outside its evidence: a harness error, never the linked bytes
+    answered = tmp_path / "answered"
+    (row,) = [r.to_json() for r in run_dx(cases[:1], DxConfig(agent=f"scripted:{script}"), answered)]
+    link = answered / row["evidence_dir"] / "score.json"
+    link.unlink()
+    link.symlink_to(outside)
+    (new,) = rejudge(answered, "offline")
+    assert str(new.status) == "harness-error" and "score.json cannot be read" in new.error
+    written = "".join((answered / new.evidence_dir / name).read_text() for name in ("score.json", "manifest.json"))
+    assert "SECRET-OUTSIDE" not in written

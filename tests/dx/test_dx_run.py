@@ -243,3 +243,16 @@ def test_cli_run_with_llm_judge_and_gatekeeper_over_loopback(tmp_path, cases):
     assert [(e["source"], e["reply"], e["prompt"]) for e in events if e["event"] == "test"] == [
         ("REAL", "Lipase: 28 U/L.", "gatekeeper-2")]
     assert json.loads((tmp_path / "c" / run["evidence_dir"] / "score.json").read_text())["judge_prompt"] == "judge-2"
+
+
+def test_dx_run_prints_each_agents_accuracy_never_one_pooled_over_agents(tmp_path):
+    """oracle and an agent that always answers gout, on 2 demo cases: `dx run` printed "accuracy 50.0% of 4
+    scored", a figure of neither agent (found by a review); now each agent's, as `dx stats` gives it."""
+    script = tmp_path / "gout.txt"
+    script.write_text("<diagnosis>Gout</diagnosis>\n")
+    out = cli("run", "--cases", "demo", "--max-cases", "2", "--agent", f"oracle,scripted:{script}",
+              "--out", str(tmp_path / "c"))
+    assert out.returncode == 0, out.stderr
+    line = " ".join(out.stdout.split())
+    assert "oracle: accuracy 100.0% of 2 scored, mean cost $0; scripted-gout: accuracy 0.0% of 2 scored" in line
+    assert "accuracy 50.0%" not in line

@@ -212,3 +212,47 @@ def test_column_means_count_a_run_without_column_scores_as_zero(tmp_path):
         con.execute("DELETE FROM column_scores WHERE run_id = 'r01'")
     rows = column_diagnostics(load_runs(campaign))
     assert [(r.task, r.column, r.match_a, r.nmae_a) for r in rows] == [("mimic-sofa-24h", "score", 0.25, 0.6)]
+
+
+def test_column_means_weigh_cells_as_the_task_means_do(tmp_path):
+    """One task scoring columns x and y (reward = their mean); models A, B, C of one agent. No-skill: A 3 trials
+    (x 1, y 1; x's nMAE 0), B 1 (0, 0; nMAE 1), C 1 (1, 1; nMAE 0); with-skill: A 1 (1, 0; 0), B 1 (0, 1; 1).
+    Compared, the task pairs cells A and B: no-skill (1 + 0)/2 = 0.5, with-skill 0.5. The columns pooled every
+    run of a side: no-skill x and y 4/5 = 0.8 (nMAE 1/5 = 0.2), their mean 0.8 beside a task mean of 0.5 (found
+    by a review). Summarised, five cells: the task (1 + 0 + 1 + 0.5 + 0.5)/5 = 0.6, x and y pooled 5/7 = 0.714.
+    Now each column's mean over cells of its cells' means: 0.5 and 0.5 (nMAE 0.5), and 0.6 and 0.6."""
+    from clinbench.report.build import SectionSpec, build_section
+    from clinbench.stats.analysis import Analysis
+
+    campaign = write_hand_store(tmp_path / "c", flagged=False)
+    runs = [("no-skill", "A", 3, 1, 1), ("no-skill", "B", 1, 0, 0), ("no-skill", "C", 1, 1, 1),
+            ("with-skill", "A", 1, 1, 0), ("with-skill", "B", 1, 0, 1)]
+    with duckdb.connect(str(campaign / "results.duckdb")) as con:
+        con.execute("DELETE FROM runs WHERE benchmark = 'derive'")
+        con.execute("DELETE FROM column_scores")
+        for cond, model, trials, x, y in runs:
+            for trial in range(trials):
+                run_id = f"{cond}-{model}-{trial}"
+                con.execute("INSERT INTO runs (run_id, benchmark, task, condition, schema, agent, model, trial, status, "
+                            "reward, strict, publishable) VALUES (?, 'derive', 'mimic-meld-24h', ?, 'native', 'codex', ?, "
+                            "?, 'ok', ?, FALSE, TRUE)", [run_id, cond, model, trial, (x + y) / 2])
+                con.execute("INSERT INTO column_scores VALUES (?, 'x', ?, ?), (?, 'y', ?, NULL)",
+                            [run_id, x, 1 - x, run_id, y])
+    compared = build_section(SectionSpec(campaign, Analysis(compare="no-skill:with-skill")))
+    assert [(t.mean_a, t.mean_b) for t in compared.comparison.per_task] == [(0.5, 0.5)]
+    assert [(r.column, r.match_a, r.match_b, r.nmae_a, r.nmae_b) for r in compared.columns] == [
+        ("x", 0.5, 0.5, 0.5, 0.5), ("y", 0.5, 0.5, None, None)]
+    summarised = build_section(SectionSpec(campaign, Analysis(summary=True)))
+    assert [t.mean for t in summarised.summary.per_task] == [0.6]
+    assert [(r.column, r.match_a, r.nmae_a) for r in summarised.columns] == [("x", 0.6, 0.4), ("y", 0.6, None)]
+
+
+def test_the_summary_forest_plot_says_how_its_task_intervals_were_drawn(tmp_path):
+    """A summary's task interval resamples the task's runs (one cell) or its cells' means (stats.summary); the
+    figure said "bootstrap of trials within each cell", the comparison's rule (found by a review)."""
+    from clinbench.report.data import summary_figures
+    from clinbench.stats.analysis import analyse
+
+    svg = summary_figures(analyse(write_hand_store(tmp_path / "c"), summary=True))["forest"]
+    assert "bootstrap of its runs, or of its cells' means" in svg
+    assert "trials within each cell" not in svg

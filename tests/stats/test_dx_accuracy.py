@@ -100,6 +100,20 @@ def test_agent_failures_without_a_reward_count_as_wrong(tmp_path):
     assert agents["y"] == y.accuracy
 
 
+def test_an_agent_failure_scores_the_same_whichever_store_wrote_it(tmp_path):
+    """x and y right on c1 (judge 5) and failed c2: x's failure as `dx run` writes it (agent-failed, reward 0, no
+    judge score), y's as an older store did ('error', no reward). Both are wrong (50.0%), but the mean judge score
+    read 5.00 for x, its failure left out, and 3.00 for y, its failure charged judge score 1 (found by a review).
+    Now one rule, ``unscored_failure``, for any failure the judge did not score: 3.00 and 3.00."""
+    d = _store(tmp_path / "c", [(agent, "", case, 1, float(case == "c1"), True, False)
+                                for agent in ("x", "y") for case in ("c1", "c2")])
+    with Store.open(d).connect() as con:
+        con.execute("UPDATE runs SET status = 'agent-failed', judge_score = NULL WHERE agent = 'x' AND task = 'c2'")
+        con.execute("UPDATE runs SET status = 'error', reward = NULL, judge_score = NULL WHERE agent = 'y' AND task = 'c2'")
+    summaries = {s.agent: (s.accuracy, s.mean_judge) for s in accuracy.summarise(accuracy.dx_runs(d))}
+    assert summaries == {"x": (0.5, 3.0), "y": (0.5, 3.0)}
+
+
 def test_accuracy_weighs_cases_not_runs(tmp_path):
     """x right on c1's 3 trials, wrong on c2 and c3, whose other trials were harness errors: accuracy is
     the mean of case accuracies, 1/3, as `stats --benchmark dx` and the paired test say (before: 3 of 5
@@ -129,3 +143,87 @@ def test_dx_summary_calls_test_cost_what_it_is(tmp_path):
     out = _cli("stats", str(d), "--benchmark", "dx", "--summary", "--draws", "100").stdout
     assert "spent on every attempt" not in out
     assert "simulated test cost of every attempt (not money spent): $600.00" in " ".join(out.split())
+
+
+def test_dx_stats_and_report_read_evidence_as_untrusted(tmp_path):
+    """Three runs' ledger.json: one holds 4 tests, one is a FIFO, one links to a file outside holding 99. `dx stats`
+    and the report's diagnosis section waited on the FIFO for ever, and read the link: 51.5 tests a case. Now
+    4.0 within 60 s, the others read as no ledger; the report's section is built."""
+    import os
+
+    from clinbench.report.dx_section import build_dx
+
+    d = _store(tmp_path / "c", [("a", "", case, 1, 1.0, True, False) for case in ("c1", "c2", "c3")])
+    with Store.open(d).connect() as con:
+        con.execute("UPDATE runs SET evidence_dir = 'runs/' || task")
+    for case in ("c1", "c2", "c3"):
+        (d / "runs" / case).mkdir(parents=True)
+    (d / "runs" / "c1" / "ledger.json").write_text('{"tests_ordered": 4}')
+    os.mkfifo(d / "runs" / "c2" / "ledger.json")
+    (tmp_path / "outside.json").write_text('{"tests_ordered": 99, "data": "SYNTHETIC"}')
+    (d / "runs" / "c3" / "ledger.json").symlink_to(tmp_path / "outside.json")
+    (d / "runs" / "c3" / "manifest.json").symlink_to(tmp_path / "outside.json")
+    out = subprocess.run([sys.executable, "-m", "clinbench", "dx", "stats", str(d), "--json"], capture_output=True,
+                         text=True, timeout=60)
+    assert json.loads(out.stdout)["agents"][0]["mean_tests"] == 4.0
+    os.mkfifo(d / "runs" / "c2" / "manifest.json")
+    os.mkfifo(d / "runs" / "c2" / "score.json")
+    part = build_dx(d)
+    assert "Sequential diagnosis on cases" in part.markdown  # not "synthetic": the linked manifest is not read
+
+
+def test_dx_stats_and_stats_give_one_accuracy_interval(tmp_path):
+    """One agent, 5 cases right in 2, 3, 1, 2 and 0 of 3 trials (53.3%): `dx stats` and `stats --benchmark dx
+    --summary` both bootstrap the case means (seed 0), but drew 10,000 and 20,000 times: [26.7%, 80.0%] against
+    [20.0%, 80.0%] for the same accuracy (found by a review). One count now (resamples.BOOTSTRAP_DRAWS, 20,000):
+    [20.0%, 80.0%] in both."""
+    from clinbench.stats.resamples import BOOTSTRAP_DRAWS
+    from clinbench.stats.runs import load_runs
+    from clinbench.stats.summary import summarise
+
+    right = {"c1": 2, "c2": 3, "c3": 1, "c4": 2, "c5": 0}
+    d = _store(tmp_path / "c", [("a", "", case, t, float(t <= n), True, False)
+                                for case, n in right.items() for t in (1, 2, 3)])
+    (s,) = accuracy.summarise(accuracy.dx_runs(d))
+    (row,) = summarise(load_runs(d, benchmark="dx")).per_agent
+    assert s.accuracy == row.mean == pytest.approx(8 / 15)
+    assert s.ci == (row.ci.lo, row.ci.hi) == (pytest.approx(0.2), pytest.approx(0.8)) and BOOTSTRAP_DRAWS == 20000
+
+
+def test_the_paired_test_reads_the_accuracy_dx_stats_prints(tmp_path):
+    """x and y right on 1, 2 and 3 of c1-c3's 10 trials. The summary's accuracy is exactly summed, 0.6/3 =
+    0.19999999999999998; the paired test's summed in order, 0.20000000000000004, for the same cases (`dx stats
+    --json` printed both). Now one rule (exact_mean) for both."""
+    d = _store(tmp_path / "c", [(agent, "", case, t, float(t <= n), True, False)
+                                for agent in ("x", "y") for case, n in (("c1", 1), ("c2", 2), ("c3", 3))
+                                for t in range(1, 11)])
+    runs = accuracy.dx_runs(d)
+    summaries = {s.agent: s.accuracy for s in accuracy.summarise(runs)}
+    test = accuracy.compare(runs, "x", "y")
+    assert (test.accuracy_a, test.accuracy_b, test.delta) == (summaries["x"], summaries["y"], 0.0) == (0.6 / 3, 0.6 / 3, 0.0)
+
+
+def test_the_reports_agent_failures_are_the_ones_dx_stats_counts(tmp_path):
+    """An older store's 'timeout' and 'error' are agent failures, counted wrong by `dx stats` and `stats`; the
+    report's diagnosis table said 0 agent failed for them (found by a review). Now 2."""
+    from clinbench.report.dx_section import build_dx
+
+    d = _store(tmp_path / "c", [("a", "", case, 1, 1.0, True, False) for case in ("c1", "c2", "c3")])
+    with Store.open(d).connect() as con:
+        con.execute("UPDATE runs SET status = CASE WHEN task = 'c1' THEN 'timeout' ELSE 'error' END, reward = NULL, "
+                    "judge_score = NULL WHERE task IN ('c1', 'c2')")
+    row = next(line for line in build_dx(d).markdown.splitlines() if line.startswith("| a |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert (cells[2], cells[-2], cells[-1]) == ("33.3%", "2", "0")  # accuracy, agent failed, harness errors
+
+
+def test_the_demo_counts_the_correct_runs_it_says(tmp_path):
+    """ed-instant right in c1's 3 trials, wrong in c2's 1: the demo printed "2/4 correct" (its 50.0% case-balanced
+    accuracy times 4 runs, found by a review); 3 of the 4 runs were right."""
+    from clinbench.dx.demo import _summary
+
+    d = _store(tmp_path / "c", [("ed-instant", "", "c1", t, 1.0, True, False) for t in (1, 2, 3)]
+               + [("ed-instant", "", "c2", 1, 0.0, True, False)])
+    lines = _summary(d, "head")
+    assert "offline baseline ed-instant: 3/4 correct" in lines
+    assert any(line.startswith("ed-instant: accuracy 50.0%") for line in lines)

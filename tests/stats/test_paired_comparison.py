@@ -536,8 +536,9 @@ def test_one_paired_task_has_no_interval(tmp_path):
 def test_a_charged_run_scores_nothing_on_every_figure(tmp_path):
     """The charged meld with-skill run (codex/m1 trial 2) was stored with key F1 1.0, nMAE 0 and column match 1.0.
     Charged, it scores as no output: key F1 0, nMAE 1, match 0. Key F1 meld B: m1 (0.5 + 0)/2, m2 0.7 → 0.475, so
-    B = (1 + 1 + 0.475)/3 = 0.825 (kept as stored: 1.0 → 0.725 and 0.908); column 'score' meld B (runs pooled):
-    match (0.6 + 0.8 + 0)/3, nMAE (0.5 + 0.5 + 1)/3."""
+    B = (1 + 1 + 0.475)/3 = 0.825 (kept as stored: 1.0 → 0.725 and 0.908); column 'score' meld B (cells weighed as
+    the task mean weighs them): match m1 (0.6 + 0)/2, m2 0.8 → 0.55, the task's mean reward; nMAE m1 (0.5 + 1)/2,
+    m2 0.5 → 0.625."""
     from clinbench.report.data import column_diagnostics
     from clinbench.stats.analysis import load_selected
 
@@ -552,7 +553,8 @@ def test_a_charged_run_scores_nothing_on_every_figure(tmp_path):
     assert c.key_f1.mean_b == pytest.approx(0.825)
     row = next(r for r in column_diagnostics(load_selected(store), "no-skill", "with-skill")
                if r.task == "mimic-meld-24h")
-    assert (row.match_b, row.nmae_b) == (pytest.approx(1.4 / 3), pytest.approx(2 / 3))
+    assert (row.match_b, row.nmae_b) == (pytest.approx(0.55), pytest.approx(0.625))
+    assert row.match_b == next(t.mean_b for t in c.per_task if t.task == "mimic-meld-24h")
 
 
 def test_an_agent_failure_without_output_scores_key_f1_0(tmp_path):

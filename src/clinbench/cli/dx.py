@@ -98,17 +98,20 @@ def role_specs(models: dict[str, tuple], params: list[str]) -> dict:
 
 
 def _scored_line(records) -> str:
-    """Accuracy and mean cost of scored runs, never 'nan'."""
-    scored = [r for r in records if r.reward is not None]
+    """Each agent's accuracy and mean cost over ``records``, case-balanced as `dx stats` gives them (runs of two
+    agents never pooled into one figure), never 'nan'."""
+    from clinbench.stats import accuracy
+    from clinbench.stats.formatting import usd_text
+
     failed = sum(r.status == RunStatus.AGENT_FAILED for r in records)
     harness = sum(r.status == RunStatus.HARNESS_ERROR for r in records)
     notes = ", ".join(x for x in (f"{failed} agent-failed (counted wrong)" if failed else "",
                                   f"{harness} harness-error (left out; see error)" if harness else "") if x)
-    if not scored:
+    summaries = [s for s in accuracy.summarise([r.to_json() for r in records]) if s.accuracy is not None]
+    if not summaries:
         return f"no run was scored ({notes or 'no runs'})"
-    acc = sum(r.reward for r in scored) / len(scored)
-    cost = sum(r.cost or 0.0 for r in scored) / len(scored)
-    return f"accuracy {acc:.1%} of {len(scored)} scored, mean cost ${cost:,.0f}" + (f"; {notes}" if notes else "")
+    return "; ".join(f"{s.agent}: accuracy {s.accuracy:.1%} of {s.scored} scored, mean cost {usd_text(s.mean_cost)}"
+                     for s in summaries) + (f"; {notes}" if notes else "")
 
 
 def _judge_model(models: dict[str, tuple]):

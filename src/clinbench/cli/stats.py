@@ -10,6 +10,7 @@ from rich.console import Console
 
 from clinbench.cli._console import make_console, styled
 from clinbench.records import RunStatus
+from clinbench.stats.resamples import BOOTSTRAP_DRAWS, SIGN_FLIP_DRAWS
 
 
 # The options `stats` and `report` share (what `clinbench.stats.analysis.Analysis` holds), declared once.
@@ -21,7 +22,7 @@ COMPARE = typer.Option(
          "Default: no-skill:with-skill, or the only two conditions; otherwise a summary")
 SUMMARY = typer.Option(False, "--summary", help="summarise the runs even when two conditions are present")
 SEED = typer.Option(0, "--seed", min=0, help="seed of every bootstrap and sign-flip draw")
-DRAWS = typer.Option(20000, "--draws", min=1, help="bootstrap draws")
+DRAWS = typer.Option(BOOTSTRAP_DRAWS, "--draws", min=1, help="bootstrap draws")
 INCLUDE_FLAGGED = typer.Option(False, "--include-flagged", help="keep runs the audit marked unpublishable")
 SCHEMA = typer.Option(None, "--schema-variant", help="only runs of this schema variant")
 AGENT = typer.Option(None, "--agent", help="only runs of this agent")
@@ -151,7 +152,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print the full result as JSON"),
         seed: int = SEED,
         draws: int = DRAWS,
-        permutation_draws: int = typer.Option(200000, "--permutation-draws", min=1, help="sign-flip draws"),
+        permutation_draws: int = typer.Option(SIGN_FLIP_DRAWS, "--permutation-draws", min=1, help="sign-flip draws"),
         include_flagged: bool = INCLUDE_FLAGGED,
         schema: str | None = SCHEMA,
         agent: str | None = AGENT,

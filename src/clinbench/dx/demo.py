@@ -96,8 +96,9 @@ def _summary(out_dir: Path, head: str) -> list[str]:
            for name in ("ed-workup", "ed-instant", "oracle")}
     for name in ("ed-workup", "ed-instant"):
         s = next((s for s in summaries if s.agent == key[name]), None)
-        if s is not None and s.accuracy is not None:
-            lines.append(f"offline baseline {s.agent}: {round(s.accuracy * s.scored)}/{s.scored} correct")
+        if s is not None and s.accuracy is not None:  # a count of runs; the accuracy (case-balanced) follows
+            correct = sum(r["reward"] == 1.0 for r in runs if accuracy.run_key(r) == s.agent)
+            lines.append(f"offline baseline {s.agent}: {correct}/{s.scored} correct")
     lines += [s.describe() for s in summaries]
     for a, b in ((key["ed-instant"], key["ed-workup"]), (key["ed-workup"], key["oracle"])):  # base, new
         if a is None or b is None:

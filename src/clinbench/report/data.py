@@ -11,7 +11,7 @@ import numpy as np
 from clinbench.report.explain import RunWhy
 from clinbench.report.provenance import Provenance
 from clinbench.report.svg import ForestRow, forest_plot, paired_bars
-from clinbench.stats.compare import Comparison
+from clinbench.stats.compare import Comparison, cell_means, cells, exact_mean, group_cells, pair_cells
 from clinbench.stats.groups import group_mask
 from clinbench.stats.runs import CHARGE, Runs
 from clinbench.stats.summary import Summary
@@ -69,53 +69,56 @@ class ReportData:
 
 def column_diagnostics(runs: Runs, a: str = "", b: str = "", dimension: str = "condition") -> list[ColumnRow]:
     """Per task and scored column, the mean match rate and nMAE in group ``a`` and group ``b`` of
-    ``dimension``; with no groups given, over all runs (in the ``a`` slot).
+    ``dimension``, over the cells both ran, as the comparison's task means; with no groups given, over
+    all runs (in the ``a`` slot), as the summary's. Each mean weighs cells, not runs: the mean over the
+    task's cells of each cell's mean over its trials (``clinbench.stats.compare.cell_means``), so the mean
+    of a task's column means is its mean reward.
 
     A run the scorer gave no column scores (no output, no rows, a missing key column) matched
     nothing: it counts as match rate 0 (and nMAE 1 where the column has one), as the task's
-    reward counts it 0, so column means and task means agree. A run charged for its agent's conduct
-    (``clinbench.stats.runs.CHARGE``) matched nothing either, whatever its stored column scores."""
+    reward counts it 0. A run charged for its agent's conduct (``clinbench.stats.runs.CHARGE``)
+    matched nothing either, whatever its stored column scores."""
     if not runs.column_scores:
         return []
     if a:
-        side = np.where(group_mask(runs, dimension, a), "a", np.where(group_mask(runs, dimension, b), "b", ""))
+        cell = group_cells(runs, dimension, a, b)
+        side_a, side_b, _, _ = pair_cells(runs, group_mask(runs, dimension, a), group_mask(runs, dimension, b), cell)
     else:
-        side = np.full(len(runs), "a", dtype=object)
-    where = {rid: (t, str(g)) for rid, t, g in zip(runs.run_id.tolist(), runs.task.tolist(), side.tolist())}
-    a, b = "a", "b"
-    acc: dict[tuple[str, str], dict[str, list[list[float]]]] = {}
+        cell = cells(runs, "")
+        side_a, side_b = np.ones(len(runs), dtype=bool), np.zeros(len(runs), dtype=bool)
+    index = {rid: i for i, rid in enumerate(runs.run_id.tolist())}
+    # (task, column) -> each run's match rate and nMAE (NaN: none recorded)
+    values: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
+    scored = np.zeros(len(runs), dtype=bool)
     for run_id, column, match, nmae in runs.column_scores:
-        if run_id not in where:
+        i = index.get(run_id)
+        if i is None:
             continue
-        task, cond = where[run_id]
-        if cond not in (a, b):
-            continue
-        slot = acc.setdefault((task, column), {a: [[], []], b: [[], []]})[cond]
+        scored[i] = True
+        match_of, nmae_of = values.setdefault((str(runs.task[i]), column),
+                                              (np.full(len(runs), np.nan), np.full(len(runs), np.nan)))
         if run_id in runs.charged_ids:
             match = CHARGE["match_rate"]
             nmae = None if nmae is None else CHARGE["nmae"]
-        if match is not None:
-            slot[0].append(float(match))
-        if nmae is not None:
-            slot[1].append(float(nmae))
-    scored = {c[0] for c in runs.column_scores}
-    has_nmae = {(where[c[0]][0], c[1]) for c in runs.column_scores if c[0] in where and c[3] is not None}
-    for run_id, (task, cond) in where.items():
-        if run_id in scored or cond not in (a, b):
-            continue
-        for (t, column), v in acc.items():
-            if t == task:
-                v[cond][0].append(0.0)
-                if (t, column) in has_nmae:
-                    v[cond][1].append(1.0)
+        match_of[i] = np.nan if match is None else float(match)
+        nmae_of[i] = np.nan if nmae is None else float(nmae)
 
-    def mean(xs: list[float]) -> float | None:
-        return float(np.mean(xs)) if xs else None
+    def mean(mask: np.ndarray, of: np.ndarray) -> float | None:
+        by_cell = cell_means(runs, mask, cell, of)
+        return exact_mean(by_cell.values()) if by_cell else None
 
-    return [
-        ColumnRow(task, column, mean(v[a][0]), mean(v[b][0]), mean(v[a][1]), mean(v[b][1]))
-        for (task, column), v in sorted(acc.items())
-    ]
+    rows = []
+    for (task, column), (match_of, nmae_of) in sorted(values.items()):
+        unscored = (runs.task == task) & ~scored
+        match_of[unscored] = 0.0
+        if not np.all(np.isnan(nmae_of)):
+            nmae_of[unscored] = 1.0
+        in_task = runs.task == task
+        if not (in_task & (side_a | side_b)).any():
+            continue  # the task's cells ran under one side only: in no comparison figure
+        rows.append(ColumnRow(task, column, mean(in_task & side_a, match_of), mean(in_task & side_b, match_of),
+                              mean(in_task & side_a, nmae_of), mean(in_task & side_b, nmae_of)))
+    return rows
 
 
 def summary_figures(s: Summary) -> dict[str, str]:
@@ -125,7 +128,7 @@ def summary_figures(s: Summary) -> dict[str, str]:
     o = s.overall
     overall = ForestRow(f"mean over {s.tasks} tasks", o.mean, o.ci.lo if o.ci else o.mean, o.ci.hi if o.ci else o.mean)
     return {"forest": forest_plot(rows, overall, title=f"Mean reward per task ({s.level:.0%} CI)",
-                                  x_label="mean reward (task rows: bootstrap of trials within each cell; mean: over tasks)",
+                                  x_label="mean reward (task rows: bootstrap of its runs, or of its cells' means; mean: over tasks)",
                                   value_label="mean [CI]")}
 
 

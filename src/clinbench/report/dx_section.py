@@ -22,7 +22,6 @@ are shown apart, never pooled.
 
 from __future__ import annotations
 
-import json
 import os
 from html import escape
 from itertools import combinations
@@ -30,28 +29,36 @@ from pathlib import Path
 
 from dataclasses import dataclass, field
 
+from clinbench import untrusted
 from clinbench.dx.judge import cohen_kappa
 from clinbench.records import RunStatus
 from clinbench.report.svg import accuracy_cost_plot, write_figure
 from clinbench.stats import accuracy
 from clinbench.stats.formatting import pct_text, usd_text
+from clinbench.stats.runs import AGENT_FAILED
 from clinbench.untrusted import markdown
 
 MAX_CASE_ROWS = 400
 
 
-def _score(store_dir: Path, run: dict) -> dict:
+def _evidence_json(store_dir: Path, run: dict, name: str) -> dict:
+    """A JSON object of the run's evidence, read as untrusted ({} when it cannot be read)."""
     try:
-        return json.loads((store_dir / (run["evidence_dir"] or "") / "score.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        data = untrusted.read_json(store_dir / (run["evidence_dir"] or "") / name)
+    except (OSError, ValueError):
         return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _score(store_dir: Path, run: dict) -> dict:
+    return _evidence_json(store_dir, run, "score.json")
 
 
 def _agent_rows(runs: list[dict], summaries: list[accuracy.AgentSummary]) -> list[list[str]]:
     rows = []
     for s in summaries:
         sub = [r for r in runs if accuracy.run_key(r) == s.agent]
-        failed = sum(r["status"] == RunStatus.AGENT_FAILED for r in sub)
+        failed = sum(r["status"] in AGENT_FAILED for r in sub)  # older stores' error and timeout too, as stats counts
         harness = sum(r["status"] == RunStatus.HARNESS_ERROR for r in sub)
         rows.append([s.agent + (" [self-judge]" if any("+self-judge" in (r["judge"] or "") for r in sub) else ""),
                      str(s.runs), pct_text(s.accuracy),
@@ -89,11 +96,7 @@ def _synthetic_cases(store_dir: Path, runs: list[dict]) -> set[str]:
     """The cases whose runs' manifests say their data is synthetic (``dx run`` records it per run)."""
     out = set()
     for r in runs:
-        try:
-            manifest = json.loads((store_dir / (r["evidence_dir"] or "") / "manifest.json").read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            continue
-        if isinstance(manifest, dict) and manifest.get("data") == "SYNTHETIC":
+        if _evidence_json(store_dir, r, "manifest.json").get("data") == "SYNTHETIC":
             out.add(r["task"])
     return out
 

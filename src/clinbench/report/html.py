@@ -280,9 +280,9 @@ def _comparison_body(sec: Section) -> list[str]:
     if sec.columns:
         body += [
             "<h3>Per-column diagnostics</h3>",
-            '<p class="note">Mean match rate of each scored column over the runs of each group (a run the scorer gave no '
-            "column scores, e.g. no output, counts 0, as in its reward), and its normalised mean absolute error where "
-            "numeric.</p>",
+            '<p class="note">Mean match rate of each scored column in each group, over the cells both groups ran (each '
+            "cell's mean over its trials), as the task means are (a run the scorer gave no column scores, e.g. no "
+            "output, counts 0, as in its reward), and its normalised mean absolute error where numeric.</p>",
             _table(
                 ["task", "column", f"match {a}", f"match {b}", "delta", f"nMAE {a}", f"nMAE {b}"],
                 [[escape(r.task), escape(r.column), _num(r.match_a), _num(r.match_b),

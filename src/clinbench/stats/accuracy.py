@@ -4,9 +4,9 @@ Accuracy is the share of a case's runs the judge scored 4 or more (reward 1.0), 
 tests ordered per case are read from each run's ledger.json (agents and clinicians alike). The runs
 are those the audit lets into a statistic, as for derive runs (``clinbench.stats.runs.audit_rule``):
 unpublishable runs are left out unless ``include_flagged``, and a run flagged for its agent's own
-conduct counts as wrong (reward 0, judge score 1), as does an agent failure without a reward
-(``unscored_failure``: the older stores' ``error`` and ``timeout`` included); harness errors are in
-no statistic. Trials of one case are not independent: accuracy, mean cost, mean judge score and
+conduct counts as wrong (reward 0, judge score 1), as does an agent failure the judge never scored
+(``unscored_failure``: as ``dx run`` writes one, and the older stores' ``error`` and ``timeout``
+without a reward); harness errors are in no statistic. Trials of one case are not independent: accuracy, mean cost, mean judge score and
 tests ordered are case-balanced (each case's trials averaged, then the cases, as ``clinbench stats``
 averages a task's runs), their intervals percentile bootstraps of the case means (none with one
 case), and two agents are compared with the paper's one-sided paired
@@ -17,12 +17,12 @@ with the report's other figures (``clinbench.report.svg.accuracy_cost_plot``).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from clinbench import untrusted
 from clinbench.duck import duckdb
 from clinbench.errors import DataError
 from clinbench.records import STORE_FILE, RunStatus
@@ -31,9 +31,9 @@ from clinbench.stats.bootstrap import bootstrap_distribution, percentile_interva
 from clinbench.stats.compare import exact_mean
 from clinbench.stats.groups import split_pair
 from clinbench.stats.permutation import paired_permutation_test
-from clinbench.stats.runs import CHARGE, audit_rule, unscored_failure
+from clinbench.stats.resamples import BOOTSTRAP_DRAWS, PAPER_PERMUTATION_DRAWS
+from clinbench.stats.runs import AGENT_FAILED, CHARGE, audit_rule, unscored_failure
 
-DRAWS = 10000  # the paper's resample count
 
 
 @dataclass
@@ -126,8 +126,10 @@ def dx_runs(directory: str | Path, *, include_flagged: bool = False) -> DxRuns:
     harness = [r["status"] == RunStatus.HARNESS_ERROR for r in rows]
     keep, charged = audit_rule([r.get("publishable") is not False for r in rows],
                                [bool(r.get("flag_charged")) for r in rows], harness, include_flagged)
-    # an agent failure without a reward (older stores' error/timeout) is wrong, as derive counts it
-    failed = unscored_failure([np.nan if r["reward"] is None else r["reward"] for r in rows], harness)
+    # an agent failure the judge never scored (as `dx run` writes one: reward 0, no judge score; an older store's
+    # error/timeout: no reward either) is wrong on every figure, judge score included, as derive counts it
+    failed = unscored_failure([np.nan if r["reward"] is None or (r["status"] in AGENT_FAILED and r["judge_score"] is None)
+                               else r["reward"] for r in rows], harness)
     runs = DxRuns()
     for r, kept, zeroed, unscored in zip(rows, keep.tolist(), charged.tolist(), failed.tolist()):
         if kept:
@@ -144,14 +146,10 @@ def dx_runs(directory: str | Path, *, include_flagged: bool = False) -> DxRuns:
 
 def _tests_ordered(ledger: Path) -> int | None:
     try:
-        value = json.loads(ledger.read_text(encoding="utf-8")).get("tests_ordered")
+        value = untrusted.read_json(ledger).get("tests_ordered")
     except (OSError, ValueError, AttributeError):
         return None
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
 
 
 def _case_means(values: list[float], cases: list[str]) -> list[float]:
@@ -173,7 +171,7 @@ def _case_level(values: list[float], cases: list[str], level: float
     mean = exact_mean(means)
     if len(means) < 2:
         return mean, None
-    lo, hi = percentile_interval(bootstrap_distribution(np.asarray(means), draws=DRAWS, seed=0), level)
+    lo, hi = percentile_interval(bootstrap_distribution(np.asarray(means), draws=BOOTSTRAP_DRAWS, seed=0), level)
     return mean, (float(lo), float(hi))
 
 
@@ -225,11 +223,12 @@ def compare(runs: list[dict], agent_a: str, agent_b: str) -> PairedTest:
     cases = sorted({t for (_, t) in by if (agent_a, t) in by and (agent_b, t) in by})
     if len(cases) < 2:
         raise DataError(f"{agent_a} and {agent_b} share {len(cases)} scored cases; need at least 2")
-    a = [_mean(by[(agent_a, t)]) for t in cases]
-    b = [_mean(by[(agent_b, t)]) for t in cases]
-    p = paired_permutation_test(b, a, draws=DRAWS, seed=0, alternative="greater")
-    mean_a, mean_b = sum(a) / len(a), sum(b) / len(b)
-    return PairedTest(agent_a, agent_b, len(cases), mean_a, mean_b, float(p), mean_b - mean_a)
+    a = [exact_mean(by[(agent_a, t)]) for t in cases]
+    b = [exact_mean(by[(agent_b, t)]) for t in cases]
+    p = paired_permutation_test(b, a, draws=PAPER_PERMUTATION_DRAWS, seed=0, alternative="greater")
+    # summed exactly, as dx stats' accuracy and stats' paired delta (the mean of the case deltas) are
+    return PairedTest(agent_a, agent_b, len(cases), exact_mean(a), exact_mean(b), float(p),
+                      exact_mean(y - x for x, y in zip(a, b)))
 
 
 def pareto(summaries: list[AgentSummary]) -> list[AgentSummary]:

@@ -11,6 +11,7 @@ from clinbench.records import STORE_FILE, mixed
 from clinbench.stats.compare import Comparison, compare
 from clinbench.stats.errors import StatsError
 from clinbench.stats.groups import GroupPair, group_mask, parse_compare
+from clinbench.stats.resamples import BOOTSTRAP_DRAWS, SIGN_FLIP_DRAWS
 from clinbench.stats.runs import Runs, load_runs
 from clinbench.stats.summary import Summary, summarise
 
@@ -27,8 +28,8 @@ class Analysis:
     summary: bool = False  # summarise even when a pair is obvious
     by: str | None = None  # also compare per value of this column
     seed: int = 0
-    draws: int = 20000
-    permutation_draws: int = 200000
+    draws: int = BOOTSTRAP_DRAWS
+    permutation_draws: int = SIGN_FLIP_DRAWS
     include_flagged: bool = False
     schema: str | None = None
     agent: str | None = None

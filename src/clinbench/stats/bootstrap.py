@@ -13,6 +13,7 @@ import numpy as np
 
 from clinbench.stats._draws import check_draws, chunks
 from clinbench.stats.errors import StatsError
+from clinbench.stats.resamples import BOOTSTRAP_DRAWS
 
 _STATISTICS = ("mean", "median")
 
@@ -39,7 +40,7 @@ def percentile_interval(distribution: np.ndarray, level: float = 0.95) -> tuple[
 
 
 def bootstrap_distribution(
-    values: Sequence[float] | np.ndarray, *, draws: int = 20000, seed: int = 0, statistic: str = "mean"
+    values: Sequence[float] | np.ndarray, *, draws: int = BOOTSTRAP_DRAWS, seed: int = 0, statistic: str = "mean"
 ) -> np.ndarray:
     """The statistic of ``draws`` resamples (with replacement, same size) of ``values``."""
     if statistic not in _STATISTICS:
@@ -59,7 +60,7 @@ def bootstrap_distribution(
 def percentile_ci(
     values: Sequence[float] | np.ndarray,
     *,
-    draws: int = 20000,
+    draws: int = BOOTSTRAP_DRAWS,
     seed: int = 0,
     level: float = 0.95,
     statistic: str = "mean",
@@ -73,7 +74,7 @@ def cluster_bootstrap_distribution(
     values: Sequence[float] | np.ndarray,
     clusters: Sequence[object],
     *,
-    draws: int = 20000,
+    draws: int = BOOTSTRAP_DRAWS,
     seed: int = 0,
 ) -> np.ndarray:
     """Resample whole clusters with replacement and take the mean of the pooled members.
@@ -103,7 +104,7 @@ def cluster_percentile_ci(
     values: Sequence[float] | np.ndarray,
     clusters: Sequence[object],
     *,
-    draws: int = 20000,
+    draws: int = BOOTSTRAP_DRAWS,
     seed: int = 0,
     level: float = 0.95,
 ) -> tuple[float, float]:

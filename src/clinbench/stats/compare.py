@@ -51,6 +51,7 @@ from clinbench.stats.errors import StatsError
 from clinbench.stats.families import families_of
 from clinbench.stats.groups import group_mask, group_values
 from clinbench.stats.permutation import sign_flip_test
+from clinbench.stats.resamples import BOOTSTRAP_DRAWS, SIGN_FLIP_DRAWS, TASK_DRAWS
 from clinbench.stats.runs import Runs
 
 GROUP_COLUMNS = ("model", "schema", "agent", "condition")
@@ -203,6 +204,12 @@ def cells(runs: Runs, dimension: str, labels: bool = False) -> np.ndarray:
     return np.asarray(["\x1f".join(map(str, parts)) for parts in zip(*columns)], dtype=object)
 
 
+def group_cells(runs: Runs, dimension: str, a: str, b: str) -> np.ndarray:
+    """The cells runs of groups ``a`` and ``b`` of ``dimension`` pair within: comparing agents named with
+    their model (``agent/model``), the model is part of the group."""
+    return cells(runs, dimension, labels=dimension == "agent" and any("/" in v for v in (a, b)))
+
+
 def pair_cells(runs: Runs, mask_a: np.ndarray, mask_b: np.ndarray, cell: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, int]:
     """``mask_a`` and ``mask_b`` kept to the (task, cell)s both sides ran, with how many cells (and
     their runs) one side only ran."""
@@ -241,10 +248,10 @@ def _ci_of(deltas: np.ndarray, *, draws: int, seed: int, level: float) -> Interv
     return Interval(*percentile_interval(bootstrap_distribution(deltas, draws=draws, seed=seed), level))
 
 
-def _strict(runs: Runs, mask: np.ndarray, cell: np.ndarray) -> StrictCount | None:
-    """Strict passes of the runs ``mask`` (kept to the paired cells): the count, and the cell-balanced
-    share (each (task, cell)'s share of passes among its runs, averaged over cells). A run without a
-    strict verdict did not pass, in the count and the share alike."""
+def strict_count(runs: Runs, mask: np.ndarray, cell: np.ndarray) -> StrictCount | None:
+    """Strict passes of the runs ``mask`` (a comparison's: kept to the paired cells): the count, and the
+    cell-balanced share (each (task, cell)'s share of passes among its runs, averaged over cells). A run
+    without a strict verdict did not pass, in the count and the share alike. None when no run has a verdict."""
     values = runs.strict[mask]
     if values.size == 0 or np.all(np.isnan(values)):
         return None
@@ -307,7 +314,7 @@ def _headline(runs: Runs, mask_a: np.ndarray, mask_b: np.ndarray, cell: np.ndarr
         mean_a=exact_mean(xa), mean_b=exact_mean(xb), delta=exact_mean(deltas), improving=int((deltas > 0).sum()),
         ci_task=_ci_of(deltas, draws=draws, seed=seed, level=level),
         sign_flip_p=sign_flip_test(deltas, draws=perm_draws, seed=seed),
-        strict_a=_strict(runs, mask_a, cell), strict_b=_strict(runs, mask_b, cell),
+        strict_a=strict_count(runs, mask_a, cell), strict_b=strict_count(runs, mask_b, cell),
     )
 
 
@@ -318,9 +325,9 @@ def compare(
     *,
     dimension: str = "condition",
     by: str | None = None,
-    draws: int = 20000,
-    permutation_draws: int = 200000,
-    task_draws: int = 5000,
+    draws: int = BOOTSTRAP_DRAWS,
+    permutation_draws: int = SIGN_FLIP_DRAWS,
+    task_draws: int = TASK_DRAWS,
     seed: int = 0,
     level: float = 0.95,
     families: dict[str, str] | None = None,
@@ -357,7 +364,7 @@ def compare(
             "their accuracy is not a reward column)"
         )
     tasks_all = set(runs.task[mask_a | mask_b].tolist())
-    cell = cells(runs, dimension, labels=dimension == "agent" and any("/" in v for v in (a, b)))
+    cell = group_cells(runs, dimension, a, b)
     mask_a, mask_b, cells_left, runs_left = pair_cells(runs, mask_a, mask_b, cell)
     tasks = sorted(set(runs.task[mask_a].tolist()))
     if not tasks:
@@ -413,8 +420,8 @@ def compare(
                 mean_b=float(xb[i]),
                 delta=float(deltas[i]),
                 ci=_within_task_ci(_task_cells(runs, ta, tb, cell), draws=task_draws, seed=seed + i, level=level),
-                strict_a=_strict(runs, ta, cell),
-                strict_b=_strict(runs, tb, cell),
+                strict_a=strict_count(runs, ta, cell),
+                strict_b=strict_count(runs, tb, cell),
             )
         )
 

@@ -15,6 +15,7 @@ import numpy as np
 from clinbench.stats._draws import check_draws, chunks
 from clinbench.stats.bootstrap import _as_values
 from clinbench.stats.errors import StatsError
+from clinbench.stats.resamples import SIGN_FLIP_DRAWS
 
 _ALTERNATIVES = ("two-sided", "greater", "less")
 
@@ -26,7 +27,7 @@ _TIE_EPS = 1e-12
 def sign_flip_test(
     differences: Sequence[float] | np.ndarray,
     *,
-    draws: int = 200000,
+    draws: int = SIGN_FLIP_DRAWS,
     seed: int = 0,
     alternative: str = "two-sided",
 ) -> float:
@@ -61,7 +62,7 @@ def paired_permutation_test(
     a: Sequence[float] | np.ndarray,
     b: Sequence[float] | np.ndarray,
     *,
-    draws: int = 200000,
+    draws: int = SIGN_FLIP_DRAWS,
     seed: int = 0,
     alternative: str = "greater",
 ) -> float:

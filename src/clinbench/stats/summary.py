@@ -7,7 +7,9 @@ Needs no second group, so it serves a campaign of one condition as well as any o
   of each cell's mean over its trials, as comparisons pair them; then the mean over tasks) with
   a task-cluster percentile bootstrap CI (resample task means).
 * Per family: the mean of its tasks' means, CI resampling those tasks.
-* Per task: that mean, CI resampling its runs (one cell) or its cells' means; strict passes.
+* Per task: that mean, CI resampling its runs (one cell) or its cells' means.
+* Strict passes of every row: the count and the cell-balanced share, as a comparison gives them
+  (``clinbench.stats.compare.strict_count``).
 * Status: runs ok, agent failures (reward 0, counted) and harness errors (in no figure).
 * Usage per condition and agent: runs, tokens, dollars and seconds of the analysed runs (sums
   over the runs that recorded them, with how many did), and beside them what every attempt
@@ -24,8 +26,9 @@ import numpy as np
 
 from clinbench.records import RunStatus
 from clinbench.stats.bootstrap import bootstrap_distribution, percentile_interval
-from clinbench.stats.compare import Interval, StrictCount, cell_means, cells, exact_mean, no_nan
+from clinbench.stats.compare import Interval, StrictCount, cell_means, cells, exact_mean, no_nan, strict_count
 from clinbench.stats.families import families_of
+from clinbench.stats.resamples import BOOTSTRAP_DRAWS, TASK_DRAWS
 from clinbench.stats.runs import Runs
 
 
@@ -102,35 +105,30 @@ class Summary:
         return no_nan(asdict(self))
 
 
-def _strict(values: np.ndarray) -> StrictCount | None:
-    if values.size == 0 or np.all(np.isnan(values)):
-        return None
-    return StrictCount(passed=int(np.sum(values == 1.0)), runs=int(values.size))
-
-
 def _ci(values: np.ndarray, *, draws: int, seed: int, level: float) -> Interval | None:
     if values.size < 2:
         return None
     return Interval(*percentile_interval(bootstrap_distribution(values, draws=draws, seed=seed), level))
 
 
-def _task_means(runs: Runs, mask: np.ndarray) -> dict[str, float]:
+def _task_means(runs: Runs, mask: np.ndarray, cell: np.ndarray) -> dict[str, float]:
     """Each task's mean over its cells (agent, model, condition, schema, gatekeeper, judge) of each cell's
     mean over its trials, as a comparison pairs them: more trials of one agent or model weigh no more."""
     per: dict[str, list[float]] = {}
-    for (task, _), mean in sorted(cell_means(runs, mask, cells(runs, ""), runs.reward).items()):
+    for (task, _), mean in sorted(cell_means(runs, mask, cell, runs.reward).items()):
         per.setdefault(task, []).append(mean)
     return {task: exact_mean(means) for task, means in per.items()}
 
 
-def _mean_row(runs: Runs, mask: np.ndarray, by: str, value: str, *, draws: int, seed: int, level: float) -> MeanRow:
-    means = np.array(list(_task_means(runs, mask).values()))
-    return MeanRow(by=by, value=value, tasks=int(means.size), runs=int(mask.sum()), mean=float(means.mean()),
-                   ci=_ci(means, draws=draws, seed=seed, level=level), strict=_strict(runs.strict[mask]))
+def _mean_row(runs: Runs, mask: np.ndarray, cell: np.ndarray, by: str, value: str, *, draws: int, seed: int,
+              level: float) -> MeanRow:
+    means = np.array(list(_task_means(runs, mask, cell).values()))
+    return MeanRow(by=by, value=value, tasks=int(means.size), runs=int(mask.sum()), mean=exact_mean(means),
+                   ci=_ci(means, draws=draws, seed=seed, level=level), strict=strict_count(runs, mask, cell))
 
 
-def _breakdown(runs: Runs, by: str, column: np.ndarray, **kw: Any) -> list[MeanRow]:
-    return [_mean_row(runs, column == v, by, str(v) or "(none)", **kw) for v in sorted(set(column.tolist()))]
+def _breakdown(runs: Runs, cell: np.ndarray, by: str, column: np.ndarray, **kw: Any) -> list[MeanRow]:
+    return [_mean_row(runs, column == v, cell, by, str(v) or "(none)", **kw) for v in sorted(set(column.tolist()))]
 
 
 def _spent(runs: Runs) -> dict[tuple[str, str], tuple[int, int, int, float]]:
@@ -176,7 +174,7 @@ def status_counts(runs: Runs) -> dict[str, int]:
     return {"ok": len(runs) - failed, RunStatus.AGENT_FAILED: failed, RunStatus.HARNESS_ERROR: harness}
 
 
-def summarise(runs: Runs, *, seed: int = 0, draws: int = 20000, level: float = 0.95,
+def summarise(runs: Runs, *, seed: int = 0, draws: int = BOOTSTRAP_DRAWS, level: float = 0.95,
               families: dict[str, str] | None = None) -> Summary:
     """Summarise ``runs`` (any number of conditions, agents, models); see the module docstring."""
     from clinbench.stats.errors import StatsError
@@ -188,8 +186,8 @@ def summarise(runs: Runs, *, seed: int = 0, draws: int = 20000, level: float = 0
     tasks = sorted(set(runs.task.tolist()))
     families = families_of(tasks, families, runs.benchmark)
     per_task = []
-    task_means = _task_means(runs, everything)
     cell = cells(runs, "")
+    task_means = _task_means(runs, everything, cell)
     for i, task in enumerate(tasks):
         m = runs.task == task
         # one cell: its runs resampled; several: the cells' means (the mean weighs cells, not runs)
@@ -197,22 +195,22 @@ def summarise(runs: Runs, *, seed: int = 0, draws: int = 20000, level: float = 0
         sample = runs.reward[m] if len(by_cell) == 1 else np.array(by_cell)
         per_task.append(TaskMean(task=task, family=families.get(task, ""), runs=int(m.sum()),
                                  mean=task_means.get(task, float("nan")),
-                                 ci=_ci(sample, draws=min(draws, 5000), seed=seed + i, level=level),
-                                 strict=_strict(runs.strict[m]), agent_failed=int(runs.agent_failed[m].sum())))
+                                 ci=_ci(sample, draws=min(draws, TASK_DRAWS), seed=seed + i, level=level),
+                                 strict=strict_count(runs, m, cell), agent_failed=int(runs.agent_failed[m].sum())))
     per_family = []
     for fam in sorted(set(families.values())):
         means = np.array([t.mean for t in per_task if t.family == fam])
         fam_mask = np.isin(runs.task, [t.task for t in per_task if t.family == fam])
         per_family.append(MeanRow(by="family", value=fam, tasks=int(means.size), runs=int(fam_mask.sum()),
-                                  mean=float(means.mean()), ci=_ci(means, **kw), strict=_strict(runs.strict[fam_mask])))
+                                  mean=exact_mean(means), ci=_ci(means, **kw), strict=strict_count(runs, fam_mask, cell)))
     return Summary(
         source=runs.source, benchmark=runs.benchmark, seed=seed, draws=draws, level=level, runs=len(runs),
         tasks=len(tasks), families=len(per_family), flagged_excluded=runs.n_flagged_excluded, flagged_charged=runs.n_flagged_charged,
         missing_reward=int(runs.reward_missing.sum()), status=status_counts(runs),
-        overall=_mean_row(runs, everything, "all", "all runs", **kw),
-        per_condition=_breakdown(runs, "condition", runs.condition, **kw),
-        per_agent=_breakdown(runs, "agent", runs.labels, **kw),
-        per_model=_breakdown(runs, "model", runs.model, **kw),
-        per_schema=_breakdown(runs, "schema", runs.schema, **kw),
+        overall=_mean_row(runs, everything, cell, "all", "all runs", **kw),
+        per_condition=_breakdown(runs, cell, "condition", runs.condition, **kw),
+        per_agent=_breakdown(runs, cell, "agent", runs.labels, **kw),
+        per_model=_breakdown(runs, cell, "model", runs.model, **kw),
+        per_schema=_breakdown(runs, cell, "schema", runs.schema, **kw),
         per_family=per_family, per_task=per_task, usage=_usage(runs),
     )
