@@ -227,3 +227,16 @@ def test_the_demo_counts_the_correct_runs_it_says(tmp_path):
     lines = _summary(d, "head")
     assert "offline baseline ed-instant: 3/4 correct" in lines
     assert any(line.startswith("ed-instant: accuracy 50.0%") for line in lines)
+
+
+def test_stats_of_dx_runs_count_cases_not_families(tmp_path):
+    """A diagnosis case has no family: `stats --benchmark dx` said '2 runs of 2 tasks in 0 families'; it now says
+    what the runs cover, as a derivation summary names its tasks' families."""
+    from clinbench.stats.formatting import scope_text
+
+    d = _store(tmp_path / "c", [("a", "", "c1", 1, 1.0, True, False), ("a", "", "c2", 1, 0.0, True, False)])
+    out = _cli("stats", str(d), "--benchmark", "dx", "--summary", "--draws", "100")
+    assert out.returncode == 0, out.stderr
+    assert "2 runs of 2 cases; source" in out.stdout and "families" not in out.stdout
+    assert (scope_text(28, 15, "derive"), scope_text(1, 1, "derive"), scope_text(3, 0, "derive")) == (
+        "28 tasks in 15 families", "1 task in 1 family", "3 tasks")

@@ -33,12 +33,12 @@ ALLOW_MIXED = typer.Option(False, "--allow-mixed", help="compare even when the r
 
 def print_comparison(c, console: Console) -> None:
     from clinbench.report.terminal import Col, print_table
-    from clinbench.stats.formatting import ci_text, left_out_text, p_text, signed, strict_text
+    from clinbench.stats.formatting import ci_text, left_out_text, p_text, scope_text, signed, strict_text
 
     a, b = c.condition_a, c.condition_b
     level = f"{c.level:.0%}"
     console.print(styled("[bold]{} {} → {}[/]  (A = {}, B = {})", c.dimension, a, b, a, b), highlight=False)
-    console.print(f"{c.tasks} tasks, {c.families} families; {c.runs_a} vs {c.runs_b} runs; source {c.source}",
+    console.print(f"{scope_text(c.tasks, c.families, c.benchmark)}; {c.runs_a} vs {c.runs_b} runs; source {c.source}",
                   highlight=False)
     head = [
         [f"mean reward A ({a})", f"{c.mean_a:.3f}"],
@@ -94,10 +94,10 @@ def print_comparison(c, console: Console) -> None:
 def print_summary(s, console: Console) -> None:
     from clinbench.report.terminal import Col, print_table
     from clinbench.stats.formatting import mean_ci_text as ci_text
-    from clinbench.stats.formatting import strict_text
+    from clinbench.stats.formatting import scope_text, strict_text
 
     st = s.status
-    console.print(styled("[bold]{} runs[/] of {} tasks in {} families; source {}", s.runs, s.tasks, s.families,
+    console.print(styled("[bold]{} runs[/] of {}; source {}", s.runs, scope_text(s.tasks, s.families, s.benchmark),
                          s.source), highlight=False)
     console.print(f"status: {st['ok']} ok, {st[RunStatus.AGENT_FAILED]} agent failures (reward 0, counted), "
                   f"{st[RunStatus.HARNESS_ERROR]} harness errors (left out); {s.flagged_excluded} flagged runs excluded, "

@@ -23,7 +23,7 @@ from clinbench.report.data import EVIDENCE_FILES, TRANSCRIPT_CANDIDATES, ReportD
 from clinbench.report.explain import RunWhy
 from clinbench.report.provenance import Provenance
 from clinbench.report.transcript import render_transcript
-from clinbench.stats.formatting import ci_text, left_out_text, mean_ci_text, p_text, signed, strict_text
+from clinbench.stats.formatting import ci_text, left_out_text, mean_ci_text, p_text, scope_text, signed, strict_text
 
 # Transcripts are inlined so the report reads offline; these caps keep a large campaign's
 # report openable (the full files stay linked).
@@ -178,7 +178,7 @@ def _summary_body(sec: Section) -> list[str]:
     o = s.overall
     cards = "".join([
         _card("mean reward (task-balanced)", _num(o.mean), f"{level} CI {mean_ci_text(o.ci)}", "mean", hero=True),
-        _card("runs", str(s.runs), f"{s.tasks} tasks, {s.families} families", "runs"),
+        _card("runs", str(s.runs), scope_text(s.tasks, s.families, s.benchmark), "runs"),
         _card("strict passes", strict_text(o.strict), "every strict check met", "strict"),
         _card("agent failures", str(s.status[RunStatus.AGENT_FAILED]), "reward 0, counted", "agent_failed"),
         _card("harness errors", str(s.status[RunStatus.HARNESS_ERROR]), "left out", "harness_errors"),

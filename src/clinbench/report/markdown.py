@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from clinbench.records import RunStatus
 from clinbench.report.data import ReportData, Section
-from clinbench.stats.formatting import ci_text, left_out_text, mean_ci_text, p_text, signed, strict_text
+from clinbench.stats.formatting import ci_text, left_out_text, mean_ci_text, p_text, scope_text, signed, strict_text
 from clinbench.untrusted import markdown
 
 
@@ -40,7 +40,7 @@ def _summary_md(sec: Section) -> list[str]:
     s = sec.summary
     level = f"{s.level:.0%}"
     o = s.overall
-    out = [f"Source: `{s.source}`; {s.runs} runs of {s.tasks} tasks in {s.families} families; task-balanced mean reward "
+    out = [f"Source: `{s.source}`; {s.runs} runs of {scope_text(s.tasks, s.families, s.benchmark)}; task-balanced mean reward "
            f"{_f(o.mean)} ({level} CI {mean_ci_text(o.ci)}); strict passes {strict_text(o.strict)}."]
     for name, items in (("agent", s.per_agent), ("condition", s.per_condition), ("model", s.per_model),
                         ("schema variant", s.per_schema), ("family", s.per_family)):
@@ -94,7 +94,7 @@ def _comparison_md(sec: Section) -> list[str]:
     a, b = c.condition_a, c.condition_b
     level = f"{c.level:.0%}"
     out = [
-        f"Compared: {c.dimension} {b} against {a}. Source: `{c.source}`; {c.tasks} tasks in {c.families} families; "
+        f"Compared: {c.dimension} {b} against {a}. Source: `{c.source}`; {scope_text(c.tasks, c.families, c.benchmark)}; "
         f"{c.runs_a} runs ({a}) and {c.runs_b} runs ({b}); {c.flagged_excluded} flagged runs excluded; "
         f"{c.flagged_charged} flagged for their agent's conduct counted as 0; "
         f"{c.harness_errors} harness errors left out; {left_out_text(c)}.",

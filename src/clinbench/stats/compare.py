@@ -168,6 +168,7 @@ class Comparison:
     flagged_charged: int = 0  # flagged for their agent's own conduct: counted, as reward 0
     cells_left_out: int = 0  # (task, cell) pairs run under one side only: in no figure
     runs_left_out: int = 0  # their runs
+    benchmark: str = "derive"  # 'dx': the tasks are diagnosis cases, which have no families
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data; NaN (a figure that does not exist) becomes None."""
@@ -451,5 +452,6 @@ def compare(
         ordered_value_nmae=_paired_metric(runs, mask_a, mask_b, cell, tasks, runs.nmae, draws=draws, seed=seed,
                                           level=level),
         per_task=per_task, per_family=per_family, unpaired_tasks=unpaired, groups=groups, dimension=dimension,
-        harness_errors=harness_n, cells_left_out=cells_left, runs_left_out=runs_left, **_headline(runs, mask_a, mask_b, cell, xa, xb, **draw),
+        harness_errors=harness_n, cells_left_out=cells_left, runs_left_out=runs_left, benchmark=runs.benchmark,
+        **_headline(runs, mask_a, mask_b, cell, xa, xb, **draw),
     )

@@ -11,6 +11,14 @@ def signed(x: float, digits: int = 3) -> str:
     return text[1:] if float(text) == 0 else text
 
 
+def scope_text(tasks: int, families: int, benchmark: str) -> str:
+    """What the runs cover: '28 tasks in 15 families', '32 cases' for diagnosis runs (a case has no family:
+    '32 tasks in 0 families' was printed), '3 tasks' when no family mapping was given."""
+    if benchmark == "dx":
+        return f"{tasks} case{'s' * (tasks != 1)}"
+    return f"{tasks} task{'s' * (tasks != 1)}" + (f" in {families} famil{'ies' if families != 1 else 'y'}" if families else "")
+
+
 def ci_text(ci: Interval | None) -> str:
     return "—" if ci is None else f"[{signed(ci.lo)}, {signed(ci.hi)}]"
 
