@@ -6,8 +6,8 @@
   integer of more than 4,300 digits) is a ``json.JSONDecodeError`` like
   any malformed JSON, so every reader treats it as the agent's bad output, never as a
   harness failure.
-* ``read_json``: a JSON file of an evidence folder, read only when it is a regular file (never
-  through a symbolic link, never waiting on a FIFO) of at most ``MAX_CHARS`` bytes; anything else
+* ``read_json``: a JSON file of an evidence folder, read only when it is a regular file (neither it
+  nor its folder a symbolic link, never waiting on a FIFO) of at most ``MAX_CHARS`` bytes; anything else
   is an ``OSError`` saying what it is, bad JSON a ``json.JSONDecodeError``.
 * ``printable``: text with its control characters (terminal escape sequences, carriage
   returns, bidirectional overrides) shown as ``\\xNN`` escapes, for anything printed.
@@ -62,7 +62,7 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH, max_chars: int = MAX
 
 def read_json(path: Path, *, max_bytes: int = MAX_CHARS) -> Any:
     """``loads`` of the file ``path``. The file and its folder are opened without following a symbolic
-    link, without blocking (a FIFO is never waited on) and checked on the open descriptor: a file that
+    link (links higher up ``path``, the campaign folder's own, are followed), without blocking (a FIFO is never waited on) and checked on the open descriptor: a file that
     is not regular or holds over ``max_bytes`` is an ``OSError`` saying so."""
     path = Path(path)
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC

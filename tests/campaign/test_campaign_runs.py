@@ -136,6 +136,18 @@ def test_reference_variant_and_replay_builtins(tiny_db, tmp_path):
     (run,) = Store.open(third).runs()
     assert run["status"] == "harness-error" and "was a harness error: endpoint down" in run["error"]
 
+    # (review 50) a run the audit charged replayed as a clean full score (0.750 -> 1.000 over the campaign); a trial
+    # the source lacks was an agent failure. The source's standing is kept: charged -> reward 0, absent -> left out
+    Store.open(first).set_verdict("mimic-sofa-24h.no-skill.native.variant.-.t0", False, "peeked at the reference",
+                                  charged=True)
+    fourth = tmp_path / "fourth"
+    run_campaign([RunSpec("mimic-sofa-24h", "no-skill", "native", "replay", "-", t) for t in (0, 1)],
+                 CampaignConfig(db=str(tiny_db), out=str(fourth), options=replay))
+    runs = {r["trial"]: r for r in Store.open(fourth).runs()}
+    assert (runs[0]["status"], runs[0]["reward"]) == ("agent-failed", 0.0)
+    assert "charged by the audit: peeked at the reference" in runs[0]["error"]
+    assert runs[1]["status"] == "harness-error" and runs[1]["error"].startswith("no run of mimic-sofa-24h/no-skill/native/trial 1 by variant")
+
 
 @pytest.mark.slow
 def test_demo_campaign_runs_reference_against_variant(tiny_db, tmp_path):

@@ -91,3 +91,25 @@ def test_an_unreachable_judge_stays_a_harness_error(tmp_path, case_by_id):
         preflight([cfg])
         (rec,) = run_dx([case_by_id[1]], cfg, tmp_path)
     assert str(rec.status) == "harness-error" and "judge model endpoint unreachable" in rec.error
+
+
+def test_a_diagnosis_too_long_to_be_one_is_the_agents_failure_and_a_rejudge_keeps_it(tmp_path, case_by_id):
+    # (review 50) 1.45 million emoji as the diagnosis: dx run judged it wrong, but its 17 MB score.json was over the
+    # size rejudge reads, so the re-judged group dropped the wrong answer as a harness error (50% -> 100% of 1
+    # beside a right one). A diagnosis over MAX_DIAGNOSIS_CHARS is now graded by no judge: the agent's failure.
+    from clinbench.dx.rejudge import rejudge
+    from clinbench.dx.run import MAX_DIAGNOSIS_CHARS
+
+    case = case_by_id[1]
+    long = tmp_path / "long.txt"
+    long.write_text(f"<diagnosis>{case.final_diagnosis} " + "\U0001F600" * (MAX_DIAGNOSIS_CHARS + 1) + "</diagnosis>\n")
+    right = tmp_path / "right.txt"
+    right.write_text(f"<diagnosis>{case.final_diagnosis}</diagnosis>\n")
+    (rec,) = run_dx([case], DxConfig(agent=f"scripted:{long}"), tmp_path / "c")
+    assert (str(rec.status), rec.reward) == ("agent-failed", 0.0)
+    assert rec.error == f"a diagnosis of {len(case.final_diagnosis) + MAX_DIAGNOSIS_CHARS + 2:,} characters, over the 2,000 a final diagnosis may have"
+    (ok,) = run_dx([case], DxConfig(agent=f"scripted:{right}"), tmp_path / "c")
+    assert (str(ok.status), ok.reward) == ("ok", 1.0)
+    again = rejudge(tmp_path / "c", "offline")
+    assert sorted((r.agent, str(r.status), r.reward) for r in again) == [
+        ("scripted-long", "agent-failed", 0.0), ("scripted-right", "ok", 1.0)]

@@ -240,3 +240,17 @@ def test_stats_of_dx_runs_count_cases_not_families(tmp_path):
     assert "2 runs of 2 cases; source" in out.stdout and "families" not in out.stdout
     assert (scope_text(28, 15, "derive"), scope_text(1, 1, "derive"), scope_text(3, 0, "derive")) == (
         "28 tasks in 15 families", "1 task in 1 family", "3 tasks")
+
+
+def test_the_line_dx_run_and_rejudge_print_follows_the_audit():
+    """(review 50) `dx rejudge` printed 'accuracy 100.0% of 8 scored' over runs of which the audit left one out and
+    charged one, where `dx stats` gives 87.5% of 7: the line now applies the same rule."""
+    from clinbench.cli.dx import _scored_line
+
+    records = [RunRecord(run_id=f"o-c{i}", benchmark="dx", task=f"c{i}", agent="oracle", trial=0, reward=1.0,
+                         judge_score=5, cost=300.0, publishable=i > 1, flag_charged=i == 0,
+                         flag_reason=None if i > 1 else "flagged") for i in range(8)]
+    (s,) = accuracy.summarise(accuracy.audited([r.to_json() for r in records]))
+    assert (s.scored, s.accuracy) == (7, 6 / 7)
+    assert _scored_line(records) == ("oracle: accuracy 85.7% of 7 scored, mean cost $300; 1 flagged by the audit "
+                                     "(left out), 1 charged by the audit (counted wrong)")

@@ -7,8 +7,10 @@
 * ``empty``: a header-only output.csv with the required columns (a floor).
 * ``replay``: the output.csv of an earlier campaign's run with the same task, condition,
   schema variant and trial, for re-scoring or comparing scorers. A campaign of several agents
-  (or models) is replayed one agent at a time (``--replay-agent``); a run that was a harness
-  error replays as one, so it stays out of every statistic as it was.
+  (or models) is replayed one agent at a time (``--replay-agent``). A run keeps its standing in
+  the statistics: a harness error, a run the audit left out, or one the campaign lacks replays
+  as a harness error (in no statistic); an agent failure, or a run the audit charged, replays as
+  a failure (reward 0), whatever output it left.
 
 ``reference`` and ``variant`` come from ``clinbench.agents.builtin.run_builtin``.
 """
@@ -89,7 +91,7 @@ class ReplayAgent(Agent):
         self.agent = agent if agent is not None else (labels[0] if labels else None)
 
     def run(self, workspace: Workspace, ctx: RunContext) -> AgentOutcome:
-        from clinbench.records import RunStatus
+        from clinbench.records import LEGACY_STATUS, RunStatus
         from clinbench.records.store import Store
 
         schema = ctx.options.get("schema", "")
@@ -98,15 +100,26 @@ class ReplayAgent(Agent):
                           and r["trial"] == ctx.trial and r["agent"] != "replay" and _label(r) == self.agent),
                          key=lambda r: r["run_id"])
         with TranscriptWriter(ctx.transcript) as log:
-            if not matches:
+            if not matches:  # nothing of the agent's to replay, nor a failure of its: in no statistic
                 msg = f"no run of {ctx.task_id}/{ctx.condition}/{schema}/trial {ctx.trial} by {self.agent} in {self.source_dir}"
-                log.event("end", status="error", error=msg)
-                return AgentOutcome("error", None, ctx.transcript, error=msg)
+                log.event("end", status=RunStatus.HARNESS_ERROR.value, error=msg)
+                return AgentOutcome(RunStatus.HARNESS_ERROR, None, ctx.transcript, error=msg)
             source = matches[0]
-            if source["status"] == RunStatus.HARNESS_ERROR:  # no answer of the agent's to replay, nor a failure of its
-                msg = f"the replayed run {source['run_id']} was a harness error: {source.get('error') or 'no reason recorded'}"
+            # the source's standing in the statistics is kept, as a status a later audit of this campaign cannot
+            # clear: a harness error, or a run the audit left out, stays out; a run charged for its agent's
+            # conduct stays a failure (reward 0); before, a charged run's output replayed as a clean full score
+            left_out = (source["status"] == RunStatus.HARNESS_ERROR and "a harness error") or (
+                source.get("publishable") is False and not source.get("flag_charged") and "left out by the audit")
+            if left_out:
+                msg = f"the replayed run {source['run_id']} was {left_out}: {source.get('error') or source.get('flag_reason') or 'no reason recorded'}"
                 log.event("end", status=RunStatus.HARNESS_ERROR.value, replayed=source["run_id"], error=msg)
                 return AgentOutcome(RunStatus.HARNESS_ERROR, None, ctx.transcript, error=msg)
+            failed = (source["status"] in (RunStatus.AGENT_FAILED, *LEGACY_STATUS) and f"an agent failure: {source.get('error')}"
+                      or source.get("publishable") is False and f"charged by the audit: {source.get('flag_reason')}")
+            if failed:  # whatever output it left: a failure's output was never its score
+                msg = f"the replayed run {source['run_id']} was {failed}"
+                log.event("end", status="error", replayed=source["run_id"], error=msg)
+                return AgentOutcome("error", None, ctx.transcript, error=msg)
             src = self.source_dir / (source["evidence_dir"] or "") / "output.csv"
             if src.is_file():
                 shutil.copyfile(src, workspace.output_csv)

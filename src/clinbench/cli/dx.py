@@ -98,16 +98,21 @@ def role_specs(models: dict[str, tuple], params: list[str]) -> dict:
 
 
 def _scored_line(records) -> str:
-    """Each agent's accuracy and mean cost over ``records``, case-balanced as `dx stats` gives them (runs of two
-    agents never pooled into one figure), never 'nan'."""
+    """Each agent's accuracy and mean cost over ``records``, case-balanced and by the audit's rule as `dx stats`
+    gives them (runs of two agents never pooled into one figure; a flagged run left out, a charged one wrong),
+    never 'nan'."""
     from clinbench.stats import accuracy
     from clinbench.stats.formatting import usd_text
 
+    runs = accuracy.audited([r.to_json() for r in records])
     failed = sum(r.status == RunStatus.AGENT_FAILED for r in records)
     harness = sum(r.status == RunStatus.HARNESS_ERROR for r in records)
     notes = ", ".join(x for x in (f"{failed} agent-failed (counted wrong)" if failed else "",
-                                  f"{harness} harness-error (left out; see error)" if harness else "") if x)
-    summaries = [s for s in accuracy.summarise([r.to_json() for r in records]) if s.accuracy is not None]
+                                  f"{harness} harness-error (left out; see error)" if harness else "",
+                                  f"{runs.flagged_excluded} flagged by the audit (left out)" if runs.flagged_excluded else "",
+                                  f"{runs.flagged_charged} charged by the audit (counted wrong)" if runs.flagged_charged else "")
+                      if x)
+    summaries = [s for s in accuracy.summarise(runs) if s.accuracy is not None]
     if not summaries:
         return f"no run was scored ({notes or 'no runs'})"
     return "; ".join(f"{s.agent}: accuracy {s.accuracy:.1%} of {s.scored} scored, mean cost {usd_text(s.mean_cost)}"

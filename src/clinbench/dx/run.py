@@ -62,8 +62,15 @@ class UngradableDiagnosis(ClinbenchError):
     words are in the judge's prompt) made the reply unusable. The agent's failure."""
 
 
+MAX_DIAGNOSIS_CHARS = 2000  # a final diagnosis is a phrase: the 32 demo references are 18-66 characters
+
+
 def grade(judge: str, model, reference: str, diagnosis: str) -> Verdict:
     """The ``judge``'s verdict on ``diagnosis`` (``dx run`` and ``dx rejudge`` alike).
+
+    A diagnosis longer than ``MAX_DIAGNOSIS_CHARS`` is graded by no judge: ``UngradableDiagnosis``, the
+    agent's failure (a 1.45-million-emoji diagnosis was judged wrong by ``dx run``, then made a 17 MB
+    score.json that ``dx rejudge`` could not read, which dropped the wrong answer from the re-judged group).
 
     An llm judge that answered but gave no usable grade, even after its corrective message, is asked once
     more, as a control, to grade the reference against itself. If it can, the diagnosis caused the failure
@@ -71,6 +78,9 @@ def grade(judge: str, model, reference: str, diagnosis: str) -> Verdict:
     judge): ``UngradableDiagnosis``, the agent's failure. If it cannot either, the judge model cannot grade
     (no tool calls) and the offline judge grades this diagnosis, the reason saying so. A judge endpoint that
     fails raises ``ModelError`` (a harness error)."""
+    if len(diagnosis) > MAX_DIAGNOSIS_CHARS:
+        raise UngradableDiagnosis(f"a diagnosis of {len(diagnosis):,} characters, over the {MAX_DIAGNOSIS_CHARS:,} "
+                                  "a final diagnosis may have")
     try:
         return make_judge(judge, model).score(reference, diagnosis)
     except ModelError as exc:

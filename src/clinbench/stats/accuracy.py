@@ -116,13 +116,10 @@ class DxRuns(list):
                 f"{self.flagged_charged} flagged for their agent's conduct counted as wrong")
 
 
-def dx_runs(directory: str | Path, *, include_flagged: bool = False) -> DxRuns:
-    """The store's dx runs a statistic uses (``audit_rule``: unpublishable runs left out unless
-    ``include_flagged``, a charged run scored as ``CHARGE``), each with ``tests_ordered`` from its
-    evidence's ledger.json (None without one)."""
-    rows = Store.open(directory).runs(benchmark="dx")
-    if not rows:
-        raise DataError(f"no dx runs in {directory}: run 'clinbench dx run --out {directory}' first")
+def audited(rows: list[dict], *, include_flagged: bool = False) -> DxRuns:
+    """The dx ``rows`` a statistic uses, by the audit's rule (``audit_rule``): unpublishable runs left out
+    unless ``include_flagged``, a charged run scored as ``CHARGE``, an agent failure the judge never scored
+    as ``CHARGE`` too (``unscored_failure``)."""
     harness = [r["status"] == RunStatus.HARNESS_ERROR for r in rows]
     keep, charged = audit_rule([r.get("publishable") is not False for r in rows],
                                [bool(r.get("flag_charged")) for r in rows], harness, include_flagged)
@@ -136,6 +133,17 @@ def dx_runs(directory: str | Path, *, include_flagged: bool = False) -> DxRuns:
             runs.append({**r, "reward": CHARGE["reward"], "judge_score": CHARGE["judge_score"]}
                         if zeroed or unscored else r)
     runs.flagged_excluded, runs.flagged_charged = int((~keep).sum()), int(charged.sum())
+    return runs
+
+
+def dx_runs(directory: str | Path, *, include_flagged: bool = False) -> DxRuns:
+    """The store's dx runs a statistic uses (``audit_rule``: unpublishable runs left out unless
+    ``include_flagged``, a charged run scored as ``CHARGE``), each with ``tests_ordered`` from its
+    evidence's ledger.json (None without one)."""
+    rows = Store.open(directory).runs(benchmark="dx")
+    if not rows:
+        raise DataError(f"no dx runs in {directory}: run 'clinbench dx run --out {directory}' first")
+    runs = audited(rows, include_flagged=include_flagged)
     if not runs:
         raise DataError(f"every dx run in {directory} was flagged by the audit ({runs.flagged_excluded} runs); "
                         "pass --include-flagged to see them as recorded")
