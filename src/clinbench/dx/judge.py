@@ -378,14 +378,15 @@ _CAUSE = re.compile(r"\b(?:due\s+to|secondary\s+to|caused\s+by|because\s+of|from
 
 def _other_diseases(reference: str, candidate: str, added: list[str]) -> list[str]:
     """The added words that name another disease than the reference's: a disease word that is
-    not the stated cause of the reference's disease ("hyperkalemia due to acute kidney injury"),
-    not said to be absent ("appendicitis, not cholecystitis")
-    and not named, with every other added word, by one ICD-10-CM code that also names the reference's
-    disease ("appendicitis with abscess" is K35.33, "regional ileitis" a name of K50.0 Crohn's
-    disease of small intestine; no code names appendicitis with cholecystitis, and "embolism
-    (ruptured tubal ectopic pregnancy)" is not O08.2 "embolism following ectopic pregnancy": one
-    shared word pair is not one diagnosis). A reference named only as the cause ("B due to A" for
-    A) exempts nothing: B is another diagnosis."""
+    not the stated cause of the reference's disease ("hyperkalemia due to acute kidney injury") nor
+    said to be absent ("appendicitis, not cholecystitis"), in a candidate no one ICD-10-CM code names
+    whole ("perforated appendicitis with abscess" is K35.33, "Crohn's disease and regional ileitis"
+    K50.0, "immune thrombocytopenic purpura" D69.3; no code names appendicitis with cholecystitis).
+    The whole candidate, not the added words with one word of the reference: I26 names "pulmonary"
+    with "embolism" and K26.0 "hemorrhage" with "duodenal ulcer", yet "pulmonary embolism with
+    exacerbation of COPD" and "subarachnoid hemorrhage with bleeding duodenal ulcer" are two diseases
+    each. A reference named only as the cause ("B due to A" for A) exempts nothing: B is another
+    diagnosis."""
     cause = _CAUSE.search(candidate)
     causal = {stem(w) for w in _words(cause.group(1))} if cause else set()
     causal |= {stem(w) for span in _negated_spans(candidate) for w in _words(span)}  # said not to be there
@@ -397,12 +398,16 @@ def _other_diseases(reference: str, candidate: str, added: list[str]) -> list[st
             return []
         return [w for w in added if stem(w) not in causal]
     other = [w for w in added if is_disease_word(w) and stem(w) not in causal]
-    if not other:
-        return []
-    phrase = {stem(w) for w in added if stem(w) not in causal}  # the whole added phrase, not one word of it
-    if any(_codes_naming(phrase | {c}) for c in core):
+    if other and _codes_naming(_said_words(candidate)):
         return []
     return other
+
+
+def _said_words(text: str) -> set[str]:
+    """A diagnosis text's words as ICD-10-CM spells them, less those it says are absent and the
+    temporal ones ICD-10-CM names leave out."""
+    absent = set().union(*(icd_words(span) for span in _negated_spans(text)))
+    return set(icd_words(text)) - absent - _TEMPORAL
 
 
 # The ICD-10-CM relation of the two diagnoses decides specificity (one rule: dx/specificity.py);
