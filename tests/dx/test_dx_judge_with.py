@@ -55,6 +55,21 @@ def test_icd_names_with_with_score_5_against_themselves(judge):
     ("Aneurysmal subarachnoid hemorrhage", "Aneurysmal subarachnoid hemorrhage with bleeding duodenal ulcer", 3),
     ("Acute exacerbation of chronic obstructive pulmonary disease",
      "Acute pulmonary embolism with acute exacerbation of chronic obstructive pulmonary disease", 3),
+    ("Bleeding duodenal ulcer", "Aneurysmal subarachnoid hemorrhage due to bleeding duodenal ulcer", 3),
+    ("Obstructing left ureteral calculus", "Urinary tract infection with obstructing left ureteral calculus", 3),
+    ("Acute pyelonephritis", "Sepsis from acute pyelonephritis", 3),
 ])
 def test_one_disease_with_a_qualifier_and_two_diseases(judge, reference, candidate, score):
     assert judge.score(reference, candidate).score == score
+
+
+@pytest.mark.parametrize("reference, candidate", [
+    ("Bleeding duodenal ulcer", "Upper GI bleed from duodenal ulcer"),
+    ("Bleeding duodenal ulcer", "Upper gastrointestinal bleeding from a duodenal ulcer"),
+    ("Acute pyelonephritis", "Urinary tract infection with pyelonephritis"),
+    ("Acute pyelonephritis", "Urinary tract infection due to acute pyelonephritis"),
+])
+def test_a_less_specific_name_of_the_same_disease_is_not_another(judge, reference, candidate):
+    # scored 3 before ("adds another disease: upper, gastrointestinal", "... infection"): the bleed is the
+    # reference's own bleeding, and pyelonephritis is a kidney infection (the judge's everyday names)
+    assert judge.score(reference, candidate).score == 5

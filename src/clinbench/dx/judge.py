@@ -41,9 +41,9 @@ from typing import Protocol
 
 import numpy as np
 
-from clinbench.dx.specificity import _TEMPORAL, _index, _names_words, code_of, diagnosis_text, relation
+from clinbench.dx.specificity import DIAGNOSIS_NAMES, _TEMPORAL, _index, _names_words, code_of, diagnosis_text, relation
 from clinbench.dx.specificity import words as icd_words
-from clinbench.dx.text import QUALIFIERS, STOPWORDS, expand, is_disease_word, stem
+from clinbench.dx.text import ABBREVIATIONS, QUALIFIERS, STOPWORDS, expand, is_disease_word, stem, tokens
 from clinbench.errors import ClinbenchError, DataError
 
 CORRECT = 4
@@ -302,6 +302,19 @@ class OfflineJudge:
                 return True
         return False
 
+    def _names_its_own(self, reference: str, part: str) -> bool:
+        """Whether a part of the candidate names the reference's own disease, less specifically: each
+        of its disease words is a word of the reference or of an everyday name of it, and the two are
+        close ("upper GI bleed" of a bleeding duodenal ulcer, "urinary tract infection" of
+        pyelonephritis, a "kidney infection"; not "subarachnoid hemorrhage" of the bleeding ulcer,
+        nor "cerebral infarction" of a myocardial infarction)."""
+        disease = {w for w in icd_words(part) if is_disease_word(w)}
+        if not disease or not disease <= _known_as(reference):
+            return False
+        rp, pp = " ".join(_words(reference)) or reference, " ".join(_words(part)) or part
+        self._prepare([rp, pp])
+        return float(self._vec(rp) @ self._vec(pp)) >= self.close
+
     def score(self, reference: str, candidate: str) -> Verdict:
         return worst_member(self._score_one, reference, candidate)
 
@@ -360,7 +373,7 @@ class OfflineJudge:
                 return Verdict(4, f"less specific: lacks {', '.join(r_left)} (cosine {cos:.2f})")
             return Verdict(3, f"much less specific: lacks {', '.join(r_left)} (cosine {cos:.2f})")
         if not r_left:
-            other = _other_diseases(reference, candidate, c_left)
+            other = _other_diseases(reference, candidate, c_left, lambda part: self._names_its_own(reference, part))
             if other:  # "A with B", "B (A)": an unrelated diagnosis added is 3 (SDBench)
                 return Verdict(3, f"adds another disease: {', '.join(other)} (cosine {cos:.2f})")
             return Verdict(5 if cos >= self.close else 3, f"more specific: adds {', '.join(c_left)} (cosine {cos:.2f})")
@@ -374,9 +387,12 @@ class OfflineJudge:
 
 
 _CAUSE = re.compile(r"\b(?:due\s+to|secondary\s+to|caused\s+by|because\s+of|from)\b(.*)", re.I | re.S)
+# What links a diagnosis to another it has, comes from or comes with ("A with B", "B due to A").
+_LINK = re.compile(r"\b(?:associated\s+with|complicated\s+by|with|due\s+to|secondary\s+to|caused\s+by|because\s+of|"
+                   r"from)\b", re.I)
 
 
-def _other_diseases(reference: str, candidate: str, added: list[str]) -> list[str]:
+def _other_diseases(reference: str, candidate: str, added: list[str], its_own) -> list[str]:
     """The added words that name another disease than the reference's: a disease word that is
     not the stated cause of the reference's disease ("hyperkalemia due to acute kidney injury") nor
     said to be absent ("appendicitis, not cholecystitis"), in a candidate no one ICD-10-CM code names
@@ -386,7 +402,9 @@ def _other_diseases(reference: str, candidate: str, added: list[str]) -> list[st
     with "embolism" and K26.0 "hemorrhage" with "duodenal ulcer", yet "pulmonary embolism with
     exacerbation of COPD" and "subarachnoid hemorrhage with bleeding duodenal ulcer" are two diseases
     each. A reference named only as the cause ("B due to A" for A) exempts nothing: B is another
-    diagnosis."""
+    diagnosis, unless a symptom or sign. Nor is a linked part that names the reference's own disease
+    less specifically another disease (``its_own``: "upper GI bleed from duodenal ulcer" for a
+    bleeding duodenal ulcer, "urinary tract infection with pyelonephritis")."""
     cause = _CAUSE.search(candidate)
     causal = {stem(w) for w in _words(cause.group(1))} if cause else set()
     causal |= {stem(w) for span in _negated_spans(candidate) for w in _words(span)}  # said not to be there
@@ -394,10 +412,11 @@ def _other_diseases(reference: str, candidate: str, added: list[str]) -> list[st
     if cause and not core & {stem(w) for w in _words(candidate[:cause.start()])}:
         # the reference is only the cause of another diagnosis: "B due to A" for A is another guess, but
         # a symptom or sign it causes is not ("chest pain due to aortic dissection": chapter R of ICD-10-CM)
-        if _symptom_only(candidate[:cause.start()]):
+        if _symptom_only(candidate[:cause.start()]) or its_own(candidate[:cause.start()]):
             return []
         return [w for w in added if stem(w) not in causal]
-    other = [w for w in added if is_disease_word(w) and stem(w) not in causal]
+    owned = {stem(w) for part in _LINK.split(candidate) if its_own(part) for w in _words(part)}
+    other = [w for w in added if is_disease_word(w) and stem(w) not in causal | owned]
     if other and _codes_naming(_said_words(candidate)):
         return []
     return other
@@ -408,6 +427,18 @@ def _said_words(text: str) -> set[str]:
     temporal ones ICD-10-CM names leave out."""
     absent = set().union(*(icd_words(span) for span in _negated_spans(text)))
     return set(icd_words(text)) - absent - _TEMPORAL
+
+
+def _known_as(reference: str) -> set[str]:
+    """The reference's words as ICD-10-CM spells them, with those of the everyday names the judge
+    reads as it ("kidney infection" for pyelonephritis, "heart attack" for myocardial infarction)."""
+    own = set(icd_words(reference))
+    return own.union(*(tokens(lay, expand_abbrev=False) for lay, formal in _EVERYDAY if formal <= own))
+
+
+# (everyday name, the words of what it is read as), from the judge's two tables of names
+_EVERYDAY = [(lay, icd_words(formal)) for lay, formal in [*ABBREVIATIONS.items(), *DIAGNOSIS_NAMES.items()]
+             if icd_words(formal)]
 
 
 # The ICD-10-CM relation of the two diagnoses decides specificity (one rule: dx/specificity.py);
