@@ -73,3 +73,26 @@ def test_a_less_specific_name_of_the_same_disease_is_not_another(judge, referenc
     # scored 3 before ("adds another disease: upper, gastrointestinal", "... infection"): the bleed is the
     # reference's own bleeding, and pyelonephritis is a kidney infection (the judge's everyday names)
     assert judge.score(reference, candidate).score == 5
+
+
+def test_a_disease_added_to_a_reference_that_names_its_cause_is_another_disease(judge):
+    # the reference's own "due to" split the candidate there, and the lead "<another disease> with <the
+    # reference's disease>" shared a word with the reference: "Acute exacerbation of chronic obstructive
+    # pulmonary disease with Thyrotoxicosis due to Graves disease" scored 5 for the Graves reference
+    refs = [c.final_diagnosis for c in demo_cases()]
+    caused = [r for r in refs if " due to " in r]
+    assert len(caused) == 3
+    correct = [c for r in caused for b in refs if b != r for form in ("{b} with {r}", "{b} complicated by {r}")
+               if judge.score(r, c := form.format(b=b, r=r)).correct]
+    assert correct == []
+
+
+@pytest.mark.parametrize("reference, candidate", [
+    ("Acute inferior ST-elevation myocardial infarction", "Cerebral infarction due to acute inferior ST-elevation myocardial infarction"),
+    ("Acute pulmonary embolism", "Cerebral embolism due to acute pulmonary embolism"),
+    ("Bleeding duodenal ulcer", "Subarachnoid bleed from duodenal ulcer"),
+])
+def test_another_site_of_the_same_disease_caused_by_the_reference_is_another_disease(judge, reference, candidate):
+    # 5 before ("more specific: adds cerebral"): a lead sharing one disease word with the reference passed for
+    # it, and "subarachnoid bleed" (uncoded, "bleed" no disease word to the judge) for a symptom
+    assert judge.score(reference, candidate).score == 3
