@@ -41,9 +41,9 @@ from typing import Protocol
 
 import numpy as np
 
-from clinbench.dx.specificity import _TEMPORAL, _index, _names_words, code_of, diagnosis_text, relation
+from clinbench.dx.specificity import DIAGNOSIS_NAMES, _TEMPORAL, _index, _names_words, code_of, diagnosis_text, relation
 from clinbench.dx.specificity import words as icd_words
-from clinbench.dx.text import QUALIFIERS, STOPWORDS, expand, is_disease_word, stem
+from clinbench.dx.text import ABBREVIATIONS, QUALIFIERS, STOPWORDS, expand, is_disease_word, stem, tokens
 from clinbench.errors import ClinbenchError, DataError
 
 CORRECT = 4
@@ -93,9 +93,10 @@ def _one_icd_name(text: str) -> bool:
 
 
 def _symptom_only(text: str) -> bool:
-    """Whether a text names only a symptom or sign: no disease word, and no ICD-10-CM name outside
-    chapter R ("chest pain", "shortness of breath", "fever"; not "acute exacerbation of COPD")."""
-    if any(is_disease_word(w) for w in _words(text)):
+    """Whether a text names only a symptom or sign: no disease word (in its words or ICD-10-CM's: a
+    bleed is a hemorrhage), and no ICD-10-CM name outside chapter R ("chest pain", "shortness of
+    breath", "fever"; not "acute exacerbation of COPD", "subarachnoid bleed")."""
+    if any(is_disease_word(w) for w in [*_words(text), *icd_words(text)]):
         return False
     code = code_of(text)
     return code is None or code.startswith("R")
@@ -302,6 +303,20 @@ class OfflineJudge:
                 return True
         return False
 
+    def _names_its_own(self, reference: str, part: str) -> bool:
+        """Whether a part of the candidate names the reference's own disease less specifically, by a
+        feature or class of it: each of its disease words is a word of the reference, or of an everyday
+        name of it, other than its head disease words, and the two are close ("upper GI bleed" of a
+        bleeding duodenal ulcer, "urinary tract infection" of pyelonephritis, a "kidney infection"; not
+        "subarachnoid hemorrhage" of the bleeding ulcer). A part naming the head disease ("cerebral
+        embolism" of a pulmonary embolism) is that disease only if it scores correct on its own."""
+        disease = {w for w in icd_words(part) if is_disease_word(w)}
+        if not disease or not disease <= _known_as(reference) or _core(reference) & {stem(w) for w in _words(part)}:
+            return False
+        rp, pp = " ".join(_words(reference)) or reference, " ".join(_words(part)) or part
+        self._prepare([rp, pp])
+        return float(self._vec(rp) @ self._vec(pp)) >= self.close
+
     def score(self, reference: str, candidate: str) -> Verdict:
         return worst_member(self._score_one, reference, candidate)
 
@@ -360,7 +375,8 @@ class OfflineJudge:
                 return Verdict(4, f"less specific: lacks {', '.join(r_left)} (cosine {cos:.2f})")
             return Verdict(3, f"much less specific: lacks {', '.join(r_left)} (cosine {cos:.2f})")
         if not r_left:
-            other = _other_diseases(reference, candidate, c_left)
+            other = _other_diseases(reference, candidate, c_left, lambda part: self._names_its_own(reference, part),
+                                    lambda part: self._score_one(reference, part).correct)
             if other:  # "A with B", "B (A)": an unrelated diagnosis added is 3 (SDBench)
                 return Verdict(3, f"adds another disease: {', '.join(other)} (cosine {cos:.2f})")
             return Verdict(5 if cos >= self.close else 3, f"more specific: adds {', '.join(c_left)} (cosine {cos:.2f})")
@@ -374,35 +390,65 @@ class OfflineJudge:
 
 
 _CAUSE = re.compile(r"\b(?:due\s+to|secondary\s+to|caused\s+by|because\s+of|from)\b(.*)", re.I | re.S)
+# What links a diagnosis to another it has, comes from or comes with ("A with B", "B due to A").
+_LINK = re.compile(r"\b(?:associated\s+with|complicated\s+by|with|due\s+to|secondary\s+to|caused\s+by|because\s+of|"
+                   r"from)\b", re.I)
 
 
-def _other_diseases(reference: str, candidate: str, added: list[str]) -> list[str]:
+def _other_diseases(reference: str, candidate: str, added: list[str], its_own, names_it) -> list[str]:
     """The added words that name another disease than the reference's: a disease word that is
-    not the stated cause of the reference's disease ("hyperkalemia due to acute kidney injury"),
-    not said to be absent ("appendicitis, not cholecystitis")
-    and not named, with every other added word, by one ICD-10-CM code that also names the reference's
-    disease ("appendicitis with abscess" is K35.33, "regional ileitis" a name of K50.0 Crohn's
-    disease of small intestine; no code names appendicitis with cholecystitis, and "embolism
-    (ruptured tubal ectopic pregnancy)" is not O08.2 "embolism following ectopic pregnancy": one
-    shared word pair is not one diagnosis). A reference named only as the cause ("B due to A" for
-    A) exempts nothing: B is another diagnosis."""
+    not the stated cause of the reference's disease ("hyperkalemia due to acute kidney injury") nor
+    said to be absent ("appendicitis, not cholecystitis"), in a candidate no one ICD-10-CM code names
+    whole ("perforated appendicitis with abscess" is K35.33, "Crohn's disease and regional ileitis"
+    K50.0, "immune thrombocytopenic purpura" D69.3; no code names appendicitis with cholecystitis).
+    The whole candidate, not the added words with one word of the reference: I26 names "pulmonary"
+    with "embolism" and K26.0 "hemorrhage" with "duodenal ulcer", yet "pulmonary embolism with
+    exacerbation of COPD" and "subarachnoid hemorrhage with bleeding duodenal ulcer" are two diseases
+    each. A reference named only as the cause ("B due to A" for A, where B alone is not correct for
+    A: ``names_it``) exempts nothing: B is another diagnosis ("cerebral infarction due to myocardial
+    infarction"), unless a symptom or sign. Nor is a linked part that names the reference's own disease
+    less specifically another disease (``its_own``: "upper GI bleed from duodenal ulcer" for a
+    bleeding duodenal ulcer, "urinary tract infection with pyelonephritis")."""
     cause = _CAUSE.search(candidate)
     causal = {stem(w) for w in _words(cause.group(1))} if cause else set()
     causal |= {stem(w) for span in _negated_spans(candidate) for w in _words(span)}  # said not to be there
-    core = {stem(w) for w in _words(reference) if is_disease_word(w)} or {stem(w) for w in _words(reference)}
-    if cause and not core & {stem(w) for w in _words(candidate[:cause.start()])}:
+    lead = candidate[:cause.start()] if cause else candidate
+    if cause and not names_it(lead):
         # the reference is only the cause of another diagnosis: "B due to A" for A is another guess, but
-        # a symptom or sign it causes is not ("chest pain due to aortic dissection": chapter R of ICD-10-CM)
-        if _symptom_only(candidate[:cause.start()]):
+        # a symptom or sign it causes is not ("chest pain due to aortic dissection": chapter R of ICD-10-CM),
+        # nor the reference's own disease named less specifically ("upper GI bleed from duodenal ulcer")
+        if _symptom_only(lead) or its_own(lead):
             return []
         return [w for w in added if stem(w) not in causal]
-    other = [w for w in added if is_disease_word(w) and stem(w) not in causal]
-    if not other:
-        return []
-    phrase = {stem(w) for w in added if stem(w) not in causal}  # the whole added phrase, not one word of it
-    if any(_codes_naming(phrase | {c}) for c in core):
+    owned = {stem(w) for part in _LINK.split(candidate) if its_own(part) for w in _words(part)}
+    other = [w for w in added if is_disease_word(w) and stem(w) not in causal | owned]
+    if other and _codes_naming(_said_words(candidate)):
         return []
     return other
+
+
+def _core(reference: str) -> set[str]:
+    """The stems of the reference's disease words (of all its words when it has none: "Graves disease")."""
+    return {stem(w) for w in _words(reference) if is_disease_word(w)} or {stem(w) for w in _words(reference)}
+
+
+def _said_words(text: str) -> set[str]:
+    """A diagnosis text's words as ICD-10-CM spells them, less those it says are absent and the
+    temporal ones ICD-10-CM names leave out."""
+    absent = set().union(*(icd_words(span) for span in _negated_spans(text)))
+    return set(icd_words(text)) - absent - _TEMPORAL
+
+
+def _known_as(reference: str) -> set[str]:
+    """The reference's words as ICD-10-CM spells them, with those of the everyday names the judge
+    reads as it ("kidney infection" for pyelonephritis, "heart attack" for myocardial infarction)."""
+    own = set(icd_words(reference))
+    return own.union(*(tokens(lay, expand_abbrev=False) for lay, formal in _EVERYDAY if formal <= own))
+
+
+# (everyday name, the words of what it is read as), from the judge's two tables of names
+_EVERYDAY = [(lay, icd_words(formal)) for lay, formal in [*ABBREVIATIONS.items(), *DIAGNOSIS_NAMES.items()]
+             if icd_words(formal)]
 
 
 # The ICD-10-CM relation of the two diagnoses decides specificity (one rule: dx/specificity.py);

@@ -1,0 +1,98 @@
+"""The offline judge and diagnoses joined by "with" (and the other links that add a second disease).
+
+Before the fix, over the 992 ordered pairs of different demo references, "A with B" was correct for
+both A's and B's reference in 7 pairs ("Acute pulmonary embolism with Acute exacerbation of chronic
+obstructive pulmonary disease": I26 names "pulmonary" with "embolism", so the added embolism passed
+for part of COPD), "A (B)", "A -> B" and "A complicated by B" in 7, "A associated with B" in 2, "A due
+to B" in 1: one ICD-10-CM code naming the added words with one word of the reference made them one
+disease.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from clinbench.dx import icd
+from clinbench.dx.cases import demo_cases
+from clinbench.dx.judge import OfflineJudge
+
+
+@pytest.fixture(scope="module")
+def judge():
+    return OfflineJudge()
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    refs = [c.final_diagnosis for c in demo_cases()]
+    return [(a, b) for a in refs for b in refs if a != b]
+
+
+@pytest.mark.parametrize("form", ["{a} with {b}", "{a} ({b})", "{a} complicated by {b}", "{a} associated with {b}",
+                                  "{a} due to {b}"])
+def test_two_demo_diagnoses_joined_are_correct_for_at_most_one(judge, pairs, form):
+    assert len(pairs) == 992
+    both = [c for a, b in pairs if judge.score(a, c := form.format(a=a, b=b)).correct and judge.score(b, c).correct]
+    assert both == []
+
+
+def test_icd_names_with_with_score_5_against_themselves(judge):
+    cm = icd._icd()
+    pool = sorted({d for k in cm.get_all_codes(True) if not cm.is_chapter_or_block(k)
+                   and " with " in (d := cm.get_description(k)) and len(d) < 90})
+    sample = random.Random(7).sample(pool, 300)
+    assert {n: judge.score(n, n).score for n in sample} == {n: 5 for n in sample}
+
+
+@pytest.mark.parametrize("reference, candidate, score", [
+    ("Type 2 diabetes mellitus", "Type 2 diabetes mellitus with ketoacidosis", 5),
+    ("Acute appendicitis", "Acute appendicitis with localized peritonitis", 5),
+    ("Acute appendicitis", "Perforated appendicitis with abscess", 5),  # K35.33
+    ("Immune thrombocytopenia", "Immune thrombocytopenic purpura", 5),  # D69.3
+    ("Acute appendicitis", "Acute appendicitis with acute cholecystitis", 3),
+    ("Aneurysmal subarachnoid hemorrhage", "Aneurysmal subarachnoid hemorrhage with bleeding duodenal ulcer", 3),
+    ("Acute exacerbation of chronic obstructive pulmonary disease",
+     "Acute pulmonary embolism with acute exacerbation of chronic obstructive pulmonary disease", 3),
+    ("Bleeding duodenal ulcer", "Aneurysmal subarachnoid hemorrhage due to bleeding duodenal ulcer", 3),
+    ("Obstructing left ureteral calculus", "Urinary tract infection with obstructing left ureteral calculus", 3),
+    ("Acute pyelonephritis", "Sepsis from acute pyelonephritis", 3),
+])
+def test_one_disease_with_a_qualifier_and_two_diseases(judge, reference, candidate, score):
+    assert judge.score(reference, candidate).score == score
+
+
+@pytest.mark.parametrize("reference, candidate", [
+    ("Bleeding duodenal ulcer", "Upper GI bleed from duodenal ulcer"),
+    ("Bleeding duodenal ulcer", "Upper gastrointestinal bleeding from a duodenal ulcer"),
+    ("Acute pyelonephritis", "Urinary tract infection with pyelonephritis"),
+    ("Acute pyelonephritis", "Urinary tract infection due to acute pyelonephritis"),
+])
+def test_a_less_specific_name_of_the_same_disease_is_not_another(judge, reference, candidate):
+    # scored 3 before ("adds another disease: upper, gastrointestinal", "... infection"): the bleed is the
+    # reference's own bleeding, and pyelonephritis is a kidney infection (the judge's everyday names)
+    assert judge.score(reference, candidate).score == 5
+
+
+def test_a_disease_added_to_a_reference_that_names_its_cause_is_another_disease(judge):
+    # the reference's own "due to" split the candidate there, and the lead "<another disease> with <the
+    # reference's disease>" shared a word with the reference: "Acute exacerbation of chronic obstructive
+    # pulmonary disease with Thyrotoxicosis due to Graves disease" scored 5 for the Graves reference
+    refs = [c.final_diagnosis for c in demo_cases()]
+    caused = [r for r in refs if " due to " in r]
+    assert len(caused) == 3
+    correct = [c for r in caused for b in refs if b != r for form in ("{b} with {r}", "{b} complicated by {r}")
+               if judge.score(r, c := form.format(b=b, r=r)).correct]
+    assert correct == []
+
+
+@pytest.mark.parametrize("reference, candidate", [
+    ("Acute inferior ST-elevation myocardial infarction", "Cerebral infarction due to acute inferior ST-elevation myocardial infarction"),
+    ("Acute pulmonary embolism", "Cerebral embolism due to acute pulmonary embolism"),
+    ("Bleeding duodenal ulcer", "Subarachnoid bleed from duodenal ulcer"),
+])
+def test_another_site_of_the_same_disease_caused_by_the_reference_is_another_disease(judge, reference, candidate):
+    # 5 before ("more specific: adds cerebral"): a lead sharing one disease word with the reference passed for
+    # it, and "subarachnoid bleed" (uncoded, "bleed" no disease word to the judge) for a symptom
+    assert judge.score(reference, candidate).score == 3
