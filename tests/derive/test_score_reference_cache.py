@@ -145,6 +145,15 @@ def test_a_forked_worker_scores_on_a_duckdb_of_its_own(db, tmp_path):
     assert score_output(TASK, out, db).reward == 0.5
     child = mp.get_context("fork").Process(target=_score_in_forked_child,
                                            args=(out, db, id(score_module._thread_scorer())))
-    child.start()
+    # as a campaign forks its workers (campaign._run_local): DuckDB garbage of this test process's earlier tests,
+    # collected in the child, killed or hung it (seen once: the child never ended)
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    try:
+        child.start()
+    finally:
+        gc.unfreeze()
     child.join(60)
     assert child.exitcode == 0

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
+import gc
 import math
 import os
 import signal
@@ -280,10 +281,20 @@ def _pool_context():
 
 def _run_local(todo: list[RunSpec], config: CampaignConfig, jobs: int,
                runner: Runner) -> tuple[ProcessPoolExecutor, Iterator[RunResult]]:
-    """Submit every run now (fork starts all workers at the first submit), then yield results as they finish."""
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=_pool_context(),
-                               initializer=_worker_init)
-    pending: set[Future] = {pool.submit(_guarded, runner, spec, config) for spec in todo}
+    """Submit every run now (fork starts all workers at the first submit), then yield results as they finish.
+
+    A DuckDB connection this process holds only through a reference cycle would be destroyed by a forked
+    worker's garbage collector, in a copy of the process without DuckDB's threads: the worker dies
+    (SIGSEGV, seen in a child that collected one) or hangs. Such garbage is collected here, and what is left
+    frozen (``gc.freeze``: no worker's collector touches it) while the workers fork."""
+    gc.collect()
+    gc.freeze()
+    try:
+        pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=_pool_context(),
+                                   initializer=_worker_init)
+        pending: set[Future] = {pool.submit(_guarded, runner, spec, config) for spec in todo}
+    finally:
+        gc.unfreeze()
 
     def results() -> Iterator[RunResult]:
         nonlocal pending
