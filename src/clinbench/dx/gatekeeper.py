@@ -30,9 +30,11 @@ from importlib import resources
 from typing import Protocol
 
 from clinbench.dx.cases import Case
+from clinbench.dx.costs import PriceTable
 from clinbench.dx.leakguard import LeakGuard
 from clinbench.dx.models import ModelError
-from clinbench.dx.matching import MODALITY_STEMS, best_match, is_modality_only, modalities
+from clinbench.dx.matching import (MODALITY_STEMS, best_match, contrast_phase, is_modality_only, modalities,
+                                   phases_differ)
 from clinbench.dx.record import ResultEntry, parse_record
 from clinbench.dx.testnames import concept_of_label, concept_of_order, concepts, panels_with
 from clinbench.dx.text import expand, fold, is_disease_word, sentences, stem, tokens
@@ -187,8 +189,6 @@ _GROUPING = re.compile(r"other source|body fluid|\bany\b|\beach\b|other than|not
 def _billing_code(name: str) -> str | None:
     """The price-table code of a test name, unless the row groups sibling tests
     ("culture, any other source" covers sputum and wound cultures alike)."""
-    from clinbench.dx.costs import PriceTable
-
     priced = PriceTable.bundled().price(name)
     if not priced.matched or _GROUPING.search(priced.description or ""):
         return None
@@ -236,7 +236,7 @@ _SITE_WORDS = [
     ("chest thorax thoracic mediastinum mediastinal", "chest", ()),
     ("lung lungs pulmonary pleural", "lung", ("chest",)),
     ("heart cardiac coronary transthoracic transesophageal echocardiogram", "heart", ("chest",)),
-    ("aorta aortic", "aorta", ("chest", "abdomen")),
+    ("aorta aortic aortogram", "aorta", ("chest", "abdomen")),
     ("abdomen abdominal", "abdomen", ()),
     ("liver hepatic gallbladder biliary hepatobiliary quadrant", "liver", ("abdomen",)),
     ("pancreas pancreatic", "pancreas", ("abdomen",)), ("appendix", "appendix", ("abdomen",)),
@@ -260,14 +260,22 @@ def _study_of(name: str) -> tuple[set[str], list[tuple[str, set[str]]]]:
     return modalities(toks) & _IMAGING, sites
 
 
-def _contrast(name: str) -> str:
-    """"none" for a study said to be without contrast, "contrast" for one with contrast or
-    an angiogram, "" when the name does not say."""
-    toks = set(tokens(name))
-    if "angio" in modalities(list(toks)) or toks & {"contrast", "biphasic"}:
-        return "contrast"
-    # a calcium score is a CT without contrast by definition
-    return "none" if toks & {"noncontrast", "calcium"} else ""
+def order_phase(order: str) -> str:
+    """An order's contrast phase: what its words say, else what the test it is priced as
+    says ("CT chest" is billed as a chest CT with contrast, "CT head" and "CT KUB" without)."""
+    phase = contrast_phase(tokens(order))
+    if phase:
+        return phase
+    priced = PriceTable.bundled().price(order)
+    return contrast_phase(tokens(priced.description)) if priced.matched else ""
+
+
+def lacks_contrast(order: str, name: str) -> bool:
+    """Whether an order is a study without contrast and a recorded study one with contrast or
+    an angiogram. A contrast acquisition holds no unenhanced images, so the record does not
+    hold the ordered study: it is answered as a study the record lacks, at its own price,
+    never with the report's contrast-dependent findings (an intimal flap, filling defects)."""
+    return order_phase(order) == "none" and contrast_phase(tokens(name)) == "contrast"
 
 
 def same_study_site(order: str, name: str) -> bool:
@@ -280,7 +288,7 @@ def same_study_site(order: str, name: str) -> bool:
     prim_o, prim_e = om - {"angio", "echo"}, em - {"angio", "echo"}
     if not (prim_o & prim_e if (prim_o or prim_e) else om & em):
         return False
-    if {_contrast(order), _contrast(name)} == {"none", "contrast"}:
+    if phases_differ(contrast_phase(tokens(order)), contrast_phase(tokens(name))):
         return False
     return any(a in eregions or b in oregions for a, oregions in osites for b, eregions in esites)
 
@@ -293,9 +301,7 @@ def _condition_word(word: str) -> bool:
 def _test_names() -> tuple[frozenset[str], ...]:
     """The token sets of every test name the bundled tables know (prices, normal results,
     laboratory synonyms)."""
-    from clinbench.dx.costs import PriceTable
-
-    names = [n for n, _ in PriceTable.bundled()._names] + [n for n, _ in _normal_names()]
+    names = [n for n, _ in PriceTable.bundled()._names] + [n for n, _, _ in _normal_names()]
     names += [n for c in concepts().values() for n in c.names]
     return tuple(dict.fromkeys(frozenset(tokens(n)) for n in names if tokens(n)))
 
@@ -335,12 +341,17 @@ def names_a_test(order: str) -> bool:
 
 
 def find_normal(order: str, threshold: float = 88.0) -> NormalResult | None:
-    return best_match(order, _normal_names(), threshold)[0]
+    """The reference row of an order; never a row of the other contrast phase ("CT chest
+    without contrast" is not the "CT chest with contrast" row, whose alias "CT chest" led to
+    the record's CT angiogram)."""
+    phase = order_phase(order)
+    return best_match(order, [(n, row) for n, row, p in _normal_names() if not phases_differ(phase, p)],
+                      threshold)[0]
 
 
 @functools.lru_cache(maxsize=1)
-def _normal_names() -> list[tuple[str, NormalResult]]:
-    return [(n, row) for row in normal_results() for n in row.names()]
+def _normal_names() -> list[tuple[str, NormalResult, str]]:
+    return [(n, row, contrast_phase(tokens(row.test))) for row in normal_results() for n in row.names()]
 
 
 # --- BM25 -------------------------------------------------------------------------------
@@ -538,9 +549,13 @@ class OfflineGatekeeper:
             return Reply(SITE_REFUSAL, REFUSED)
         if not names_a_test(order):
             return Reply(DISEASE_REFUSAL, REFUSED)
+        # a study without contrast is never a recorded contrast study or angiogram, under
+        # whatever name it is reached ("CT chest without contrast" reached case 29's CT
+        # angiogram through the "CT chest" alias of the reference table's contrast row)
+        named = [r for r in self.named if not lacks_contrast(order, r.name)]
         # 0. the record's own name for the test, then a laboratory test of the synonym
         #    table in any of the record's names for it
-        own, _ = best_match(order, [(r.name, r) for r in self.named if r.kind != "analyte"], 97.0)
+        own, _ = best_match(order, [(r.name, r) for r in named if r.kind != "analyte"], 97.0)
         exact = concept_of_label(order)
         if own is not None and exact and concept_of_label(own.name, own.fluid) != exact and self.by_concept.get(exact):
             own = None  # "Sodium" is the record's Na-116, not its "Urine sodium: 62 mmol/L"
@@ -552,7 +567,7 @@ class OfflineGatekeeper:
         # 1. a named result line of the record, under the order's own name or any name
         #    the reference table gives the same test ("CSF analysis" = "Lumbar puncture"),
         #    so a differently worded order never gets a normal result the record contradicts
-        entries = [(r.name, r) for r in self.named]
+        entries = [(r.name, r) for r in named]
         for name in _names_for(order):
             best, _ = best_match(name, entries, 88.0)
             if best is not None:
@@ -560,13 +575,13 @@ class OfflineGatekeeper:
         #    or billed as the same procedure ("cardiac catheterization" = "Coronary angiography")
         code = _billing_code(order)
         if code is not None:
-            for r in self.named:
+            for r in named:
                 if _billing_code(r.name) == code:
                     return _entry(r)
         # 2-4 look inside the results' text: only for an order that names a test, never
         #    for one made of findings words ("filling defects", "intimal flap")
         if names_test_words(order):
-            reply = self._in_text(order, ot)
+            reply = self._in_text(order, ot, named)
             if reply is not None:
                 return reply
         # 5. a bedside measurement the examination already records ("oxygen saturation")
@@ -578,13 +593,13 @@ class OfflineGatekeeper:
                         return Reply(as_result(part), REAL, matched=sec)
         # 6. a recorded study of the same modality and body site: its report, never a
         #    normal result it contradicts ("aortic CT angiography" is the recorded CTA)
-        for r in self.named:
+        for r in named:
             if r.kind != "analyte" and same_study_site(order, r.name):
                 return _entry(r)
         # 7. not in the record: a normal result from the reference table
         return self.normal_result(order)
 
-    def _in_text(self, order: str, ot: list[str]) -> Reply | None:
+    def _in_text(self, order: str, ot: list[str], named: list[ResultEntry]) -> Reply | None:
         # 2. one analyte inside a result line ("haemoglobin" inside the blood count)
         inside = self._analyte_in_line(order)
         if inside is not None:
@@ -596,7 +611,7 @@ class OfflineGatekeeper:
                 return Reply(r.text, REAL, matched="results")
         # 4. a result entry sharing most of the order's words ("cardiac catheterization"
         #    vs "Coronary angiography" shares none, but "venous ultrasound left leg" does)
-        for r in self.named:
+        for r in named:
             have = set(tokens(r.name)) | set(tokens(r.text))
             if len(want) >= 2 and len(want & have) / len(want) >= 0.75:
                 return _entry(r)

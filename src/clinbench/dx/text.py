@@ -75,6 +75,12 @@ ABBREVIATIONS: dict[str, str] = {
     "without contrast": "noncontrast", "w/o contrast": "noncontrast", "wo contrast": "noncontrast",
     "without iv contrast": "noncontrast", "non-contrast": "noncontrast", "non contrast": "noncontrast",
     "unenhanced": "noncontrast", "plain ct": "ct noncontrast", "with iv contrast": "contrast",
+    # "no" is a stop word too: "CT chest (no contrast)" read as a CT with contrast
+    "no contrast": "noncontrast", "no iv contrast": "noncontrast", "no intravenous contrast": "noncontrast",
+    "w/o iv contrast": "noncontrast", "wo iv contrast": "noncontrast", "without intravenous contrast": "noncontrast",
+    "non-enhanced": "noncontrast", "nonenhanced": "noncontrast", "non enhanced": "noncontrast",
+    "with intravenous contrast": "contrast", "ncct": "ct noncontrast",
+    "hrct": "high resolution ct noncontrast", "high resolution ct": "high resolution ct noncontrast",
     "w contrast": "contrast", "w/ contrast": "contrast", "w/contrast": "contrast", "with contrast": "contrast",
     "iv contrast": "contrast", "contrast-enhanced": "contrast", "contrast enhanced": "contrast",
     "w/": "with", "w/o": "without",
