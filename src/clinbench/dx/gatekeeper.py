@@ -7,7 +7,9 @@ One interface (``Gatekeeper.answer(kind, content) -> Reply``), two implementatio
   its section's vocabulary, so "does she smoke?" reaches the social history); test
   orders are matched to the record's results by name (abbreviation expansion, stemming,
   fuzzy ratio), then to single analytes inside result lines, then to a recorded study of
-  the same imaging modality and body site; an order the record does not cover gets a normal result with values and units from ``data/normal_results.csv``,
+  the same imaging modality and body site (an order without contrast never gets a contrast study or
+  angiogram, an ultrasound without Doppler never a vascular duplex and only the greyscale findings of
+  an organ's Doppler study); an order the record does not cover gets a normal result with values and units from ``data/normal_results.csv``,
   seeded by case and test so reruns agree. Vague orders are refused.
 * ``LLMGatekeeper``: a model prompted with the SDBench rules and the whole case.
 
@@ -33,8 +35,8 @@ from clinbench.dx.cases import Case
 from clinbench.dx.costs import PriceTable
 from clinbench.dx.leakguard import LeakGuard
 from clinbench.dx.models import ModelError
-from clinbench.dx.matching import (MODALITY_STEMS, best_match, contrast_phase, is_modality_only, modalities,
-                                   phases_differ)
+from clinbench.dx.matching import (MODALITY_STEMS, best_match, contrast_phase, is_doppler, is_modality_only,
+                                   modalities, phases_differ)
 from clinbench.dx.record import ResultEntry, parse_record
 from clinbench.dx.testnames import concept_of_label, concept_of_order, concepts, panels_with
 from clinbench.dx.text import expand, fold, is_disease_word, sentences, stem, tokens
@@ -278,6 +280,97 @@ def lacks_contrast(order: str, name: str) -> bool:
     return order_phase(order) == "none" and contrast_phase(tokens(name)) == "contrast"
 
 
+def orders_doppler(order: str) -> bool:
+    """Whether an order asks for Doppler or duplex: its words say so, or the test it is priced
+    as is a duplex scan ("leg ultrasound" and "compression ultrasound legs" are billed as the
+    venous duplex; "abdominal ultrasound" and "RUQ ultrasound" as greyscale studies)."""
+    if is_doppler(tokens(order)):
+        return True
+    priced = PriceTable.bundled().price(order)
+    return priced.matched and is_doppler(tokens(priced.description))
+
+
+# Findings only Doppler shows: flow, its direction and speed, patency, vascularity.
+_DOPPLER_FINDING = re.compile(r"\b(?:flow|augmentation|patent|patency|vascularity|vasculari[sz]ation|hyper(?:a?e)mi|"
+                              r"hypervascular|doppler|colou?r|waveform|velocit|resistive|phasic|spectral|"
+                              r"pulsatil|hepatopetal|hepatofugal)", re.I)
+_DOPPLER_NAME = re.compile(r"\s*\b(?:with\s+)?(?:colou?r\s+)?(?:doppler|duplex)\b", re.I)
+
+
+def greyscale_part(entry: ResultEntry) -> ResultEntry | None:
+    """The greyscale study inside a recorded Doppler or duplex one: every duplex acquisition
+    holds the B-mode images, so an ultrasound ordered without Doppler gets the report's
+    findings less those only Doppler shows (a clause from its first flow word on, back to the
+    "with", "and" or comma before it), under the name without "Doppler" ("Abdominal
+    ultrasound with Doppler: ...; patent hepatic and portal veins; ..." -> "Abdominal
+    ultrasound: ..."). None when nothing is left."""
+    kept = []
+    for clause in re.split(r";\s*", entry.text):
+        m = _DOPPLER_FINDING.search(clause)
+        if m is None:
+            kept.append(clause)
+            continue
+        cut = max(clause.rfind(sep, 0, m.start()) for sep in (" with ", " and ", ", "))
+        if cut > 0:
+            kept.append(clause[:cut].rstrip(" ,"))
+    text = "; ".join(kept).strip()
+    if not text or text == ".":
+        return None
+    if not text.endswith("."):
+        text += "."
+    name = _DOPPLER_NAME.sub("", entry.name).strip()
+    if "ultrasound" not in tokens(name):
+        name += " ultrasound"
+    return ResultEntry(name, text, entry.section, entry.kind, entry.fluid)
+
+
+_ARTERIAL = {stem(w) for w in "arterial artery arteries carotid aorta aortic".split()}
+_VENOUS = {stem(w) for w in "venous vein veins".split()}
+
+
+def _vessels(name: str) -> str:
+    """"arterial" or "venous" for a study of arteries or of veins, else ""."""
+    toks = set(tokens(name))
+    return "arterial" if toks & _ARTERIAL else "venous" if toks & _VENOUS else ""
+
+
+def is_vascular_doppler(name: str) -> bool:
+    """A Doppler or duplex study of vessels ("venous duplex", "carotid Doppler", "leg Doppler"):
+    its greyscale images are the compression and lumen of the vessels, part of the vascular
+    study and billed as it, so, like an angiogram, it has no cheaper plain part. A Doppler
+    added to an organ's ultrasound ("Abdominal ultrasound with Doppler") has one."""
+    toks = tokens(name)
+    if not is_doppler(toks):
+        return False
+    if "duplex" in toks or _vessels(name):
+        return True
+    _, sites = _study_of(name)
+    return bool(sites) and all(site in ("leg", "neck", "carotid") for site, _ in sites)
+
+
+def _studies_for(order: str, named: list[ResultEntry]) -> list[ResultEntry]:
+    """The record's named results an order may be served. A study without contrast is never a
+    recorded contrast study or angiogram, under whatever name it is reached ("CT chest without
+    contrast" reached case 29's CT angiogram through the "CT chest" alias of the reference
+    table's contrast row). An ultrasound ordered without Doppler (in its words or the test it
+    is priced as) is never a recorded vascular duplex ("ultrasound extremity", $180, got case
+    23's venous duplex, $550) and gets only the greyscale part of an organ's ultrasound with
+    Doppler ("RUQ ultrasound" got case 25's "patent hepatic and portal veins"); a study of
+    arteries is not one of veins."""
+    doppler = orders_doppler(order)
+    vessels = _vessels(order)
+    out = []
+    for r in named:
+        if lacks_contrast(order, r.name) or (vessels and _vessels(r.name) not in ("", vessels)):
+            continue
+        if not doppler and is_doppler(tokens(r.name)):
+            r = None if is_vascular_doppler(r.name) else greyscale_part(r)
+            if r is None:
+                continue
+        out.append(r)
+    return out
+
+
 def same_study_site(order: str, name: str) -> bool:
     """Whether an order and a recorded study image one body site with one modality (an
     angiogram counts as its scanner's: a CT angiogram is a CT, a catheter angiogram none)
@@ -343,9 +436,10 @@ def names_a_test(order: str) -> bool:
 def find_normal(order: str, threshold: float = 88.0) -> NormalResult | None:
     """The reference row of an order; never a row of the other contrast phase ("CT chest
     without contrast" is not the "CT chest with contrast" row, whose alias "CT chest" led to
-    the record's CT angiogram)."""
-    phase = order_phase(order)
-    return best_match(order, [(n, row) for n, row, p in _normal_names() if not phases_differ(phase, p)],
+    the record's CT angiogram), nor a Doppler row for an order without Doppler."""
+    phase, doppler = order_phase(order), orders_doppler(order)
+    return best_match(order, [(n, row) for n, row, p in _normal_names()
+                              if not phases_differ(phase, p) and (doppler or not is_doppler(tokens(row.test)))],
                       threshold)[0]
 
 
@@ -549,10 +643,7 @@ class OfflineGatekeeper:
             return Reply(SITE_REFUSAL, REFUSED)
         if not names_a_test(order):
             return Reply(DISEASE_REFUSAL, REFUSED)
-        # a study without contrast is never a recorded contrast study or angiogram, under
-        # whatever name it is reached ("CT chest without contrast" reached case 29's CT
-        # angiogram through the "CT chest" alias of the reference table's contrast row)
-        named = [r for r in self.named if not lacks_contrast(order, r.name)]
+        named = _studies_for(order, self.named)
         # 0. the record's own name for the test, then a laboratory test of the synonym
         #    table in any of the record's names for it
         own, _ = best_match(order, [(r.name, r) for r in named if r.kind != "analyte"], 97.0)

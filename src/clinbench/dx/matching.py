@@ -43,6 +43,11 @@ def contrast_phase(toks: list[str] | tuple[str, ...]) -> str:
     return "none" if _WITHOUT_CONTRAST.intersection(toks) else ""
 
 
+def is_doppler(toks: list[str] | tuple[str, ...]) -> bool:
+    """Whether a study name says Doppler or duplex (flow imaging added to a greyscale ultrasound)."""
+    return bool({"doppler", "duplex"}.intersection(toks))
+
+
 def phases_differ(a: str, b: str) -> bool:
     """Whether two contrast phases are one with and one without contrast."""
     return {a, b} == {"none", "contrast"}
