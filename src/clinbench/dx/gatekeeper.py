@@ -38,7 +38,7 @@ from clinbench.dx.models import ModelError
 from clinbench.dx.matching import (MODALITY_STEMS, best_match, contrast_phase, is_doppler, is_modality_only,
                                    modalities, phases_differ)
 from clinbench.dx.record import ResultEntry, parse_record
-from clinbench.dx.testnames import concept_of_label, concept_of_order, concepts, panels_with
+from clinbench.dx.testnames import concept_of_label, concept_of_order, concepts, panels_with, specimen
 from clinbench.dx.text import expand, fold, is_disease_word, sentences, stem, tokens
 
 REAL, SYNTHETIC, REFUSED = "REAL", "SYNTHETIC", "REFUSED"
@@ -225,7 +225,9 @@ def names_test_words(order: str) -> bool:
     toks = set(tokens(order)) - _ORDER_FILLER
     if toks & ((_TEST_NOUNS - _ORDER_FILLER) | set(MODALITY_STEMS)) or any(p <= toks for p in _BEDSIDE):
         return True
-    return bool(toks) and any(toks <= name for name in _test_names())
+    # a specimen's words aside: "urine glucose" and "CSF protein" name the glucose and protein tests
+    analyte = toks - (_SPECIMEN_SOURCES.keys() | {"fluid"}) if specimen(order) else toks
+    return bool(analyte) and any(analyte <= name for name in _test_names())
 
 
 # Body sites of imaging studies: words -> (site, the regions it lies in). Two studies of
@@ -348,6 +350,29 @@ def is_vascular_doppler(name: str) -> bool:
     return bool(sites) and all(site in ("leg", "neck", "carotid") for site, _ in sites)
 
 
+# the words of a specimen -> the words of the results that sample it
+_SPECIMEN_SOURCES = {stem(k): {stem(w) for w in v.split()} for k, v in {
+    "cerebrospinal": "cerebrospinal lumbar", "pleural": "pleural thoracentesis", "ascitic": "ascitic paracentesis",
+    "peritoneal": "peritoneal paracentesis", "synovial": "synovial arthrocentesis", "stool": "stool fecal",
+    "fecal": "fecal stool", "urine": "urine urinary urinalysis", "sputum": "sputum"}.items()}
+
+
+def _sources(order: str) -> set[str]:
+    """The words of the results that sample the specimen an order names ("CSF glucose": the
+    cerebrospinal fluid's and the lumbar puncture's), empty for an order naming none."""
+    return {w for t in tokens(order) for w in _SPECIMEN_SOURCES.get(t, ())}
+
+
+_BLOOD = {stem(w) for w in "serum plasma blood".split()}
+
+
+def _of_any_specimen(name: str) -> bool:
+    """Whether a recorded result names no specimen and is no blood test either ("Clostridioides
+    difficile toxin" may be the stool's; "Glucose", "Serum lactate" and the blood count are not
+    the cerebrospinal fluid's)."""
+    return not specimen(name) and not _BLOOD.intersection(tokens(name)) and concept_of_label(name) is None
+
+
 def _studies_for(order: str, named: list[ResultEntry]) -> list[ResultEntry]:
     """The record's named results an order may be served. A study without contrast is never a
     recorded contrast study or angiogram, under whatever name it is reached ("CT chest without
@@ -356,12 +381,16 @@ def _studies_for(order: str, named: list[ResultEntry]) -> list[ResultEntry]:
     is priced as) is never a recorded vascular duplex ("ultrasound extremity", $180, got case
     23's venous duplex, $550) and gets only the greyscale part of an organ's ultrasound with
     Doppler ("RUQ ultrasound" got case 25's "patent hepatic and portal veins"); a study of
-    arteries is not one of veins."""
+    arteries is not one of veins. An order naming a specimen other than blood gets only results
+    of that specimen ("urine ketones" got case 5's serum beta-hydroxybutyrate)."""
     doppler = orders_doppler(order)
     vessels = _vessels(order)
+    sources = _sources(order) if specimen(order) else set()
     out = []
     for r in named:
         if lacks_contrast(order, r.name) or (vessels and _vessels(r.name) not in ("", vessels)):
+            continue
+        if sources and not (sources & set(tokens(r.name)) or _of_any_specimen(r.name)):
             continue
         if not doppler and is_doppler(tokens(r.name)):
             r = None if is_vascular_doppler(r.name) else greyscale_part(r)
@@ -436,10 +465,12 @@ def names_a_test(order: str) -> bool:
 def find_normal(order: str, threshold: float = 88.0) -> NormalResult | None:
     """The reference row of an order; never a row of the other contrast phase ("CT chest
     without contrast" is not the "CT chest with contrast" row, whose alias "CT chest" led to
-    the record's CT angiogram), nor a Doppler row for an order without Doppler."""
-    phase, doppler = order_phase(order), orders_doppler(order)
+    the record's CT angiogram), nor a Doppler row for an order without Doppler, nor a name of
+    another specimen ("CSF glucose" is not the blood "Glucose")."""
+    phase, doppler, fluid = order_phase(order), orders_doppler(order), specimen(order)
     return best_match(order, [(n, row) for n, row, p in _normal_names()
-                              if not phases_differ(phase, p) and (doppler or not is_doppler(tokens(row.test)))],
+                              if not phases_differ(phase, p) and (doppler or not is_doppler(tokens(row.test)))
+                              and specimen(n) == fluid],
                       threshold)[0]
 
 
@@ -621,12 +652,20 @@ class OfflineGatekeeper:
         return Reply(f"{info.display[0].upper() + info.display[1:]}: {self._render(found)}.", REAL, matched=concept)
 
     def _analyte_in_line(self, name: str) -> Reply | None:
-        """One analyte inside a result line ("haemoglobin" inside the blood count)."""
+        """One analyte inside a result line ("haemoglobin" inside the blood count); of another
+        specimen, inside a result of that specimen ("CSF glucose" inside the lumbar puncture,
+        never the blood glucose of the metabolic panel)."""
         want = set(tokens(name))
+        fluid = specimen(name)
+        sources = _sources(name) if fluid else set()
+        # a body fluid's cell count is reported as its cells ("white cells 2,850 per microlitre")
+        want -= _SPECIMEN_SOURCES.keys() | {"fluid", "count"} if fluid else set()
         if not want:
             return None
         for r in self.record.results:
             if r.kind in ("analyte", "labline"):
+                continue
+            if specimen(r.name or r.text) != fluid and not (sources & set(tokens(r.name))):
                 continue
             # split at commas/semicolons and before each "Name-value" of hospital lab strings
             for part in re.split(r",\s+|;\s+|\s+(?=[A-Za-z][A-Za-z0-9()]*-[\d<>])", r.text):
@@ -647,6 +686,8 @@ class OfflineGatekeeper:
         # 0. the record's own name for the test, then a laboratory test of the synonym
         #    table in any of the record's names for it
         own, _ = best_match(order, [(r.name, r) for r in named if r.kind != "analyte"], 97.0)
+        if own is not None and specimen(own.name) != specimen(order):
+            own = None  # "Sodium" is not case 24's "Urine sodium: 62 mmol/L"
         exact = concept_of_label(order)
         if own is not None and exact and concept_of_label(own.name, own.fluid) != exact and self.by_concept.get(exact):
             own = None  # "Sodium" is the record's Na-116, not its "Urine sodium: 62 mmol/L"
