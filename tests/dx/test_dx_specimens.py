@@ -22,7 +22,8 @@ BLOOD_RESULTS = ("Complete blood count", "Basic metabolic panel", "Comprehensive
     (17, "CSF glucose", "Glucose: 18 mg/dL with simultaneous serum glucose 136 mg/dL."),  # was "Glucose: 136 mg/dL."
     (17, "CSF protein", "Protein: 312 mg/dL."),  # was "CSF protein: no abnormality detected."
     (17, "CSF white cell count", "White cells: 2,850 per microlitre with 92% neutrophils."),  # was the blood count's
-    (5, "urine ketones", "Ketones: 3+."),  # was "Serum beta-hydroxybutyrate: 7.2 mmol/L ..."
+    # was "Serum beta-hydroxybutyrate: 7.2 mmol/L ..."; billed as the urinalysis, it gets the urinalysis
+    (5, "urine ketones", "Urinalysis: glucose 4+, ketones 3+, no leukocyte esterase, no nitrite."),
     (24, "sodium", "Sodium: 116 mmol/L."),  # was "Urine sodium: 62 mmol/L."
     (24, "urine sodium", "Urine sodium: 62 mmol/L."),
     (25, "ascitic fluid cell count", "Ascitic white cells: 120 per microlitre."),  # was "no abnormality detected"

@@ -137,11 +137,12 @@ _CONCLUSION = re.compile(
     re.I,
 )
 
+# whole words only: "ANA" is not "an" + "a"
 _VAGUE = re.compile(
-    r"^(all|any|every|routine|standard|basic|general|usual|full|complete|some|more|further|other|"
+    r"^(?:\s*(?:all|any|every|routine|standard|basic|general|usual|full|complete|some|more|further|other|"
     r"relevant|appropriate|necessary|additional|the|a|an|and|of|for|please|order|run|do|get|check|"
-    r"blood ?work|bloods?|labs?|laborator(y|ies)|tests?|studies|study|work ?up|investigations?|"
-    r"panels?|screen(ing)?|imaging|scans?|everything|anything|results?|\s)+$",
+    r"blood ?work|bloods?|labs?|laborator(?:y|ies)|tests?|studies|study|work ?up|investigations?|"
+    r"panels?|screen(?:ing)?|imaging|scans?|everything|anything|results?)\b)+\s*$",
     re.I,
 )
 _INDIRECT = re.compile(r"\b(test(s|ing)? (for|to)|rule out|r/o|check (for|if)|look(ing)? for|confirm|exclude|"

@@ -41,7 +41,7 @@ ABBREVIATIONS: dict[str, str] = {
     "ecg": "electrocardiogram", "ekg": "electrocardiogram", "12 lead": "electrocardiogram",
     "echo": "echocardiogram", "tte": "transthoracic echocardiogram",
     "tee": "transesophageal echocardiogram", "toe": "transesophageal echocardiogram",
-    "ctpa": "ct pulmonary angiogram", "cta": "ct angiography", "mra": "mr angiography",
+    "ctpa": "ct pulmonary angiogram", "cta": "ct angiography", "mra": "mr angiography", "mrv": "mr venography",
     "mrcp": "magnetic resonance cholangiopancreatography", "ercp": "endoscopic retrograde cholangiopancreatography",
     "egd": "upper endoscopy", "ogd": "upper endoscopy", "esophagogastroduodenoscopy": "upper endoscopy",
     "oesophagogastroduodenoscopy": "upper endoscopy", "gastroscopy": "upper endoscopy",
