@@ -7,8 +7,7 @@ One interface (``Gatekeeper.answer(kind, content) -> Reply``), two implementatio
   its section's vocabulary, so "does she smoke?" reaches the social history); test
   orders are matched to the record's results by name (abbreviation expansion, stemming,
   fuzzy ratio), then to single analytes inside result lines, then to a recorded study of
-  the same imaging modality and body site (an order without contrast never gets a contrast study or
-  angiogram, an ultrasound without Doppler never a vascular duplex and only the greyscale findings of
+  the same imaging modality and body site (an order without contrast never gets an angiogram, an ultrasound without Doppler never a vascular duplex and only the greyscale findings of
   an organ's Doppler study); an order the record does not cover gets a normal result with values and units from ``data/normal_results.csv``,
   seeded by case and test so reruns agree. Vague orders are refused.
 * ``LLMGatekeeper``: a model prompted with the SDBench rules and the whole case.
@@ -35,8 +34,8 @@ from clinbench.dx.cases import Case
 from clinbench.dx.costs import PriceTable
 from clinbench.dx.leakguard import LeakGuard
 from clinbench.dx.models import ModelError
-from clinbench.dx.matching import (MODALITY_STEMS, best_match, contrast_phase, is_doppler, is_modality_only,
-                                   modalities, phases_differ)
+from clinbench.dx.matching import (MODALITY_STEMS, best_match, contrast_phase, is_angiogram, is_doppler,
+                                   is_modality_only, modalities, phases_differ)
 from clinbench.dx.record import ResultEntry, parse_record
 from clinbench.dx.testnames import concept_of_label, concept_of_order, concepts, panels_with, specimen
 from clinbench.dx.text import expand, fold, is_disease_word, sentences, stem, tokens
@@ -276,11 +275,24 @@ def order_phase(order: str) -> str:
 
 
 def lacks_contrast(order: str, name: str) -> bool:
-    """Whether an order is a study without contrast and a recorded study one with contrast or
-    an angiogram. A contrast acquisition holds no unenhanced images, so the record does not
-    hold the ordered study: it is answered as a study the record lacks, at its own price,
-    never with the report's contrast-dependent findings (an intimal flap, filling defects)."""
-    return order_phase(order) == "none" and contrast_phase(tokens(name)) == "contrast"
+    """Whether an order is a study without contrast and a recorded study an angiogram (CT
+    angiography of the pulmonary arteries or the aorta): the angiogram's decisive findings are
+    contrast in the lumen (filling defects, an intimal flap between two enhancing lumens), unseen
+    without contrast, so the record does not hold the ordered study, which is answered as one
+    the record lacks, at its own price (case 29's "CT chest without contrast", case 3's "CT chest
+    without contrast"). A recorded contrast study that is no angiogram is not "lacked": what it
+    shows (an inflamed appendix, pancreatitis, diverticulitis, free air, stones, fluid) shows
+    without contrast too, so a normal result would be one its report contradicts; the order gets
+    the report, at its own price (it names its test)."""
+    return order_phase(order) == "none" and is_angiogram(tokens(name))
+
+
+def _phases_clash(order: str, name: str) -> bool:
+    """Whether one of an order and a recorded study is an angiogram and the other a study said
+    to be without contrast (see ``lacks_contrast``); a contrast and a non-contrast study of one
+    site otherwise show the same disease."""
+    po, pn = contrast_phase(tokens(order)), contrast_phase(tokens(name))
+    return phases_differ(po, pn) and (is_angiogram(tokens(order)) or is_angiogram(tokens(name)))
 
 
 def orders_doppler(order: str) -> bool:
@@ -404,14 +416,15 @@ def _studies_for(order: str, named: list[ResultEntry]) -> list[ResultEntry]:
 def same_study_site(order: str, name: str) -> bool:
     """Whether an order and a recorded study image one body site with one modality (an
     angiogram counts as its scanner's: a CT angiogram is a CT, a catheter angiogram none)
-    and do not differ in contrast: a CT without contrast is not the recorded CT angiogram
-    (it cannot show the filling defects of its report), nor the other way round."""
+    and are not an angiogram and a study without contrast: a CT without contrast is not the
+    recorded CT angiogram (it cannot show the filling defects of its report), nor the other
+    way round; it is the recorded contrast CT of its site (``lacks_contrast``)."""
     om, osites = _study_of(order)
     em, esites = _study_of(name)
     prim_o, prim_e = om - {"angio", "echo"}, em - {"angio", "echo"}
     if not (prim_o & prim_e if (prim_o or prim_e) else om & em):
         return False
-    if phases_differ(contrast_phase(tokens(order)), contrast_phase(tokens(name))):
+    if _phases_clash(order, name):
         return False
     return any(a in eregions or b in oregions for a, oregions in osites for b, eregions in esites)
 

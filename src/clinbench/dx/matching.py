@@ -43,6 +43,12 @@ def contrast_phase(toks: list[str] | tuple[str, ...]) -> str:
     return "none" if _WITHOUT_CONTRAST.intersection(toks) else ""
 
 
+def is_angiogram(toks: list[str] | tuple[str, ...]) -> bool:
+    """Whether a study name is an angiogram (CT angiography, an aortogram, a venogram): its
+    findings are the contrast in the vessels' lumen, unseen on a study without contrast."""
+    return "angio" in modalities(toks) or bool({stem(w) for w in "aortogram venogram arteriogram".split()} & set(toks))
+
+
 def is_doppler(toks: list[str] | tuple[str, ...]) -> bool:
     """Whether a study name says Doppler or duplex (flow imaging added to a greyscale ultrasound)."""
     return bool({"doppler", "duplex"}.intersection(toks))
