@@ -8,7 +8,7 @@ listed."""
 import pytest
 
 from clinbench.dx.costs import PriceTable
-from clinbench.dx.gatekeeper import OfflineGatekeeper
+from clinbench.dx.gatekeeper import UNAVAILABLE_REFUSAL, OfflineGatekeeper
 
 ANSWERED_BEFORE = (
     "complete blood count", "basic metabolic panel", "comprehensive metabolic panel", "magnesium", "lipase", "troponin",
@@ -25,21 +25,30 @@ REFUSED_BEFORE = (
     "post-void residual", "osmolal gap", "blood type", "influenza A and B", "urine sediment", "transferrin saturation",
     "volatile alcohols", "MRV brain", "tryptase", "Kleihauer-Betke", "G6PD")
 
+# refused as "not available for this patient" (free): a normal result here is one the record contradicts
+WITHHELD = [(3, "fibrin degradation products"), (6, "CT abdomen and pelvis with contrast"),
+            (7, "CT abdomen and pelvis with contrast"), (10, "stool guaiac"), (18, "lumbar puncture"),
+            (18, "CSF xanthochromia"), (18, "opening pressure"), (21, "CT abdomen and pelvis with contrast"),
+            (23, "fibrin degradation products"), (29, "fibrin degradation products")]
+
 
 def test_common_orders_are_answered_and_priced_in_every_demo_case(cases):
     # refused before: 638 of these 2,080 replies (the 20 orders of REFUSED_BEFORE, in 31 or 32 cases each), 1 unpriced
     table = PriceTable.bundled()
-    refused, unpriced = [], []
+    refused, unpriced, withheld = [], [], []
     for case in cases:
         gk = OfflineGatekeeper(case)
         for order in ANSWERED_BEFORE + REFUSED_BEFORE:
             reply = gk.answer("test", order)
-            if reply.source == "REFUSED":
+            if reply.text == UNAVAILABLE_REFUSAL:  # a normal result the record contradicts (test_dx_implied_results)
+                withheld.append((case.case_id, order))
+            elif reply.source == "REFUSED":
                 refused.append((case.case_id, order))
             elif not table.charge(order, reply.served).matched:
                 unpriced.append((case.case_id, order))
     assert len(ANSWERED_BEFORE + REFUSED_BEFORE) * len(cases) == 2080
     assert refused == [] and unpriced == []
+    assert withheld == WITHHELD
 
 
 @pytest.mark.parametrize("order, reply, code, price", [

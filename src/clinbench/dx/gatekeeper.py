@@ -54,9 +54,12 @@ DISEASE_REFUSAL = ("That names a condition, not a test. Please order specific te
 UNKNOWN_REFUSAL = ("That does not name a test or study I know. Please order specific tests by name "
                    "(for example 'D-dimer' or 'CT chest with contrast').")
 UNANSWERABLE_REFUSAL = "That request could not be answered as written. Please ask or order plainly."
+# A test the record does not hold, whose normal result its own findings contradict (a stool guaiac after black
+# tarry stools): neither a normal result, which would mislead, nor an abnormal one the record never reported.
+UNAVAILABLE_REFUSAL = "That result is not available for this patient. Please order other tests."
 # The harness's refusals: the only replies that are REFUSED (and so never charged).
 REFUSALS = (VAGUE_REFUSAL, SITE_REFUSAL, CONCLUSION_REFUSAL, RESULT_IN_QUESTION, DISEASE_REFUSAL, UNKNOWN_REFUSAL,
-            UNANSWERABLE_REFUSAL)
+            UNANSWERABLE_REFUSAL, UNAVAILABLE_REFUSAL)
 CONTROL_QUESTION = "QUESTION: How old is the patient?"  # asked when a reply could not be read (``LLMGatekeeper``)
 
 
@@ -154,6 +157,8 @@ class NormalResult:
     test: str
     aliases: tuple[str, ...]
     template: str
+    # findings in a record that imply this test is abnormal ("melaena" for the stool guaiac)
+    implied_by: tuple[str, ...] = ()
 
     def names(self) -> tuple[str, ...]:
         return (self.test, *self.aliases)
@@ -169,12 +174,26 @@ class NormalResult:
 
         return re.sub(r"\{([0-9.]+)-([0-9.]+)\}", draw, self.template)
 
+    def contradicted_by(self, text: str) -> str | None:
+        """The first ``implied_by`` finding ``text`` states, not negated in its clause ("no pleural
+        effusion" states none), else None."""
+        for phrase in self.implied_by:
+            for m in re.finditer(rf"\b{re.escape(phrase)}", text, re.I):
+                clause = re.split(r"[.;:]|,\s+(?:and|but)\b", text[:m.start()])[-1]
+                if not _NEGATION.search(clause):
+                    return phrase
+        return None
+
+
+_NEGATION = re.compile(r"\b(?:no|not|non|without|denies|denied|negative|free of|nor|absent|rather than)\b", re.I)
+
 
 @functools.lru_cache(maxsize=1)
 def normal_results() -> tuple[NormalResult, ...]:
     path = resources.files("clinbench.dx") / "data" / "normal_results.csv"
     with path.open(encoding="utf-8") as fh:
-        return tuple(NormalResult(r["test"], tuple(a for a in r["aliases"].split("|") if a), r["result"])
+        return tuple(NormalResult(r["test"], tuple(a for a in r["aliases"].split("|") if a), r["result"],
+                                  tuple(a for a in (r.get("implied_by") or "").split("|") if a))
                      for r in csv.DictReader(fh))
 
 
@@ -549,6 +568,9 @@ class OfflineGatekeeper:
         self.section_vocab = [_section_vocab(sec) for sec, _ in self.units]
         self.vocabulary = set(self.bm25.idf).union(*self.section_vocab) if self.units else set()
         self.named = [r for r in self.record.results if r.name]
+        # what the record says of the patient (never its course or diagnosis): a normal result it contradicts
+        # is not given
+        self.findings = "\n".join(s.text for s in self.record.of_kind("vignette", "history", "exam", "results"))
         # laboratory entries by concept, first occurrence first (admission before discharge labs)
         self.by_concept: dict[str, list[ResultEntry]] = {}
         self.line_of: dict[int, list[ResultEntry]] = {}  # id(analyte entry) -> the analytes of its lab string
@@ -768,6 +790,8 @@ class OfflineGatekeeper:
         "Name: result." shape as a recorded one."""
         order = order.strip().strip(".")
         row = find_normal(order)
+        if row is not None and row.contradicted_by(self.findings):
+            return Reply(UNAVAILABLE_REFUSAL, REFUSED, matched=row.test)
         if row is not None:
             text = row.render(f"{self.case.case_id}|{row.test}")
             if fold(text).startswith(fold(row.test) + " "):  # "lipase 31 U/L" -> "Lipase: 31 U/L"
@@ -865,9 +889,10 @@ class LLMGatekeeper:
     def answer(self, kind: str, content: str) -> Reply:
         label = "QUESTION" if kind == "question" else "TEST ORDER"
         held = self.offline.answer(kind, content) if kind == "test" else None
-        if held is not None and held.source == REFUSED:
+        if held is not None and held.source == REFUSED and held.text != UNAVAILABLE_REFUSAL:
             # a vague, site-less or condition-naming order: the harness's own refusal, as
-            # offline (decided from the order's words only)
+            # offline (decided from the order's words only); a normal result the record contradicts
+            # is the offline gatekeeper's limit, not the model's, which holds the record and answers
             return held
         if held is not None and held.source != REAL:
             held = None
