@@ -22,8 +22,9 @@ def play(case, tmp_path, order):
 
 
 @pytest.mark.parametrize("case_id, order, price, not_in_reply", [
-    # 71250 CT thorax without contrast; was $900, the CT pulmonary angiogram's filling defects
-    (3, "CT chest without contrast", 550.0, "filling defects"),
+    # 71250 CT thorax without contrast; was $900, the CT pulmonary angiogram's filling defects; then $550 for a
+    # normal result the radiograph's pleural effusion contradicts: now "not available for this patient", free
+    (3, "CT chest without contrast", 0.0, "filling defects"),
     # 74177 CT abdomen and pelvis with contrast; was $1,600 (the recorded aortic CTA)
     (29, "CT abdomen and pelvis", 800.0, None),
     # 71260 CT thorax with contrast; was $1,600
@@ -78,10 +79,13 @@ def test_findings_words_still_pay_the_study_or_get_nothing(case_by_id, tmp_path)
 
 
 def test_ed_workup_costs_what_it_did_before_the_findings_words_fix(tmp_path):
-    # 4cc47ea: $45,324 over the 32 demo cases; b1b6581 + 2e901f9 charged $45,753
+    # 4cc47ea: $45,324 over the 32 demo cases; b1b6581 + 2e901f9 charged $45,753. $43,174 since two of its orders
+    # are refused free, their normal result contradicted by the record: case 3's "CT chest without contrast"
+    # ($550, "no pleural effusion" against the radiograph's) and case 21's "CT angiography chest abdomen and
+    # pelvis" ($1,600, "no acute abnormality in the abdomen or pelvis" against a haemoperitoneum)
     records = run_dx(demo_cases(), DxConfig(agent="ed-workup"), tmp_path / "out")
     assert len(records) == 32
-    assert sum(r.cost for r in records) == 45324.0
+    assert sum(r.cost for r in records) == 43174.0
 
 
 def test_a_cheap_study_of_another_site_or_kind_never_fetches_the_decisive_one():

@@ -120,3 +120,18 @@ def test_only_an_absent_test_is_synthesized_and_it_reads_the_same_in_every_style
         assert reply.source == SYNTHETIC
         replies.add(reply.text)
     assert len(replies) == 1 and re.fullmatch(r"Thyroid stimulating hormone: [^:]+\.", replies.pop())
+
+
+def test_a_study_name_of_seven_words_is_its_entrys_name(case_by_id):
+    # Case 23's "CT chest abdomen and pelvis with contrast: Findings: ..." (seven words before
+    # the colon; the limit was six) was read as prose, with an inline entry named "contrast"
+    # whose text kept the "Findings:" label: its own name got the report as "contrast:
+    # Findings: 8 cm ...", and "staging CT" got "no abnormality detected", which the report
+    # contradicts
+    case = case_by_id[23]
+    named = {r.name: r.text for r in parse_record(case.full_text, case.case_summary).results if r.name}
+    assert "contrast" not in named
+    assert named["CT chest abdomen and pelvis with contrast"].startswith("8 cm complex cystic and solid left adnexal mass")
+    staging = OfflineGatekeeper(case).answer("test", "staging CT")
+    assert staging.source == REAL
+    assert staging.text.startswith("CT chest abdomen and pelvis with contrast: 8 cm complex cystic")

@@ -148,7 +148,7 @@ def test_llm_gatekeeper_reply_passes_the_leak_guard(case_by_id):
     assert "appendicitis" not in first.text.lower() and first.blocked
     assert first.text.startswith("Tender right lower quadrant")
     # the record holds the lipase: its own words win over the model's invented value
-    assert second.text == "Lipase: 28 U/L." and second.source == "REAL" and second.prompt == "gatekeeper-2"
+    assert second.text == "Lipase: 28 U/L." and second.source == "REAL" and second.prompt == "gatekeeper-3"
     assert "RECORD TEXT: Lipase: 28 U/L." in server.requests[1]["messages"][-1]["content"]
     assert "Hospital course" in system and "never reveal" in system
 
@@ -241,7 +241,7 @@ def test_cli_run_with_llm_judge_and_gatekeeper_over_loopback(tmp_path, cases):
     events = [json.loads(x) for x in (tmp_path / "c" / run["evidence_dir"] / "transcript.jsonl").read_text().splitlines()]
     # case 1's record holds the lipase: the record's words win over the model's, with the prompt version
     assert [(e["source"], e["reply"], e["prompt"]) for e in events if e["event"] == "test"] == [
-        ("REAL", "Lipase: 28 U/L.", "gatekeeper-2")]
+        ("REAL", "Lipase: 28 U/L.", "gatekeeper-3")]
     assert json.loads((tmp_path / "c" / run["evidence_dir"] / "score.json").read_text())["judge_prompt"] == "judge-2"
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from clinbench.dx.matching import FILLER, best_match, name_tokens
+from clinbench.dx.matching import FILLER, best_match, contrast_phase, name_tokens, phases_differ
 from clinbench.errors import DataError
 
 VISIT_FEE = 300.0
@@ -80,6 +80,9 @@ class PriceTable:
         self.rows = rows
         self.label = label
         self._names = [(n, r) for r in rows for n in r.names()]
+        # a row's contrast phase is its description's: "CT chest abdomen pelvis without contrast"
+        # is not the aortic CT angiogram, whose alias "CT chest abdomen pelvis" it matches
+        self._phases = [contrast_phase(name_tokens(r.description)) for r in rows for _ in r.names()]
         self._cache: dict[str, PriceRow | None] = {}
 
     @classmethod
@@ -111,7 +114,9 @@ class PriceTable:
     def price(self, order: str) -> PricedOrder:
         key = order.strip().lower()
         if key not in self._cache:  # the matched row, so each order keeps its own spelling
-            self._cache[key] = best_match(order, self._names, MATCH_THRESHOLD)[0]
+            phase = contrast_phase(name_tokens(order))
+            names = [pair for pair, p in zip(self._names, self._phases) if not phases_differ(phase, p)]
+            self._cache[key] = best_match(order, names, MATCH_THRESHOLD)[0]
         row = self._cache[key]
         return (PricedOrder(order, row.price, row.code, row.description) if row is not None
                 else PricedOrder(order, DEFAULT_UNMATCHED_PRICE, None, None))

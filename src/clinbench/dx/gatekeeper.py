@@ -7,7 +7,8 @@ One interface (``Gatekeeper.answer(kind, content) -> Reply``), two implementatio
   its section's vocabulary, so "does she smoke?" reaches the social history); test
   orders are matched to the record's results by name (abbreviation expansion, stemming,
   fuzzy ratio), then to single analytes inside result lines, then to a recorded study of
-  the same imaging modality and body site; an order the record does not cover gets a normal result with values and units from ``data/normal_results.csv``,
+  the same imaging modality and body site (an order without contrast never gets an angiogram, an ultrasound without Doppler never a vascular duplex and only the greyscale findings of
+  an organ's Doppler study); an order the record does not cover gets a normal result with values and units from ``data/normal_results.csv``,
   seeded by case and test so reruns agree. Vague orders are refused.
 * ``LLMGatekeeper``: a model prompted with the SDBench rules and the whole case.
 
@@ -30,11 +31,13 @@ from importlib import resources
 from typing import Protocol
 
 from clinbench.dx.cases import Case
+from clinbench.dx.costs import PriceTable
 from clinbench.dx.leakguard import LeakGuard
 from clinbench.dx.models import ModelError
-from clinbench.dx.matching import MODALITY_STEMS, best_match, is_modality_only, modalities
+from clinbench.dx.matching import (MODALITY_STEMS, best_match, contrast_phase, is_angiogram, is_doppler,
+                                   is_modality_only, modalities, phases_differ)
 from clinbench.dx.record import ResultEntry, parse_record
-from clinbench.dx.testnames import concept_of_label, concept_of_order, concepts, panels_with
+from clinbench.dx.testnames import concept_of_label, concept_of_order, concepts, panels_with, specimen
 from clinbench.dx.text import expand, fold, is_disease_word, sentences, stem, tokens
 
 REAL, SYNTHETIC, REFUSED = "REAL", "SYNTHETIC", "REFUSED"
@@ -51,9 +54,12 @@ DISEASE_REFUSAL = ("That names a condition, not a test. Please order specific te
 UNKNOWN_REFUSAL = ("That does not name a test or study I know. Please order specific tests by name "
                    "(for example 'D-dimer' or 'CT chest with contrast').")
 UNANSWERABLE_REFUSAL = "That request could not be answered as written. Please ask or order plainly."
+# A test the record does not hold, whose normal result its own findings contradict (a stool guaiac after black
+# tarry stools): neither a normal result, which would mislead, nor an abnormal one the record never reported.
+UNAVAILABLE_REFUSAL = "That result is not available for this patient. Please order other tests."
 # The harness's refusals: the only replies that are REFUSED (and so never charged).
 REFUSALS = (VAGUE_REFUSAL, SITE_REFUSAL, CONCLUSION_REFUSAL, RESULT_IN_QUESTION, DISEASE_REFUSAL, UNKNOWN_REFUSAL,
-            UNANSWERABLE_REFUSAL)
+            UNANSWERABLE_REFUSAL, UNAVAILABLE_REFUSAL)
 CONTROL_QUESTION = "QUESTION: How old is the patient?"  # asked when a reply could not be read (``LLMGatekeeper``)
 
 
@@ -133,11 +139,12 @@ _CONCLUSION = re.compile(
     re.I,
 )
 
+# whole words only: "ANA" is not "an" + "a"
 _VAGUE = re.compile(
-    r"^(all|any|every|routine|standard|basic|general|usual|full|complete|some|more|further|other|"
+    r"^(?:\s*(?:all|any|every|routine|standard|basic|general|usual|full|complete|some|more|further|other|"
     r"relevant|appropriate|necessary|additional|the|a|an|and|of|for|please|order|run|do|get|check|"
-    r"blood ?work|bloods?|labs?|laborator(y|ies)|tests?|studies|study|work ?up|investigations?|"
-    r"panels?|screen(ing)?|imaging|scans?|everything|anything|results?|\s)+$",
+    r"blood ?work|bloods?|labs?|laborator(?:y|ies)|tests?|studies|study|work ?up|investigations?|"
+    r"panels?|screen(?:ing)?|imaging|scans?|everything|anything|results?)\b)+\s*$",
     re.I,
 )
 _INDIRECT = re.compile(r"\b(test(s|ing)? (for|to)|rule out|r/o|check (for|if)|look(ing)? for|confirm|exclude|"
@@ -150,6 +157,8 @@ class NormalResult:
     test: str
     aliases: tuple[str, ...]
     template: str
+    # findings in a record that imply this test is abnormal ("melaena" for the stool guaiac)
+    implied_by: tuple[str, ...] = ()
 
     def names(self) -> tuple[str, ...]:
         return (self.test, *self.aliases)
@@ -165,12 +174,26 @@ class NormalResult:
 
         return re.sub(r"\{([0-9.]+)-([0-9.]+)\}", draw, self.template)
 
+    def contradicted_by(self, text: str) -> str | None:
+        """The first ``implied_by`` finding ``text`` states, not negated in its clause ("no pleural
+        effusion" states none), else None."""
+        for phrase in self.implied_by:
+            for m in re.finditer(rf"\b{re.escape(phrase)}", text, re.I):
+                clause = re.split(r"[.;:]|,\s+(?:and|but)\b", text[:m.start()])[-1]
+                if not _NEGATION.search(clause):
+                    return phrase
+        return None
+
+
+_NEGATION = re.compile(r"\b(?:no|not|non|without|denies|denied|negative|free of|nor|absent|rather than)\b", re.I)
+
 
 @functools.lru_cache(maxsize=1)
 def normal_results() -> tuple[NormalResult, ...]:
     path = resources.files("clinbench.dx") / "data" / "normal_results.csv"
     with path.open(encoding="utf-8") as fh:
-        return tuple(NormalResult(r["test"], tuple(a for a in r["aliases"].split("|") if a), r["result"])
+        return tuple(NormalResult(r["test"], tuple(a for a in r["aliases"].split("|") if a), r["result"],
+                                  tuple(a for a in (r.get("implied_by") or "").split("|") if a))
                      for r in csv.DictReader(fh))
 
 
@@ -187,8 +210,6 @@ _GROUPING = re.compile(r"other source|body fluid|\bany\b|\beach\b|other than|not
 def _billing_code(name: str) -> str | None:
     """The price-table code of a test name, unless the row groups sibling tests
     ("culture, any other source" covers sputum and wound cultures alike)."""
-    from clinbench.dx.costs import PriceTable
-
     priced = PriceTable.bundled().price(name)
     if not priced.matched or _GROUPING.search(priced.description or ""):
         return None
@@ -223,7 +244,9 @@ def names_test_words(order: str) -> bool:
     toks = set(tokens(order)) - _ORDER_FILLER
     if toks & ((_TEST_NOUNS - _ORDER_FILLER) | set(MODALITY_STEMS)) or any(p <= toks for p in _BEDSIDE):
         return True
-    return bool(toks) and any(toks <= name for name in _test_names())
+    # a specimen's words aside: "urine glucose" and "CSF protein" name the glucose and protein tests
+    analyte = toks - (_SPECIMEN_SOURCES.keys() | {"fluid"}) if specimen(order) else toks
+    return bool(analyte) and any(analyte <= name for name in _test_names())
 
 
 # Body sites of imaging studies: words -> (site, the regions it lies in). Two studies of
@@ -236,7 +259,7 @@ _SITE_WORDS = [
     ("chest thorax thoracic mediastinum mediastinal", "chest", ()),
     ("lung lungs pulmonary pleural", "lung", ("chest",)),
     ("heart cardiac coronary transthoracic transesophageal echocardiogram", "heart", ("chest",)),
-    ("aorta aortic", "aorta", ("chest", "abdomen")),
+    ("aorta aortic aortogram", "aorta", ("chest", "abdomen")),
     ("abdomen abdominal", "abdomen", ()),
     ("liver hepatic gallbladder biliary hepatobiliary quadrant", "liver", ("abdomen",)),
     ("pancreas pancreatic", "pancreas", ("abdomen",)), ("appendix", "appendix", ("abdomen",)),
@@ -260,27 +283,167 @@ def _study_of(name: str) -> tuple[set[str], list[tuple[str, set[str]]]]:
     return modalities(toks) & _IMAGING, sites
 
 
-def _contrast(name: str) -> str:
-    """"none" for a study said to be without contrast, "contrast" for one with contrast or
-    an angiogram, "" when the name does not say."""
+def order_phase(order: str) -> str:
+    """An order's contrast phase: what its words say, else what the test it is priced as
+    says ("CT chest" is billed as a chest CT with contrast, "CT head" and "CT KUB" without)."""
+    phase = contrast_phase(tokens(order))
+    if phase:
+        return phase
+    priced = PriceTable.bundled().price(order)
+    return contrast_phase(tokens(priced.description)) if priced.matched else ""
+
+
+def lacks_contrast(order: str, name: str) -> bool:
+    """Whether an order is a study without contrast and a recorded study an angiogram (CT
+    angiography of the pulmonary arteries or the aorta): the angiogram's decisive findings are
+    contrast in the lumen (filling defects, an intimal flap between two enhancing lumens), unseen
+    without contrast, so the record does not hold the ordered study, which is answered as one
+    the record lacks, at its own price (case 29's "CT chest without contrast", case 3's "CT chest
+    without contrast"). A recorded contrast study that is no angiogram is not "lacked": what it
+    shows (an inflamed appendix, pancreatitis, diverticulitis, free air, stones, fluid) shows
+    without contrast too, so a normal result would be one its report contradicts; the order gets
+    the report, at its own price (it names its test)."""
+    return order_phase(order) == "none" and is_angiogram(tokens(name))
+
+
+def _phases_clash(order: str, name: str) -> bool:
+    """Whether one of an order and a recorded study is an angiogram and the other a study said
+    to be without contrast (see ``lacks_contrast``); a contrast and a non-contrast study of one
+    site otherwise show the same disease."""
+    po, pn = contrast_phase(tokens(order)), contrast_phase(tokens(name))
+    return phases_differ(po, pn) and (is_angiogram(tokens(order)) or is_angiogram(tokens(name)))
+
+
+def orders_doppler(order: str) -> bool:
+    """Whether an order asks for Doppler or duplex: its words say so, or the test it is priced
+    as is a duplex scan ("leg ultrasound" and "compression ultrasound legs" are billed as the
+    venous duplex; "abdominal ultrasound" and "RUQ ultrasound" as greyscale studies)."""
+    if is_doppler(tokens(order)):
+        return True
+    priced = PriceTable.bundled().price(order)
+    return priced.matched and is_doppler(tokens(priced.description))
+
+
+# Findings only Doppler shows: flow, its direction and speed, patency, vascularity.
+_DOPPLER_FINDING = re.compile(r"\b(?:flow|augmentation|patent|patency|vascularity|vasculari[sz]ation|hyper(?:a?e)mi|"
+                              r"hypervascular|doppler|colou?r|waveform|velocit|resistive|phasic|spectral|"
+                              r"pulsatil|hepatopetal|hepatofugal)", re.I)
+_DOPPLER_NAME = re.compile(r"\s*\b(?:with\s+)?(?:colou?r\s+)?(?:doppler|duplex)\b", re.I)
+
+
+def greyscale_part(entry: ResultEntry) -> ResultEntry | None:
+    """The greyscale study inside a recorded Doppler or duplex one: every duplex acquisition
+    holds the B-mode images, so an ultrasound ordered without Doppler gets the report's
+    findings less those only Doppler shows (a clause from its first flow word on, back to the
+    "with", "and" or comma before it), under the name without "Doppler" ("Abdominal
+    ultrasound with Doppler: ...; patent hepatic and portal veins; ..." -> "Abdominal
+    ultrasound: ..."). None when nothing is left."""
+    kept = []
+    for clause in re.split(r";\s*", entry.text):
+        m = _DOPPLER_FINDING.search(clause)
+        if m is None:
+            kept.append(clause)
+            continue
+        cut = max(clause.rfind(sep, 0, m.start()) for sep in (" with ", " and ", ", "))
+        if cut > 0:
+            kept.append(clause[:cut].rstrip(" ,"))
+    text = "; ".join(kept).strip()
+    if not text or text == ".":
+        return None
+    if not text.endswith("."):
+        text += "."
+    name = _DOPPLER_NAME.sub("", entry.name).strip()
+    if "ultrasound" not in tokens(name):
+        name += " ultrasound"
+    return ResultEntry(name, text, entry.section, entry.kind, entry.fluid)
+
+
+_ARTERIAL = {stem(w) for w in "arterial artery arteries carotid aorta aortic".split()}
+_VENOUS = {stem(w) for w in "venous vein veins".split()}
+
+
+def _vessels(name: str) -> str:
+    """"arterial" or "venous" for a study of arteries or of veins, else ""."""
     toks = set(tokens(name))
-    if "angio" in modalities(list(toks)) or toks & {"contrast", "biphasic"}:
-        return "contrast"
-    # a calcium score is a CT without contrast by definition
-    return "none" if toks & {"noncontrast", "calcium"} else ""
+    return "arterial" if toks & _ARTERIAL else "venous" if toks & _VENOUS else ""
+
+
+def is_vascular_doppler(name: str) -> bool:
+    """A Doppler or duplex study of vessels ("venous duplex", "carotid Doppler", "leg Doppler"):
+    its greyscale images are the compression and lumen of the vessels, part of the vascular
+    study and billed as it, so, like an angiogram, it has no cheaper plain part. A Doppler
+    added to an organ's ultrasound ("Abdominal ultrasound with Doppler") has one."""
+    toks = tokens(name)
+    if not is_doppler(toks):
+        return False
+    if "duplex" in toks or _vessels(name):
+        return True
+    _, sites = _study_of(name)
+    return bool(sites) and all(site in ("leg", "neck", "carotid") for site, _ in sites)
+
+
+# the words of a specimen -> the words of the results that sample it
+_SPECIMEN_SOURCES = {stem(k): {stem(w) for w in v.split()} for k, v in {
+    "cerebrospinal": "cerebrospinal lumbar", "pleural": "pleural thoracentesis", "ascitic": "ascitic paracentesis",
+    "peritoneal": "peritoneal paracentesis", "synovial": "synovial arthrocentesis", "stool": "stool fecal",
+    "fecal": "fecal stool", "urine": "urine urinary urinalysis", "sputum": "sputum"}.items()}
+
+
+def _sources(order: str) -> set[str]:
+    """The words of the results that sample the specimen an order names ("CSF glucose": the
+    cerebrospinal fluid's and the lumbar puncture's), empty for an order naming none."""
+    return {w for t in tokens(order) for w in _SPECIMEN_SOURCES.get(t, ())}
+
+
+_BLOOD = {stem(w) for w in "serum plasma blood".split()}
+
+
+def _of_any_specimen(name: str) -> bool:
+    """Whether a recorded result names no specimen and is no blood test either ("Clostridioides
+    difficile toxin" may be the stool's; "Glucose", "Serum lactate" and the blood count are not
+    the cerebrospinal fluid's)."""
+    return not specimen(name) and not _BLOOD.intersection(tokens(name)) and concept_of_label(name) is None
+
+
+def _studies_for(order: str, named: list[ResultEntry]) -> list[ResultEntry]:
+    """The record's named results an order may be served. A study without contrast is never a
+    recorded contrast study or angiogram, under whatever name it is reached ("CT chest without
+    contrast" reached case 29's CT angiogram through the "CT chest" alias of the reference
+    table's contrast row). An ultrasound ordered without Doppler (in its words or the test it
+    is priced as) is never a recorded vascular duplex ("ultrasound extremity", $180, got case
+    23's venous duplex, $550) and gets only the greyscale part of an organ's ultrasound with
+    Doppler ("RUQ ultrasound" got case 25's "patent hepatic and portal veins"); a study of
+    arteries is not one of veins. An order naming a specimen other than blood gets only results
+    of that specimen ("urine ketones" got case 5's serum beta-hydroxybutyrate)."""
+    doppler = orders_doppler(order)
+    vessels = _vessels(order)
+    sources = _sources(order) if specimen(order) else set()
+    out = []
+    for r in named:
+        if lacks_contrast(order, r.name) or (vessels and _vessels(r.name) not in ("", vessels)):
+            continue
+        if sources and not (sources & set(tokens(r.name)) or _of_any_specimen(r.name)):
+            continue
+        if not doppler and is_doppler(tokens(r.name)):
+            r = None if is_vascular_doppler(r.name) else greyscale_part(r)
+            if r is None:
+                continue
+        out.append(r)
+    return out
 
 
 def same_study_site(order: str, name: str) -> bool:
     """Whether an order and a recorded study image one body site with one modality (an
     angiogram counts as its scanner's: a CT angiogram is a CT, a catheter angiogram none)
-    and do not differ in contrast: a CT without contrast is not the recorded CT angiogram
-    (it cannot show the filling defects of its report), nor the other way round."""
+    and are not an angiogram and a study without contrast: a CT without contrast is not the
+    recorded CT angiogram (it cannot show the filling defects of its report), nor the other
+    way round; it is the recorded contrast CT of its site (``lacks_contrast``)."""
     om, osites = _study_of(order)
     em, esites = _study_of(name)
     prim_o, prim_e = om - {"angio", "echo"}, em - {"angio", "echo"}
     if not (prim_o & prim_e if (prim_o or prim_e) else om & em):
         return False
-    if {_contrast(order), _contrast(name)} == {"none", "contrast"}:
+    if _phases_clash(order, name):
         return False
     return any(a in eregions or b in oregions for a, oregions in osites for b, eregions in esites)
 
@@ -293,9 +456,7 @@ def _condition_word(word: str) -> bool:
 def _test_names() -> tuple[frozenset[str], ...]:
     """The token sets of every test name the bundled tables know (prices, normal results,
     laboratory synonyms)."""
-    from clinbench.dx.costs import PriceTable
-
-    names = [n for n, _ in PriceTable.bundled()._names] + [n for n, _ in _normal_names()]
+    names = [n for n, _ in PriceTable.bundled()._names] + [n for n, _, _ in _normal_names()]
     names += [n for c in concepts().values() for n in c.names]
     return tuple(dict.fromkeys(frozenset(tokens(n)) for n in names if tokens(n)))
 
@@ -335,12 +496,20 @@ def names_a_test(order: str) -> bool:
 
 
 def find_normal(order: str, threshold: float = 88.0) -> NormalResult | None:
-    return best_match(order, _normal_names(), threshold)[0]
+    """The reference row of an order; never a row of the other contrast phase ("CT chest
+    without contrast" is not the "CT chest with contrast" row, whose alias "CT chest" led to
+    the record's CT angiogram), nor a Doppler row for an order without Doppler, nor a name of
+    another specimen ("CSF glucose" is not the blood "Glucose")."""
+    phase, doppler, fluid = order_phase(order), orders_doppler(order), specimen(order)
+    return best_match(order, [(n, row) for n, row, p in _normal_names()
+                              if not phases_differ(phase, p) and (doppler or not is_doppler(tokens(row.test)))
+                              and specimen(n) == fluid],
+                      threshold)[0]
 
 
 @functools.lru_cache(maxsize=1)
-def _normal_names() -> list[tuple[str, NormalResult]]:
-    return [(n, row) for row in normal_results() for n in row.names()]
+def _normal_names() -> list[tuple[str, NormalResult, str]]:
+    return [(n, row, contrast_phase(tokens(row.test))) for row in normal_results() for n in row.names()]
 
 
 # --- BM25 -------------------------------------------------------------------------------
@@ -399,6 +568,9 @@ class OfflineGatekeeper:
         self.section_vocab = [_section_vocab(sec) for sec, _ in self.units]
         self.vocabulary = set(self.bm25.idf).union(*self.section_vocab) if self.units else set()
         self.named = [r for r in self.record.results if r.name]
+        # what the record says of the patient (never its course or diagnosis): a normal result it contradicts
+        # is not given
+        self.findings = "\n".join(s.text for s in self.record.of_kind("vignette", "history", "exam", "results"))
         # laboratory entries by concept, first occurrence first (admission before discharge labs)
         self.by_concept: dict[str, list[ResultEntry]] = {}
         self.line_of: dict[int, list[ResultEntry]] = {}  # id(analyte entry) -> the analytes of its lab string
@@ -516,12 +688,20 @@ class OfflineGatekeeper:
         return Reply(f"{info.display[0].upper() + info.display[1:]}: {self._render(found)}.", REAL, matched=concept)
 
     def _analyte_in_line(self, name: str) -> Reply | None:
-        """One analyte inside a result line ("haemoglobin" inside the blood count)."""
+        """One analyte inside a result line ("haemoglobin" inside the blood count); of another
+        specimen, inside a result of that specimen ("CSF glucose" inside the lumbar puncture,
+        never the blood glucose of the metabolic panel)."""
         want = set(tokens(name))
+        fluid = specimen(name)
+        sources = _sources(name) if fluid else set()
+        # a body fluid's cell count is reported as its cells ("white cells 2,850 per microlitre")
+        want -= _SPECIMEN_SOURCES.keys() | {"fluid", "count"} if fluid else set()
         if not want:
             return None
         for r in self.record.results:
             if r.kind in ("analyte", "labline"):
+                continue
+            if specimen(r.name or r.text) != fluid and not (sources & set(tokens(r.name))):
                 continue
             # split at commas/semicolons and before each "Name-value" of hospital lab strings
             for part in re.split(r",\s+|;\s+|\s+(?=[A-Za-z][A-Za-z0-9()]*-[\d<>])", r.text):
@@ -538,9 +718,12 @@ class OfflineGatekeeper:
             return Reply(SITE_REFUSAL, REFUSED)
         if not names_a_test(order):
             return Reply(DISEASE_REFUSAL, REFUSED)
+        named = _studies_for(order, self.named)
         # 0. the record's own name for the test, then a laboratory test of the synonym
         #    table in any of the record's names for it
-        own, _ = best_match(order, [(r.name, r) for r in self.named if r.kind != "analyte"], 97.0)
+        own, _ = best_match(order, [(r.name, r) for r in named if r.kind != "analyte"], 97.0)
+        if own is not None and specimen(own.name) != specimen(order):
+            own = None  # "Sodium" is not case 24's "Urine sodium: 62 mmol/L"
         exact = concept_of_label(order)
         if own is not None and exact and concept_of_label(own.name, own.fluid) != exact and self.by_concept.get(exact):
             own = None  # "Sodium" is the record's Na-116, not its "Urine sodium: 62 mmol/L"
@@ -552,7 +735,7 @@ class OfflineGatekeeper:
         # 1. a named result line of the record, under the order's own name or any name
         #    the reference table gives the same test ("CSF analysis" = "Lumbar puncture"),
         #    so a differently worded order never gets a normal result the record contradicts
-        entries = [(r.name, r) for r in self.named]
+        entries = [(r.name, r) for r in named]
         for name in _names_for(order):
             best, _ = best_match(name, entries, 88.0)
             if best is not None:
@@ -560,13 +743,13 @@ class OfflineGatekeeper:
         #    or billed as the same procedure ("cardiac catheterization" = "Coronary angiography")
         code = _billing_code(order)
         if code is not None:
-            for r in self.named:
+            for r in named:
                 if _billing_code(r.name) == code:
                     return _entry(r)
         # 2-4 look inside the results' text: only for an order that names a test, never
         #    for one made of findings words ("filling defects", "intimal flap")
         if names_test_words(order):
-            reply = self._in_text(order, ot)
+            reply = self._in_text(order, ot, named)
             if reply is not None:
                 return reply
         # 5. a bedside measurement the examination already records ("oxygen saturation")
@@ -578,13 +761,13 @@ class OfflineGatekeeper:
                         return Reply(as_result(part), REAL, matched=sec)
         # 6. a recorded study of the same modality and body site: its report, never a
         #    normal result it contradicts ("aortic CT angiography" is the recorded CTA)
-        for r in self.named:
+        for r in named:
             if r.kind != "analyte" and same_study_site(order, r.name):
                 return _entry(r)
         # 7. not in the record: a normal result from the reference table
         return self.normal_result(order)
 
-    def _in_text(self, order: str, ot: list[str]) -> Reply | None:
+    def _in_text(self, order: str, ot: list[str], named: list[ResultEntry]) -> Reply | None:
         # 2. one analyte inside a result line ("haemoglobin" inside the blood count)
         inside = self._analyte_in_line(order)
         if inside is not None:
@@ -596,7 +779,7 @@ class OfflineGatekeeper:
                 return Reply(r.text, REAL, matched="results")
         # 4. a result entry sharing most of the order's words ("cardiac catheterization"
         #    vs "Coronary angiography" shares none, but "venous ultrasound left leg" does)
-        for r in self.named:
+        for r in named:
             have = set(tokens(r.name)) | set(tokens(r.text))
             if len(want) >= 2 and len(want & have) / len(want) >= 0.75:
                 return _entry(r)
@@ -607,6 +790,8 @@ class OfflineGatekeeper:
         "Name: result." shape as a recorded one."""
         order = order.strip().strip(".")
         row = find_normal(order)
+        if row is not None and row.contradicted_by(self.findings):
+            return Reply(UNAVAILABLE_REFUSAL, REFUSED, matched=row.test)
         if row is not None:
             text = row.render(f"{self.case.case_id}|{row.test}")
             if fold(text).startswith(fold(row.test) + " "):  # "lipase 31 U/L" -> "Lipase: 31 U/L"
@@ -704,9 +889,10 @@ class LLMGatekeeper:
     def answer(self, kind: str, content: str) -> Reply:
         label = "QUESTION" if kind == "question" else "TEST ORDER"
         held = self.offline.answer(kind, content) if kind == "test" else None
-        if held is not None and held.source == REFUSED:
+        if held is not None and held.source == REFUSED and held.text != UNAVAILABLE_REFUSAL:
             # a vague, site-less or condition-naming order: the harness's own refusal, as
-            # offline (decided from the order's words only)
+            # offline (decided from the order's words only); a normal result the record contradicts
+            # is the offline gatekeeper's limit, not the model's, which holds the record and answers
             return held
         if held is not None and held.source != REAL:
             held = None

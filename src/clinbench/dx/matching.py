@@ -24,8 +24,39 @@ MODALITY_STEMS = {stem(k): v for k, v in _MODALITIES.items()}
 FILLER = {stem(w) for w in "with without contrast study imag scan test order please".split()}
 
 
+# A study enhanced by contrast: said so, an angiogram, or a named contrast study of vessels.
+_WITH_CONTRAST = {stem(w) for w in "contrast biphasic aortogram venogram arteriogram".split()}
+# A study without contrast: said so ("noncontrast" is what the abbreviations make of "without
+# contrast", "no IV contrast", "unenhanced"); a calcium score is one by definition.
+_WITHOUT_CONTRAST = {stem(w) for w in "noncontrast calcium".split()}
+
+
 def modalities(toks: list[str] | tuple[str, ...]) -> set[str]:
     return {MODALITY_STEMS[t] for t in toks if t in MODALITY_STEMS}
+
+
+def contrast_phase(toks: list[str] | tuple[str, ...]) -> str:
+    """"contrast" for a study with contrast or an angiogram, "none" for one said to be without
+    contrast, "" when the name does not say."""
+    if "angio" in modalities(toks) or _WITH_CONTRAST.intersection(toks):
+        return "contrast"
+    return "none" if _WITHOUT_CONTRAST.intersection(toks) else ""
+
+
+def is_angiogram(toks: list[str] | tuple[str, ...]) -> bool:
+    """Whether a study name is an angiogram (CT angiography, an aortogram, a venogram): its
+    findings are the contrast in the vessels' lumen, unseen on a study without contrast."""
+    return "angio" in modalities(toks) or bool({stem(w) for w in "aortogram venogram arteriogram".split()} & set(toks))
+
+
+def is_doppler(toks: list[str] | tuple[str, ...]) -> bool:
+    """Whether a study name says Doppler or duplex (flow imaging added to a greyscale ultrasound)."""
+    return bool({"doppler", "duplex"}.intersection(toks))
+
+
+def phases_differ(a: str, b: str) -> bool:
+    """Whether two contrast phases are one with and one without contrast."""
+    return {a, b} == {"none", "contrast"}
 
 
 def is_modality_only(toks: list[str]) -> bool:

@@ -120,6 +120,10 @@ def _heading(line: str) -> tuple[str, str, str] | None:
     return None
 
 
+# the most words a test's name has ("CT chest, abdomen and pelvis without and with contrast")
+_MAX_NAME_WORDS = 9
+
+
 def _test_name_line(line: str) -> str | None:
     """A line naming a test on its own (a nested block's title): short, no sentence, no value."""
     bare = _DECORATION.sub("", line).strip().strip("*_").strip()
@@ -128,7 +132,7 @@ def _test_name_line(line: str) -> str | None:
     elif ":" in bare:
         return None
     words = bare.split()
-    if not words or len(words) > 9 or bare.endswith((".", "?", "!")) or re.search(r"\d\s*(%|mg|mmol|g/|u/l)", bare, re.I):
+    if not words or len(words) > _MAX_NAME_WORDS or bare.endswith((".", "?", "!")) or re.search(r"\d\s*(%|mg|mmol|g/|u/l)", bare, re.I):
         return None
     if bare.lower() in _REPORT_PARTS:
         return None
@@ -288,12 +292,13 @@ def inline_entries(paragraph: str, section: str) -> list[ResultEntry]:
 
 
 def _is_entry_line(bare: str) -> bool:
-    """A ``Name: value`` line whose name is short and not a sentence."""
+    """A ``Name: value`` line whose name is short and not a sentence (as long as a test's
+    title: "CT chest abdomen and pelvis with contrast" is seven words)."""
     m = _RESULT_LINE.match(bare)
     if not m:
         return False
     name = m.group(1).strip()
-    return len(name.split()) <= 6 and ". " not in name and not name.lower().startswith(_REPORT_PARTS)
+    return len(name.split()) <= _MAX_NAME_WORDS and ". " not in name and not name.lower().startswith(_REPORT_PARTS)
 
 
 def _line_entries(line: str, section: str) -> list[ResultEntry]:

@@ -18,12 +18,19 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
-from clinbench.dx.matching import best_match
-from clinbench.dx.text import normal_form
+from clinbench.dx.matching import best_match, modalities
+from clinbench.dx.text import normal_form, stem, tokens
 
 # Words that do not change which test is meant ("serum potassium", "lactate level").
 _NEUTRAL = re.compile(r"\b(serum|plasma|level|levels|stat|repeat|measurement|concentration|value)\b", re.I)
 FUZZY_THRESHOLD = 92.0
+# Words that name a specimen other than blood. The table's concepts are blood tests and the
+# urinalysis: "CSF glucose", "stool leukocytes" and "synovial fluid glucose" are none of them,
+# and "urine sodium" is no blood sodium (all four were answered with the blood value).
+_URINE = {stem(w) for w in ("urine", "urinary")}
+_OTHER_FLUIDS = {stem(w) for w in ("cerebrospinal stool stools fecal feces pleural ascitic ascites peritoneal "
+                                   "synovial sputum bronchoalveolar vitreous").split()}
+_IMAGING = {"ct", "mri", "radiograph", "ultrasound", "angio", "echo"}
 
 
 @dataclass(frozen=True)
@@ -84,18 +91,33 @@ def concept_of_label(label: str, fluid: str = "") -> str | None:
     return None
 
 
+def specimen(name: str) -> str:
+    """"urine", "other" (CSF, stool, pleural fluid ...) or "" (blood, not said, or an imaging
+    study: "pleural ultrasound") for a test name."""
+    toks = tokens(name)
+    if modalities(toks) & _IMAGING:
+        return ""
+    return "other" if _OTHER_FLUIDS.intersection(toks) else "urine" if _URINE.intersection(toks) else ""
+
+
 @functools.lru_cache(maxsize=8192)
 def concept_of_order(order: str) -> str | None:
-    """The concept a clinician's order names, if it is a laboratory test of the table."""
+    """The concept a clinician's order names, if it is a laboratory test of the table (of the
+    specimen the order names: a urine order is a urine concept, another fluid's none)."""
     text = _NEUTRAL.sub(" ", order)
     form = normal_form(text)
-    if not form:
+    fluid = specimen(order) or "blood"
+    if not form or fluid == "other":
         return None
-    for fluid in ("blood", "urine"):
-        hit = _exact().get((form, fluid))
+    hit = _exact().get((form, fluid))
+    if hit:
+        return hit
+    if fluid == "blood":
+        hit = _exact().get((form, "urine"))  # "UA", "urinalysis": a urine concept without a fluid word
         if hit:
             return hit
-    return best_match(text, _fuzzy_names(), FUZZY_THRESHOLD)[0]
+    names = [(n, c) for n, c in _fuzzy_names() if concepts()[c].fluid == fluid]
+    return best_match(text, names, FUZZY_THRESHOLD)[0]
 
 
 def panels_with(concept: str) -> list[str]:
