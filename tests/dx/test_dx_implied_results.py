@@ -27,8 +27,8 @@ CONTRADICTED = {
 
 def test_a_normal_result_the_record_contradicts_is_not_given_in_any_demo_case(cases):
     # before: each of these 28 of the 4,608 replies was the row's normal result
-    replies = {(case.case_id, row.test): OfflineGatekeeper(case).answer("test", row.test)
-               for case in cases for row in normal_results()}
+    replies = {(case.case_id, row.test): gatekeeper.answer("test", row.test)
+               for case in cases for gatekeeper in [OfflineGatekeeper(case)] for row in normal_results()}
     assert len(replies) == 4608
     assert {k for k, r in replies.items() if r.text == UNAVAILABLE_REFUSAL} == CONTRADICTED
     assert all(replies[k].source == "REFUSED" for k in CONTRADICTED)

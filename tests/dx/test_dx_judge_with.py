@@ -30,11 +30,14 @@ def pairs():
     return [(a, b) for a in refs for b in refs if a != b]
 
 
-@pytest.mark.parametrize("form", ["{a} with {b}", "{a} ({b})", "{a} complicated by {b}", "{a} associated with {b}",
-                                  "{a} due to {b}"])
-def test_two_demo_diagnoses_joined_are_correct_for_at_most_one(judge, pairs, form):
+@pytest.mark.parametrize("form, sampled", [("{a} with {b}", None), ("{a} ({b})", 160), ("{a} complicated by {b}", 160),
+                                           ("{a} associated with {b}", 160), ("{a} due to {b}", 160)])
+def test_two_demo_diagnoses_joined_are_correct_for_at_most_one(judge, pairs, form, sampled):
+    # "with" over all 992 ordered pairs; the other forms, 0 of 992 each when measured (d0cba30), over a fixed
+    # sample of 160 (each judgement takes about 9 ms: all five forms in full were 60 s of the suite)
     assert len(pairs) == 992
-    both = [c for a, b in pairs if judge.score(a, c := form.format(a=a, b=b)).correct and judge.score(b, c).correct]
+    chosen = pairs if sampled is None else random.Random(form).sample(pairs, sampled)
+    both = [c for a, b in chosen if judge.score(a, c := form.format(a=a, b=b)).correct and judge.score(b, c).correct]
     assert both == []
 
 
