@@ -22,7 +22,8 @@ candidate) -> Verdict``), two implementations:
   ejection fraction ...) caps the score at 3; no unexplained words on either side is 5; only
   the reference has unexplained words (the candidate is less specific) is 4 when the texts
   are still close (phrase cosine >= ``close``); only the candidate has them (more
-  specific) is 5, or 3 when an added word names another disease (``_other_diseases``); a
+  specific) is 5, or 3 when an added word names another disease (``_other_diseases``: a disease
+  word, or a linked part that alone names another of the diagnoses the cases are drawn from); a
   candidate that negates the reference's disease ("not A", "A excluded") is 1; both sides have them is 4 only for near-paraphrases (cosine >=
   ``paraphrase``) and otherwise 3, 2 or 1 by cosine. Phrase cosines use all-MiniLM-L6-v2.
 * ``LLMJudge``: a model given the SDBench rubric (``prompts/judge.md``, its version recorded
@@ -41,6 +42,7 @@ from typing import Protocol
 
 import numpy as np
 
+from clinbench.dx.cases import demo_cases
 from clinbench.dx.specificity import DIAGNOSIS_NAMES, _TEMPORAL, _index, _names_words, code_of, diagnosis_text, relation
 from clinbench.dx.specificity import words as icd_words
 from clinbench.dx.text import ABBREVIATIONS, QUALIFIERS, STOPWORDS, expand, is_disease_word, stem, tokens
@@ -324,6 +326,33 @@ class OfflineJudge:
         self._prepare([rp, pp])
         return float(self._vec(rp) @ self._vec(pp)) >= self.close
 
+    def _names_another(self, reference: str, part: str) -> bool:
+        """Whether a linked part alone names another diagnosis than the reference: one of the diagnoses the
+        benchmark's cases are drawn from (``_catalogue``) that the part alone is correct for and the
+        reference is not ("influenza", "ovarian torsion", "adrenal insufficiency": no disease word to the
+        judge). Named means scored 5, the diagnosis or more specific: "syncope" is less specific than
+        vasovagal syncope, a sign. A complication the catalogue does not hold as a diagnosis stays a detail
+        of the reference ("ruptured tubal ectopic pregnancy with hemoperitoneum"). A part is judged only
+        against names that share a word with it or are close (cosine >= ``close``)."""
+        said = {stem(w) for w in _words(part)}
+        if not said:
+            return False
+        names, stems_, vecs = self._catalogue
+        pp = " ".join(_words(part))
+        self._prepare([pp])
+        near = vecs @ self._vec(pp)
+        return any((said & s or cos >= self.close) and self._score_one(d, part).score == 5
+                   and not self._score_one(d, reference).correct
+                   for d, s, cos in zip(names, stems_, near))
+
+    @functools.cached_property
+    def _catalogue(self) -> tuple[tuple[str, ...], list[set[str]], np.ndarray]:
+        """The catalogue's names, with each name's word stems and phrase vector."""
+        names = _catalogue()
+        phrases = [" ".join(_words(d)) or d for d in names]
+        self._prepare(phrases)
+        return names, [{stem(w) for w in _words(d)} for d in names], np.stack([self._vec(p) for p in phrases])
+
     def score(self, reference: str, candidate: str) -> Verdict:
         return worst_member(self._score_one, reference, candidate)
 
@@ -383,7 +412,8 @@ class OfflineJudge:
             return Verdict(3, f"much less specific: lacks {', '.join(r_left)} (cosine {cos:.2f})")
         if not r_left:
             other = _other_diseases(reference, candidate, c_left, lambda part: self._names_its_own(reference, part),
-                                    lambda part: self._score_one(reference, part).correct)
+                                    lambda part: self._score_one(reference, part).correct,
+                                    lambda part: self._names_another(reference, part))
             if other:  # "A with B", "B (A)": an unrelated diagnosis added is 3 (SDBench)
                 return Verdict(3, f"adds another disease: {', '.join(other)} (cosine {cos:.2f})")
             return Verdict(5 if cos >= self.close else 3, f"more specific: adds {', '.join(c_left)} (cosine {cos:.2f})")
@@ -402,7 +432,7 @@ _LINK = re.compile(r"\b(?:associated\s+with|complicated\s+by|with|due\s+to|secon
                    r"from)\b", re.I)
 
 
-def _other_diseases(reference: str, candidate: str, added: list[str], its_own, names_it) -> list[str]:
+def _other_diseases(reference: str, candidate: str, added: list[str], its_own, names_it, another) -> list[str]:
     """The added words that name another disease than the reference's: a disease word that is
     not the stated cause of the reference's disease ("hyperkalemia due to acute kidney injury") nor
     said to be absent ("appendicitis, not cholecystitis"), in a candidate no one ICD-10-CM code names
@@ -415,7 +445,11 @@ def _other_diseases(reference: str, candidate: str, added: list[str], its_own, n
     A: ``names_it``) exempts nothing: B is another diagnosis ("cerebral infarction due to myocardial
     infarction"), unless a symptom or sign. Nor is a linked part that names the reference's own disease
     less specifically another disease (``its_own``: "upper GI bleed from duodenal ulcer" for a
-    bleeding duodenal ulcer, "urinary tract infection with pyelonephritis")."""
+    bleeding duodenal ulcer, "urinary tract infection with pyelonephritis"). A linked part without a
+    disease word to the judge is another disease when it alone names a diagnosis of the catalogue the
+    reference is not correct for (``another``: "acute appendicitis with influenza", "ovarian torsion due
+    to acute appendicitis"); a complication the catalogue does not name stays a detail ("... with
+    hemoperitoneum"), and a sign stays a sign ("syncope due to pulmonary embolism")."""
     cause = _CAUSE.search(candidate)
     causal = {stem(w) for w in _words(cause.group(1))} if cause else set()
     causal |= {stem(w) for span in _negated_spans(candidate) for w in _words(span)}  # said not to be there
@@ -424,11 +458,18 @@ def _other_diseases(reference: str, candidate: str, added: list[str], its_own, n
         # the reference is only the cause of another diagnosis: "B due to A" for A is another guess, but
         # a symptom or sign it causes is not ("chest pain due to aortic dissection": chapter R of ICD-10-CM),
         # nor the reference's own disease named less specifically ("upper GI bleed from duodenal ulcer")
-        if _symptom_only(lead) or its_own(lead):
+        if (_symptom_only(lead) and not another(lead)) or its_own(lead):
             return []
         return [w for w in added if stem(w) not in causal]
-    owned = {stem(w) for part in _LINK.split(candidate) if its_own(part) for w in _words(part)}
-    other = [w for w in added if is_disease_word(w) and stem(w) not in causal | owned]
+    parts = _LINK.split(candidate)
+    owned = {stem(w) for part in parts if its_own(part) for w in _words(part)}
+    named: set[str] = set()  # the words of a linked part naming another diagnosis of the catalogue
+    if len(parts) > 1:
+        for part in parts:
+            words_ = {stem(w) for w in _words(part)}
+            if (words_ - causal - owned) & {stem(w) for w in added} and another(part):
+                named |= words_
+    other = [w for w in added if (is_disease_word(w) or stem(w) in named) and stem(w) not in causal | owned]
     if other and _codes_naming(_said_words(candidate)):
         return []
     return other
@@ -456,6 +497,14 @@ def _known_as(reference: str) -> set[str]:
 # (everyday name, the words of what it is read as), from the judge's two tables of names
 _EVERYDAY = [(lay, icd_words(formal)) for lay, formal in [*ABBREVIATIONS.items(), *DIAGNOSIS_NAMES.items()]
              if icd_words(formal)]
+
+
+@functools.lru_cache(maxsize=1)
+def _catalogue() -> tuple[str, ...]:
+    """The diagnoses the benchmark's cases are drawn from: the 68 ED diagnoses and the demo references."""
+    with (_DATA / "ed_diagnoses.csv").open(encoding="utf-8") as fh:
+        ed = [r["diagnosis"] for r in csv.DictReader(fh)]
+    return tuple(dict.fromkeys([*ed, *(c.final_diagnosis for c in demo_cases())]))
 
 
 # The ICD-10-CM relation of the two diagnoses decides specificity (one rule: dx/specificity.py);
