@@ -45,3 +45,19 @@ def test_the_named_orders_are_refused_free_where_the_record_implies_them_abnorma
     # where nothing implies them abnormal they keep their normal result; a negated finding implies nothing
     assert OfflineGatekeeper(case_by_id[1]).answer("test", "stool guaiac").text == "Fecal occult blood test: negative."
     assert OfflineGatekeeper(case_by_id[4]).answer("test", "renal ultrasound").source == "SYNTHETIC"
+
+
+def test_a_study_the_tables_do_not_know_of_a_site_the_record_images_gets_no_blanket_normal(cases):
+    # before: 162 of these 2,048 orders (4 modalities x 16 sites x 32 cases) were "no abnormality detected" beside a
+    # recorded study of the same site: "MRI abdomen" beside case 1's appendicitis CT, "ultrasound chest" beside
+    # case 4's consolidation. Now refused free; an order of a site the record does not image keeps its normal
+    orders = [f"{m} {s}" for m in ("CT", "MRI", "X-ray", "ultrasound") for s in (
+        "hip", "knee", "lumbar spine", "chest", "abdomen", "head", "pelvis", "shoulder", "wrist", "ankle", "neck",
+        "femur", "kidney", "liver", "brain", "heart")]
+    replies = {(case.case_id, o): gatekeeper.answer("test", o)
+               for case in cases for gatekeeper in [OfflineGatekeeper(case)] for o in orders}
+    refused = {k for k, r in replies.items() if r.text == UNAVAILABLE_REFUSAL}
+    # the other 11 refused were already: a normal row whose result the record's findings contradict
+    assert len(replies) == 2048 and len(refused) == 162 + 11
+    assert {(1, "MRI abdomen"), (4, "ultrasound chest"), (8, "X-ray head")} <= refused
+    assert replies[(1, "MRI knee")].text == "MRI knee: no abnormality detected."

@@ -803,8 +803,25 @@ class OfflineGatekeeper:
             # "Filling defects: no abnormality detected" would state a finding; "Zyglorp
             # assay" is a test the tables do not know and is answered as normal
             return Reply(UNKNOWN_REFUSAL, REFUSED)
+        if self._images_a_recorded_site(order):
+            # a study the tables do not know, of a site the record images ("MRI abdomen" beside the appendicitis
+            # CT, "ultrasound chest" beside a pneumonia's radiograph): a blanket normal would contradict it
+            return Reply(UNAVAILABLE_REFUSAL, REFUSED)
         name = order[0].upper() + order[1:] if order else order
         return Reply(f"{name}: no abnormality detected.", SYNTHETIC)
+
+    def _images_a_recorded_site(self, order: str) -> bool:
+        """Whether an imaging order names a body site a recorded study of any modality images."""
+        modes, sites = _study_of(order)
+        if not modes or not sites:
+            return False
+        for entry in self.named:
+            if entry.kind == "analyte":
+                continue
+            theirs, their_sites = _study_of(entry.name)
+            if theirs and any(a in their_regions or b in regions for a, regions in sites for b, their_regions in their_sites):
+                return True
+        return False
 
     def ordinary_negative(self, kind: str, content: str) -> Reply:
         """What a request the record does not cover gets: the reply a blocked one must look like."""
