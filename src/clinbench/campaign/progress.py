@@ -1,6 +1,6 @@
-"""Rich progress for a campaign: done/total, ETA, the running mean reward per condition (per agent for
-a diagnosis campaign; harness errors left out, as in every statistic) and the counts of agent failures
-and harness errors.
+"""Rich progress for a campaign: done/total, ETA, the running mean reward per condition (and agent, when
+several run; per agent for a diagnosis campaign; harness errors left out, as in every statistic) and the
+counts of agent failures and harness errors.
 
 On output that is not a terminal (a log file, CI, a pipe) a live bar draws nothing until it ends,
 so a long campaign looked stalled: there, progress is plain lines, at most one every
@@ -43,12 +43,22 @@ class PlainLines:
                            highlight=False, markup=False, soft_wrap=True)
 
 
-def _group(record: RunRecord) -> str:
-    """What the running mean is shown per: the condition, or for a diagnosis run (which has none) the
-    agent, named as `dx stats` names it (agent:model); an empty name printed ': 0.594'."""
-    if record.condition:
-        return record.condition
+def _agent(record: RunRecord) -> str:
+    """A run's agent as `stats` and `dx stats` name it: agent, or agent:model."""
     return ":".join(x for x in (record.agent, record.model) if x and x != "-")
+
+
+def _means(rewards: dict[tuple[str, str], list[float]]) -> str:
+    """The running means, one per agent and condition: the condition alone while one agent runs, the agent
+    alone for diagnosis runs (which have no condition). One mean per condition pooled the agents of a
+    campaign of several ('no-skill: 0.500' for one agent at 1.0 and another at 0.0)."""
+    several = len({agent for agent, _ in rewards}) > 1
+
+    def label(agent: str, condition: str) -> str:
+        return " ".join(x for x in (agent if several or not condition else "", condition) if x)
+
+    return "  ".join(f"{label(a, c)}: {sum(v) / len(v):.3f}"
+                     for (a, c), v in sorted(rewards.items(), key=lambda kv: label(*kv[0])))
 
 
 class RichReporter(Reporter):
@@ -61,7 +71,7 @@ class RichReporter(Reporter):
             TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[means]}"),
             console=self.console, transient=False,
         )
-        self._rewards: dict[str, list[float]] = defaultdict(list)
+        self._rewards: dict[tuple[str, str], list[float]] = defaultdict(list)
         self._counts: dict[str, int] = defaultdict(int)
         self._task = None
 
@@ -81,10 +91,10 @@ class RichReporter(Reporter):
         if record.status == RunStatus.HARNESS_ERROR:
             self._counts[RunStatus.HARNESS_ERROR] += 1
         else:
-            self._rewards[_group(record)].append(record.reward or 0.0)
+            self._rewards[(_agent(record), record.condition)].append(record.reward or 0.0)
             if record.status != "ok":
                 self._counts[RunStatus.AGENT_FAILED] += 1
-        means = "  ".join(f"{c}: {sum(v) / len(v):.3f}" for c, v in sorted(self._rewards.items()))
+        means = _means(self._rewards)
         self._done += 1
         if self.plain is not None:
             counts = ", ".join(f"{n} {status}" for status, n in sorted(self._counts.items()))
