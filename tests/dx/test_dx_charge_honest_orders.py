@@ -5,20 +5,11 @@ Prices below are the bundled table's, worked out by hand."""
 
 import pytest
 
-from clinbench.dx.agents import ScriptedAgent
 from clinbench.dx.cases import demo_cases
 from clinbench.dx.costs import PriceTable
-from clinbench.dx.encounter import run_encounter
 from clinbench.dx.gatekeeper import OfflineGatekeeper, same_study_site
 from clinbench.dx.run import DxConfig, run_dx
-
-
-def play(case, tmp_path, order):
-    script = tmp_path / "script.txt"
-    script.write_text(f"<test>{order}</test>\n<diagnosis>x</diagnosis>\n")
-    result = run_encounter(case, ScriptedAgent(script), OfflineGatekeeper(case), PriceTable.bundled())
-    (event,) = [e for e in result.transcript if e["event"] == "test"]
-    return event
+from tests.dx.orders import ordered_test
 
 
 @pytest.mark.parametrize("case_id, order, price, not_in_reply", [
@@ -36,7 +27,7 @@ def play(case, tmp_path, order):
     (25, "Fingerstick glucose", 8.0, "Comprehensive metabolic panel"),
 ])
 def test_the_reviewers_orders_pay_their_own_price(case_by_id, tmp_path, case_id, order, price, not_in_reply):
-    event = play(case_by_id[case_id], tmp_path, order)
+    event = ordered_test(case_by_id[case_id], tmp_path, order)
     assert event["cost"] == price, (order, event["reply"])
     if not_in_reply:
         assert not_in_reply not in event["reply"]
@@ -70,7 +61,7 @@ def test_findings_words_still_pay_the_study_or_get_nothing(case_by_id, tmp_path)
         r = OfflineGatekeeper(case_by_id[case_id]).answer("test", order)
         assert r.source == "REFUSED" and not r.served
     # an order naming no priced test pays what it was served: the aortic CTA, $1,600
-    assert play(case_by_id[29], tmp_path, "aortic CT angiography")["cost"] == 1600.0
+    assert ordered_test(case_by_id[29], tmp_path, "aortic CT angiography")["cost"] == 1600.0
     # a priced test's name with findings words added is not that test
     assert table.price("troponin CT filling defects lobe").price == 45.0
     assert not table.names_its_test("troponin CT filling defects lobe")

@@ -9,10 +9,9 @@ price; a normal result would be one the record contradicts."""
 
 import pytest
 
-from clinbench.dx.agents import ScriptedAgent
 from clinbench.dx.costs import PriceTable
-from clinbench.dx.encounter import run_encounter
 from clinbench.dx.gatekeeper import OfflineGatekeeper
+from tests.dx.orders import ordered_test
 
 # Wordings of a CT without contrast that clinicians type; "no" is a stop word, so four of
 # these read as CTs with contrast before
@@ -24,21 +23,13 @@ ANGIOGRAMS = {"CT pulmonary angiogram", "CT angiography head and neck", "CT angi
 CONTRAST_CTS = {"CT abdomen and pelvis with contrast", "CT chest abdomen and pelvis with contrast"}
 
 
-def play(case, tmp_path, order):
-    script = tmp_path / "script.txt"
-    script.write_text(f"<test>{order}</test>\n<diagnosis>x</diagnosis>\n")
-    result = run_encounter(case, ScriptedAgent(script), OfflineGatekeeper(case), PriceTable.bundled())
-    (event,) = [e for e in result.transcript if e["event"] == "test"]
-    return event
-
-
 def test_case_29s_ct_chest_without_contrast_is_not_the_aortic_angiogram(case_by_id, tmp_path):
-    event = play(case_by_id[29], tmp_path, "CT chest without contrast")
+    event = ordered_test(case_by_id[29], tmp_path, "CT chest without contrast")
     assert event["reply"] == "CT chest without contrast: no consolidation, mass or nodule; no pleural effusion or pneumothorax."
     assert event["cost"] == 550.0 and event["code"] == "71250"
     # an honest order of the angiogram, or of a chest CT (billed with contrast), still gets it
-    assert play(case_by_id[29], tmp_path, "CT angiography chest abdomen and pelvis")["cost"] == 1600.0
-    chest = play(case_by_id[29], tmp_path, "CT chest")
+    assert ordered_test(case_by_id[29], tmp_path, "CT angiography chest abdomen and pelvis")["cost"] == 1600.0
+    chest = ordered_test(case_by_id[29], tmp_path, "CT chest")
     assert "intimal flap" in chest["reply"] and chest["cost"] == 650.0
 
 
@@ -59,7 +50,7 @@ def test_no_ct_without_contrast_gets_an_angiogram_in_any_demo_case(cases):
 def test_a_ct_without_contrast_gets_the_recorded_contrast_ct_of_its_site(case_by_id, cases, tmp_path):
     # case 1's "CT abdomen and pelvis without contrast" was "no calculi or hydronephrosis; no acute abnormality",
     # which its contrast CT (an inflamed appendix) contradicts
-    event = play(case_by_id[1], tmp_path, "CT abdomen and pelvis without contrast")
+    event = ordered_test(case_by_id[1], tmp_path, "CT abdomen and pelvis without contrast")
     assert event["reply"].startswith("CT abdomen and pelvis with contrast: the appendix measures")
     assert (event["code"], event["cost"]) == ("74176", 650.0)  # the order's own price, not the contrast CT's $800
     # over the demo: none of these 768 replies got a recorded contrast CT before (120 normal results its report

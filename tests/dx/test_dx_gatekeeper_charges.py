@@ -2,18 +2,9 @@
 never comes back for less than its own price to such an order, and findings words never
 fetch a study. An order that names a test pays that test's price."""
 
-from clinbench.dx.agents import ScriptedAgent
 from clinbench.dx.costs import PriceTable
-from clinbench.dx.encounter import run_encounter
 from clinbench.dx.gatekeeper import OfflineGatekeeper
-
-
-def play(case, tmp_path, order):
-    script = tmp_path / "script.txt"
-    script.write_text(f"<test>{order}</test>\n<diagnosis>x</diagnosis>\n")
-    result = run_encounter(case, ScriptedAgent(script), OfflineGatekeeper(case), PriceTable.bundled())
-    (event,) = [e for e in result.transcript if e["event"] == "test"]
-    return result, event
+from tests.dx.orders import play_order
 
 
 def test_an_order_naming_its_test_served_a_dearer_recorded_study_pays_its_own_price(case_by_id, tmp_path):
@@ -21,12 +12,12 @@ def test_an_order_naming_its_test_served_a_dearer_recorded_study_pays_its_own_pr
     # "CT chest" (71260, $650) gets that whole report. It names its own test, a chest CT,
     # and is charged $650 (this test expected $1,600: the overcharge of honest orders a
     # review found; see test_dx_charge_honest_orders.py).
-    result, event = play(case_by_id[29], tmp_path, "CT chest")
+    result, event = play_order(case_by_id[29], tmp_path, "CT chest")
     assert event["reply"].startswith("CT angiography chest abdomen and pelvis: intimal flap")
     assert event["cost"] == 650.0 and event["code"] == "71260"
     assert result.cost == 650.0
     # its own name costs the same
-    assert play(case_by_id[29], tmp_path, "CT angiography chest abdomen and pelvis")[0].cost == 1600.0
+    assert play_order(case_by_id[29], tmp_path, "CT angiography chest abdomen and pelvis")[0].cost == 1600.0
 
 
 def test_findings_words_do_not_fetch_a_study(case_by_id, tmp_path):
@@ -34,7 +25,7 @@ def test_findings_words_do_not_fetch_a_study(case_by_id, tmp_path):
     # "intimal flap" case 29's aortic CTA for $100 (list $1,600)
     for case_id, order, finding in [(3, "filling defects", "filling defects in the right lower lobe"),
                                     (29, "intimal flap", "intimal flap beginning")]:
-        result, event = play(case_by_id[case_id], tmp_path, order)
+        result, event = play_order(case_by_id[case_id], tmp_path, order)
         assert finding not in event["reply"], order
         assert "no abnormality" not in event["reply"]  # nor a normal "finding" the record contradicts
     # the reply is decided by the words, not the case: the same in a case without the study
@@ -65,7 +56,7 @@ def test_a_differently_named_study_of_a_recorded_site_gets_the_record_not_a_norm
     # charged as what it returned: the aortic CTA $1,600 (the order's own words match no
     # price row: $100)
     assert PriceTable.bundled().price("aortic CT angiography").price == 100.0
-    assert play(case_by_id[29], tmp_path, "aortic CT angiography")[1]["cost"] == 1600.0
+    assert play_order(case_by_id[29], tmp_path, "aortic CT angiography")[1]["cost"] == 1600.0
     # another organ of the same region is not the same study: case 9's renal ultrasound
     # does not answer a right upper quadrant ultrasound
     ruq = OfflineGatekeeper(case_by_id[9]).answer("test", "right upper quadrant ultrasound")

@@ -4,10 +4,8 @@ gets the harness's "not available for this patient" refusal, never charged. Foun
 normal rows added in cff01fa: case 10's "stool guaiac" was "negative", case 18's "CSF xanthochromia" was
 "no xanthochromia"."""
 
-from clinbench.dx.agents import ScriptedAgent
-from clinbench.dx.costs import PriceTable
-from clinbench.dx.encounter import run_encounter
 from clinbench.dx.gatekeeper import UNAVAILABLE_REFUSAL, OfflineGatekeeper, normal_results
+from tests.dx.orders import ordered_test
 
 # (case, normal row) pairs whose normal result the case's vignette, history, examination or results contradict
 CONTRADICTED = {
@@ -36,11 +34,7 @@ def test_a_normal_result_the_record_contradicts_is_not_given_in_any_demo_case(ca
 
 def test_the_named_orders_are_refused_free_where_the_record_implies_them_abnormal(case_by_id, tmp_path):
     for case, order in ((10, "stool guaiac"), (10, "hemoccult"), (18, "CSF xanthochromia"), (18, "opening pressure")):
-        script = tmp_path / "script.txt"
-        script.write_text(f"<test>{order}</test>\n<diagnosis>x</diagnosis>\n")
-        result = run_encounter(case_by_id[case], ScriptedAgent(script), OfflineGatekeeper(case_by_id[case]),
-                               PriceTable.bundled())
-        (event,) = [e for e in result.transcript if e["event"] == "test"]
+        event = ordered_test(case_by_id[case], tmp_path, order)
         assert event["reply"] == UNAVAILABLE_REFUSAL and event["cost"] == 0.0
     # where nothing implies them abnormal they keep their normal result; a negated finding implies nothing
     assert OfflineGatekeeper(case_by_id[1]).answer("test", "stool guaiac").text == "Fecal occult blood test: negative."
