@@ -62,8 +62,9 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH, max_chars: int = MAX
 
 def read_json(path: Path, *, max_bytes: int = MAX_CHARS) -> Any:
     """``loads`` of the file ``path``. The file and its folder are opened without following a symbolic
-    link (links higher up ``path``, the campaign folder's own, are followed), without blocking (a FIFO is never waited on) and checked on the open descriptor: a file that
-    is not regular or holds over ``max_bytes`` is an ``OSError`` saying so."""
+    link (links higher up ``path``, the campaign folder's own, are followed), without blocking (a FIFO is
+    never waited on) and checked on the open descriptor: a file that is not regular or holds over
+    ``max_bytes`` is an ``OSError`` saying so."""
     path = Path(path)
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
     folder = os.open(path.parent, flags | os.O_DIRECTORY)

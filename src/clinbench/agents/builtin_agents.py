@@ -80,7 +80,8 @@ class ReplayAgent(Agent):
         if not source_dir:
             raise AgentError("the replay agent needs --replay-from DIR (an earlier campaign's --out folder)")
         self.source_dir = Path(source_dir)
-        labels = sorted({_label(r) for r in Store.open(self.source_dir).runs() if r["agent"] != "replay"})
+        runs = [r for r in Store.open(self.source_dir).runs() if r["agent"] != "replay"]
+        labels = sorted({_label(r) for r in runs})
         if agent is not None and agent not in labels:
             raise AgentError(f"--replay-agent {agent}: {self.source_dir} holds no runs of it; its agents: "
                              f"{', '.join(labels) or 'none'}")
@@ -89,16 +90,14 @@ class ReplayAgent(Agent):
             raise AgentError(f"{self.source_dir} holds runs of {len(labels)} agents ({', '.join(labels)}): "
                              "name the one to replay with --replay-agent")
         self.agent = agent if agent is not None else (labels[0] if labels else None)
+        self.runs = sorted((r for r in runs if _label(r) == self.agent), key=lambda r: r["run_id"])  # read once
 
     def run(self, workspace: Workspace, ctx: RunContext) -> AgentOutcome:
         from clinbench.records import LEGACY_STATUS, RunStatus
-        from clinbench.records.store import Store
 
         schema = ctx.options.get("schema", "")
-        matches = sorted((r for r in Store.open(self.source_dir).runs()
-                          if r["task"] == ctx.task_id and r["condition"] == ctx.condition and r["schema"] == schema
-                          and r["trial"] == ctx.trial and r["agent"] != "replay" and _label(r) == self.agent),
-                         key=lambda r: r["run_id"])
+        matches = [r for r in self.runs if r["task"] == ctx.task_id and r["condition"] == ctx.condition
+                   and r["schema"] == schema and r["trial"] == ctx.trial]
         with TranscriptWriter(ctx.transcript) as log:
             if not matches:  # nothing of the agent's to replay, nor a failure of its: in no statistic
                 msg = f"no run of {ctx.task_id}/{ctx.condition}/{schema}/trial {ctx.trial} by {self.agent} in {self.source_dir}"

@@ -815,13 +815,14 @@ class OfflineGatekeeper:
         modes, sites = _study_of(order)
         if not modes or not sites:
             return False
-        for entry in self.named:
-            if entry.kind == "analyte":
-                continue
-            theirs, their_sites = _study_of(entry.name)
-            if theirs and any(a in their_regions or b in regions for a, regions in sites for b, their_regions in their_sites):
-                return True
-        return False
+        return any(a in their_regions or b in regions for their_sites in self._recorded_sites
+                   for a, regions in sites for b, their_regions in their_sites)
+
+    @functools.cached_property
+    def _recorded_sites(self) -> list[list[tuple[str, set[str]]]]:
+        """The body sites of each imaging study the record holds (worked out once a case)."""
+        studies = [_study_of(entry.name) for entry in self.named if entry.kind != "analyte"]
+        return [sites for modes, sites in studies if modes]
 
     def ordinary_negative(self, kind: str, content: str) -> Reply:
         """What a request the record does not cover gets: the reply a blocked one must look like."""
