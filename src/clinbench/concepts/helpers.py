@@ -52,6 +52,19 @@ def _helper_edges(dep: Dependencies, concepts: dict[str, Concept]) -> Dependenci
     return Dependencies(tuple(d for d in dep.derived if concepts[d].helper), dep.raw)
 
 
+def _reached_helpers(qualified: str, deps: dict[str, Dependencies], concepts: dict[str, Concept]) -> dict[str, Dependencies]:
+    """``_helper_edges`` of ``qualified`` and of each helper it reaches, and of no other concept (a build asks
+    for 60-odd statements: the edges of all 115 concepts for each cost 0.06 s)."""
+    edges: dict[str, Dependencies] = {}
+    todo = [qualified]
+    while todo:
+        name = todo.pop()
+        if name not in edges:
+            edges[name] = _helper_edges(deps[name], concepts)
+            todo.extend(edges[name].derived)
+    return edges
+
+
 @dataclass(frozen=True)
 class Statement:
     """A concept's SQL as the build runs it, and which file each of its lines came from."""
@@ -76,8 +89,8 @@ def statement(qualified: str, concepts: dict[str, Concept], deps: dict[str, Depe
 
     ``deps``: the concepts' own dependencies (``graph.dependency_map``); ``schema`` the derived schema's
     name (``catalog.rewrite_schema``). A concept that reads no helper is its file as it is."""
-    helper_deps = {q: _helper_edges(deps[q], concepts) for q in deps}
-    read = closure([qualified], helper_deps) - {qualified}
+    helper_deps = _reached_helpers(qualified, deps, concepts)
+    read = set(helper_deps) - {qualified}
     if not read:  # the file's own text, byte for byte: the build's SQL hash of it stays what it was
         text = rewrite_schema(concepts[qualified].sql, schema)
         return Statement(text, ((1, text.count("\n") + 1, concepts[qualified].path),))
