@@ -19,6 +19,11 @@
 --   7-day low), where mimic-code asks for a rise of 0.3 mg/dL over the 48-hour low: 6.6 -> 7.2 is
 --   stage 1 here, 3 there. Variant kdigo-48h__creatinine_rounding compares creatinine rises and
 --   ratios at 4 decimal places.
+--   Rewritten for speed with identical rows (the union of times and its three LEFT JOINs as
+--   FULL JOINs of the sources at equal times, which repeat rows as those joins do, and one empty
+--   row per stay with an untimed source row; 0.081 -> 0.065 s CPU at 2,000 patients): every
+--   row and type the same on 2,000 synthetic patients (row hashes before and after, both
+--   profiles) and the demo anchor tests.
 WITH cr_stg AS (
     SELECT cr.stay_id, cr.charttime, cr.creat_low_past_7day, cr.creat_low_past_48hr, cr.creat,
         CASE
@@ -53,25 +58,42 @@ crrt_stg AS (
     FROM mimiciv_derived.crrt
     WHERE crrt_mode IS NOT NULL
 ),
-tm_stg AS (
-    SELECT stay_id, charttime FROM cr_stg
-    UNION
-    SELECT stay_id, charttime FROM uo_stg
-    UNION
-    SELECT stay_id, charttime FROM crrt_stg
+-- the rows of the union of times LEFT JOINed to the three sources, without the union: at a time,
+-- each urine-output row with the creatinine and CRRT rows of that time (FULL JOINs repeat rows as
+-- those LEFT JOINs do), and one empty row per stay that has a source row without a time
+staged AS (
+    SELECT COALESCE(uo.stay_id, c.stay_id) AS stay_id, COALESCE(uo.charttime, c.charttime) AS charttime,
+        c.creat_low_past_7day, c.creat_low_past_48hr, c.creat, c.aki_stage_creat,
+        uo.uo_rt_6hr, uo.uo_rt_12hr, uo.uo_rt_24hr, uo.aki_stage_uo, c.aki_stage_crrt
+    FROM (SELECT * FROM uo_stg WHERE charttime IS NOT NULL) AS uo
+    FULL JOIN (
+        SELECT COALESCE(cr.stay_id, crrt.stay_id) AS stay_id, COALESCE(cr.charttime, crrt.charttime) AS charttime,
+            cr.creat_low_past_7day, cr.creat_low_past_48hr, cr.creat, cr.aki_stage_creat, crrt.aki_stage_crrt
+        FROM (SELECT * FROM cr_stg WHERE charttime IS NOT NULL) AS cr
+        FULL JOIN (SELECT * FROM crrt_stg WHERE charttime IS NOT NULL) AS crrt
+            ON cr.stay_id = crrt.stay_id AND cr.charttime = crrt.charttime
+    ) AS c
+        ON uo.stay_id = c.stay_id AND uo.charttime = c.charttime
+    UNION ALL
+    SELECT DISTINCT stay_id, NULL::TIMESTAMP, NULL::DOUBLE, NULL::DOUBLE, NULL::DOUBLE, NULL::INTEGER,
+        NULL, NULL, NULL, NULL::INTEGER, NULL::INTEGER
+    FROM (
+        SELECT stay_id FROM mimiciv_derived.kdigo_creatinine WHERE charttime IS NULL
+        UNION ALL
+        SELECT stay_id FROM mimiciv_derived.kdigo_uo WHERE charttime IS NULL
+        UNION ALL
+        SELECT stay_id FROM mimiciv_derived.crrt WHERE crrt_mode IS NOT NULL AND charttime IS NULL
+    )
 )
 SELECT ie.subject_id, ie.hadm_id, ie.stay_id, tm.charttime,
-    cr.creat_low_past_7day, cr.creat_low_past_48hr, cr.creat, cr.aki_stage_creat,
-    uo.uo_rt_6hr, uo.uo_rt_12hr, uo.uo_rt_24hr, uo.aki_stage_uo,
-    crrt.aki_stage_crrt,
-    GREATEST(COALESCE(cr.aki_stage_creat, 0), COALESCE(uo.aki_stage_uo, 0), COALESCE(crrt.aki_stage_crrt, 0)) AS aki_stage,
-    MAX(GREATEST(COALESCE(cr.aki_stage_creat, 0), COALESCE(uo.aki_stage_uo, 0), COALESCE(crrt.aki_stage_crrt, 0))) OVER (
+    tm.creat_low_past_7day, tm.creat_low_past_48hr, tm.creat, tm.aki_stage_creat,
+    tm.uo_rt_6hr, tm.uo_rt_12hr, tm.uo_rt_24hr, tm.aki_stage_uo,
+    tm.aki_stage_crrt,
+    GREATEST(COALESCE(tm.aki_stage_creat, 0), COALESCE(tm.aki_stage_uo, 0), COALESCE(tm.aki_stage_crrt, 0)) AS aki_stage,
+    MAX(GREATEST(COALESCE(tm.aki_stage_creat, 0), COALESCE(tm.aki_stage_uo, 0), COALESCE(tm.aki_stage_crrt, 0))) OVER (
         PARTITION BY ie.subject_id
         ORDER BY DATE_DIFF('SECOND', ie.intime, tm.charttime) NULLS FIRST
         RANGE BETWEEN 21600 PRECEDING AND CURRENT ROW
     ) AS aki_stage_smoothed
 FROM mimiciv_icu.icustays AS ie
-LEFT JOIN tm_stg AS tm ON ie.stay_id = tm.stay_id
-LEFT JOIN cr_stg AS cr ON ie.stay_id = cr.stay_id AND tm.charttime = cr.charttime
-LEFT JOIN uo_stg AS uo ON ie.stay_id = uo.stay_id AND tm.charttime = uo.charttime
-LEFT JOIN crrt_stg AS crrt ON ie.stay_id = crrt.stay_id AND tm.charttime = crrt.charttime
+LEFT JOIN staged AS tm ON ie.stay_id = tm.stay_id
