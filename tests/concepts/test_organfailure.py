@@ -71,6 +71,13 @@ def kdigo_db(template: Path, tmp_path_factory: pytest.TempPathFactory):
     stay(con, 32, hours=96)
     insert(con, "mimiciv_derived.crrt", {"stay_id": 32, "charttime": h(50), "crrt_mode": "CVVHDF"})
     stay(con, 33, hours=96)  # no data at all -> 0 everywhere
+    # CRRT charted twice at hour 2, beside urine output at hours 1 and 2, and once without a time
+    stay(con, 34, hours=96)
+    insert(con, "mimiciv_derived.weight_durations", {"stay_id": 34, "starttime": h(-1), "endtime": h(96), "weight": 70.0})
+    for i in (1, 2):
+        insert(con, "mimiciv_derived.urine_output", {"stay_id": 34, "charttime": h(i), "urineoutput": 100.0})
+    for when in (h(2), h(2), None):
+        insert(con, "mimiciv_derived.crrt", {"stay_id": 34, "charttime": when, "crrt_mode": "CVVHDF"})
     recompute(con, *KDIGO)
     yield con
     con.close()
@@ -119,7 +126,7 @@ def test_crrt_is_stage_3_within_48h_only(kdigo_db):
 def test_kdigo_target_rows_columns_and_missing_as_zero(kdigo_db):
     got = rows(kdigo_db, "SELECT * FROM mimiciv_derived.target_kdigo_48h ORDER BY stay_id")
     assert list(got[0]) == ["subject_id", "hadm_id", "stay_id", "aki_stage", "aki_stage_creat", "aki_stage_uo", "aki_stage_crrt"]
-    assert len(got) == 20
+    assert len(got) == 21  # one row per stay: 12 creatinine, 5 urine, 4 CRRT or empty stays
     none = next(r for r in got if r["stay_id"] == 33)
     assert (none["aki_stage"], none["aki_stage_creat"], none["aki_stage_uo"], none["aki_stage_crrt"]) == (0, 0, 0, 0)
     # the overall stage is the worst of the three criteria
@@ -183,3 +190,15 @@ def test_a_stay_without_creatinine_keeps_one_empty_row_as_mimic_code(kdigo_db):
     creat_rows = rows(kdigo_db, "SELECT charttime, creat, creat_low_past_48hr FROM mimiciv_derived.kdigo_creatinine WHERE stay_id IN (21, 33) ORDER BY stay_id")
     assert creat_rows == [{"charttime": None, "creat": None, "creat_low_past_48hr": None}] * 2
     assert rows(kdigo_db, "SELECT count(*) AS n FROM mimiciv_derived.kdigo_stages WHERE stay_id = 33") == [{"n": 1}]
+
+
+def test_rows_charted_twice_at_one_time_repeat_and_untimed_rows_are_one_empty_row(kdigo_db):
+    # mimic-code joins the distinct (stay, time) pairs of the three sources to each source: the urine
+    # output at hour 2 pairs with both CRRT rows of hour 2 (two rows), and every untimed source row of the
+    # stay (the CRRT row, and kdigo_creatinine's all-NULL row of a stay without creatinine) is one row
+    got = rows(kdigo_db, "SELECT charttime, aki_stage_crrt, aki_stage FROM mimiciv_derived.kdigo_stages "
+                         "WHERE stay_id = 34 ORDER BY charttime NULLS FIRST")
+    assert got == [{"charttime": None, "aki_stage_crrt": None, "aki_stage": 0},
+                   {"charttime": h(1), "aki_stage_crrt": None, "aki_stage": 0},
+                   {"charttime": h(2), "aki_stage_crrt": 3, "aki_stage": 3},
+                   {"charttime": h(2), "aki_stage_crrt": 3, "aki_stage": 3}]
