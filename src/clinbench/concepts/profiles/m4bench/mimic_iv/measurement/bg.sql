@@ -1,7 +1,8 @@
 -- Concept: bg
 -- Definition: Blood gas per lab specimen (labevents, blood-gas items) with specimen type
---   (52033: 'ART.' arterial, 'VEN.' venous, 'MIX.', 'CENTRAL VENOUS.'), the latest SpO2
---   charted in the 2 h before the gas and the latest charted FiO2 in the 4 h before it.
+--   (52033: 'ART.' arterial, 'VEN.' venous, 'MIX.', 'CENTRAL VENOUS.') and the latest charted
+--   FiO2 in the 4 h before it (the public code also matches the latest SpO2 charted in the 2 h
+--   before, which no column outputs).
 --   FiO2 is cleaned to percent (0.2-1 -> x100; 20-100 kept; anything else NULL, as values
 --   below 20 are O2 flows typed into the wrong field). Derived: A-a gradient
 --   FiO2/100 x (760 - 47) - PaCO2/0.8 - PaO2 and PaO2/FiO2 = 100 x PaO2 / FiO2, preferring the
@@ -20,6 +21,11 @@
 --   M4's SQL, which casts nothing, gives 64-bit values: on the demo so loaded, M4's `init-derived` and this
 --   profile differ in one row each of bg (aado2_calc), kdigo_uo and kdigo_stages (uo_rt_6hr rounds the
 --   other way); docs/conventions.md, SOFA.
+--   Rewritten for speed with identical rows (the SpO2 match is not made, only the one specimen per
+--   subject and time it keeps; the latest charted FiO2 is picked per specimen on the key columns,
+--   then joined to the wide rows; 0.031 -> 0.013 s CPU at 2,000 patients): every row and type the
+--   same on the demo (anchor tests, both profiles) and on synthetic patients (row hashes before and
+--   after).
 WITH bg AS (
     SELECT
         MAX(subject_id) AS subject_id
@@ -66,14 +72,6 @@ WITH bg AS (
     GROUP BY specimen_id
 )
 
-, charted_spo2 AS (
-    SELECT subject_id, charttime, AVG(CAST(valuenum AS DECIMAL(38, 9))) AS spo2
-    FROM mimiciv_icu.chartevents
-    WHERE itemid = 220277 -- SpO2, pulse oximetry
-        AND valuenum > 0 AND valuenum <= 100
-    GROUP BY subject_id, charttime
-)
-
 , charted_fio2 AS (
     SELECT
         subject_id
@@ -90,30 +88,38 @@ WITH bg AS (
     GROUP BY subject_id, charttime
 )
 
-, with_spo2 AS (
-    SELECT
-        bg.*
-        , s.spo2
-        , ROW_NUMBER() OVER (PARTITION BY bg.subject_id, bg.charttime ORDER BY s.charttime DESC, bg.specimen_id) AS spo2_rank
+-- one specimen per subject and charting time, the lowest specimen_id: M4's SpO2 match (the
+-- latest charted SpO2 of the 2 h before, ranked by its time, then specimen_id) keeps that one,
+-- as every specimen of one subject and time matches the same SpO2 rows; the SpO2 itself is not
+-- output, so it is not matched here
+, first_specimen AS (
+    SELECT specimen_id
     FROM bg
-    LEFT JOIN charted_spo2 AS s
-        ON bg.subject_id = s.subject_id
-            AND s.charttime BETWEEN bg.charttime - INTERVAL 2 HOUR AND bg.charttime
-    WHERE bg.po2 IS NOT NULL
+    WHERE po2 IS NOT NULL
+    QUALIFY ROW_NUMBER() OVER (PARTITION BY subject_id, charttime ORDER BY specimen_id) = 1
 )
 
-, with_fio2 AS (
-    SELECT
-        b.*
-        , f.fio2_chartevents
-        , ROW_NUMBER() OVER (PARTITION BY b.subject_id, b.charttime ORDER BY f.charttime DESC) AS fio2_rank
+, with_spo2 AS (
+    SELECT bg.*
+    FROM bg
+    SEMI JOIN first_specimen AS k ON bg.specimen_id IS NOT DISTINCT FROM k.specimen_id
+)
+
+, fio2_pick AS (
+    SELECT b.specimen_id, ARG_MAX(f.fio2_chartevents, f.charttime) AS fio2_chartevents
     FROM with_spo2 AS b
-    LEFT JOIN charted_fio2 AS f
+    INNER JOIN charted_fio2 AS f
         ON b.subject_id = f.subject_id
             AND f.charttime >= b.charttime - INTERVAL 4 HOUR
             AND f.charttime <= b.charttime
             AND f.fio2_chartevents > 0
-    WHERE b.spo2_rank = 1
+    GROUP BY b.specimen_id
+)
+
+, with_fio2 AS (
+    SELECT b.*, p.fio2_chartevents
+    FROM with_spo2 AS b
+    LEFT JOIN fio2_pick AS p ON b.specimen_id IS NOT DISTINCT FROM p.specimen_id
 )
 
 SELECT
@@ -153,4 +159,3 @@ SELECT
     , lactate
     , glucose
 FROM with_fio2
-WHERE fio2_rank = 1
