@@ -219,3 +219,18 @@ def test_rhythm_joins_the_distinct_rhythms_of_a_charting_time_in_order_and_null_
     assert rows["12:00"]["heart_rhythm"] is None and rows["12:00"]["ectopy_type"] == "PVC's"
     assert rows["13:00"]["heart_rhythm"] is None and rows["13:00"]["ectopy_type"] == "PAC's"
     assert rows["14:00"]["heart_rhythm"] == ""
+
+
+def test_bg_two_specimens_at_one_time_are_two_rows_in_mimic_code_and_the_first_in_m4bench(hand):
+    hand.add_stay()
+    # two arterial gases drawn at 12:00 (specimens 7 and 5), PaO2 80 and 60, lab FiO2 50 % each:
+    # P/F 160 and 120. M4's copy ranks the gases of one subject and time by the latest SpO2 charted
+    # before them (the same for both), then by specimen_id, and keeps the first: specimen 5 (120)
+    for specimen, pao2 in ((7, 80.0), (5, 60.0)):
+        hand.lab(specimen, 52033, "2150-01-01 12:00:00", None, value="ART.")
+        hand.lab(specimen, 50821, "2150-01-01 12:00:00", pao2)
+        hand.lab(specimen, 50816, "2150-01-01 12:00:00", 50.0)
+    hand.chart(220277, "2150-01-01 11:30:00", 97.0)  # an SpO2 both gases match
+    mimic_code, m4bench = hand.both("bg", "pao2fio2ratio", b="m4bench")
+    assert [r["pao2fio2ratio"] for r in mimic_code] == [pytest.approx(120.0), pytest.approx(160.0)]
+    assert [(r["po2"], r["pao2fio2ratio"]) for r in m4bench] == [(60.0, pytest.approx(120.0))]
