@@ -16,10 +16,13 @@ from tests.dx.orders import ordered_test
     # 71250 CT thorax without contrast; was $900, the CT pulmonary angiogram's filling defects; then $550 for a
     # normal result the radiograph's pleural effusion contradicts: now "not available for this patient", free
     (3, "CT chest without contrast", 0.0, "filling defects"),
-    # 74177 CT abdomen and pelvis with contrast; was $1,600 (the recorded aortic CTA)
-    (29, "CT abdomen and pelvis", 800.0, None),
-    # 71260 CT thorax with contrast; was $1,600
-    (29, "Chest CT", 650.0, None),
+    # 74177 CT abdomen and pelvis with contrast; was $1,600 (the recorded aortic CTA), then $800 for its whole report,
+    # chest included: now "not available for this patient", free (test_dx_region_orders)
+    (29, "CT abdomen and pelvis", 0.0, "intimal flap"),
+    # 71260 CT thorax with contrast; was $1,600, then $650 for the whole aortic CTA: now refused free
+    (29, "Chest CT", 0.0, "intimal flap"),
+    # 71260 CT thorax with contrast: case 3's CT pulmonary angiogram ($900) images the chest only and is served
+    (3, "Chest CT", 650.0, None),
     # 76705 limited abdominal ultrasound; was $600 (the abdominal ultrasound with Doppler)
     (25, "Ultrasound RUQ", 220.0, None),
     # 82947 glucose, 82962 point-of-care glucose; were $40 and $55 (the BMP and CMP)

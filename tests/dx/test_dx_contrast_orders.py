@@ -27,10 +27,11 @@ def test_case_29s_ct_chest_without_contrast_is_not_the_aortic_angiogram(case_by_
     event = ordered_test(case_by_id[29], tmp_path, "CT chest without contrast")
     assert event["reply"] == "CT chest without contrast: no consolidation, mass or nodule; no pleural effusion or pneumothorax."
     assert event["cost"] == 550.0 and event["code"] == "71250"
-    # an honest order of the angiogram, or of a chest CT (billed with contrast), still gets it
+    # an honest order of the angiogram still gets it; a chest CT (billed with contrast) gets a recorded angiogram of
+    # the chest (case 3's), not case 29's, which also images the abdomen and pelvis (test_dx_region_orders)
     assert ordered_test(case_by_id[29], tmp_path, "CT angiography chest abdomen and pelvis")["cost"] == 1600.0
-    chest = ordered_test(case_by_id[29], tmp_path, "CT chest")
-    assert "intimal flap" in chest["reply"] and chest["cost"] == 650.0
+    chest = ordered_test(case_by_id[3], tmp_path, "CT chest")
+    assert "filling defects" in chest["reply"] and chest["cost"] == 650.0
 
 
 def test_no_ct_without_contrast_gets_an_angiogram_in_any_demo_case(cases):
@@ -54,13 +55,15 @@ def test_a_ct_without_contrast_gets_the_recorded_contrast_ct_of_its_site(case_by
     assert event["reply"].startswith("CT abdomen and pelvis with contrast: the appendix measures")
     assert (event["code"], event["cost"]) == ("74176", 650.0)  # the order's own price, not the contrast CT's $800
     # over the demo: none of these 768 replies got a recorded contrast CT before (120 normal results its report
-    # contradicts), each order does now in the 5 cases that hold one (1, 14, 20, 23, 31)
+    # contradicts), each order does now in the 5 cases that hold one (1, 14, 20, 23, 31), but for the abdomen (and
+    # pelvis) orders in case 23, whose CT also images the chest: refused as not available (test_dx_region_orders)
     orders = [form.format(site) for site in ("abdomen and pelvis", "abdomen", "chest abdomen and pelvis")
               for form in WITHOUT]
     served = {(case.case_id, order) for case in cases for order in orders
               if OfflineGatekeeper(case).answer("test", order).served in CONTRAST_CTS}
     assert len(orders) * len(cases) == 768
-    assert {c for c, _ in served} == {1, 14, 20, 23, 31} and len(served) == 5 * len(orders)
+    assert {c for c, _ in served} == {1, 14, 20, 23, 31} and len(served) == 5 * len(orders) - 16
+    assert {o for c, o in served if c == 23} == {o for o in orders if "chest" in o}
 
 
 @pytest.mark.parametrize("order, code, price", [

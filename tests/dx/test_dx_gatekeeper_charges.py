@@ -8,15 +8,17 @@ from tests.dx.orders import play_order
 
 
 def test_an_order_naming_its_test_served_a_dearer_recorded_study_pays_its_own_price(case_by_id, tmp_path):
-    # Case 29's record holds "CT angiography chest abdomen and pelvis" (71275+74174, $1,600).
-    # "CT chest" (71260, $650) gets that whole report. It names its own test, a chest CT,
-    # and is charged $650 (this test expected $1,600: the overcharge of honest orders a
-    # review found; see test_dx_charge_honest_orders.py).
-    result, event = play_order(case_by_id[29], tmp_path, "CT chest")
-    assert event["reply"].startswith("CT angiography chest abdomen and pelvis: intimal flap")
+    # Case 3's record holds "CT pulmonary angiogram" (71275, $900). "CT chest" (71260, $650) gets
+    # that whole report. It names its own test, a chest CT, and is charged $650 (this test expected
+    # $1,600 for case 29's aortic CTA: the overcharge of honest orders a review found; see
+    # test_dx_charge_honest_orders.py; case 29's CTA also images the abdomen and pelvis and is no
+    # longer served to a chest CT: test_dx_region_orders.py).
+    result, event = play_order(case_by_id[3], tmp_path, "CT chest")
+    assert event["reply"].startswith("CT pulmonary angiogram: filling defects")
     assert event["cost"] == 650.0 and event["code"] == "71260"
     assert result.cost == 650.0
-    # its own name costs the same
+    # its own name costs its own price
+    assert play_order(case_by_id[3], tmp_path, "CT pulmonary angiogram")[0].cost == 900.0
     assert play_order(case_by_id[29], tmp_path, "CT angiography chest abdomen and pelvis")[0].cost == 1600.0
 
 
@@ -47,7 +49,7 @@ def test_a_differently_named_study_of_a_recorded_site_gets_the_record_not_a_norm
     # These orders got an invented normal result that the record contradicts.
     for case_id, order, expect in [
         (29, "aortic CT angiography", "CT angiography chest abdomen and pelvis: intimal flap"),  # was "no abnormality detected"
-        (29, "chest CT angiogram", "CT angiography chest abdomen and pelvis: intimal flap"),  # was a normal CT pulmonary angiogram
+        (3, "chest CT angiogram", "CT pulmonary angiogram: filling defects"),
         (3, "duplex ultrasound legs", "Lower extremity venous duplex ultrasound: non-compressible"),  # was normal
         (3, "CT chest with contrast", "CT pulmonary angiogram: filling defects"),  # was "no effusion" (the radiograph has one)
     ]:
@@ -57,6 +59,10 @@ def test_a_differently_named_study_of_a_recorded_site_gets_the_record_not_a_norm
     # price row: $100)
     assert PriceTable.bundled().price("aortic CT angiography").price == 100.0
     assert play_order(case_by_id[29], tmp_path, "aortic CT angiography")[1]["cost"] == 1600.0
+    # case 29's "chest CT angiogram" was a normal CT pulmonary angiogram, then the aortic CTA's whole report, which
+    # images the abdomen and pelvis too: now neither, refused free as not available (test_dx_region_orders)
+    chest = OfflineGatekeeper(case_by_id[29]).answer("test", "chest CT angiogram")
+    assert chest.source == "REFUSED" and "intimal flap" not in chest.text
     # another organ of the same region is not the same study: case 9's renal ultrasound
     # does not answer a right upper quadrant ultrasound
     ruq = OfflineGatekeeper(case_by_id[9]).answer("test", "right upper quadrant ultrasound")

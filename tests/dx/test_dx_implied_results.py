@@ -21,6 +21,13 @@ CONTRADICTED = {
     (21, "CT abdomen and pelvis with contrast"), (21, "CT abdomen and pelvis without contrast"),
     (21, "CT chest abdomen and pelvis without contrast"), (23, "Abdominal ultrasound"), (31, "Colonoscopy"),
 }
+# (case, row) pairs whose order would get a recorded study that also images other body regions, refused as not
+# available too (test_dx_region_orders): case 23's CT of chest, abdomen and pelvis, case 29's aortic CT angiogram
+WIDER_STUDY = {
+    (23, "CT abdomen and pelvis with contrast"), (23, "CT abdomen and pelvis without contrast"),
+    (23, "CT chest with contrast"), (23, "CT chest without contrast"), (23, "CT pulmonary angiogram"),
+    (29, "CT abdomen and pelvis with contrast"), (29, "CT chest with contrast"), (29, "CT pulmonary angiogram"),
+}
 
 
 def test_a_normal_result_the_record_contradicts_is_not_given_in_any_demo_case(cases):
@@ -28,8 +35,8 @@ def test_a_normal_result_the_record_contradicts_is_not_given_in_any_demo_case(ca
     replies = {(case.case_id, row.test): gatekeeper.answer("test", row.test)
                for case in cases for gatekeeper in [OfflineGatekeeper(case)] for row in normal_results()}
     assert len(replies) == 4608
-    assert {k for k, r in replies.items() if r.text == UNAVAILABLE_REFUSAL} == CONTRADICTED
-    assert all(replies[k].source == "REFUSED" for k in CONTRADICTED)
+    assert {k for k, r in replies.items() if r.text == UNAVAILABLE_REFUSAL} == CONTRADICTED | WIDER_STUDY
+    assert all(replies[k].source == "REFUSED" for k in CONTRADICTED | WIDER_STUDY)
 
 
 def test_the_named_orders_are_refused_free_where_the_record_implies_them_abnormal(case_by_id, tmp_path):
@@ -51,7 +58,10 @@ def test_a_study_the_tables_do_not_know_of_a_site_the_record_images_gets_no_blan
     replies = {(case.case_id, o): gatekeeper.answer("test", o)
                for case in cases for gatekeeper in [OfflineGatekeeper(case)] for o in orders}
     refused = {k for k, r in replies.items() if r.text == UNAVAILABLE_REFUSAL}
-    # the other 11 refused were already: a normal row whose result the record's findings contradict
-    assert len(replies) == 2048 and len(refused) == 162 + 11
+    # the other 11 refused were already: a normal row whose result the record's findings contradict; and 17 CTs of
+    # fewer body regions than a recorded CT ("CT pelvis" beside case 1's CT of abdomen and pelvis, "CT chest" beside
+    # case 23's of chest, abdomen and pelvis, "CT neck" beside case 8's CT angiogram of head and neck) are refused
+    # rather than served that study (test_dx_region_orders)
+    assert len(replies) == 2048 and len(refused) == 162 + 11 + 17
     assert {(1, "MRI abdomen"), (4, "ultrasound chest"), (8, "X-ray head")} <= refused
     assert replies[(1, "MRI knee")].text == "MRI knee: no abnormality detected."

@@ -8,7 +8,8 @@ One interface (``Gatekeeper.answer(kind, content) -> Reply``), two implementatio
   orders are matched to the record's results by name (abbreviation expansion, stemming,
   fuzzy ratio), then to single analytes inside result lines, then to a recorded study of
   the same imaging modality and body site (an order without contrast never gets an angiogram, an ultrasound without Doppler never a vascular duplex and only the greyscale findings of
-  an organ's Doppler study); an order the record does not cover gets a normal result with values and units from ``data/normal_results.csv``,
+  an organ's Doppler study, an order of fewer body regions never a study of more: it is refused as not
+  available); an order the record does not cover gets a normal result with values and units from ``data/normal_results.csv``,
   seeded by case and test so reruns agree. Vague orders are refused.
 * ``LLMGatekeeper``: a model prompted with the SDBench rules and the whole case.
 
@@ -438,14 +439,48 @@ def same_study_site(order: str, name: str) -> bool:
     and are not an angiogram and a study without contrast: a CT without contrast is not the
     recorded CT angiogram (it cannot show the filling defects of its report), nor the other
     way round; it is the recorded contrast CT of its site (``lacks_contrast``)."""
-    om, osites = _study_of(order)
-    em, esites = _study_of(name)
-    prim_o, prim_e = om - {"angio", "echo"}, em - {"angio", "echo"}
-    if not (prim_o & prim_e if (prim_o or prim_e) else om & em):
+    if not _one_modality(order, name) or _phases_clash(order, name):
         return False
-    if _phases_clash(order, name):
-        return False
+    _, osites = _study_of(order)
+    _, esites = _study_of(name)
     return any(a in eregions or b in oregions for a, oregions in osites for b, eregions in esites)
+
+
+def _one_modality(order: str, name: str) -> bool:
+    """Whether an order and a recorded study are of one imaging modality (an angiogram counts as its
+    scanner's: a CT angiogram is a CT, a catheter angiogram none)."""
+    om, _ = _study_of(order)
+    em, _ = _study_of(name)
+    prim_o, prim_e = om - {"angio", "echo"}, em - {"angio", "echo"}
+    return bool(prim_o & prim_e if (prim_o or prim_e) else om & em)
+
+
+def regions(name: str) -> set[str]:
+    """The body regions a study images (head, neck, chest, abdomen, pelvis, leg, hip, knee, spine): a
+    region it names, the region of an organ it names ("lung" the chest, "right upper quadrant" the
+    abdomen, the aorta the chest and abdomen unless the name says which: "abdominal aorta"). A CT of the
+    abdomen is one of the abdomen and pelvis, acquired and reported together (the price table's "CT
+    abdomen" is the abdomen and pelvis CT), unless the name says "only"."""
+    modes, sites = _study_of(name)
+    said = {site for site, within in sites if within == {site}}
+    out: set[str] = set()
+    for site, within in sites:
+        parents = within - {site}
+        out |= (parents & said or parents) if parents else {site}
+    if "ct" in modes and "abdomen" in out and "only" not in tokens(name):
+        out.add("pelvis")
+    return out
+
+
+def images_more(name: str, order: str) -> bool:
+    """Whether a recorded study of an order's modality images a body region the order does not name
+    (``regions``), besides one it names: case 23's "CT chest abdomen and pelvis with contrast" for a "CT
+    chest", whose report's pelvic mass a chest CT would not show. The offline gatekeeper cannot cut a
+    report by region, so such an order is not served the study (``OfflineGatekeeper._test``)."""
+    if not _one_modality(order, name):
+        return False
+    ordered, imaged = regions(order), regions(name)
+    return bool(ordered & imaged) and bool(imaged - ordered)
 
 
 def _condition_word(word: str) -> bool:
@@ -721,6 +756,20 @@ class OfflineGatekeeper:
         if not names_a_test(order):
             return Reply(DISEASE_REFUSAL, REFUSED)
         named = _studies_for(order, self.named)
+        # a recorded study imaging body regions the order does not name is not served ("CT chest" is not
+        # case 23's CT of chest, abdomen and pelvis): without it, the record may still hold the ordered study; if
+        # not, and the study is what the order would get, the order is refused free as not available, as a
+        # normal result the record contradicts is (neither a report of more than was ordered nor a normal one)
+        narrower = [r for r in named if r.kind == "analyte" or not images_more(r.name, order)]
+        reply = self._serve(order, ot, narrower)
+        if len(narrower) < len(named) and reply.source != REAL:
+            whole = self._serve(order, ot, named)
+            if whole.served and images_more(whole.served, order):
+                return Reply(UNAVAILABLE_REFUSAL, REFUSED, matched=whole.served)
+        return reply
+
+    def _serve(self, order: str, ot: list[str], named: list[ResultEntry]) -> Reply:
+        """An order's reply from the record's named results ``named`` (``_studies_for``), else a normal result."""
         # 0. the record's own name for the test, then a laboratory test of the synonym
         #    table in any of the record's names for it
         own, _ = best_match(order, [(r.name, r) for r in named if r.kind != "analyte"], 97.0)
