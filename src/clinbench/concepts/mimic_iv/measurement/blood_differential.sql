@@ -6,6 +6,8 @@
 -- Source: mimic-code measurement/blood_differential (MIT-LCP).
 -- Grain: specimen_id
 -- Deviations: none.
+-- Rewritten for speed with identical rows (the 23 items as ranges the scan filters on, not an IN join; 0.0192 -> 0.0163 s CPU at 2,000 patients;
+--   itemid is INTEGER, so each BETWEEN holds exactly the listed items, and NULL fails both forms).
 WITH diff AS (
     SELECT
         MAX(subject_id) AS subject_id
@@ -36,10 +38,15 @@ WITH diff AS (
             ELSE 0
         END AS impute_abs
     FROM mimiciv_hosp.labevents
-    WHERE itemid IN (
-            51146, 52069, 51199, 51200, 52073, 51244, 51245, 51133, 52769, 51253, 51254
-            , 52074, 51256, 52075, 51143, 51144, 51218, 52135, 51251, 51257
-            , 51300, 51301, 51755 -- WBC totals, K/uL
+    -- items 51146, 52069, 51199, 51200, 52073, 51244, 51245, 51133, 52769, 51253, 51254,
+    -- 52074, 51256, 52075, 51143, 51144, 51218, 52135, 51251, 51257 and the WBC totals
+    -- (K/uL) 51300, 51301, 51755, as ranges the scan filters on
+    WHERE (
+            itemid = 51133 OR itemid BETWEEN 51143 AND 51144 OR itemid = 51146
+            OR itemid BETWEEN 51199 AND 51200 OR itemid = 51218 OR itemid BETWEEN 51244 AND 51245
+            OR itemid = 51251 OR itemid BETWEEN 51253 AND 51254 OR itemid BETWEEN 51256 AND 51257
+            OR itemid BETWEEN 51300 AND 51301 OR itemid = 51755 OR itemid = 52069
+            OR itemid BETWEEN 52073 AND 52075 OR itemid = 52135 OR itemid = 52769
         )
         AND valuenum IS NOT NULL
         AND valuenum >= 0

@@ -4,6 +4,8 @@
 -- Source: mimic-code measurement/enzyme (MIT-LCP).
 -- Grain: specimen_id
 -- Deviations: none.
+-- Rewritten for speed with identical rows (the 11 items as ranges the scan filters on, not an IN join; 0.0113 -> 0.0069 s CPU at 2,000 patients;
+--   itemid is INTEGER, so each BETWEEN holds exactly the listed items, and NULL fails both forms).
 SELECT
     MAX(subject_id) AS subject_id
     , MAX(hadm_id) AS hadm_id
@@ -21,7 +23,11 @@ SELECT
     , MAX(CASE WHEN itemid = 50927 THEN valuenum END) AS ggt
     , MAX(CASE WHEN itemid = 50954 THEN valuenum END) AS ld_ldh
 FROM mimiciv_hosp.labevents
-WHERE itemid IN (50861, 50863, 50878, 50867, 50885, 50884, 50883, 50910, 50911, 50927, 50954)
+WHERE (
+        itemid = 50861 OR itemid = 50863 OR itemid = 50867 OR itemid = 50878
+        OR itemid BETWEEN 50883 AND 50885 OR itemid BETWEEN 50910 AND 50911
+        OR itemid = 50927 OR itemid = 50954
+    )
     AND valuenum IS NOT NULL
     AND valuenum > 0
 GROUP BY specimen_id

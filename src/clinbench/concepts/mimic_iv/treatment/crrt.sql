@@ -9,6 +9,8 @@
 -- Source: mimic-code treatment/crrt (MIT-LCP).
 -- Grain: stay_id, charttime
 -- Deviations: none.
+-- Rewritten for speed with identical rows (the 19 items as ranges the scan filters on, not an IN join; 0.0096 -> 0.0065 s CPU at 2,000 patients;
+--   itemid is INTEGER, so each BETWEEN holds exactly the listed items, and NULL fails both forms).
 WITH crrt_settings AS (
     SELECT
         stay_id
@@ -42,9 +44,13 @@ WITH crrt_settings AS (
         , CASE WHEN itemid = 224146 AND value IN ('Clots Increasing', 'Clot Increasing') THEN 1 END AS clots_increasing
         , CASE WHEN itemid = 224146 AND value = 'Clotted' THEN 1 END AS clotted
     FROM mimiciv_icu.chartevents
-    WHERE itemid IN (
-            227290, 224146, 224149, 224144, 228004, 225183, 225977, 224154, 224151, 224150
-            , 225958, 224145, 224191, 228005, 228006, 225976, 224153, 224152, 226457
+    -- items 227290, 224146, 224149, 224144, 228004, 225183, 225977, 224154, 224151, 224150,
+    -- 225958, 224145, 224191, 228005, 228006, 225976, 224153, 224152, 226457, as ranges the
+    -- scan filters on
+    WHERE (
+            itemid BETWEEN 224144 AND 224146 OR itemid BETWEEN 224149 AND 224154 OR itemid = 224191
+            OR itemid = 225183 OR itemid = 225958 OR itemid BETWEEN 225976 AND 225977
+            OR itemid = 226457 OR itemid = 227290 OR itemid BETWEEN 228004 AND 228006
         )
         AND value IS NOT NULL
 )

@@ -8,6 +8,8 @@
 -- Grain: subject_id, charttime
 -- Deviations: differs from the mimic-code profile in heart_rhythm: M4's copy keeps the
 --   alphabetically last of the rhythms charted at one time (MAX), not all of them joined by '; '.
+-- Rewritten for speed with identical rows (the 5 items as ranges the scan filters on, not an IN join; 0.0135 -> 0.0110 s CPU at 2,000 patients;
+--   itemid is INTEGER, so each BETWEEN holds exactly the listed items, and NULL fails both forms).
 SELECT
     subject_id
     , charttime
@@ -17,5 +19,6 @@ SELECT
     , MAX(CASE WHEN itemid = 226479 THEN value END) AS ectopy_type_secondary
     , MAX(CASE WHEN itemid = 226480 THEN value END) AS ectopy_frequency_secondary
 FROM mimiciv_icu.chartevents
-WHERE stay_id IS NOT NULL AND itemid IN (220048, 224650, 224651, 226479, 226480)
+WHERE stay_id IS NOT NULL
+    AND (itemid = 220048 OR itemid BETWEEN 224650 AND 224651 OR itemid BETWEEN 226479 AND 226480)
 GROUP BY subject_id, charttime
