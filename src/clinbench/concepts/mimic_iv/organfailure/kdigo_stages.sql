@@ -21,7 +21,11 @@
 --   FULL JOINs of the sources at equal times, which repeat rows as those joins do, and one empty
 --   row per stay with an untimed source row; 0.088 -> 0.068 s CPU at 2,000 patients): every
 --   row and type the same on 2,000 synthetic patients (row hashes before and after, both
---   profiles) and the demo anchor tests.
+--   profiles) and the demo anchor tests. aki_stage_smoothed without the window (which sorted
+--   every row with all 15 columns): from the earliest and latest key of a stage >= 1, 2, 3 in each
+--   6-hour bucket of keys (see the buckets CTE), joined to each row by its own bucket; 0.075 -> 0.053 s
+--   CPU at 2,000 patients. The same values as the RANGE window for any rows, NULL subjects and
+--   keys, ties, negative keys and bucket edges included (checked on 600,000 random rows).
 WITH cr_stg AS (
     SELECT cr.stay_id, cr.charttime, cr.creat_low_past_7day, cr.creat_low_past_48hr, cr.creat,
         CASE
@@ -82,16 +86,51 @@ staged AS (
         UNION ALL
         SELECT stay_id FROM mimiciv_derived.crrt WHERE crrt_mode IS NOT NULL AND charttime IS NULL
     )
+),
+rows_ AS (
+    SELECT ie.subject_id, ie.hadm_id, ie.stay_id, tm.charttime,
+        tm.creat_low_past_7day, tm.creat_low_past_48hr, tm.creat, tm.aki_stage_creat,
+        tm.uo_rt_6hr, tm.uo_rt_12hr, tm.uo_rt_24hr, tm.aki_stage_uo,
+        tm.aki_stage_crrt,
+        GREATEST(COALESCE(tm.aki_stage_creat, 0), COALESCE(tm.aki_stage_uo, 0), COALESCE(tm.aki_stage_crrt, 0)) AS aki_stage,
+        DATE_DIFF('SECOND', ie.intime, tm.charttime) AS k
+    FROM mimiciv_icu.icustays AS ie
+    LEFT JOIN staged AS tm ON ie.stay_id = tm.stay_id
+),
+-- aki_stage_smoothed without a window: the frame [k - 21600 s, k] of a key k is [k - 21600, B) in
+-- the 6-hour bucket before k's (bucket starts B are the multiples of 21600 s, B <= k < B + 21600)
+-- and [B, k] in its own, so a stage >= s lies in it iff the latest such key of the bucket before
+-- is >= k - 21600 or the earliest of its own bucket is <= k. Each positive-stage row (a tenth)
+-- gives both per (subject, bucket), as its own bucket's earliest and the next bucket's latest;
+-- rows without a key (whose frame is their NULL peers only, as DuckDB frames NULL keys) share a
+-- bucket 1, no multiple of 21600, holding their highest stage.
+buckets AS (
+    SELECT subject_id, b,
+        MIN(CASE WHEN cur THEN k END) AS c1, MIN(CASE WHEN cur AND aki_stage >= 2 THEN k END) AS c2,
+        MIN(CASE WHEN cur AND aki_stage >= 3 THEN k END) AS c3,
+        MAX(CASE WHEN NOT cur THEN k END) AS p1, MAX(CASE WHEN NOT cur AND aki_stage >= 2 THEN k END) AS p2,
+        MAX(CASE WHEN NOT cur AND aki_stage >= 3 THEN k END) AS p3,
+        MAX(aki_stage) AS nul
+    FROM (
+        SELECT subject_id, k, aki_stage, COALESCE(k - (k % 21600 + 21600) % 21600, 1) AS b, TRUE AS cur
+        FROM rows_ WHERE aki_stage > 0
+        UNION ALL
+        SELECT subject_id, k, aki_stage, k - (k % 21600 + 21600) % 21600 + 21600, FALSE
+        FROM rows_ WHERE aki_stage > 0 AND k IS NOT NULL
+    )
+    GROUP BY subject_id, b
 )
-SELECT ie.subject_id, ie.hadm_id, ie.stay_id, tm.charttime,
-    tm.creat_low_past_7day, tm.creat_low_past_48hr, tm.creat, tm.aki_stage_creat,
-    tm.uo_rt_6hr, tm.uo_rt_12hr, tm.uo_rt_24hr, tm.aki_stage_uo,
-    tm.aki_stage_crrt,
-    GREATEST(COALESCE(tm.aki_stage_creat, 0), COALESCE(tm.aki_stage_uo, 0), COALESCE(tm.aki_stage_crrt, 0)) AS aki_stage,
-    MAX(GREATEST(COALESCE(tm.aki_stage_creat, 0), COALESCE(tm.aki_stage_uo, 0), COALESCE(tm.aki_stage_crrt, 0))) OVER (
-        PARTITION BY ie.subject_id
-        ORDER BY DATE_DIFF('SECOND', ie.intime, tm.charttime) NULLS FIRST
-        RANGE BETWEEN 21600 PRECEDING AND CURRENT ROW
-    ) AS aki_stage_smoothed
-FROM mimiciv_icu.icustays AS ie
-LEFT JOIN staged AS tm ON ie.stay_id = tm.stay_id
+SELECT r.subject_id, r.hadm_id, r.stay_id, r.charttime,
+    r.creat_low_past_7day, r.creat_low_past_48hr, r.creat, r.aki_stage_creat,
+    r.uo_rt_6hr, r.uo_rt_12hr, r.uo_rt_24hr, r.aki_stage_uo,
+    r.aki_stage_crrt, r.aki_stage,
+    CASE
+        WHEN r.k IS NULL THEN COALESCE(s.nul, 0)
+        WHEN s.c3 <= r.k OR s.p3 >= r.k - 21600 THEN 3
+        WHEN s.c2 <= r.k OR s.p2 >= r.k - 21600 THEN 2
+        WHEN s.c1 <= r.k OR s.p1 >= r.k - 21600 THEN 1
+        ELSE 0
+    END AS aki_stage_smoothed
+FROM rows_ AS r
+LEFT JOIN buckets AS s
+    ON r.subject_id IS NOT DISTINCT FROM s.subject_id AND COALESCE(r.k - (r.k % 21600 + 21600) % 21600, 1) = s.b
