@@ -196,9 +196,11 @@ def test_rows_charted_twice_at_one_time_repeat_and_untimed_rows_are_one_empty_ro
     # mimic-code joins the distinct (stay, time) pairs of the three sources to each source: the urine
     # output at hour 2 pairs with both CRRT rows of hour 2 (two rows), and every untimed source row of the
     # stay (the CRRT row, and kdigo_creatinine's all-NULL row of a stay without creatinine) is one row
-    got = rows(kdigo_db, "SELECT charttime, aki_stage_crrt, aki_stage FROM mimiciv_derived.kdigo_stages "
-                         "WHERE stay_id = 34 ORDER BY charttime NULLS FIRST")
-    assert got == [{"charttime": None, "aki_stage_crrt": None, "aki_stage": 0},
-                   {"charttime": h(1), "aki_stage_crrt": None, "aki_stage": 0},
-                   {"charttime": h(2), "aki_stage_crrt": 3, "aki_stage": 3},
-                   {"charttime": h(2), "aki_stage_crrt": 3, "aki_stage": 3}]
+    # (the smoothed stage of the untimed row is the worst of the subject's untimed rows: 0; hour 1
+    # precedes the CRRT: 0)
+    got = rows(kdigo_db, "SELECT charttime, aki_stage_crrt, aki_stage, aki_stage_smoothed AS smoothed "
+                         "FROM mimiciv_derived.kdigo_stages WHERE stay_id = 34 ORDER BY charttime NULLS FIRST")
+    assert got == [{"charttime": None, "aki_stage_crrt": None, "aki_stage": 0, "smoothed": 0},
+                   {"charttime": h(1), "aki_stage_crrt": None, "aki_stage": 0, "smoothed": 0},
+                   {"charttime": h(2), "aki_stage_crrt": 3, "aki_stage": 3, "smoothed": 3},
+                   {"charttime": h(2), "aki_stage_crrt": 3, "aki_stage": 3, "smoothed": 3}]
