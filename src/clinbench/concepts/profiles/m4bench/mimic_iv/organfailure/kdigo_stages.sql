@@ -95,7 +95,9 @@ rows_ AS (
         tm.uo_rt_6hr, tm.uo_rt_12hr, tm.uo_rt_24hr, tm.aki_stage_uo,
         tm.aki_stage_crrt,
         GREATEST(COALESCE(tm.aki_stage_creat, 0), COALESCE(tm.aki_stage_uo, 0), COALESCE(tm.aki_stage_crrt, 0)) AS aki_stage,
-        DATE_DIFF('SECOND', ie.intime, tm.charttime) AS k
+        DATE_DIFF('SECOND', ie.intime, tm.charttime) AS k,
+        -- the start of the key's 6-hour bucket (exact for negative keys); 1 for a row without a key
+        COALESCE(k - (k % 21600 + 21600) % 21600, 1) AS b
     FROM mimiciv_icu.icustays AS ie
     LEFT JOIN staged AS tm ON ie.stay_id = tm.stay_id
 ),
@@ -114,10 +116,10 @@ buckets AS (
         MAX(CASE WHEN NOT cur AND aki_stage >= 3 THEN k END) AS p3,
         MAX(aki_stage) AS nul
     FROM (
-        SELECT subject_id, k, aki_stage, COALESCE(k - (k % 21600 + 21600) % 21600, 1) AS b, TRUE AS cur
+        SELECT subject_id, k, aki_stage, b, TRUE AS cur
         FROM rows_ WHERE aki_stage > 0
         UNION ALL
-        SELECT subject_id, k, aki_stage, k - (k % 21600 + 21600) % 21600 + 21600, FALSE
+        SELECT subject_id, k, aki_stage, b + 21600, FALSE
         FROM rows_ WHERE aki_stage > 0 AND k IS NOT NULL
     )
     GROUP BY subject_id, b
@@ -135,4 +137,4 @@ SELECT r.subject_id, r.hadm_id, r.stay_id, r.charttime,
     END AS aki_stage_smoothed
 FROM rows_ AS r
 LEFT JOIN buckets AS s
-    ON r.subject_id IS NOT DISTINCT FROM s.subject_id AND COALESCE(r.k - (r.k % 21600 + 21600) % 21600, 1) = s.b
+    ON r.subject_id IS NOT DISTINCT FROM s.subject_id AND r.b = s.b
