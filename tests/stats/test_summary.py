@@ -46,3 +46,22 @@ def test_summary_means_are_the_comparisons_to_the_last_digit(tmp_path):
     assert s.overall.mean == 0.6 / 3
     c = analyse(path, "no-skill:with-skill", families=task_families())
     assert {r.value: r.mean for r in s.per_family} == {f.family: f.mean_a for f in c.per_family}
+
+
+def test_each_task_interval_draws_as_many_times_in_the_summary_and_the_comparison(tmp_path):
+    """One task's interval drew min(--draws, 5,000) times in the summary and always 5,000 in the comparison:
+    `--draws 200` gave the summary's task rows 200 draws and the comparison's 5,000, and the summary never
+    said. Both now draw min(--draws, 5,000), and both print it."""
+    import subprocess
+    import sys
+
+    rows = [f"mimic-meld-24h,{cond},A,-,{i},{(i % 3) / 2},false,ok" for cond in ("no-skill", "with-skill")
+            for i in range(6)]
+    path = _csv(tmp_path / "draws.csv", rows)
+    for draws, each in ((200, 200), (20_000, 5_000)):
+        c = analyse(path, "no-skill:with-skill", draws=draws, permutation_draws=200)
+        s = analyse(path, summary=True, draws=draws)
+        assert (c.task_draws, s.task_draws, s.draws) == (each, each, draws)
+    out = subprocess.run([sys.executable, "-m", "clinbench", "stats", str(path), "--summary", "--draws", "300"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "bootstrap: 300 draws, seed 0; per-task CIs: 300 draws" in " ".join(out.split())

@@ -103,6 +103,8 @@ def print_summary(s, console: Console) -> None:
                   f"{st[RunStatus.HARNESS_ERROR]} harness errors (left out); {s.flagged_excluded} flagged runs excluded, "
                   f"{s.flagged_charged} flagged for their agent's conduct counted as 0",
                   highlight=False)
+    console.print(f"bootstrap: {s.draws:,} draws, seed {s.seed}; per-task CIs: {s.task_draws:,} draws", highlight=False)
+
     def show(title: str, items: list) -> None:
         cols = [Col(items[0].by), Col("tasks", numeric=True), Col("runs", numeric=True), Col("mean", numeric=True),
                 Col(f"{s.level:.0%} CI (tasks)", drop=1), Col("strict", drop=2)]

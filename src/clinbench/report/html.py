@@ -188,7 +188,9 @@ def _summary_body(sec: Section) -> list[str]:
                          ("By schema variant", s.per_schema), ("By family", s.per_family)):
         if items and (len(items) > 1 or title == "By agent"):
             body += [f"<h3>{title}</h3>", _mean_table(items, level)]
-    body += ["<h3>Per task</h3>", _table(
+    body += ["<h3>Per task</h3>", f'<p class="note">Each task row\'s interval is a percentile bootstrap over '
+             f"that task's runs ({s.task_draws:,} draws); the other intervals {s.draws:,} draws, seed {s.seed}.</p>",
+             _table(
         ["task", "family", "runs", "mean reward", f"{level} CI (runs)", "strict", "agent failures"],
         [[escape(t.task), escape(t.family), str(t.runs), _num(t.mean), mean_ci_text(t.ci), strict_text(t.strict),
           str(t.agent_failed)] for t in s.per_task], numeric_from=2)]

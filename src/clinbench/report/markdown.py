@@ -48,7 +48,8 @@ def _summary_md(sec: Section) -> list[str]:
             out += ["", f"### By {name}", "", _table(
                 [name, "tasks", "runs", "mean", f"{level} CI", "strict"],
                 [[r.value, str(r.tasks), str(r.runs), _f(r.mean), mean_ci_text(r.ci), strict_text(r.strict)] for r in items])]
-    out += ["", "### By task", "", _table(
+    out += ["", f"### By task ({level} CI: bootstrap of each task's runs, {s.task_draws:,} draws; the others "
+            f"{s.draws:,}, seed {s.seed})", "", _table(
         ["task", "family", "runs", "mean", f"{level} CI (runs)", "strict", "agent failures"],
         [[t.task, t.family, str(t.runs), _f(t.mean), mean_ci_text(t.ci), strict_text(t.strict), str(t.agent_failed)]
          for t in s.per_task])]

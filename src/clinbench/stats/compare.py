@@ -51,7 +51,7 @@ from clinbench.stats.errors import StatsError
 from clinbench.stats.families import families_of
 from clinbench.stats.groups import group_mask, group_values
 from clinbench.stats.permutation import sign_flip_test
-from clinbench.stats.resamples import BOOTSTRAP_DRAWS, SIGN_FLIP_DRAWS, TASK_DRAWS
+from clinbench.stats.resamples import BOOTSTRAP_DRAWS, SIGN_FLIP_DRAWS, task_draws as task_draws_for
 from clinbench.stats.runs import Runs
 
 GROUP_COLUMNS = ("model", "schema", "agent", "condition")
@@ -328,7 +328,7 @@ def compare(
     by: str | None = None,
     draws: int = BOOTSTRAP_DRAWS,
     permutation_draws: int = SIGN_FLIP_DRAWS,
-    task_draws: int = TASK_DRAWS,
+    task_draws: int | None = None,
     seed: int = 0,
     level: float = 0.95,
     families: dict[str, str] | None = None,
@@ -336,8 +336,10 @@ def compare(
     """Compare group ``b`` against group ``a`` of ``dimension`` (delta = b − a); see the module docstring.
 
     ``families`` maps task → family (the task catalogue's, passed by the caller); without it, and
-    for dx runs, there are no family statistics.
+    for dx runs, there are no family statistics. ``task_draws``: each task's interval (default
+    ``resamples.task_draws(draws)``, as the summary's).
     """
+    task_draws = task_draws_for(draws) if task_draws is None else task_draws
     mask_a = group_mask(runs, dimension, a)
     mask_b = group_mask(runs, dimension, b)
     for value, mask in ((a, mask_a), (b, mask_b)):

@@ -28,7 +28,7 @@ from clinbench.records import RunStatus
 from clinbench.stats.bootstrap import bootstrap_distribution, percentile_interval
 from clinbench.stats.compare import Interval, StrictCount, cell_means, cells, exact_mean, no_nan, strict_count
 from clinbench.stats.families import families_of
-from clinbench.stats.resamples import BOOTSTRAP_DRAWS, TASK_DRAWS
+from clinbench.stats.resamples import BOOTSTRAP_DRAWS, task_draws
 from clinbench.stats.runs import Runs
 
 
@@ -86,6 +86,7 @@ class Summary:
     runs: int
     tasks: int
     families: int
+    task_draws: int  # each task's interval (``resamples.task_draws``)
     flagged_excluded: int
     missing_reward: int
     status: dict[str, int]  # ok / agent-failed / harness-error
@@ -195,7 +196,7 @@ def summarise(runs: Runs, *, seed: int = 0, draws: int = BOOTSTRAP_DRAWS, level:
         sample = runs.reward[m] if len(by_cell) == 1 else np.array(by_cell)
         per_task.append(TaskMean(task=task, family=families.get(task, ""), runs=int(m.sum()),
                                  mean=task_means.get(task, float("nan")),
-                                 ci=_ci(sample, draws=min(draws, TASK_DRAWS), seed=seed + i, level=level),
+                                 ci=_ci(sample, draws=task_draws(draws), seed=seed + i, level=level),
                                  strict=strict_count(runs, m, cell), agent_failed=int(runs.agent_failed[m].sum())))
     per_family = []
     for fam in sorted(set(families.values())):
@@ -204,7 +205,7 @@ def summarise(runs: Runs, *, seed: int = 0, draws: int = BOOTSTRAP_DRAWS, level:
         per_family.append(MeanRow(by="family", value=fam, tasks=int(means.size), runs=int(fam_mask.sum()),
                                   mean=exact_mean(means), ci=_ci(means, **kw), strict=strict_count(runs, fam_mask, cell)))
     return Summary(
-        source=runs.source, benchmark=runs.benchmark, seed=seed, draws=draws, level=level, runs=len(runs),
+        source=runs.source, benchmark=runs.benchmark, seed=seed, draws=draws, task_draws=task_draws(draws), level=level, runs=len(runs),
         tasks=len(tasks), families=len(per_family), flagged_excluded=runs.n_flagged_excluded, flagged_charged=runs.n_flagged_charged,
         missing_reward=int(runs.reward_missing.sum()), status=status_counts(runs),
         overall=_mean_row(runs, everything, cell, "all", "all runs", **kw),
