@@ -28,6 +28,9 @@ WIDER_STUDY = {
     (23, "CT chest with contrast"), (23, "CT chest without contrast"), (23, "CT pulmonary angiogram"),
     (29, "CT abdomen and pelvis with contrast"), (29, "CT chest with contrast"), (29, "CT pulmonary angiogram"),
 }
+# (case, row) pairs whose organ ultrasound would get a recorded ultrasound of its region silent on the organ, refused
+# as not available too (test_dx_organ_orders): case 25's abdominal ultrasound of the liver
+SILENT_STUDY = {(25, "Renal ultrasound")}
 
 
 def test_a_normal_result_the_record_contradicts_is_not_given_in_any_demo_case(cases):
@@ -35,8 +38,9 @@ def test_a_normal_result_the_record_contradicts_is_not_given_in_any_demo_case(ca
     replies = {(case.case_id, row.test): gatekeeper.answer("test", row.test)
                for case in cases for gatekeeper in [OfflineGatekeeper(case)] for row in normal_results()}
     assert len(replies) == 4608
-    assert {k for k, r in replies.items() if r.text == UNAVAILABLE_REFUSAL} == CONTRADICTED | WIDER_STUDY
-    assert all(replies[k].source == "REFUSED" for k in CONTRADICTED | WIDER_STUDY)
+    refused = CONTRADICTED | WIDER_STUDY | SILENT_STUDY
+    assert {k for k, r in replies.items() if r.text == UNAVAILABLE_REFUSAL} == refused
+    assert all(replies[k].source == "REFUSED" for k in refused)
 
 
 def test_the_named_orders_are_refused_free_where_the_record_implies_them_abnormal(case_by_id, tmp_path):
@@ -61,7 +65,10 @@ def test_a_study_the_tables_do_not_know_of_a_site_the_record_images_gets_no_blan
     # the other 11 refused were already: a normal row whose result the record's findings contradict; and 17 CTs of
     # fewer body regions than a recorded CT ("CT pelvis" beside case 1's CT of abdomen and pelvis, "CT chest" beside
     # case 23's of chest, abdomen and pelvis, "CT neck" beside case 8's CT angiogram of head and neck) are refused
-    # rather than served that study (test_dx_region_orders)
-    assert len(replies) == 2048 and len(refused) == 162 + 11 + 17
-    assert {(1, "MRI abdomen"), (4, "ultrasound chest"), (8, "X-ray head")} <= refused
+    # rather than served that study (test_dx_region_orders), as are 2 ultrasounds of an organ its region's recorded
+    # ultrasound does not mention (case 25's "ultrasound kidney", case 26's "ultrasound heart" beside its lung
+    # ultrasound; test_dx_organ_orders)
+    assert len(replies) == 2048 and len(refused) == 162 + 11 + 17 + 2
+    assert {(1, "MRI abdomen"), (4, "ultrasound chest"), (8, "X-ray head"), (25, "ultrasound kidney"),
+            (26, "ultrasound heart")} <= refused
     assert replies[(1, "MRI knee")].text == "MRI knee: no abnormality detected."

@@ -8,8 +8,9 @@ One interface (``Gatekeeper.answer(kind, content) -> Reply``), two implementatio
   orders are matched to the record's results by name (abbreviation expansion, stemming,
   fuzzy ratio), then to single analytes inside result lines, then to a recorded study of
   the same imaging modality and body site (an order without contrast never gets an angiogram, an ultrasound without Doppler never a vascular duplex and only the greyscale findings of
-  an organ's Doppler study, an order of fewer body regions never a study of more: it is refused as not
-  available); an order the record does not cover gets a normal result with values and units from ``data/normal_results.csv``,
+  an organ's Doppler study, an order of fewer body regions never a study of more, an ultrasound of an organ
+  never its region's study whose report does not mention the organ: both are refused as not available); an
+  order the record does not cover gets a normal result with values and units from ``data/normal_results.csv``,
   seeded by case and test so reruns agree. Vague orders are refused.
 * ``LLMGatekeeper``: a model prompted with the SDBench rules and the whole case.
 
@@ -483,6 +484,29 @@ def images_more(name: str, order: str) -> bool:
     return bool(ordered & imaged) and bool(imaged - ordered)
 
 
+def misses_organ(name: str, report: str, order: str) -> bool:
+    """Whether an ultrasound ordered of organs (sites within a region in ``_SITE_WORDS``), not of their region,
+    would get a recorded ultrasound of an organ's region that neither names an ordered organ nor mentions one in
+    its ``report`` by the organ's words: case 25's "Abdominal ultrasound: enlarged, diffusely echogenic liver ...;
+    no biliary dilatation" for a "renal ultrasound" ($280) or a "pancreas ultrasound" ($300), whose liver findings
+    (the diagnosis) a study of the kidneys or the pancreas would not report. "RUQ ultrasound" and "liver
+    ultrasound" still get it (it reports the liver), as case 7's "pancreas ultrasound" gets its right upper
+    quadrant ultrasound ("pancreas partly obscured by bowel gas"). The organ-level counterpart of ``images_more``:
+    the report cannot be cut by organ, so such an order is not served the study (``OfflineGatekeeper._test``).
+    Ultrasound only: its probe images the organ ordered, billed apart from the region (a kidney ultrasound is not
+    the complete abdominal one); a CT, MRI or radiograph of an organ acquires the whole region and is billed as
+    its study ("MRI liver" is the MRI abdomen, "CT KUB" the CT of abdomen and pelvis), so "CT kidneys" still gets
+    case 1's appendicitis CT and a lung radiograph case 24's chest radiograph ("no mass or consolidation")."""
+    if "ultrasound" not in _study_of(name)[0] or not _one_modality(order, name):
+        return False
+    _, sites = _study_of(order)
+    said = {site for site, within in sites if within == {site}}
+    organs = {site: within - {site} for site, within in sites if within - {site} and not within & said}
+    if not any(within & regions(name) for within in organs.values()):
+        return False
+    return not organs.keys() & {_SITES[t][0] for t in tokens(f"{name} {report}") if t in _SITES}
+
+
 def _condition_word(word: str) -> bool:
     return is_disease_word(word) or word in _CONDITION_WORDS or (word.endswith("ism") and len(word) > 6)
 
@@ -757,14 +781,17 @@ class OfflineGatekeeper:
             return Reply(DISEASE_REFUSAL, REFUSED)
         named = _studies_for(order, self.named)
         # a recorded study imaging body regions the order does not name is not served ("CT chest" is not
-        # case 23's CT of chest, abdomen and pelvis): without it, the record may still hold the ordered study; if
-        # not, and the study is what the order would get, the order is refused free as not available, as a
-        # normal result the record contradicts is (neither a report of more than was ordered nor a normal one)
-        narrower = [r for r in named if r.kind == "analyte" or not images_more(r.name, order)]
-        reply = self._serve(order, ot, narrower)
-        if len(narrower) < len(named) and reply.source != REAL:
+        # case 23's CT of chest, abdomen and pelvis), nor a region's ultrasound silent on the organ ordered ("renal
+        # ultrasound" is not case 25's abdominal ultrasound of the liver): without it, the record may still hold the
+        # ordered study; if not, and the study is what the order would get, the order is refused free as not
+        # available, as a normal result the record contradicts is (neither a report of more than was ordered nor a
+        # normal one)
+        more = [r for r in named if r.kind != "analyte"
+                and (images_more(r.name, order) or misses_organ(r.name, r.text, order))]
+        reply = self._serve(order, ot, [r for r in named if r not in more])
+        if more and reply.source != REAL:
             whole = self._serve(order, ot, named)
-            if whole.served and images_more(whole.served, order):
+            if whole.served in {r.name for r in more}:
                 return Reply(UNAVAILABLE_REFUSAL, REFUSED, matched=whole.served)
         return reply
 
