@@ -449,7 +449,11 @@ def _other_diseases(reference: str, candidate: str, added: list[str], its_own, n
     disease word to the judge is another disease when it alone names a diagnosis of the catalogue the
     reference is not correct for (``another``: "acute appendicitis with influenza", "ovarian torsion due
     to acute appendicitis"); a complication the catalogue does not name stays a detail ("... with
-    hemoperitoneum"), and a sign stays a sign ("syncope due to pulmonary embolism")."""
+    hemoperitoneum"), and a sign stays a sign ("syncope due to pulmonary embolism"). Such a part stays
+    another disease even when one ICD-10-CM code names the whole candidate: the cases tell the two apart,
+    and ICD-10-CM's names hold both words for other reasons ("ischemic stroke with TIA" in Z86.73, a history
+    of "TIA, and cerebral infarction ... stroke NOS"; "migraine with seizure" in G43.1's "migraine triggered
+    seizures")."""
     cause = _CAUSE.search(candidate)
     causal = {stem(w) for w in _words(cause.group(1))} if cause else set()
     causal |= {stem(w) for span in _negated_spans(candidate) for w in _words(span)}  # said not to be there
@@ -470,7 +474,7 @@ def _other_diseases(reference: str, candidate: str, added: list[str], its_own, n
             if (words_ - causal - owned) & {stem(w) for w in added} and another(part):
                 named |= words_
     other = [w for w in added if (is_disease_word(w) or stem(w) in named) and stem(w) not in causal | owned]
-    if other and _codes_naming(_said_words(candidate)):
+    if other and not named and _codes_naming(_said_words(candidate)):
         return []
     return other
 
