@@ -6,7 +6,7 @@ One interface (``Gatekeeper.answer(kind, content) -> Reply``), two implementatio
   examination sections by BM25 over their sentences (each sentence also indexed under
   its section's vocabulary, so "does she smoke?" reaches the social history); test
   orders are matched to the record's results by name (abbreviation expansion, stemming,
-  fuzzy ratio), then to single analytes inside result lines, then to a recorded study of
+  fuzzy ratio; a body site never by another's spelling), then to single analytes inside result lines, then to a recorded study of
   the same imaging modality and body site (an order without contrast never gets an angiogram, an ultrasound without Doppler never a vascular duplex and only the greyscale findings of
   an organ's Doppler study, an order of fewer body regions never a study of more, an ultrasound of an organ
   never its region's study whose report does not mention the organ: both are refused as not available); an
@@ -36,8 +36,8 @@ from clinbench.dx.cases import Case
 from clinbench.dx.costs import PriceTable
 from clinbench.dx.leakguard import LeakGuard
 from clinbench.dx.models import ModelError
-from clinbench.dx.matching import (MODALITY_STEMS, best_match, contrast_phase, is_angiogram, is_doppler,
-                                   is_modality_only, modalities, phases_differ)
+from clinbench.dx.matching import (MODALITY_STEMS, SITE_WORDS, SITES, best_match, contrast_phase, is_angiogram,
+                                   is_doppler, is_modality_only, modalities, phases_differ)
 from clinbench.dx.record import ResultEntry, parse_record
 from clinbench.dx.testnames import concept_of_label, concept_of_order, concepts, panels_with, specimen
 from clinbench.dx.text import expand, fold, is_disease_word, sentences, stem, tokens
@@ -251,35 +251,13 @@ def names_test_words(order: str) -> bool:
     return bool(analyte) and any(analyte <= name for name in _test_names())
 
 
-# Body sites of imaging studies: words -> (site, the regions it lies in). Two studies of
-# one modality overlap when one's site is the other's or lies in its region ("aortic CT
-# angiography" and "CT angiography chest abdomen and pelvis"; "CT chest" and "CT pulmonary
-# angiogram"), not when they are two organs of one region (kidney and gallbladder).
-_SITE_WORDS = [
-    ("head brain cranial intracranial skull", "head", ()),
-    ("neck", "neck", ()), ("carotid", "carotid", ("neck",)), ("thyroid", "thyroid", ("neck",)),
-    ("chest thorax thoracic mediastinum mediastinal", "chest", ()),
-    ("lung lungs pulmonary pleural", "lung", ("chest",)),
-    ("heart cardiac coronary transthoracic transesophageal echocardiogram", "heart", ("chest",)),
-    ("aorta aortic aortogram", "aorta", ("chest", "abdomen")),
-    ("abdomen abdominal", "abdomen", ()),
-    ("liver hepatic gallbladder biliary hepatobiliary quadrant", "liver", ("abdomen",)),
-    ("pancreas pancreatic", "pancreas", ("abdomen",)), ("appendix", "appendix", ("abdomen",)),
-    ("kidney kidneys renal kub ureter", "kidney", ("abdomen",)),
-    ("pelvis pelvic", "pelvis", ()), ("bladder", "bladder", ("pelvis",)),
-    ("uterus uterine transvaginal ovary ovarian adnexa", "uterus", ("pelvis",)),
-    ("leg legs extremity extremities limb calf thigh femoral popliteal venous", "leg", ()),
-    ("hip hips", "hip", ()), ("knee knees", "knee", ()), ("spine spinal lumbar", "spine", ()),
-]
-_SITES = {t: (site, {site, *regions}) for words, site, regions in _SITE_WORDS for w in words.split()
-          for t in tokens(w)}
 _IMAGING = {"ct", "mri", "radiograph", "ultrasound", "angio", "echo"}
 
 
 def _study_of(name: str) -> tuple[set[str], list[tuple[str, set[str]]]]:
     """The imaging modalities and body sites a test name names."""
     toks = tokens(name)
-    sites = [_SITES[t] for t in toks if t in _SITES]
+    sites = [SITES[t] for t in toks if t in SITES]
     if any(site == "spine" for site, _ in sites):  # "CT thoracic spine" images the spine, not the chest
         sites = [s for s in sites if s[0] == "spine"]
     return modalities(toks) & _IMAGING, sites
@@ -485,7 +463,7 @@ def images_more(name: str, order: str) -> bool:
 
 
 def misses_organ(name: str, report: str, order: str) -> bool:
-    """Whether an ultrasound ordered of organs (sites within a region in ``_SITE_WORDS``), not of their region,
+    """Whether an ultrasound ordered of organs (sites within a region in ``SITE_WORDS``), not of their region,
     would get a recorded ultrasound of an organ's region that neither names an ordered organ nor mentions one in
     its ``report`` by the organ's words: case 25's "Abdominal ultrasound: enlarged, diffusely echogenic liver ...;
     no biliary dilatation" for a "renal ultrasound" ($280) or a "pancreas ultrasound" ($300), whose liver findings
@@ -504,7 +482,7 @@ def misses_organ(name: str, report: str, order: str) -> bool:
     organs = {site: within - {site} for site, within in sites if within - {site} and not within & said}
     if not any(within & regions(name) for within in organs.values()):
         return False
-    return not organs.keys() & {_SITES[t][0] for t in tokens(f"{name} {report}") if t in _SITES}
+    return not organs.keys() & {SITES[t][0] for t in tokens(f"{name} {report}") if t in SITES}
 
 
 def _condition_word(word: str) -> bool:

@@ -2,9 +2,10 @@
 
 One scorer for the gatekeeper (record entries, normal-result table) and the price table:
 both sides are expanded (abbreviations), stemmed and stripped of stop words, then compared
-with rapidfuzz's token-set ratio, with two guards: different imaging modalities never
-match ("CT chest" is not "chest radiograph"), and a multi-word order that shares only part
-of its words with a name is scored by the stricter token-sort ratio.
+with rapidfuzz's token-set ratio, with three guards: different imaging modalities never
+match ("CT chest" is not "chest radiograph"), nor different body sites ("kidney radiograph"
+is not "knee radiograph"), and a multi-word order that shares only part of its words with a
+name is scored by the stricter token-sort ratio.
 """
 
 from __future__ import annotations
@@ -14,6 +15,30 @@ import functools
 from rapidfuzz import fuzz
 
 from clinbench.dx.text import stem, tokens
+
+# Body sites of imaging studies: words -> (site, the regions it lies in). Two studies of
+# one modality overlap when one's site is the other's or lies in its region ("aortic CT
+# angiography" and "CT angiography chest abdomen and pelvis"; "CT chest" and "CT pulmonary
+# angiogram"), not when they are two organs of one region (kidney and gallbladder).
+SITE_WORDS = [
+    ("head brain cranial intracranial skull", "head", ()),
+    ("neck", "neck", ()), ("carotid", "carotid", ("neck",)), ("thyroid", "thyroid", ("neck",)),
+    ("chest thorax thoracic mediastinum mediastinal", "chest", ()),
+    ("lung lungs pulmonary pleural", "lung", ("chest",)),
+    ("heart cardiac coronary transthoracic transesophageal echocardiogram", "heart", ("chest",)),
+    ("aorta aortic aortogram", "aorta", ("chest", "abdomen")),
+    ("abdomen abdominal", "abdomen", ()),
+    ("liver hepatic gallbladder biliary hepatobiliary quadrant", "liver", ("abdomen",)),
+    ("pancreas pancreatic", "pancreas", ("abdomen",)), ("appendix", "appendix", ("abdomen",)),
+    ("kidney kidneys renal kub ureter", "kidney", ("abdomen",)),
+    ("pelvis pelvic", "pelvis", ()), ("bladder", "bladder", ("pelvis",)),
+    ("uterus uterine transvaginal ovary ovarian adnexa", "uterus", ("pelvis",)),
+    ("leg legs extremity extremities limb calf thigh femoral popliteal venous", "leg", ()),
+    ("hip hips", "hip", ()), ("knee knees", "knee", ()), ("spine spinal lumbar", "spine", ()),
+    ("arm arms forearm hand hands wrist elbow shoulder humerus", "arm", ()),
+]
+SITES = {t: (site, {site, *regions}) for words, site, regions in SITE_WORDS for w in words.split()
+         for t in tokens(w)}
 
 _MODALITIES = {
     "ct": "ct", "mri": "mri", "radiograph": "radiograph", "ultrasound": "ultrasound", "angiography": "angio",
@@ -66,6 +91,16 @@ def is_modality_only(toks: list[str]) -> bool:
     return bool(modalities(toks) - {"echo"}) and not rest
 
 
+def _other_sites(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Whether each of two names names a body site the other does not: a site is never matched by the spelling of
+    another ("kidney radiograph" scored 86.5 against "knee radiograph", case 22's knee effusion; "bladder
+    ultrasound" 89 against "gallbladder ultrasound", cases 6 and 7's gallstones; "lung radiograph" 88.7 against the
+    tibia's "leg x-ray"). A name of more sites still matches one of fewer ("CT chest abdomen pelvis", "ultrasound
+    liver and kidneys")."""
+    sa, sb = {SITES[t][0] for t in a if t in SITES}, {SITES[t][0] for t in b if t in SITES}
+    return bool(sa - sb) and bool(sb - sa)
+
+
 @functools.lru_cache(maxsize=20000)
 def name_tokens(name: str) -> tuple[str, ...]:
     return tuple(tokens(name))
@@ -76,6 +111,8 @@ def score_tokens(a: tuple[str, ...], b: tuple[str, ...]) -> float:
         return 0.0
     ma, mb = modalities(a), modalities(b)
     if ma and mb and not (ma & mb):
+        return 0.0
+    if _other_sites(a, b):
         return 0.0
     sa, sb = " ".join(a), " ".join(b)
     if sa == sb:

@@ -1,0 +1,40 @@
+"""A body site's word never stands for another site's, so an order gets neither another organ's study nor its price.
+Found by a grid of 72 orders x 32 demo cases: cases 6 and 7's "bladder ultrasound" got their right upper quadrant
+ultrasound of gallstones for $200 ("bladder" scored 89 against the reference table's "gallbladder ultrasound"), and
+case 22's "kidney radiograph" the knee effusion for $100, priced as a knee radiograph ("kidney" scored 86.5 against
+"knee")."""
+
+import pytest
+
+from clinbench.dx.costs import PriceTable
+from clinbench.dx.matching import name_score
+from tests.dx.orders import ordered_test
+
+GALLSTONES = "Right upper quadrant ultrasound:"
+
+
+@pytest.mark.parametrize("case_id", [6, 7])
+def test_a_bladder_ultrasound_is_not_the_gallbladder_study(case_by_id, tmp_path, case_id):
+    # was "Right upper quadrant ultrasound: multiple gallstones ..." (case 6), "... numerous small gallstones ..."
+    # (case 7) for $200
+    event = ordered_test(case_by_id[case_id], tmp_path, "bladder ultrasound")
+    assert not event["reply"].startswith(GALLSTONES) and "gallstones" not in event["reply"]
+
+
+def test_case_22s_kidney_radiograph_is_not_the_knee(case_by_id, tmp_path):
+    # was "Right knee radiograph: large joint effusion, medial joint space narrowing ..." for $100, priced as a knee
+    # radiograph (73560)
+    event = ordered_test(case_by_id[22], tmp_path, "kidney radiograph")
+    assert "joint effusion" not in event["reply"]
+    priced = PriceTable.bundled().price("kidney radiograph")
+    assert priced.code != "73560"
+
+
+def test_a_site_never_matches_another_by_its_spelling():
+    # were 86.5, 89 and 88.7: matches at the thresholds of 85 (prices) and 88 (the record's names)
+    assert name_score("kidney radiograph", "knee radiograph") == 0.0
+    assert name_score("bladder ultrasound", "gallbladder ultrasound") == 0.0
+    assert name_score("lung radiograph", "leg x-ray") == 0.0
+    # a name of more sites still matches one of fewer
+    assert name_score("CT chest abdomen pelvis", "CT abdomen and pelvis") >= 88.0
+    assert name_score("ultrasound liver and kidneys", "liver ultrasound") >= 88.0
