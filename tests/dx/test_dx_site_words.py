@@ -2,7 +2,9 @@
 Found by a grid of 72 orders x 32 demo cases: cases 6 and 7's "bladder ultrasound" got their right upper quadrant
 ultrasound of gallstones for $200 ("bladder" scored 89 against the reference table's "gallbladder ultrasound"), and
 case 22's "kidney radiograph" the knee effusion for $100, priced as a knee radiograph ("kidney" scored 86.5 against
-"knee")."""
+"knee"). A region's word in a report is no study of the region: case 6's "neck ultrasound" got the gallstones for
+$250 (the report's "gallbladder neck"), case 15's "neck radiograph" and "head radiograph" the hip fracture ("femoral
+neck", "angulation of the head")."""
 
 import pytest
 
@@ -13,12 +15,27 @@ from tests.dx.orders import ordered_test
 GALLSTONES = "Right upper quadrant ultrasound:"
 
 
+def test_case_6s_neck_ultrasound_is_not_the_gallbladder_neck(case_by_id, tmp_path):
+    # was "Right upper quadrant ultrasound: multiple gallstones including one impacted in the gallbladder neck; ..."
+    # for $250
+    event = ordered_test(case_by_id[6], tmp_path, "neck ultrasound")
+    assert not event["reply"].startswith(GALLSTONES) and "gallstones" not in event["reply"]
+
+
 @pytest.mark.parametrize("case_id", [6, 7])
 def test_a_bladder_ultrasound_is_not_the_gallbladder_study(case_by_id, tmp_path, case_id):
     # was "Right upper quadrant ultrasound: multiple gallstones ..." (case 6), "... numerous small gallstones ..."
     # (case 7) for $200
     event = ordered_test(case_by_id[case_id], tmp_path, "bladder ultrasound")
     assert not event["reply"].startswith(GALLSTONES) and "gallstones" not in event["reply"]
+
+
+@pytest.mark.parametrize("order", ["neck radiograph", "head radiograph"])
+def test_case_15s_femoral_neck_and_head_are_not_the_neck_and_head(case_by_id, tmp_path, order):
+    # was "Left hip radiograph: cortical discontinuity and a lucent line crossing the left subcapital femoral neck
+    # ..." (the fracture) for $100 and $120
+    event = ordered_test(case_by_id[15], tmp_path, order)
+    assert "femoral neck" not in event["reply"]
 
 
 def test_case_22s_kidney_radiograph_is_not_the_knee(case_by_id, tmp_path):

@@ -6,7 +6,9 @@ One interface (``Gatekeeper.answer(kind, content) -> Reply``), two implementatio
   examination sections by BM25 over their sentences (each sentence also indexed under
   its section's vocabulary, so "does she smoke?" reaches the social history); test
   orders are matched to the record's results by name (abbreviation expansion, stemming,
-  fuzzy ratio; a body site never by another's spelling), then to single analytes inside result lines, then to a recorded study of
+  fuzzy ratio; a body site never by another's spelling), then to single analytes inside result lines, then to
+  a result sharing most of the order's words (a region's word in a report, "gallbladder neck", is no study of the
+  region), then to a recorded study of
   the same imaging modality and body site (an order without contrast never gets an angiogram, an ultrasound without Doppler never a vascular duplex and only the greyscale findings of
   an organ's Doppler study, an order of fewer body regions never a study of more, an ultrasound of an organ
   never its region's study whose report does not mention the organ: both are refused as not available); an
@@ -410,6 +412,24 @@ def _studies_for(order: str, named: list[ResultEntry]) -> list[ResultEntry]:
                 continue
         out.append(r)
     return out
+
+
+# The words of body regions, the sites that lie in no other (head, neck, chest, abdomen, pelvis, leg, arm, hip, knee,
+# spine).
+_REGION_WORDS = {t for t, (site, within) in SITES.items() if within == {site}}
+
+
+def entry_words(order: str, entry: ResultEntry) -> set[str]:
+    """The words of a recorded result an order's words are looked for in (``OfflineGatekeeper._in_text``): its name
+    and its report, less, for an imaging order, the report's words of body regions. A study's region is the one its
+    name says; in its report a region's word is often part of an organ or a bone: case 6's "gallbladder neck" served
+    its right upper quadrant ultrasound of gallstones to "neck ultrasound" ($250), case 15's "femoral neck" and
+    "angulation of the head" its hip fracture to "neck radiograph" and "head radiograph". An organ the report speaks
+    of is one the study images (case 7's right upper quadrant ultrasound reports the pancreas)."""
+    text = set(tokens(entry.text))
+    if _study_of(order)[0]:
+        text -= _REGION_WORDS
+    return set(tokens(entry.name)) | text
 
 
 def same_study_site(order: str, name: str) -> bool:
@@ -836,7 +856,7 @@ class OfflineGatekeeper:
         # 4. a result entry sharing most of the order's words ("cardiac catheterization"
         #    vs "Coronary angiography" shares none, but "venous ultrasound left leg" does)
         for r in named:
-            have = set(tokens(r.name)) | set(tokens(r.text))
+            have = entry_words(order, r)
             if len(want) >= 2 and len(want & have) / len(want) >= 0.75:
                 return _entry(r)
         return None
