@@ -4,11 +4,13 @@ ultrasound of gallstones for $200 ("bladder" scored 89 against the reference tab
 case 22's "kidney radiograph" the knee effusion for $100, priced as a knee radiograph ("kidney" scored 86.5 against
 "knee"). A region's word in a report is no study of the region: case 6's "neck ultrasound" got the gallstones for
 $250 (the report's "gallbladder neck"), case 15's "neck radiograph" and "head radiograph" the hip fracture ("femoral
-neck", "angulation of the head")."""
+neck", "angulation of the head"). "Abdominal aorta ultrasound" ($300) got the gallstones, case 25's liver and three
+renal ultrasounds, none of which mention the aorta: "abdominal" places the aorta, it orders no abdominal study."""
 
 import pytest
 
 from clinbench.dx.costs import PriceTable
+from clinbench.dx.gatekeeper import UNAVAILABLE_REFUSAL, misses_organ
 from clinbench.dx.matching import name_score
 from tests.dx.orders import ordered_test
 
@@ -55,3 +57,21 @@ def test_a_site_never_matches_another_by_its_spelling():
     # a name of more sites still matches one of fewer
     assert name_score("CT chest abdomen pelvis", "CT abdomen and pelvis") >= 88.0
     assert name_score("ultrasound liver and kidneys", "liver ultrasound") >= 88.0
+
+
+@pytest.mark.parametrize("case_id", [6, 7, 9, 25])
+def test_an_abdominal_aorta_ultrasound_is_an_ultrasound_of_the_aorta(case_by_id, tmp_path, case_id):
+    # was the RUQ gallstones (cases 6, 7), "Renal ultrasound: mildly enlarged left kidney ..." (case 9) and
+    # "Abdominal ultrasound: enlarged, diffusely echogenic liver ..." (case 25), each for $300
+    event = ordered_test(case_by_id[case_id], tmp_path, "abdominal aorta ultrasound")
+    assert (event["source"], event["reply"], event["cost"]) == ("REFUSED", UNAVAILABLE_REFUSAL, 0.0)
+
+
+def test_a_region_adjective_places_an_organ():
+    abdominal = "enlarged, diffusely echogenic liver without focal lesion; moderate ascites."
+    assert misses_organ("Abdominal ultrasound", abdominal, "abdominal aorta ultrasound")
+    assert misses_organ("Abdominal ultrasound", abdominal, "thoracic aorta ultrasound")
+    assert not misses_organ("Abdominal ultrasound", abdominal + " Aorta 2 cm.", "abdominal aorta ultrasound")
+    # the region ordered: not an organ order
+    assert not misses_organ("Abdominal ultrasound", abdominal, "abdominal ultrasound")
+    assert not misses_organ("Abdominal ultrasound", abdominal, "ultrasound abdomen and kidneys")

@@ -482,6 +482,15 @@ def images_more(name: str, order: str) -> bool:
     return bool(ordered & imaged) and bool(imaged - ordered)
 
 
+# A region's adjective ("abdominal", "thoracic", "pelvic": a region's word ending -al, -ic or -ar) directly before an
+# organ's word: it says where the organ is ("abdominal aorta", "thoracic aorta", "pelvic kidney"), as ``regions``
+# reads it, and orders no study of the region ("abdominal ultrasound", "ultrasound abdomen and kidneys" do).
+_REGION_ADJECTIVES = [w for words, _, within in SITE_WORDS if not within for w in words.split()
+                      if w.endswith(("al", "ic", "ar"))]
+_ORGAN_WORDS = [w for words, _, within in SITE_WORDS if within for w in words.split()]
+_LOCATING = re.compile(rf"\b(?:{'|'.join(_REGION_ADJECTIVES)})\s+(?=(?:{'|'.join(_ORGAN_WORDS)})\b)", re.I)
+
+
 def misses_organ(name: str, report: str, order: str) -> bool:
     """Whether an ultrasound ordered of organs (sites within a region in ``SITE_WORDS``), not of their region,
     would get a recorded ultrasound of an organ's region that neither names an ordered organ nor mentions one in
@@ -494,10 +503,13 @@ def misses_organ(name: str, report: str, order: str) -> bool:
     Ultrasound only: its probe images the organ ordered, billed apart from the region (a kidney ultrasound is not
     the complete abdominal one); a CT, MRI or radiograph of an organ acquires the whole region and is billed as
     its study ("MRI liver" is the MRI abdomen, "CT KUB" the CT of abdomen and pelvis), so "CT kidneys" still gets
-    case 1's appendicitis CT and a lung radiograph case 24's chest radiograph ("no mass or consolidation")."""
+    case 1's appendicitis CT and a lung radiograph case 24's chest radiograph ("no mass or consolidation"). A
+    region's adjective before an organ places the organ and names no region (``_LOCATING``): "abdominal aorta
+    ultrasound" ($300) is an ultrasound of the aorta, and got the gallstones of cases 6 and 7, case 25's liver and
+    the renal ultrasounds of cases 9, 19 and 30, none of which mention the aorta."""
     if "ultrasound" not in _study_of(name)[0] or not _one_modality(order, name):
         return False
-    _, sites = _study_of(order)
+    _, sites = _study_of(_LOCATING.sub("", order))
     said = {site for site, within in sites if within == {site}}
     organs = {site: within - {site} for site, within in sites if within - {site} and not within & said}
     if not any(within & regions(name) for within in organs.values()):
