@@ -5,12 +5,15 @@ case 22's "kidney radiograph" the knee effusion for $100, priced as a knee radio
 "knee"). A region's word in a report is no study of the region: case 6's "neck ultrasound" got the gallstones for
 $250 (the report's "gallbladder neck"), case 15's "neck radiograph" and "head radiograph" the hip fracture ("femoral
 neck", "angulation of the head"). "Abdominal aorta ultrasound" ($300) got the gallstones, case 25's liver and three
-renal ultrasounds, none of which mention the aorta: "abdominal" places the aorta, it orders no abdominal study."""
+renal ultrasounds, none of which mention the aorta: "abdominal" places the aorta, it orders no abdominal study. A
+Doppler order ($600) got greyscale ultrasounds (cases 6, 7, 9, 19, 30) and "CT angiography chest" ($900) case 26's
+CT without contrast, charged as ordered: the record lacks the flow or contrast paid for, so these are refused free
+as not available."""
 
 import pytest
 
 from clinbench.dx.costs import PriceTable
-from clinbench.dx.gatekeeper import UNAVAILABLE_REFUSAL, misses_organ
+from clinbench.dx.gatekeeper import UNAVAILABLE_REFUSAL, lacks_enhancement, misses_organ
 from clinbench.dx.matching import name_score
 from tests.dx.orders import ordered_test
 
@@ -75,3 +78,29 @@ def test_a_region_adjective_places_an_organ():
     # the region ordered: not an organ order
     assert not misses_organ("Abdominal ultrasound", abdominal, "abdominal ultrasound")
     assert not misses_organ("Abdominal ultrasound", abdominal, "ultrasound abdomen and kidneys")
+
+
+@pytest.mark.parametrize("case_id, order", [
+    (6, "liver Doppler ultrasound"), (7, "liver Doppler ultrasound"), (6, "abdominal ultrasound with Doppler"),
+    (9, "renal Doppler ultrasound"), (19, "renal Doppler ultrasound"), (30, "renal Doppler ultrasound"),
+    (30, "abdominal ultrasound with Doppler"),
+])
+def test_a_doppler_order_is_not_served_a_greyscale_ultrasound(case_by_id, tmp_path, case_id, order):
+    # was the recorded right upper quadrant or renal ultrasound, greyscale only, for $600 (the abdominal duplex)
+    event = ordered_test(case_by_id[case_id], tmp_path, order)
+    assert (event["source"], event["reply"], event["cost"]) == ("REFUSED", UNAVAILABLE_REFUSAL, 0.0)
+
+
+def test_an_angiogram_order_is_not_served_a_ct_without_contrast(case_by_id, tmp_path):
+    # was "CT chest without contrast: apical subpleural blebs in both upper lobes; ..." for $900
+    event = ordered_test(case_by_id[26], tmp_path, "CT angiography chest")
+    assert (event["source"], event["reply"], event["cost"]) == ("REFUSED", UNAVAILABLE_REFUSAL, 0.0)
+
+
+def test_lacks_enhancement():
+    assert lacks_enhancement("Renal ultrasound", "moderate left hydronephrosis", "renal Doppler ultrasound")
+    assert lacks_enhancement("CT chest without contrast", "apical blebs", "CT angiography chest")
+    # a study with flow findings, the order without Doppler, or an angiogram of a contrast CT: not this rule
+    assert not lacks_enhancement("Thyroid ultrasound", "increased vascularity on Doppler", "thyroid Doppler ultrasound")
+    assert not lacks_enhancement("Renal ultrasound", "moderate left hydronephrosis", "renal ultrasound")
+    assert not lacks_enhancement("CT abdomen and pelvis with contrast", "appendicitis", "CT angiography abdomen")

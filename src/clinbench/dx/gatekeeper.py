@@ -11,7 +11,8 @@ One interface (``Gatekeeper.answer(kind, content) -> Reply``), two implementatio
   region), then to a recorded study of
   the same imaging modality and body site (an order without contrast never gets an angiogram, an ultrasound without Doppler never a vascular duplex and only the greyscale findings of
   an organ's Doppler study, an order of fewer body regions never a study of more, an ultrasound of an organ
-  never its region's study whose report does not mention the organ: both are refused as not available); an
+  never its region's study whose report does not mention the organ, an angiogram or a Doppler study never a
+  study without contrast or flow: these are refused as not available); an
   order the record does not cover gets a normal result with values and units from ``data/normal_results.csv``,
   seeded by case and test so reruns agree. Vague orders are refused.
 * ``LLMGatekeeper``: a model prompted with the SDBench rules and the whole case.
@@ -517,6 +518,23 @@ def misses_organ(name: str, report: str, order: str) -> bool:
     return not organs.keys() & {SITES[t][0] for t in tokens(f"{name} {report}") if t in SITES}
 
 
+def lacks_enhancement(name: str, report: str, order: str) -> bool:
+    """Whether a recorded study lacks what an order adds to a plain study of its site: flow, for an ultrasound
+    ordered with Doppler (in its words or the test it is priced as, ``orders_doppler``) and a recorded ultrasound
+    whose name says no Doppler or duplex and whose ``report`` has no finding only Doppler shows; contrast in the
+    vessels, for an angiogram ordered and a recorded study without contrast. The counterpart of ``_studies_for``'s
+    rules (a greyscale order never gets a vascular duplex, a study without contrast never an angiogram): "renal
+    Doppler ultrasound", "liver Doppler ultrasound" and "abdominal ultrasound with Doppler" ($600) got the greyscale
+    ultrasounds of cases 6, 7, 9, 19 and 30, and "CT angiography chest" ($900) case 26's CT without contrast, each
+    charged as the study ordered. The record does not hold the ordered study, and a normal one could contradict the
+    study it holds (case 9's enlarged left kidney), so such an order is refused free as not available
+    (``OfflineGatekeeper._test``); case 27's thyroid ultrasound ("increased vascularity on Doppler") is a Doppler
+    study."""
+    if "ultrasound" in _study_of(name)[0] and orders_doppler(order):
+        return not is_doppler(tokens(name)) and not _DOPPLER_FINDING.search(report)
+    return is_angiogram(tokens(order)) and contrast_phase(tokens(name)) == "none" and _one_modality(order, name)
+
+
 def _condition_word(word: str) -> bool:
     return is_disease_word(word) or word in _CONDITION_WORDS or (word.endswith("ism") and len(word) > 6)
 
@@ -792,12 +810,14 @@ class OfflineGatekeeper:
         named = _studies_for(order, self.named)
         # a recorded study imaging body regions the order does not name is not served ("CT chest" is not
         # case 23's CT of chest, abdomen and pelvis), nor a region's ultrasound silent on the organ ordered ("renal
-        # ultrasound" is not case 25's abdominal ultrasound of the liver): without it, the record may still hold the
-        # ordered study; if not, and the study is what the order would get, the order is refused free as not
-        # available, as a normal result the record contradicts is (neither a report of more than was ordered nor a
-        # normal one)
-        more = [r for r in named if r.kind != "analyte"
-                and (images_more(r.name, order) or misses_organ(r.name, r.text, order))]
+        # ultrasound" is not case 25's abdominal ultrasound of the liver), nor a study without the flow or contrast
+        # the order asks for ("renal Doppler ultrasound" is not case 9's renal ultrasound): without it, the record
+        # may still hold the ordered study; if not, and the study is what the order would get, the order is refused
+        # free as not available, as a normal result the record contradicts is (neither a report of more than was
+        # ordered nor a normal one)
+        more = [r for r in named if r.kind != "analyte" and (images_more(r.name, order)
+                                                            or misses_organ(r.name, r.text, order)
+                                                            or lacks_enhancement(r.name, r.text, order))]
         reply = self._serve(order, ot, [r for r in named if r not in more])
         if more and reply.source != REAL:
             whole = self._serve(order, ot, named)
