@@ -8,7 +8,10 @@ neck", "angulation of the head"). "Abdominal aorta ultrasound" ($300) got the ga
 renal ultrasounds, none of which mention the aorta: "abdominal" places the aorta, it orders no abdominal study. A
 Doppler order ($600) got greyscale ultrasounds (cases 6, 7, 9, 19, 30) and "CT angiography chest" ($900) case 26's
 CT without contrast, charged as ordered: the record lacks the flow or contrast paid for, so these are refused free
-as not available."""
+as not available. Charges pinned: "CT lungs" was the $2,200 CT-guided lung biopsy, "lung radiograph" the tibia's
+radiograph, "heart ultrasound" the $200 chest ultrasound and organ CTs ("CT kidneys") the $100 of an unmatched
+order; a CT, MRI or radiograph of an organ is billed as its region's study and the heart's ultrasound is the
+echocardiogram, while an order of a procedure ("lung biopsy") keeps its own price."""
 
 import pytest
 
@@ -49,7 +52,7 @@ def test_case_22s_kidney_radiograph_is_not_the_knee(case_by_id, tmp_path):
     event = ordered_test(case_by_id[22], tmp_path, "kidney radiograph")
     assert "joint effusion" not in event["reply"]
     priced = PriceTable.bundled().price("kidney radiograph")
-    assert priced.code != "73560"
+    assert priced.code == "74018" and event["cost"] == 90.0  # the abdominal radiograph, as a "KUB"
 
 
 def test_a_site_never_matches_another_by_its_spelling():
@@ -104,3 +107,60 @@ def test_lacks_enhancement():
     assert not lacks_enhancement("Thyroid ultrasound", "increased vascularity on Doppler", "thyroid Doppler ultrasound")
     assert not lacks_enhancement("Renal ultrasound", "moderate left hydronephrosis", "renal ultrasound")
     assert not lacks_enhancement("CT abdomen and pelvis with contrast", "appendicitis", "CT angiography abdomen")
+
+
+@pytest.mark.parametrize("order, code, price", [
+    ("CT lungs", "71260", 650.0),  # was 32408, the $2,200 CT-guided lung biopsy
+    ("lung CT", "71260", 650.0),  # was the same biopsy
+    ("CT lungs without contrast", "71250", 550.0),  # was unmatched, $100
+    ("lung radiograph", "71045", 90.0),  # was 73590, the tibia and fibula ($100)
+    ("heart ultrasound", "93306", 900.0),  # was 76604, the chest ultrasound ($200)
+    ("cardiac ultrasound", "93306", 900.0),  # was 93308, the focused (point-of-care) cardiac ultrasound ($450)
+    ("CT kidneys", "74177", 800.0),  # was unmatched, $100 (the region CT's price only when served)
+    ("MRI pancreas", "74181", 1000.0),  # was unmatched, $100
+])
+def test_an_organ_is_priced_as_its_regions_study(order, code, price):
+    priced = PriceTable.bundled().price(order)
+    assert (priced.code, priced.price) == (code, price)
+
+
+@pytest.mark.parametrize("order, code, price", [
+    ("CT chest", "71260", 650.0), ("chest radiograph", "71045", 90.0), ("lung ultrasound", "76604", 200.0),
+    ("lung biopsy", "32408", 2200.0), ("CT guided lung biopsy", "32408", 2200.0), ("MRI liver", "74183", 1400.0),
+    ("CT KUB", "74176", 650.0), ("pancreas ultrasound", None, 100.0),
+])
+def test_a_study_or_procedure_named_by_its_own_row_keeps_its_price(order, code, price):
+    priced = PriceTable.bundled().price(order)
+    assert (priced.code, priced.price) == (code, price)
+
+
+def test_orders_of_the_right_site_are_still_served(case_by_id, tmp_path):
+    for case_id, order, start, cost in [
+        (6, "RUQ ultrasound", "Right upper quadrant ultrasound: multiple gallstones", 220.0),
+        (6, "gallbladder ultrasound", "Right upper quadrant ultrasound: multiple gallstones", 220.0),
+        (25, "abdominal ultrasound", "Abdominal ultrasound: enlarged, diffusely echogenic liver", 300.0),
+        (25, "liver Doppler ultrasound", "Abdominal ultrasound with Doppler: enlarged", 600.0),
+        (19, "bladder ultrasound", "Renal ultrasound: normal-sized kidneys", 200.0),  # it reports the bladder
+        (3, "CT chest", "CT pulmonary angiogram: filling defects", 650.0),
+        (1, "CT kidneys", "CT abdomen and pelvis with contrast: the appendix measures", 800.0),
+    ]:
+        event = ordered_test(case_by_id[case_id], tmp_path, order)
+        assert event["source"] == "REAL" and event["reply"].startswith(start), (case_id, order, event["reply"])
+        assert event["cost"] == cost, (case_id, order)
+
+
+@pytest.mark.parametrize("case_id, order, start, cost", [
+    (3, "CT lungs", "CT pulmonary angiogram: filling defects", 650.0),  # was $2,200
+    (26, "CT lungs", "CT chest without contrast: apical subpleural blebs", 650.0),  # was $2,200
+    (24, "lung radiograph", "Chest radiograph: no mass or consolidation", 90.0),  # was $100
+    (14, "kidney radiograph", "Abdominal radiograph: multiple dilated loops", 90.0),  # was $100
+    # was $650, the served CT's price as an unmatched order's; "CT abdomen" costs $800 on case 30 too
+    (30, "CT kidneys", "CT abdomen and pelvis without contrast: 6 mm", 800.0),
+    # the record's echocardiogram: was "not available for this patient", free
+    (2, "heart ultrasound", "Transthoracic echocardiogram: ejection fraction 48%", 900.0),
+])
+def test_an_organ_order_served_its_regions_study_pays_for_that_study(case_by_id, tmp_path, case_id, order, start,
+                                                                     cost):
+    event = ordered_test(case_by_id[case_id], tmp_path, order)
+    assert event["source"] == "REAL" and event["reply"].startswith(start), event["reply"]
+    assert event["cost"] == cost

@@ -214,9 +214,10 @@ _GROUPING = re.compile(r"other source|body fluid|\bany\b|\beach\b|other than|not
 
 def _billing_code(name: str) -> str | None:
     """The price-table code of a test name, unless the row groups sibling tests
-    ("culture, any other source" covers sputum and wound cultures alike)."""
+    ("culture, any other source" covers sputum and wound cultures alike) or the name is priced as
+    its region's study (an "MRI kidneys" billed as the MRI abdomen is not case 7's MRCP, billed so too)."""
     priced = PriceTable.bundled().price(name)
-    if not priced.matched or _GROUPING.search(priced.description or ""):
+    if not priced.matched or priced.by_region or _GROUPING.search(priced.description or ""):
         return None
     return priced.code
 

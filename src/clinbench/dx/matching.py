@@ -57,7 +57,11 @@ _WITHOUT_CONTRAST = {stem(w) for w in "noncontrast calcium".split()}
 
 
 def modalities(toks: list[str] | tuple[str, ...]) -> set[str]:
-    return {MODALITY_STEMS[t] for t in toks if t in MODALITY_STEMS}
+    """The modalities a name names; a scanner that guides a procedure is not one ("CT-guided lung biopsy" and "fine
+    needle aspiration with ultrasound guidance" are procedures, not a CT or an ultrasound: "CT lungs" was priced as
+    the $2,200 lung biopsy)."""
+    return {MODALITY_STEMS[t] for i, t in enumerate(toks)
+            if t in MODALITY_STEMS and not (i + 1 < len(toks) and toks[i + 1].startswith("guid"))}
 
 
 def contrast_phase(toks: list[str] | tuple[str, ...]) -> str:
@@ -89,6 +93,30 @@ def is_modality_only(toks: list[str]) -> bool:
     rest = [t for t in toks if t not in MODALITY_STEMS and t not in FILLER]
     # an echocardiogram names its organ; a CT or an ultrasound does not
     return bool(modalities(toks) - {"echo"}) and not rest
+
+
+# Modalities whose study of an organ acquires its whole region and is billed as the region's study (a CT of the
+# kidneys is a CT of the abdomen); an ultrasound's probe images the organ ordered.
+REGION_MODALITIES = {"ct", "mri", "radiograph"}
+
+
+def region_study(toks: tuple[str, ...]) -> tuple[str, ...] | None:
+    """A CT, MRI or radiograph of organs named by their region ("CT lungs" -> CT chest, "kidney radiograph" ->
+    abdomen radiograph, "MRI pancreas" -> MRI abdomen), the study it is billed as where no test is named by the
+    organ; None for an order of no organ of one region, or of another modality (a "pancreas ultrasound" is not the
+    complete abdominal ultrasound, nor a "CT angiography kidneys" the CT abdomen)."""
+    mods = modalities(toks)
+    if not mods or mods - REGION_MODALITIES or not any(_region_of(t) for t in toks):
+        return None
+    return tuple(dict.fromkeys(_region_of(t) or t for t in toks))
+
+
+def _region_of(token: str) -> str | None:
+    """The one region an organ's word lies in ("lung" the chest, "renal" the abdomen); None for a region's own word,
+    the aorta (chest and abdomen) or a word that names no site."""
+    site, within = SITES.get(token, ("", set()))
+    parents = within - {site}
+    return next(iter(parents)) if len(parents) == 1 else None
 
 
 def _other_sites(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -133,9 +161,11 @@ def name_score(order: str, name: str) -> float:
     return score_tokens(name_tokens(order), name_tokens(name))
 
 
-def best_match(order: str, names: list[tuple[str, object]], threshold: float) -> tuple[object | None, float]:
-    """The payload of the best-scoring (name, payload) pair at or above ``threshold``."""
-    ot = name_tokens(order)
+def best_match(order: str | tuple[str, ...], names: list[tuple[str, object]],
+               threshold: float) -> tuple[object | None, float]:
+    """The payload of the best-scoring (name, payload) pair at or above ``threshold`` (``order`` a name or its
+    tokens)."""
+    ot = order if isinstance(order, tuple) else name_tokens(order)
     best, best_score = None, 0.0
     for name, payload in names:
         s = score_tokens(ot, name_tokens(name))
