@@ -65,10 +65,11 @@ def test_a_study_the_tables_do_not_know_of_a_site_the_record_images_gets_no_blan
     # the other 11 refused were already: a normal row whose result the record's findings contradict; and 17 CTs of
     # fewer body regions than a recorded CT ("CT pelvis" beside case 1's CT of abdomen and pelvis, "CT chest" beside
     # case 23's of chest, abdomen and pelvis, "CT neck" beside case 8's CT angiogram of head and neck) are refused
-    # rather than served that study (test_dx_region_orders), as are 2 ultrasounds of an organ its region's recorded
-    # ultrasound does not mention (case 25's "ultrasound kidney", case 26's "ultrasound heart" beside its lung
-    # ultrasound; test_dx_organ_orders)
-    assert len(replies) == 2048 and len(refused) == 162 + 11 + 17 + 2
-    assert {(1, "MRI abdomen"), (4, "ultrasound chest"), (8, "X-ray head"), (25, "ultrasound kidney"),
-            (26, "ultrasound heart")} <= refused
+    # rather than served that study (test_dx_region_orders), as is an ultrasound of an organ its region's recorded
+    # ultrasound does not mention (case 25's "ultrasound kidney"; test_dx_organ_orders). "Ultrasound heart", refused
+    # beside a recorded chest study in 13 cases (12 of the 162, and case 26's lung ultrasound), is the
+    # echocardiogram: the record's where it holds one, else a normal one, as "echocardiogram" (test_dx_site_words)
+    assert len(replies) == 2048 and len(refused) == 150 + 11 + 17 + 1
+    assert {(1, "MRI abdomen"), (4, "ultrasound chest"), (8, "X-ray head"), (25, "ultrasound kidney")} <= refused
+    assert replies[(26, "ultrasound heart")].text.startswith("Transthoracic echocardiogram: normal left ventricular")
     assert replies[(1, "MRI knee")].text == "MRI knee: no abnormality detected."

@@ -7,7 +7,8 @@ for a study billed as two codes), a price, the price's source and the names clin
 use for it. The bundled prices are estimates written for clinbench (each row says so), not
 a published fee schedule; ``PriceTable.load(user_csv)`` overlays a user's own file
 (columns code, description, price[, source]): its prices replace ours code by code and its
-descriptions become extra names to match. An order that matches no row is charged
+descriptions become extra names to match. A CT, MRI or radiograph of an organ no row names is
+priced as its region's study ("CT lungs" as the chest CT). An order that matches no row is charged
 ``DEFAULT_UNMATCHED_PRICE`` and counted, so every run reports its price coverage. An order
 that names no priced test of its own and is answered with a recorded test's full result is
 charged at least that test's price (``PriceTable.charge``); one that names its test pays
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from clinbench.dx.matching import FILLER, best_match, contrast_phase, name_tokens, phases_differ
+from clinbench.dx.matching import FILLER, best_match, contrast_phase, name_tokens, phases_differ, region_study
 from clinbench.errors import DataError
 
 VISIT_FEE = 300.0
@@ -48,6 +49,7 @@ class PricedOrder:
     price: float
     code: str | None  # None when unmatched
     description: str | None
+    by_region: bool = False  # priced as its region's study: no row names the organ ordered (``PriceTable._row``)
 
     @property
     def matched(self) -> bool:
@@ -83,7 +85,7 @@ class PriceTable:
         # a row's contrast phase is its description's: "CT chest abdomen pelvis without contrast"
         # is not the aortic CT angiogram, whose alias "CT chest abdomen pelvis" it matches
         self._phases = [contrast_phase(name_tokens(r.description)) for r in rows for _ in r.names()]
-        self._cache: dict[str, PriceRow | None] = {}
+        self._cache: dict[str, tuple[PriceRow | None, tuple[str, ...]]] = {}
 
     @classmethod
     def bundled(cls) -> "PriceTable":
@@ -111,14 +113,26 @@ class PriceTable:
                  for r in user if str(r["code"]).strip() not in known]
         return cls(rows, label=f"{src} over bundled estimates")
 
-    def price(self, order: str) -> PricedOrder:
+    def _row(self, order: str) -> tuple[PriceRow | None, tuple[str, ...]]:
+        """The row an order is priced as and the words it matched by: its own, else, for a CT, MRI or radiograph of
+        organs no row names, its region's study (``region_study``: "CT lungs" is the $650 chest CT, not the $2,200
+        CT-guided lung biopsy; "lung radiograph" the chest radiograph, not the tibia's; "CT kidneys" the CT abdomen,
+        not the $100 of an unmatched order)."""
         key = order.strip().lower()
         if key not in self._cache:  # the matched row, so each order keeps its own spelling
-            phase = contrast_phase(name_tokens(order))
+            toks = name_tokens(order)
+            phase = contrast_phase(toks)
             names = [pair for pair, p in zip(self._names, self._phases) if not phases_differ(phase, p)]
-            self._cache[key] = best_match(order, names, MATCH_THRESHOLD)[0]
-        row = self._cache[key]
-        return (PricedOrder(order, row.price, row.code, row.description) if row is not None
+            row = best_match(toks, names, MATCH_THRESHOLD)[0]
+            region = region_study(toks) if row is None else None
+            if region is not None:
+                row, toks = best_match(region, names, MATCH_THRESHOLD)[0], region
+            self._cache[key] = (row, toks)
+        return self._cache[key]
+
+    def price(self, order: str) -> PricedOrder:
+        row, toks = self._row(order)
+        return (PricedOrder(order, row.price, row.code, row.description, toks != name_tokens(order)) if row is not None
                 else PricedOrder(order, DEFAULT_UNMATCHED_PRICE, None, None))
 
     def names_its_test(self, order: str) -> bool:
@@ -127,11 +141,10 @@ class PriceTable:
         ("Chest CT", "Ultrasound RUQ", "Glucose"). Findings words ("filling defects") match
         no row; a row's name with findings words added ("troponin CT filling defects lobe")
         is not that row's test."""
-        self.price(order)
-        row = self._cache[order.strip().lower()]
+        row, toks = self._row(order)
         if row is None:
             return False
-        words = set(name_tokens(order)) - FILLER
+        words = set(toks) - FILLER
         # filler alone ("with contrast") names nothing: the empty set is in every name
         return bool(words) and any(words <= set(name_tokens(n)) for n in row.names())
 

@@ -6,10 +6,13 @@ One interface (``Gatekeeper.answer(kind, content) -> Reply``), two implementatio
   examination sections by BM25 over their sentences (each sentence also indexed under
   its section's vocabulary, so "does she smoke?" reaches the social history); test
   orders are matched to the record's results by name (abbreviation expansion, stemming,
-  fuzzy ratio), then to single analytes inside result lines, then to a recorded study of
+  fuzzy ratio; a body site never by another's spelling), then to single analytes inside result lines, then to
+  a result sharing most of the order's words (a region's word in a report, "gallbladder neck", is no study of the
+  region), then to a recorded study of
   the same imaging modality and body site (an order without contrast never gets an angiogram, an ultrasound without Doppler never a vascular duplex and only the greyscale findings of
   an organ's Doppler study, an order of fewer body regions never a study of more, an ultrasound of an organ
-  never its region's study whose report does not mention the organ: both are refused as not available); an
+  never its region's study whose report does not mention the organ, an angiogram or a Doppler study never a
+  study without contrast or flow: these are refused as not available); an
   order the record does not cover gets a normal result with values and units from ``data/normal_results.csv``,
   seeded by case and test so reruns agree. Vague orders are refused.
 * ``LLMGatekeeper``: a model prompted with the SDBench rules and the whole case.
@@ -36,8 +39,8 @@ from clinbench.dx.cases import Case
 from clinbench.dx.costs import PriceTable
 from clinbench.dx.leakguard import LeakGuard
 from clinbench.dx.models import ModelError
-from clinbench.dx.matching import (MODALITY_STEMS, best_match, contrast_phase, is_angiogram, is_doppler,
-                                   is_modality_only, modalities, phases_differ)
+from clinbench.dx.matching import (MODALITY_STEMS, SITE_WORDS, SITES, best_match, contrast_phase, is_angiogram,
+                                   is_doppler, is_modality_only, modalities, phases_differ)
 from clinbench.dx.record import ResultEntry, parse_record
 from clinbench.dx.testnames import concept_of_label, concept_of_order, concepts, panels_with, specimen
 from clinbench.dx.text import expand, fold, is_disease_word, sentences, stem, tokens
@@ -211,9 +214,10 @@ _GROUPING = re.compile(r"other source|body fluid|\bany\b|\beach\b|other than|not
 
 def _billing_code(name: str) -> str | None:
     """The price-table code of a test name, unless the row groups sibling tests
-    ("culture, any other source" covers sputum and wound cultures alike)."""
+    ("culture, any other source" covers sputum and wound cultures alike) or the name is priced as
+    its region's study (an "MRI kidneys" billed as the MRI abdomen is not case 7's MRCP, billed so too)."""
     priced = PriceTable.bundled().price(name)
-    if not priced.matched or _GROUPING.search(priced.description or ""):
+    if not priced.matched or priced.by_region or _GROUPING.search(priced.description or ""):
         return None
     return priced.code
 
@@ -251,35 +255,13 @@ def names_test_words(order: str) -> bool:
     return bool(analyte) and any(analyte <= name for name in _test_names())
 
 
-# Body sites of imaging studies: words -> (site, the regions it lies in). Two studies of
-# one modality overlap when one's site is the other's or lies in its region ("aortic CT
-# angiography" and "CT angiography chest abdomen and pelvis"; "CT chest" and "CT pulmonary
-# angiogram"), not when they are two organs of one region (kidney and gallbladder).
-_SITE_WORDS = [
-    ("head brain cranial intracranial skull", "head", ()),
-    ("neck", "neck", ()), ("carotid", "carotid", ("neck",)), ("thyroid", "thyroid", ("neck",)),
-    ("chest thorax thoracic mediastinum mediastinal", "chest", ()),
-    ("lung lungs pulmonary pleural", "lung", ("chest",)),
-    ("heart cardiac coronary transthoracic transesophageal echocardiogram", "heart", ("chest",)),
-    ("aorta aortic aortogram", "aorta", ("chest", "abdomen")),
-    ("abdomen abdominal", "abdomen", ()),
-    ("liver hepatic gallbladder biliary hepatobiliary quadrant", "liver", ("abdomen",)),
-    ("pancreas pancreatic", "pancreas", ("abdomen",)), ("appendix", "appendix", ("abdomen",)),
-    ("kidney kidneys renal kub ureter", "kidney", ("abdomen",)),
-    ("pelvis pelvic", "pelvis", ()), ("bladder", "bladder", ("pelvis",)),
-    ("uterus uterine transvaginal ovary ovarian adnexa", "uterus", ("pelvis",)),
-    ("leg legs extremity extremities limb calf thigh femoral popliteal venous", "leg", ()),
-    ("hip hips", "hip", ()), ("knee knees", "knee", ()), ("spine spinal lumbar", "spine", ()),
-]
-_SITES = {t: (site, {site, *regions}) for words, site, regions in _SITE_WORDS for w in words.split()
-          for t in tokens(w)}
 _IMAGING = {"ct", "mri", "radiograph", "ultrasound", "angio", "echo"}
 
 
 def _study_of(name: str) -> tuple[set[str], list[tuple[str, set[str]]]]:
     """The imaging modalities and body sites a test name names."""
     toks = tokens(name)
-    sites = [_SITES[t] for t in toks if t in _SITES]
+    sites = [SITES[t] for t in toks if t in SITES]
     if any(site == "spine" for site, _ in sites):  # "CT thoracic spine" images the spine, not the chest
         sites = [s for s in sites if s[0] == "spine"]
     return modalities(toks) & _IMAGING, sites
@@ -434,6 +416,24 @@ def _studies_for(order: str, named: list[ResultEntry]) -> list[ResultEntry]:
     return out
 
 
+# The words of body regions, the sites that lie in no other (head, neck, chest, abdomen, pelvis, leg, arm, hip, knee,
+# spine).
+_REGION_WORDS = {t for t, (site, within) in SITES.items() if within == {site}}
+
+
+def entry_words(order: str, entry: ResultEntry) -> set[str]:
+    """The words of a recorded result an order's words are looked for in (``OfflineGatekeeper._in_text``): its name
+    and its report, less, for an imaging order, the report's words of body regions. A study's region is the one its
+    name says; in its report a region's word is often part of an organ or a bone: case 6's "gallbladder neck" served
+    its right upper quadrant ultrasound of gallstones to "neck ultrasound" ($250), case 15's "femoral neck" and
+    "angulation of the head" its hip fracture to "neck radiograph" and "head radiograph". An organ the report speaks
+    of is one the study images (case 7's right upper quadrant ultrasound reports the pancreas)."""
+    text = set(tokens(entry.text))
+    if _study_of(order)[0]:
+        text -= _REGION_WORDS
+    return set(tokens(entry.name)) | text
+
+
 def same_study_site(order: str, name: str) -> bool:
     """Whether an order and a recorded study image one body site with one modality (an
     angiogram counts as its scanner's: a CT angiogram is a CT, a catheter angiogram none)
@@ -484,8 +484,17 @@ def images_more(name: str, order: str) -> bool:
     return bool(ordered & imaged) and bool(imaged - ordered)
 
 
+# A region's adjective ("abdominal", "thoracic", "pelvic": a region's word ending -al, -ic or -ar) directly before an
+# organ's word: it says where the organ is ("abdominal aorta", "thoracic aorta", "pelvic kidney"), as ``regions``
+# reads it, and orders no study of the region ("abdominal ultrasound", "ultrasound abdomen and kidneys" do).
+_REGION_ADJECTIVES = [w for words, _, within in SITE_WORDS if not within for w in words.split()
+                      if w.endswith(("al", "ic", "ar"))]
+_ORGAN_WORDS = [w for words, _, within in SITE_WORDS if within for w in words.split()]
+_LOCATING = re.compile(rf"\b(?:{'|'.join(_REGION_ADJECTIVES)})\s+(?=(?:{'|'.join(_ORGAN_WORDS)})\b)", re.I)
+
+
 def misses_organ(name: str, report: str, order: str) -> bool:
-    """Whether an ultrasound ordered of organs (sites within a region in ``_SITE_WORDS``), not of their region,
+    """Whether an ultrasound ordered of organs (sites within a region in ``SITE_WORDS``), not of their region,
     would get a recorded ultrasound of an organ's region that neither names an ordered organ nor mentions one in
     its ``report`` by the organ's words: case 25's "Abdominal ultrasound: enlarged, diffusely echogenic liver ...;
     no biliary dilatation" for a "renal ultrasound" ($280) or a "pancreas ultrasound" ($300), whose liver findings
@@ -496,15 +505,35 @@ def misses_organ(name: str, report: str, order: str) -> bool:
     Ultrasound only: its probe images the organ ordered, billed apart from the region (a kidney ultrasound is not
     the complete abdominal one); a CT, MRI or radiograph of an organ acquires the whole region and is billed as
     its study ("MRI liver" is the MRI abdomen, "CT KUB" the CT of abdomen and pelvis), so "CT kidneys" still gets
-    case 1's appendicitis CT and a lung radiograph case 24's chest radiograph ("no mass or consolidation")."""
+    case 1's appendicitis CT and a lung radiograph case 24's chest radiograph ("no mass or consolidation"). A
+    region's adjective before an organ places the organ and names no region (``_LOCATING``): "abdominal aorta
+    ultrasound" ($300) is an ultrasound of the aorta, and got the gallstones of cases 6 and 7, case 25's liver and
+    the renal ultrasounds of cases 9, 19 and 30, none of which mention the aorta."""
     if "ultrasound" not in _study_of(name)[0] or not _one_modality(order, name):
         return False
-    _, sites = _study_of(order)
+    _, sites = _study_of(_LOCATING.sub("", order))
     said = {site for site, within in sites if within == {site}}
     organs = {site: within - {site} for site, within in sites if within - {site} and not within & said}
     if not any(within & regions(name) for within in organs.values()):
         return False
-    return not organs.keys() & {_SITES[t][0] for t in tokens(f"{name} {report}") if t in _SITES}
+    return not organs.keys() & {SITES[t][0] for t in tokens(f"{name} {report}") if t in SITES}
+
+
+def lacks_enhancement(name: str, report: str, order: str) -> bool:
+    """Whether a recorded study lacks what an order adds to a plain study of its site: flow, for an ultrasound
+    ordered with Doppler (in its words or the test it is priced as, ``orders_doppler``) and a recorded ultrasound
+    whose name says no Doppler or duplex and whose ``report`` has no finding only Doppler shows; contrast in the
+    vessels, for an angiogram ordered and a recorded study without contrast. The counterpart of ``_studies_for``'s
+    rules (a greyscale order never gets a vascular duplex, a study without contrast never an angiogram): "renal
+    Doppler ultrasound", "liver Doppler ultrasound" and "abdominal ultrasound with Doppler" ($600) got the greyscale
+    ultrasounds of cases 6, 7, 9, 19 and 30, and "CT angiography chest" ($900) case 26's CT without contrast, each
+    charged as the study ordered. The record does not hold the ordered study, and a normal one could contradict the
+    study it holds (case 9's enlarged left kidney), so such an order is refused free as not available
+    (``OfflineGatekeeper._test``); case 27's thyroid ultrasound ("increased vascularity on Doppler") is a Doppler
+    study."""
+    if "ultrasound" in _study_of(name)[0] and orders_doppler(order):
+        return not is_doppler(tokens(name)) and not _DOPPLER_FINDING.search(report)
+    return is_angiogram(tokens(order)) and contrast_phase(tokens(name)) == "none" and _one_modality(order, name)
 
 
 def _condition_word(word: str) -> bool:
@@ -782,12 +811,14 @@ class OfflineGatekeeper:
         named = _studies_for(order, self.named)
         # a recorded study imaging body regions the order does not name is not served ("CT chest" is not
         # case 23's CT of chest, abdomen and pelvis), nor a region's ultrasound silent on the organ ordered ("renal
-        # ultrasound" is not case 25's abdominal ultrasound of the liver): without it, the record may still hold the
-        # ordered study; if not, and the study is what the order would get, the order is refused free as not
-        # available, as a normal result the record contradicts is (neither a report of more than was ordered nor a
-        # normal one)
-        more = [r for r in named if r.kind != "analyte"
-                and (images_more(r.name, order) or misses_organ(r.name, r.text, order))]
+        # ultrasound" is not case 25's abdominal ultrasound of the liver), nor a study without the flow or contrast
+        # the order asks for ("renal Doppler ultrasound" is not case 9's renal ultrasound): without it, the record
+        # may still hold the ordered study; if not, and the study is what the order would get, the order is refused
+        # free as not available, as a normal result the record contradicts is (neither a report of more than was
+        # ordered nor a normal one)
+        more = [r for r in named if r.kind != "analyte" and (images_more(r.name, order)
+                                                            or misses_organ(r.name, r.text, order)
+                                                            or lacks_enhancement(r.name, r.text, order))]
         reply = self._serve(order, ot, [r for r in named if r not in more])
         if more and reply.source != REAL:
             whole = self._serve(order, ot, named)
@@ -858,7 +889,7 @@ class OfflineGatekeeper:
         # 4. a result entry sharing most of the order's words ("cardiac catheterization"
         #    vs "Coronary angiography" shares none, but "venous ultrasound left leg" does)
         for r in named:
-            have = set(tokens(r.name)) | set(tokens(r.text))
+            have = entry_words(order, r)
             if len(want) >= 2 and len(want & have) / len(want) >= 0.75:
                 return _entry(r)
         return None

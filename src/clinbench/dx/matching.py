@@ -2,9 +2,10 @@
 
 One scorer for the gatekeeper (record entries, normal-result table) and the price table:
 both sides are expanded (abbreviations), stemmed and stripped of stop words, then compared
-with rapidfuzz's token-set ratio, with two guards: different imaging modalities never
-match ("CT chest" is not "chest radiograph"), and a multi-word order that shares only part
-of its words with a name is scored by the stricter token-sort ratio.
+with rapidfuzz's token-set ratio, with three guards: different imaging modalities never
+match ("CT chest" is not "chest radiograph"), nor different body sites ("kidney radiograph"
+is not "knee radiograph"), and a multi-word order that shares only part of its words with a
+name is scored by the stricter token-sort ratio.
 """
 
 from __future__ import annotations
@@ -14,6 +15,30 @@ import functools
 from rapidfuzz import fuzz
 
 from clinbench.dx.text import stem, tokens
+
+# Body sites of imaging studies: words -> (site, the regions it lies in). Two studies of
+# one modality overlap when one's site is the other's or lies in its region ("aortic CT
+# angiography" and "CT angiography chest abdomen and pelvis"; "CT chest" and "CT pulmonary
+# angiogram"), not when they are two organs of one region (kidney and gallbladder).
+SITE_WORDS = [
+    ("head brain cranial intracranial skull", "head", ()),
+    ("neck", "neck", ()), ("carotid", "carotid", ("neck",)), ("thyroid", "thyroid", ("neck",)),
+    ("chest thorax thoracic mediastinum mediastinal", "chest", ()),
+    ("lung lungs pulmonary pleural", "lung", ("chest",)),
+    ("heart cardiac coronary transthoracic transesophageal echocardiogram", "heart", ("chest",)),
+    ("aorta aortic aortogram", "aorta", ("chest", "abdomen")),
+    ("abdomen abdominal", "abdomen", ()),
+    ("liver hepatic gallbladder biliary hepatobiliary quadrant", "liver", ("abdomen",)),
+    ("pancreas pancreatic", "pancreas", ("abdomen",)), ("appendix", "appendix", ("abdomen",)),
+    ("kidney kidneys renal kub ureter", "kidney", ("abdomen",)),
+    ("pelvis pelvic", "pelvis", ()), ("bladder", "bladder", ("pelvis",)),
+    ("uterus uterine transvaginal ovary ovarian adnexa", "uterus", ("pelvis",)),
+    ("leg legs extremity extremities limb calf thigh femoral popliteal venous", "leg", ()),
+    ("hip hips", "hip", ()), ("knee knees", "knee", ()), ("spine spinal lumbar", "spine", ()),
+    ("arm arms forearm hand hands wrist elbow shoulder humerus", "arm", ()),
+]
+SITES = {t: (site, {site, *regions}) for words, site, regions in SITE_WORDS for w in words.split()
+         for t in tokens(w)}
 
 _MODALITIES = {
     "ct": "ct", "mri": "mri", "radiograph": "radiograph", "ultrasound": "ultrasound", "angiography": "angio",
@@ -32,7 +57,11 @@ _WITHOUT_CONTRAST = {stem(w) for w in "noncontrast calcium".split()}
 
 
 def modalities(toks: list[str] | tuple[str, ...]) -> set[str]:
-    return {MODALITY_STEMS[t] for t in toks if t in MODALITY_STEMS}
+    """The modalities a name names; a scanner that guides a procedure is not one ("CT-guided lung biopsy" and "fine
+    needle aspiration with ultrasound guidance" are procedures, not a CT or an ultrasound: "CT lungs" was priced as
+    the $2,200 lung biopsy)."""
+    return {MODALITY_STEMS[t] for i, t in enumerate(toks)
+            if t in MODALITY_STEMS and not (i + 1 < len(toks) and toks[i + 1].startswith("guid"))}
 
 
 def contrast_phase(toks: list[str] | tuple[str, ...]) -> str:
@@ -66,6 +95,40 @@ def is_modality_only(toks: list[str]) -> bool:
     return bool(modalities(toks) - {"echo"}) and not rest
 
 
+# Modalities whose study of an organ acquires its whole region and is billed as the region's study (a CT of the
+# kidneys is a CT of the abdomen); an ultrasound's probe images the organ ordered.
+REGION_MODALITIES = {"ct", "mri", "radiograph"}
+
+
+def region_study(toks: tuple[str, ...]) -> tuple[str, ...] | None:
+    """A CT, MRI or radiograph of organs named by their region ("CT lungs" -> CT chest, "kidney radiograph" ->
+    abdomen radiograph, "MRI pancreas" -> MRI abdomen), the study it is billed as where no test is named by the
+    organ; None for an order of no organ of one region, or of another modality (a "pancreas ultrasound" is not the
+    complete abdominal ultrasound, nor a "CT angiography kidneys" the CT abdomen)."""
+    mods = modalities(toks)
+    if not mods or mods - REGION_MODALITIES or not any(_region_of(t) for t in toks):
+        return None
+    return tuple(dict.fromkeys(_region_of(t) or t for t in toks))
+
+
+def _region_of(token: str) -> str | None:
+    """The one region an organ's word lies in ("lung" the chest, "renal" the abdomen); None for a region's own word,
+    the aorta (chest and abdomen) or a word that names no site."""
+    site, within = SITES.get(token, ("", set()))
+    parents = within - {site}
+    return next(iter(parents)) if len(parents) == 1 else None
+
+
+def _other_sites(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Whether each of two names names a body site the other does not: a site is never matched by the spelling of
+    another ("kidney radiograph" scored 86.5 against "knee radiograph", case 22's knee effusion; "bladder
+    ultrasound" 89 against "gallbladder ultrasound", cases 6 and 7's gallstones; "lung radiograph" 88.7 against the
+    tibia's "leg x-ray"). A name of more sites still matches one of fewer ("CT chest abdomen pelvis", "ultrasound
+    liver and kidneys")."""
+    sa, sb = {SITES[t][0] for t in a if t in SITES}, {SITES[t][0] for t in b if t in SITES}
+    return bool(sa - sb) and bool(sb - sa)
+
+
 @functools.lru_cache(maxsize=20000)
 def name_tokens(name: str) -> tuple[str, ...]:
     return tuple(tokens(name))
@@ -76,6 +139,8 @@ def score_tokens(a: tuple[str, ...], b: tuple[str, ...]) -> float:
         return 0.0
     ma, mb = modalities(a), modalities(b)
     if ma and mb and not (ma & mb):
+        return 0.0
+    if _other_sites(a, b):
         return 0.0
     sa, sb = " ".join(a), " ".join(b)
     if sa == sb:
@@ -96,9 +161,11 @@ def name_score(order: str, name: str) -> float:
     return score_tokens(name_tokens(order), name_tokens(name))
 
 
-def best_match(order: str, names: list[tuple[str, object]], threshold: float) -> tuple[object | None, float]:
-    """The payload of the best-scoring (name, payload) pair at or above ``threshold``."""
-    ot = name_tokens(order)
+def best_match(order: str | tuple[str, ...], names: list[tuple[str, object]],
+               threshold: float) -> tuple[object | None, float]:
+    """The payload of the best-scoring (name, payload) pair at or above ``threshold`` (``order`` a name or its
+    tokens)."""
+    ot = order if isinstance(order, tuple) else name_tokens(order)
     best, best_score = None, 0.0
     for name, payload in names:
         s = score_tokens(ot, name_tokens(name))

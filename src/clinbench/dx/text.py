@@ -40,6 +40,9 @@ ABBREVIATIONS: dict[str, str] = {
     "x ray": "radiograph", "film": "radiograph", "plain film": "radiograph",
     "ecg": "electrocardiogram", "ekg": "electrocardiogram", "12 lead": "electrocardiogram",
     "echo": "echocardiogram", "tte": "transthoracic echocardiogram",
+    # the heart's ultrasound is the echocardiogram, not the chest ultrasound of the lungs and pleura
+    "heart ultrasound": "echocardiogram", "cardiac ultrasound": "echocardiogram", "ultrasound heart": "echocardiogram",
+    "ultrasound of the heart": "echocardiogram", "ultrasound of heart": "echocardiogram",
     "tee": "transesophageal echocardiogram", "toe": "transesophageal echocardiogram",
     "ctpa": "ct pulmonary angiogram", "cta": "ct angiography", "mra": "mr angiography", "mrv": "mr venography",
     "mrcp": "magnetic resonance cholangiopancreatography", "ercp": "endoscopic retrograde cholangiopancreatography",
