@@ -7,7 +7,8 @@ for a study billed as two codes), a price, the price's source and the names clin
 use for it. The bundled prices are estimates written for clinbench (each row says so), not
 a published fee schedule; ``PriceTable.load(user_csv)`` overlays a user's own file
 (columns code, description, price[, source]): its prices replace ours code by code and its
-descriptions become extra names to match. A CT, MRI or radiograph of an organ no row names is
+descriptions become extra names to match. An organ named by another of its words is priced by a row
+billed by that organ ("MRI heart" as the cardiac MRI); a CT, MRI or radiograph of an organ no row names is
 priced as its region's study ("CT lungs" as the chest CT). An order that matches no row is charged
 ``DEFAULT_UNMATCHED_PRICE`` and counted, so every run reports its price coverage. An order
 that names no priced test of its own and is answered with a recorded test's full result is
@@ -23,7 +24,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from clinbench.dx.matching import FILLER, best_match, contrast_phase, name_tokens, phases_differ, region_study
+from clinbench.dx.matching import (FILLER, best_match, contrast_phase, name_tokens, phases_differ, region_study,
+                                   site_names, sites_of)
 from clinbench.errors import DataError
 
 VISIT_FEE = 300.0
@@ -114,21 +116,37 @@ class PriceTable:
         return cls(rows, label=f"{src} over bundled estimates")
 
     def _row(self, order: str) -> tuple[PriceRow | None, tuple[str, ...]]:
-        """The row an order is priced as and the words it matched by: its own, else, for a CT, MRI or radiograph of
-        organs no row names, its region's study (``region_study``: "CT lungs" is the $650 chest CT, not the $2,200
-        CT-guided lung biopsy; "lung radiograph" the chest radiograph, not the tibia's; "CT kidneys" the CT abdomen,
-        not the $100 of an unmatched order)."""
+        """The row an order is priced as and the words it matched by: its own, else the row of a study of the organ
+        it names under another of the organ's words (``_organ_row``), else, for a CT, MRI or radiograph of organs no
+        row names, its region's study (``region_study``: "CT lungs" is the $650 chest CT, not the $2,200 CT-guided
+        lung biopsy; "lung radiograph" the chest radiograph, not the tibia's; "CT kidneys" the CT abdomen, not the
+        $100 of an unmatched order)."""
         key = order.strip().lower()
         if key not in self._cache:  # the matched row, so each order keeps its own spelling
             toks = name_tokens(order)
             phase = contrast_phase(toks)
             names = [pair for pair, p in zip(self._names, self._phases) if not phases_differ(phase, p)]
-            row = best_match(toks, names, MATCH_THRESHOLD)[0]
+            row = best_match(toks, names, MATCH_THRESHOLD)[0] or self._organ_row(toks, names)
             region = region_study(toks) if row is None else None
             if region is not None:
                 row, toks = best_match(region, names, MATCH_THRESHOLD)[0], region
             self._cache[key] = (row, toks)
         return self._cache[key]
+
+    @staticmethod
+    def _organ_row(toks: tuple[str, ...], names: list[tuple[str, PriceRow]]) -> PriceRow | None:
+        """The row of a study billed by an organ an order names by another of its words: a row whose description
+        names the organ, matched with each site's words as one ("MRI heart" is the $1,500 cardiac MRI, not the
+        $1,000 MRI chest of its region; "head radiograph" the $110 skull radiograph, not the $100 of an unmatched
+        order). A row billed by its region or by more sites is not the organ's ("CT KUB" is the CT abdomen and
+        pelvis without contrast, so "CT kidneys" stays the CT abdomen; "ultrasound brain" is not the ultrasound of
+        head and neck, case 27's thyroid)."""
+        ordered = sites_of(toks)
+        if not ordered:
+            return None
+        own = [(site_names(name_tokens(n)), r) for n, r in names
+               if sites_of(name_tokens(r.description)) and sites_of(name_tokens(r.description)) <= ordered]
+        return best_match(site_names(toks), own, MATCH_THRESHOLD)[0]
 
     def price(self, order: str) -> PricedOrder:
         row, toks = self._row(order)

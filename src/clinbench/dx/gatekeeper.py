@@ -8,7 +8,7 @@ One interface (``Gatekeeper.answer(kind, content) -> Reply``), two implementatio
   orders are matched to the record's results by name (abbreviation expansion, stemming,
   fuzzy ratio; a body site never by another's spelling), then to single analytes inside result lines, then to
   a result sharing most of the order's words (a region's word in a report, "gallbladder neck", is no study of the
-  region), then to a recorded study of
+  region, nor is a study of another region: "bladder ultrasound" is not a renal one), then to a recorded study of
   the same imaging modality and body site (an order without contrast never gets an angiogram, an ultrasound without Doppler never a vascular duplex and only the greyscale findings of
   an organ's Doppler study, an order of fewer body regions never a study of more, an ultrasound of an organ
   never its region's study whose report does not mention the organ, an angiogram or a Doppler study never a
@@ -40,7 +40,8 @@ from clinbench.dx.costs import PriceTable
 from clinbench.dx.leakguard import LeakGuard
 from clinbench.dx.models import ModelError
 from clinbench.dx.matching import (MODALITY_STEMS, SITE_WORDS, SITES, best_match, contrast_phase, is_angiogram,
-                                   is_doppler, is_modality_only, modalities, phases_differ)
+                                   is_doppler, is_modality_only, modalities, name_tokens, other_sites, phases_differ,
+                                   sites_of)
 from clinbench.dx.record import ResultEntry, parse_record
 from clinbench.dx.testnames import concept_of_label, concept_of_order, concepts, panels_with, specimen
 from clinbench.dx.text import expand, fold, is_disease_word, sentences, stem, tokens
@@ -473,6 +474,16 @@ def regions(name: str) -> set[str]:
     return out
 
 
+def other_regions(order: str, name: str) -> bool:
+    """Whether an order and a recorded study image body regions (``regions``) none of which is the other's: words they
+    share do not make one the other ("upper extremity venous duplex" shared 3 of its 4 words with case 23's leg
+    duplex, $400; case 19's "bladder ultrasound", a pelvic organ, got its renal ultrasound, whose kidney findings a
+    bladder study would not report, for $200, because that report's last clause is "bladder decompressed"). Organs of
+    one region still meet through the words of a report (case 7's "pancreas ultrasound", ``misses_organ``)."""
+    ordered, imaged = regions(order), regions(name)
+    return bool(ordered) and bool(imaged) and not ordered & imaged
+
+
 def images_more(name: str, order: str) -> bool:
     """Whether a recorded study of an order's modality images a body region the order does not name
     (``regions``), besides one it names: case 23's "CT chest abdomen and pelvis with contrast" for a "CT
@@ -587,11 +598,18 @@ def find_normal(order: str, threshold: float = 88.0) -> NormalResult | None:
     """The reference row of an order; never a row of the other contrast phase ("CT chest
     without contrast" is not the "CT chest with contrast" row, whose alias "CT chest" led to
     the record's CT angiogram), nor a Doppler row for an order without Doppler, nor a name of
-    another specimen ("CSF glucose" is not the blood "Glucose")."""
-    phase, doppler, fluid = order_phase(order), orders_doppler(order), specimen(order)
+    another specimen ("CSF glucose" is not the blood "Glucose"), nor a row whose test is of another body site under
+    an alias that names none ("upper extremity venous duplex" is not the leg's duplex, alias "venous duplex")."""
+    phase, doppler, fluid, ot = order_phase(order), orders_doppler(order), specimen(order), name_tokens(order)
     return best_match(order, [(n, row) for n, row, p, row_doppler, row_fluid in _normal_names()
-                              if not phases_differ(phase, p) and (doppler or not row_doppler) and row_fluid == fluid],
+                              if not phases_differ(phase, p) and (doppler or not row_doppler) and row_fluid == fluid
+                              and not _site_by_test(ot, n, row)],
                       threshold)[0]
+
+
+def _site_by_test(order: tuple[str, ...], name: str, row: NormalResult) -> bool:
+    """Whether a reference row's name names no body site and the row's test another than an order's."""
+    return not sites_of(name_tokens(name)) and other_sites(order, name_tokens(row.test))
 
 
 @functools.lru_cache(maxsize=1)
@@ -890,7 +908,7 @@ class OfflineGatekeeper:
         #    vs "Coronary angiography" shares none, but "venous ultrasound left leg" does)
         for r in named:
             have = entry_words(order, r)
-            if len(want) >= 2 and len(want & have) / len(want) >= 0.75:
+            if len(want) >= 2 and len(want & have) / len(want) >= 0.75 and not other_regions(order, r.name):
                 return _entry(r)
         return None
 

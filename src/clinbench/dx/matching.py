@@ -19,7 +19,10 @@ from clinbench.dx.text import stem, tokens
 # Body sites of imaging studies: words -> (site, the regions it lies in). Two studies of
 # one modality overlap when one's site is the other's or lies in its region ("aortic CT
 # angiography" and "CT angiography chest abdomen and pelvis"; "CT chest" and "CT pulmonary
-# angiogram"), not when they are two organs of one region (kidney and gallbladder).
+# angiogram"), not when they are two organs of one region (kidney and gallbladder). A quadrant is one word
+# (``text.ABBREVIATIONS``: "RLQ", "right lower quadrant"), the site of its organs; an "upper extremity" is the arm,
+# a "lower extremity" the leg, a bare "extremity" the leg, as the price table's unqualified extremity duplex rows
+# are; an MRCP is an MRI of the bile ducts and pancreas.
 SITE_WORDS = [
     ("head brain cranial intracranial skull", "head", ()),
     ("neck", "neck", ()), ("carotid", "carotid", ("neck",)), ("thyroid", "thyroid", ("neck",)),
@@ -28,12 +31,13 @@ SITE_WORDS = [
     ("heart cardiac coronary transthoracic transesophageal echocardiogram", "heart", ("chest",)),
     ("aorta aortic aortogram", "aorta", ("chest", "abdomen")),
     ("abdomen abdominal", "abdomen", ()),
-    ("liver hepatic gallbladder biliary hepatobiliary quadrant", "liver", ("abdomen",)),
-    ("pancreas pancreatic", "pancreas", ("abdomen",)), ("appendix", "appendix", ("abdomen",)),
+    ("rightupperquadrant liver hepatic gallbladder biliary hepatobiliary", "liver", ("abdomen",)),
+    ("pancreas pancreatic", "pancreas", ("abdomen",)), ("rightlowerquadrant appendix", "appendix", ("abdomen",)),
+    ("leftupperquadrant spleen splenic", "spleen", ("abdomen",)), ("leftlowerquadrant colon colonic sigmoid", "colon", ("abdomen",)),
     ("kidney kidneys renal kub ureter", "kidney", ("abdomen",)),
     ("pelvis pelvic", "pelvis", ()), ("bladder", "bladder", ("pelvis",)),
     ("uterus uterine transvaginal ovary ovarian adnexa", "uterus", ("pelvis",)),
-    ("leg legs extremity extremities limb calf thigh femoral popliteal venous", "leg", ()),
+    ("leg legs extremity extremities limb calf thigh femoral popliteal", "leg", ()),
     ("hip hips", "hip", ()), ("knee knees", "knee", ()), ("spine spinal lumbar", "spine", ()),
     ("arm arms forearm hand hands wrist elbow shoulder humerus", "arm", ()),
 ]
@@ -88,9 +92,13 @@ def phases_differ(a: str, b: str) -> bool:
     return {a, b} == {"none", "contrast"}
 
 
+# A word of a site that names none by itself: a bare "quadrant" is any of four ("RUQ", "RLQ", ... are sites).
+_NO_SITE = {stem("quadrant")}
+
+
 def is_modality_only(toks: list[str]) -> bool:
-    """'CT', 'an ultrasound', 'MRI with contrast': a study without a body part."""
-    rest = [t for t in toks if t not in MODALITY_STEMS and t not in FILLER]
+    """'CT', 'an ultrasound', 'MRI with contrast', 'quadrant ultrasound': a study without a body part."""
+    rest = [t for t in toks if t not in MODALITY_STEMS and t not in FILLER and t not in _NO_SITE]
     # an echocardiogram names its organ; a CT or an ultrasound does not
     return bool(modalities(toks) - {"echo"}) and not rest
 
@@ -111,6 +119,17 @@ def region_study(toks: tuple[str, ...]) -> tuple[str, ...] | None:
     return tuple(dict.fromkeys(_region_of(t) or t for t in toks))
 
 
+def site_names(toks: tuple[str, ...]) -> tuple[str, ...]:
+    """A name's words with each body site's word as its site's name ("MRI heart" and "cardiac MRI" both "mri heart",
+    "skull radiograph" "head radiograph"); a modality's word is left as it is (an echocardiogram is an echo)."""
+    return tuple(SITES[t][0] if t in SITES and t not in MODALITY_STEMS else t for t in toks)
+
+
+def sites_of(toks: tuple[str, ...]) -> set[str]:
+    """The body sites a name's words name."""
+    return {SITES[t][0] for t in toks if t in SITES}
+
+
 def _region_of(token: str) -> str | None:
     """The one region an organ's word lies in ("lung" the chest, "renal" the abdomen); None for a region's own word,
     the aorta (chest and abdomen) or a word that names no site."""
@@ -119,13 +138,13 @@ def _region_of(token: str) -> str | None:
     return next(iter(parents)) if len(parents) == 1 else None
 
 
-def _other_sites(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+def other_sites(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     """Whether each of two names names a body site the other does not: a site is never matched by the spelling of
     another ("kidney radiograph" scored 86.5 against "knee radiograph", case 22's knee effusion; "bladder
     ultrasound" 89 against "gallbladder ultrasound", cases 6 and 7's gallstones; "lung radiograph" 88.7 against the
     tibia's "leg x-ray"). A name of more sites still matches one of fewer ("CT chest abdomen pelvis", "ultrasound
     liver and kidneys")."""
-    sa, sb = {SITES[t][0] for t in a if t in SITES}, {SITES[t][0] for t in b if t in SITES}
+    sa, sb = sites_of(a), sites_of(b)
     return bool(sa - sb) and bool(sb - sa)
 
 
@@ -140,7 +159,7 @@ def score_tokens(a: tuple[str, ...], b: tuple[str, ...]) -> float:
     ma, mb = modalities(a), modalities(b)
     if ma and mb and not (ma & mb):
         return 0.0
-    if _other_sites(a, b):
+    if other_sites(a, b):
         return 0.0
     sa, sb = " ".join(a), " ".join(b)
     if sa == sb:
@@ -161,14 +180,14 @@ def name_score(order: str, name: str) -> float:
     return score_tokens(name_tokens(order), name_tokens(name))
 
 
-def best_match(order: str | tuple[str, ...], names: list[tuple[str, object]],
+def best_match(order: str | tuple[str, ...], names: list[tuple[str | tuple[str, ...], object]],
                threshold: float) -> tuple[object | None, float]:
-    """The payload of the best-scoring (name, payload) pair at or above ``threshold`` (``order`` a name or its
-    tokens)."""
+    """The payload of the best-scoring (name, payload) pair at or above ``threshold`` (``order`` and each name a
+    name or its tokens)."""
     ot = order if isinstance(order, tuple) else name_tokens(order)
     best, best_score = None, 0.0
     for name, payload in names:
-        s = score_tokens(ot, name_tokens(name))
+        s = score_tokens(ot, name if isinstance(name, tuple) else name_tokens(name))
         if s > best_score:
             best, best_score = payload, s
             if s == 100.0:

@@ -45,10 +45,12 @@ ABBREVIATIONS: dict[str, str] = {
     "ultrasound of the heart": "echocardiogram", "ultrasound of heart": "echocardiogram",
     "tee": "transesophageal echocardiogram", "toe": "transesophageal echocardiogram",
     "ctpa": "ct pulmonary angiogram", "cta": "ct angiography", "mra": "mr angiography", "mrv": "mr venography",
-    "mrcp": "magnetic resonance cholangiopancreatography", "ercp": "endoscopic retrograde cholangiopancreatography",
+    # an MRCP is an MRI of the bile ducts and the pancreas
+    "mrcp": "mri cholangiopancreatography biliary pancreas",
+    "magnetic resonance cholangiopancreatography": "mri cholangiopancreatography biliary pancreas", "ercp": "endoscopic retrograde cholangiopancreatography",
     "egd": "upper endoscopy", "ogd": "upper endoscopy", "esophagogastroduodenoscopy": "upper endoscopy",
     "oesophagogastroduodenoscopy": "upper endoscopy", "gastroscopy": "upper endoscopy",
-    "mri": "mri", "magnetic resonance imaging": "mri", "computed tomography": "ct", "cat scan": "ct",
+    "mri": "mri", "magnetic resonance imaging": "mri", "magnetic resonance": "mri", "computed tomography": "ct", "cat scan": "ct",
     "usg": "ultrasound", "u/s": "ultrasound", "sonogram": "ultrasound", "ultrasonography": "ultrasound",
     "duplex": "duplex ultrasound", "doppler": "doppler ultrasound",
     "abg": "arterial blood gas", "vbg": "venous blood gas", "bnp": "brain natriuretic peptide",
@@ -70,8 +72,14 @@ ABBREVIATIONS: dict[str, str] = {
     "clostridium difficile": "clostridioides difficile", "h pylori": "helicobacter pylori",
     "h. pylori": "helicobacter pylori", "phos": "phosphate", "wbc": "white cell count", "hgb": "hemoglobin", "hb": "hemoglobin",
     "plt": "platelets", "lactic acid": "lactate", "bun": "urea nitrogen", "cr": "creatinine",
-    "ruq": "right upper quadrant", "rlq": "right lower quadrant", "luq": "left upper quadrant",
-    "llq": "left lower quadrant", "abd": "abdomen", "abdo": "abdomen", "abdominal": "abdomen",
+    # a quadrant is one site, named by one word ("right lower quadrant" is not the right upper one, nor "right
+    # lower lobe"); an upper extremity is the arm, a lower one the leg
+    "ruq": "rightupperquadrant", "right upper quadrant": "rightupperquadrant",
+    "rlq": "rightlowerquadrant", "right lower quadrant": "rightlowerquadrant",
+    "luq": "leftupperquadrant", "left upper quadrant": "leftupperquadrant",
+    "llq": "leftlowerquadrant", "left lower quadrant": "leftlowerquadrant",
+    "upper extremity": "arm", "upper extremities": "arms", "lower extremity": "leg", "lower extremities": "legs",
+    "abd": "abdomen", "abdo": "abdomen", "abdominal": "abdomen",
     # "with"/"without" are stop words, so contrast phases become their own tokens.
     "with and without contrast": "biphasic contrast", "without and with contrast": "biphasic contrast",
     "w and wo contrast": "biphasic contrast", "w/wo contrast": "biphasic contrast",
