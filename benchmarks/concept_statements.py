@@ -26,6 +26,11 @@ from pathlib import Path
 
 import duckdb
 
+from clinbench.concepts.build import _select, output_table  # _select: the layer's statements, as a build picks them
+from clinbench.concepts.catalog import load_concepts
+from clinbench.concepts.graph import dependency_map
+from clinbench.concepts.helpers import inputs, statement
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import anchor_runs  # noqa: E402  (benchmarks/anchor_runs.py: mimic-code's files from a checkout)
 from concepts import _synth  # noqa: E402  (benchmarks/concepts.py: the synthetic raw database)
@@ -49,11 +54,6 @@ def _cpu(con: duckdb.DuckDBPyConnection, sql: str) -> float:
 
 def clinbench_statements(raw: Path, profile: str | None, repeat: int) -> dict[str, float]:
     """Median CPU seconds of each concept-layer statement of ``profile``, by table name."""
-    from clinbench.concepts.build import _select, output_table
-    from clinbench.concepts.catalog import load_concepts
-    from clinbench.concepts.graph import dependency_map
-    from clinbench.concepts.helpers import inputs, statement
-
     con = _session(raw)
     concepts = load_concepts(profile=profile)
     deps = dependency_map(concepts)

@@ -145,7 +145,7 @@ class PriceTable:
         if not ordered:
             return None
         own = [(site_names(name_tokens(n)), r) for n, r in names
-               if sites_of(name_tokens(r.description)) and sites_of(name_tokens(r.description)) <= ordered]
+               if (billed := sites_of(name_tokens(r.description))) and billed <= ordered]
         return best_match(site_names(toks), own, MATCH_THRESHOLD)[0]
 
     def price(self, order: str) -> PricedOrder:
