@@ -43,7 +43,8 @@ from typing import Protocol
 import numpy as np
 
 from clinbench.dx.cases import demo_cases
-from clinbench.dx.specificity import DIAGNOSIS_NAMES, _TEMPORAL, _index, _names_words, code_of, diagnosis_text, relation
+from clinbench.dx.specificity import (DIAGNOSIS_NAMES, _GENERIC, _TEMPORAL, _icd, _index, _names_words, code_of,
+                                      diagnosis_text, relation)
 from clinbench.dx.specificity import words as icd_words
 from clinbench.dx.text import ABBREVIATIONS, QUALIFIERS, STOPWORDS, expand, is_disease_word, stem, tokens
 from clinbench.errors import ClinbenchError, DataError
@@ -94,14 +95,30 @@ def _one_icd_name(text: str) -> bool:
     return code is not None and not (icd_words(text) - _names_words(code) - _TEMPORAL)
 
 
-def _symptom_only(text: str) -> bool:
+def _symptom_only(text: str, another) -> bool:
     """Whether a text names only a symptom or sign: no disease word (in its words or ICD-10-CM's: a
-    bleed is a hemorrhage), and no ICD-10-CM name outside chapter R ("chest pain", "shortness of
-    breath", "fever"; not "acute exacerbation of COPD", "subarachnoid bleed")."""
+    bleed is a hemorrhage), and ICD-10-CM names it in chapter R, by its code or by one of chapter R's
+    names ("chest pain", "shortness of breath", "fever"; "seizure" is R56.9 "Seizure(s) (convulsive) NOS"
+    though coded G40.89 "Other seizures"), a sign even where a case has it as its diagnosis; or no code
+    names it and it names no diagnosis of the catalogue (``another``: "syncope", not "vasovagal syncope" or
+    "adrenal insufficiency"). Not "acute exacerbation of COPD", "subarachnoid bleed", "migraine" (G43)."""
     if any(is_disease_word(w) for w in [*_words(text), *icd_words(text)]):
         return False
     code = code_of(text)
-    return code is None or code.startswith("R")
+    if code is None:
+        return not another(text)
+    return code.startswith("R") or icd_words(text) - _TEMPORAL - _GENERIC in _sign_names()
+
+
+@functools.lru_cache(maxsize=1)
+def _sign_names() -> frozenset[frozenset[str]]:
+    """The words of each ICD-10-CM name in chapter R (symptoms and signs), less those it gives in
+    parentheses (words that may be present or absent: "Seizure(s) (convulsive) NOS"), NOS and the like
+    (built once: 1,149 word sets, 25 ms)."""
+    cm = _icd()
+    return frozenset(frozenset(icd_words(re.sub(r"\([^)]*\)", " ", name)) - _TEMPORAL - _GENERIC)
+                     for code in cm.get_all_codes(True) if code.startswith("R") and not cm.is_chapter_or_block(code)
+                     for name in [cm.get_description(code), *cm.get_inclusion_term(code)])
 
 
 def _codes_naming(stems: set[str]) -> set[str]:
@@ -443,7 +460,9 @@ def _other_diseases(reference: str, candidate: str, added: list[str], its_own, n
     exacerbation of COPD" and "subarachnoid hemorrhage with bleeding duodenal ulcer" are two diseases
     each. A reference named only as the cause ("B due to A" for A, where B alone is not correct for
     A: ``names_it``) exempts nothing: B is another diagnosis ("cerebral infarction due to myocardial
-    infarction"), unless a symptom or sign. Nor is a linked part that names the reference's own disease
+    infarction"), unless a symptom or sign (``_symptom_only``), one a case may have as its diagnosis too
+    ("seizure due to hyponatremia", as "hyponatremic seizure", is a seizure the hyponatremia caused).
+    Nor is a linked part that names the reference's own disease
     less specifically another disease (``its_own``: "upper GI bleed from duodenal ulcer" for a
     bleeding duodenal ulcer, "urinary tract infection with pyelonephritis"). A linked part without a
     disease word to the judge is another disease when it alone names a diagnosis of the catalogue the
@@ -462,7 +481,7 @@ def _other_diseases(reference: str, candidate: str, added: list[str], its_own, n
         # the reference is only the cause of another diagnosis: "B due to A" for A is another guess, but
         # a symptom or sign it causes is not ("chest pain due to aortic dissection": chapter R of ICD-10-CM),
         # nor the reference's own disease named less specifically ("upper GI bleed from duodenal ulcer")
-        if (_symptom_only(lead) and not another(lead)) or its_own(lead):
+        if _symptom_only(lead, another) or its_own(lead):
             return []
         return [w for w in added if stem(w) not in causal]
     parts = _LINK.split(candidate)
