@@ -174,6 +174,20 @@ def stem(token: str) -> str:
 
 def tokens(text: str, *, expand_abbrev: bool = True, keep_stop: bool = False) -> list[str]:
     """Stemmed content tokens."""
+    if len(text) <= _REMEMBERED:  # test names, orders and record lines come again and again
+        return list(_remembered_tokens(text, expand_abbrev, keep_stop))
+    return _tokens(text, expand_abbrev, keep_stop)
+
+
+_REMEMBERED = 300  # characters: a longer text (an agent's) is tokenised each time, not kept
+
+
+@functools.lru_cache(maxsize=1 << 15)  # bounded in entries, and each entry by _REMEMBERED
+def _remembered_tokens(text: str, expand_abbrev: bool, keep_stop: bool) -> tuple[str, ...]:
+    return tuple(_tokens(text, expand_abbrev, keep_stop))
+
+
+def _tokens(text: str, expand_abbrev: bool, keep_stop: bool) -> list[str]:
     text = expand(text) if expand_abbrev else fold(text)
     return [stem(t) for t in _TOKEN.findall(text) if keep_stop or t not in STOPWORDS]
 
