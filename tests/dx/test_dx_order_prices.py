@@ -23,7 +23,7 @@ from __future__ import annotations
 import pytest
 
 from clinbench.dx.costs import PriceTable
-from clinbench.dx.gatekeeper import OfflineGatekeeper
+from clinbench.dx.gatekeeper import SITE_REFUSAL, OfflineGatekeeper
 from tests.dx.orders import ordered_test
 
 
@@ -68,16 +68,17 @@ def test_a_left_quadrant_is_charged_220_where_the_record_has_no_abdominal_study(
         assert (event["source"], event["cost"]) == ("SYNTHETIC", 220.0), order  # was $100
 
 
-@pytest.mark.parametrize("name", ["Limited abdominal ultrasound (right upper quadrant)", "Right upper quadrant ultrasound",
-                                  "Gallbladder ultrasound", "Liver or gallbladder ultrasound (single organ)"])
+@pytest.mark.parametrize("name", ["Limited abdominal ultrasound (right upper quadrant)",
+                                  "Right upper quadrant ultrasound", "Gallbladder ultrasound",
+                                  "Liver or gallbladder ultrasound (single organ)"])
 def test_a_left_quadrant_never_gets_a_right_upper_quadrant_study_however_it_is_named(case_by_id, name):
     # a report of the right upper quadrant that mentions the spleen, as such reports do
     case = _with_study(case_by_id[6], "Right upper quadrant ultrasound:",
                        f"{name}: multiple gallstones with a thickened gallbladder wall and pericholecystic fluid; "
                        "common bile duct 4 mm; spleen 10 cm.")
     gk = OfflineGatekeeper(case)
-    for order in ("LUQ ultrasound", "left upper quadrant ultrasound", "LLQ ultrasound", "left lower quadrant ultrasound",
-                  "RLQ ultrasound"):
+    for order in ("LUQ ultrasound", "left upper quadrant ultrasound", "LLQ ultrasound",
+                  "left lower quadrant ultrasound", "RLQ ultrasound"):
         reply = gk.answer("test", order)
         # was "Limited abdominal ultrasound (right upper quadrant): multiple gallstones ..." for $300 (its name's
         # "abdominal" made it a study of the whole abdomen)
@@ -154,3 +155,106 @@ def test_an_aorta_ultrasound_gets_an_aortas_result(case_by_id, tmp_path):
     # not where the record has an aortic dissection
     event = ordered_test(case_by_id[29], tmp_path, "aorta ultrasound")
     assert (event["source"], event["cost"]) == ("REFUSED", 0.0)
+
+
+# --- angiograms, the trauma ultrasound, point-of-care studies, and other orders the audit found -----------------
+
+@pytest.mark.parametrize("order, code, price", [
+    # a CT or MR angiogram is never a catheter study, nor the other scanner's
+    ("mesenteric CT angiography", "74174", 1000.0),  # was 75726, the catheter mesenteric angiogram, $3,500
+    ("CTA mesenteric", "74174", 1000.0),  # was the same catheter study
+    ("cerebral CT angiogram", "70496", 850.0),  # was 36224, the catheter cerebral angiogram, $5,500
+    ("CT cerebral angiography", "70496", 850.0),  # was unmatched, $100
+    ("CT venography", "70496", 850.0),  # was 75820, the catheter venogram of a limb, $900
+    ("MRA brain", "70544", 1000.0),  # was 70496, the CT angiogram of the head, $850
+    # an angiogram is not the contrast CT of its region; "angiogram" and "angiography" are one word
+    ("CT angiogram abdomen and pelvis", "74174", 1000.0),  # was 74177, the CT abdomen and pelvis, $800
+    ("CT abdomen and pelvis angiogram", "74174", 1000.0),  # was the same
+    ("CT angiography kidneys", "74174", 1000.0),  # was unmatched, $100 (a CT angiogram of its region)
+    ("carotid CTA", "70498", 850.0),  # was unmatched, $100
+    ("CTA lower extremity", "73706", 900.0),  # was unmatched, $100 (new row)
+    ("CTA head and neck", "70496+70498", 1700.0),  # was 70498, the neck alone, $850
+    ("MRI abdomen and pelvis", "74181+72195", 2000.0),  # was 74181, the abdomen alone, $1,000
+    # what must not change
+    ("mesenteric angiogram", "75726", 3500.0), ("cerebral angiogram", "36224", 5500.0),
+    ("coronary angiogram", "93458", 6500.0), ("CT coronary angiography", "75574", 1200.0),
+    ("pulmonary angiogram", "71275", 900.0), ("CT pulmonary angiogram", "71275", 900.0),
+    ("CTA head", "70496", 850.0), ("CTA neck", "70498", 850.0), ("CT aortogram", "71275+74174", 1600.0),
+    ("CT abdomen and pelvis", "74177", 800.0), ("MRCP", "74181", 1000.0), ("ERCP", "43260", 2800.0),
+    ("contrast venogram", "75820", 900.0), ("MR angiography head", "70544", 1000.0),
+])
+def test_an_angiogram_is_priced_as_its_scanners(order, code, price):
+    priced = PriceTable.bundled().price(order)
+    assert (priced.code, priced.price) == (code, price)
+
+
+def test_a_ct_or_mr_angiogram_never_gets_a_catheter_angiogram(case_by_id, tmp_path):
+    # case 18 has a CT angiogram of head and neck and a catheter cerebral angiogram of the aneurysm
+    for order in ("cerebral CT angiogram", "MRA head", "MRA brain", "MR angiography head"):
+        event = ordered_test(case_by_id[18], tmp_path, order)
+        # "cerebral CT angiogram" was "Cerebral digital subtraction angiography: 7 mm saccular aneurysm ..." for
+        # $5,500, through the catheter study's billing code
+        assert not event["reply"].startswith("Cerebral digital subtraction angiography"), order
+    # nor a normal result beside case 8's occluded middle cerebral artery (was "no abnormality detected", $5,500)
+    event = ordered_test(case_by_id[8], tmp_path, "cerebral CT angiogram")
+    assert "no abnormality" not in event["reply"] and event["cost"] == 0.0
+    # the recorded CT angiogram of head and neck, ordered by its name, costs both studies
+    event = ordered_test(case_by_id[18], tmp_path, "CTA head and neck")
+    assert event["reply"].startswith("CT angiography head and neck: 7 mm lobulated aneurysm")
+    assert event["cost"] == 1700.0  # was $850
+
+
+@pytest.mark.parametrize("order", ["FAST exam", "FAST scan", "FAST ultrasound", "eFAST"])
+def test_the_trauma_ultrasound_is_a_study_of_its_own(case_by_id, tmp_path, order):
+    priced = PriceTable.bundled().price(order)
+    # "FAST ultrasound" was 76641, the breast ultrasound ($250), by its spelling; "FAST exam" an unknown test
+    assert (priced.code, priced.price) == ("76705+93308", 670.0)
+    event = ordered_test(case_by_id[2], tmp_path, order)
+    assert event["reply"].startswith("Focused assessment with sonography for trauma: no free fluid")
+    assert event["cost"] == 670.0
+    # never a normal result where the record has free fluid (case 21's ruptured ectopic pregnancy) or ascites
+    for case_id in (21, 25):
+        event = ordered_test(case_by_id[case_id], tmp_path, order)
+        assert (event["source"], event["cost"]) == ("REFUSED", 0.0), (case_id, order)
+
+
+@pytest.mark.parametrize("order", ["point of care ultrasound", "POCUS", "bedside ultrasound", "portable ultrasound"])
+def test_where_an_ultrasound_is_done_names_no_site(case_by_id, order):
+    # "point of care ultrasound" was case 26's "Point-of-care lung ultrasound: absent lung sliding ..." (the
+    # pneumothorax) for $200, "POCUS" a $450 focused cardiac ultrasound
+    reply = OfflineGatekeeper(case_by_id[26]).answer("test", order)
+    assert reply.text == SITE_REFUSAL and reply.source == "REFUSED"
+
+
+def test_a_point_of_care_study_of_a_site_is_still_one(case_by_id, tmp_path):
+    event = ordered_test(case_by_id[26], tmp_path, "lung ultrasound")
+    assert event["reply"].startswith("Point-of-care lung ultrasound: absent lung sliding") and event["cost"] == 200.0
+    assert PriceTable.bundled().price("bedside echo").code == "93308"
+    assert PriceTable.bundled().price("point of care glucose").code == "82962"
+
+
+@pytest.mark.parametrize("order, code, price", [
+    ("ankle ultrasound", "76881", 250.0),  # was 76536, the ultrasound of the neck, by its spelling
+    ("foot ultrasound", "76882", 180.0),  # was unmatched, $100
+    ("rib x-ray", "71100", 110.0),  # was 73110, the wrist radiograph, by its spelling (new row)
+    ("x-ray ribs", "71100", 110.0),
+    ("ankle x-ray", "73610", 110.0), ("foot x-ray", "73630", 110.0), ("ankle brachial index", "93922", 200.0),
+    ("urine toxicology", "80307", 60.0),  # was unmatched, $100
+    ("influenza swab", "87502", 95.0),  # was unmatched, $100
+    ("joint fluid cell count", "89051", 40.0),  # was unmatched, $100
+])
+def test_a_site_or_test_is_not_another_by_its_spelling(order, code, price):
+    priced = PriceTable.bundled().price(order)
+    assert (priced.code, priced.price) == (code, price)
+
+
+def test_an_ankle_ultrasound_is_not_the_thyroids(case_by_id, tmp_path):
+    # was "Thyroid ultrasound: diffusely enlarged, hypoechoic, heterogeneous gland ..." (case 27's Graves disease)
+    event = ordered_test(case_by_id[27], tmp_path, "ankle ultrasound")
+    assert "thyroid" not in event["reply"].lower() and event["cost"] == 250.0
+
+
+def test_joint_fluid_is_synovial_fluid(case_by_id, tmp_path):
+    event = ordered_test(case_by_id[22], tmp_path, "joint fluid cell count")
+    # the record's synovial count, now at the cell count's price (was $100, an unmatched order)
+    assert event["reply"].startswith("Synovial fluid cell count: white cells 86,000") and event["cost"] == 40.0

@@ -260,12 +260,14 @@ _IMAGING = {"ct", "mri", "radiograph", "ultrasound", "angio", "echo"}
 
 
 def _study_of(name: str) -> tuple[set[str], list[tuple[str, set[str]]]]:
-    """The imaging modalities and body sites a test name names."""
+    """The imaging modalities and body sites a test name names. An MR angiogram ("MRA head") is a study of its own:
+    neither a catheter angiogram (case 18's "Cerebral digital subtraction angiography") nor an MRI of its site."""
     toks = tokens(name)
     sites = [SITES[t] for t in toks if t in SITES]
     if any(site == "spine" for site, _ in sites):  # "CT thoracic spine" images the spine, not the chest
         sites = [s for s in sites if s[0] == "spine"]
-    return modalities(toks) & _IMAGING, sites
+    modes = modalities(toks) & _IMAGING
+    return (modes | {"mra"} if "angio" in modes and "mr" in toks else modes), sites
 
 
 def order_phase(order: str) -> str:
