@@ -127,7 +127,10 @@ def test_an_organ_is_priced_as_its_regions_study(order, code, price):
 @pytest.mark.parametrize("order, code, price", [
     ("CT chest", "71260", 650.0), ("chest radiograph", "71045", 90.0), ("lung ultrasound", "76604", 200.0),
     ("lung biopsy", "32408", 2200.0), ("CT guided lung biopsy", "32408", 2200.0), ("MRI liver", "74183", 1400.0),
-    ("CT KUB", "74176", 650.0), ("pancreas ultrasound", None, 100.0),
+    ("CT KUB", "74176", 650.0),
+    # an ultrasound is of the organ ordered, never its region's complete study: the pancreas's is the limited
+    # abdominal ultrasound of one organ (76705, $220; it was unmatched, $100), not the complete one ($300)
+    ("pancreas ultrasound", "76705", 220.0),
 ])
 def test_a_study_or_procedure_named_by_its_own_row_keeps_its_price(order, code, price):
     priced = PriceTable.bundled().price(order)

@@ -9,7 +9,10 @@ a published fee schedule; ``PriceTable.load(user_csv)`` overlays a user's own fi
 (columns code, description, price[, source]): its prices replace ours code by code and its
 descriptions become extra names to match. An organ named by another of its words is priced by a row
 billed by that organ ("MRI heart" as the cardiac MRI); a CT, MRI or radiograph of an organ no row names is
-priced as its region's study ("CT lungs" as the chest CT). An order that matches no row is charged
+priced as its region's study ("CT lungs" as the chest CT); a greyscale ultrasound of an abdominal organ or quadrant,
+a joint or a limb no row names as the limited abdominal, complete joint or limited extremity ultrasound
+(``ultrasound_study``); a CT or MR angiogram only as an angiogram of its scanner (``scanners``). An order that matches
+no row is charged
 ``DEFAULT_UNMATCHED_PRICE`` and counted, so every run reports its price coverage. An order
 that names no priced test of its own and is answered with a recorded test's full result is
 charged at least that test's price (``PriceTable.charge``); one that names its test pays
@@ -24,13 +27,65 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from clinbench.dx.matching import (FILLER, best_match, contrast_phase, name_tokens, phases_differ, region_study,
-                                   site_names, sites_of)
+from clinbench.dx.matching import (FILLER, SITES, best_match, contrast_phase, is_angiogram, is_doppler, modalities,
+                                   name_tokens, phases_differ, region_study, site_names, sites_of)
+from clinbench.dx.text import tokens
 from clinbench.errors import DataError
 
 VISIT_FEE = 300.0
 DEFAULT_UNMATCHED_PRICE = 100.0
 MATCH_THRESHOLD = 85.0
+
+# One study named by two words: the price table says "CT angiography, chest" and "CT pulmonary angiogram" alike ("CT
+# angiogram abdomen and pelvis" was the $800 CT abdomen and pelvis, not the $1,000 CT angiography of its alias).
+_SPELLINGS = {tokens(a)[0]: tokens(b)[0] for a, b in (
+    ("angiography", "angiogram"), ("venography", "venogram"), ("arteriography", "arteriogram"),
+    ("aortography", "aortogram"))}
+
+
+@functools.lru_cache(maxsize=20000)
+def price_tokens(name: str) -> tuple[str, ...]:
+    """A name's words as the price table matches them: ``name_tokens`` with each study's two spellings as one."""
+    return tuple(_SPELLINGS.get(t, t) for t in name_tokens(name))
+
+
+def scanners(toks: tuple[str, ...]) -> frozenset[str]:
+    """The cross-sectional scanners a name names: "ct", "mr" (an MRI, an MR angiogram or venogram); none for a
+    catheter angiogram or any other test."""
+    mods = modalities(toks)
+    return frozenset(({"ct"} if "ct" in mods else set()) | ({"mr"} if "mri" in mods or "mr" in toks else set()))
+
+
+# The words of a study of vessels: an ultrasound that says none of them (nor Doppler or duplex) is a greyscale study.
+_VESSEL_WORDS = frozenset(tokens("vascular arterial artery arteries venous vein veins"))
+# Limb sites, and the joints among their words: a joint's ultrasound is the complete joint study (76881), another
+# limb's the limited extremity study (76882).
+_LIMBS = frozenset({"arm", "leg", "hip", "knee", "ankle", "foot"})
+_JOINTS = frozenset(tokens("joint joints shoulder elbow wrist hip hips knee knees ankle"))
+
+
+def _vascular(toks: tuple[str, ...]) -> bool:
+    """Whether a name is of a study of vessels: it says Doppler, duplex or a vessel's word."""
+    return is_doppler(toks) or bool(_VESSEL_WORDS.intersection(toks))
+
+
+def ultrasound_study(toks: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The study a greyscale ultrasound of organs or limbs no row names is billed as, as a name's words: of abdominal
+    organs or a quadrant, the limited abdominal ultrasound (76705, "one organ or quadrant": "LUQ ultrasound",
+    "pancreas ultrasound", "appendix ultrasound" were the $100 of an unmatched order); of a joint, the complete joint
+    ultrasound (76881: "hip ultrasound", "shoulder ultrasound"); of another part of a limb, the limited extremity
+    ultrasound (76882: "arm ultrasound" was the $400 arm venous duplex, a vascular study). None for an ultrasound
+    with Doppler or of vessels, of another site, or of no site."""
+    if modalities(toks) != {"ultrasound"} or _vascular(toks):
+        return None
+    sites = [SITES[t] for t in toks if t in SITES]
+    if not sites:
+        return None
+    if all(within == {site, "abdomen"} for site, within in sites):
+        return price_tokens("limited abdominal ultrasound")
+    if all(site in _LIMBS for site, _ in sites):
+        return price_tokens("joint ultrasound" if _JOINTS.intersection(toks) else "extremity ultrasound")
+    return None
 
 
 @dataclass(frozen=True)
@@ -86,7 +141,18 @@ class PriceTable:
         self._names = [(n, r) for r in rows for n in r.names()]
         # a row's contrast phase is its description's: "CT chest abdomen pelvis without contrast"
         # is not the aortic CT angiogram, whose alias "CT chest abdomen pelvis" it matches
-        self._phases = [contrast_phase(name_tokens(r.description)) for r in rows for _ in r.names()]
+        self._tokens = [(price_tokens(n), r) for n, r in self._names]
+        self._phases = [contrast_phase(price_tokens(r.description)) for r in rows for _ in r.names()]
+        # a CT or MR order is not a study of another scanner or a catheter's ("mesenteric CT angiography" was the
+        # $3,500 catheter mesenteric angiogram, "MRA brain" the CT angiogram of the head), nor an angiogram a row
+        # that is none: each name's scanners and whether its row is an angiogram
+        self._scanners = [scanners(t) for t, _ in self._tokens]
+        self._angiograms = [is_angiogram(price_tokens(r.description)) for r in rows for _ in r.names()]
+        # a name of a study of vessels ("upper extremity venous duplex", "leg doppler") is not a greyscale
+        # ultrasound's ("arm ultrasound" was the $400 arm venous duplex), nor a greyscale ultrasound's name a
+        # Doppler study's ("aorta Doppler" is not the $200 aorta ultrasound): (vascular, an ultrasound) of each name
+        self._vascular = [(_vascular(toks), "ultrasound" in modalities(toks))
+                          for toks, _ in self._tokens]
         self._cache: dict[str, tuple[PriceRow | None, tuple[str, ...]]] = {}
 
     @classmethod
@@ -120,21 +186,37 @@ class PriceTable:
         it names under another of the organ's words (``_organ_row``), else, for a CT, MRI or radiograph of organs no
         row names, its region's study (``region_study``: "CT lungs" is the $650 chest CT, not the $2,200 CT-guided
         lung biopsy; "lung radiograph" the chest radiograph, not the tibia's; "CT kidneys" the CT abdomen, not the
-        $100 of an unmatched order)."""
+        $100 of an unmatched order); for an ultrasound of organs or limbs no row names, the study it is billed as
+        (``ultrasound_study``: "LUQ ultrasound" is the $220 limited abdominal ultrasound, "arm ultrasound" the $180
+        limited extremity ultrasound). An ultrasound that says neither Doppler, duplex nor a vessel is not priced
+        by a name of a study of vessels, nor one that says it by a name of a greyscale ultrasound."""
         key = order.strip().lower()
         if key not in self._cache:  # the matched row, so each order keeps its own spelling
-            toks = name_tokens(order)
+            toks = price_tokens(order)
             phase = contrast_phase(toks)
-            names = [pair for pair, p in zip(self._names, self._phases) if not phases_differ(phase, p)]
+            ultrasound, vascular = "ultrasound" in modalities(toks), _vascular(toks)
+            scanned, angiogram = scanners(toks), is_angiogram(toks)
+            names, greyscale = [], []
+            for pair, p, (name_vascular, name_ultrasound), scanned_by, row_angiogram in zip(
+                    self._tokens, self._phases, self._vascular, self._scanners, self._angiograms):
+                if (phases_differ(phase, p) or ultrasound and name_vascular and not vascular
+                        or scanned and not scanned & scanned_by or angiogram and not row_angiogram):
+                    continue
+                # a Doppler order is priced by a greyscale ultrasound's name only where no study of vessels is its
+                # ("thyroid Doppler" is the thyroid ultrasound; "aorta Doppler" the aortic duplex)
+                (greyscale if ultrasound and vascular and name_ultrasound and not name_vascular else names).append(pair)
             row = best_match(toks, names, MATCH_THRESHOLD)[0] or self._organ_row(toks, names)
-            region = region_study(toks) if row is None else None
+            if row is None and greyscale:
+                names += greyscale
+                row = best_match(toks, names, MATCH_THRESHOLD)[0] or self._organ_row(toks, names)
+            region = (region_study(toks) or ultrasound_study(toks)) if row is None else None
             if region is not None:
                 row, toks = best_match(region, names, MATCH_THRESHOLD)[0], region
             self._cache[key] = (row, toks)
         return self._cache[key]
 
     @staticmethod
-    def _organ_row(toks: tuple[str, ...], names: list[tuple[str, PriceRow]]) -> PriceRow | None:
+    def _organ_row(toks: tuple[str, ...], names: list[tuple[tuple[str, ...], PriceRow]]) -> PriceRow | None:
         """The row of a study billed by an organ an order names by another of its words: a row whose description
         names the organ, matched with each site's words as one ("MRI heart" is the $1,500 cardiac MRI, not the
         $1,000 MRI chest of its region; "head radiograph" the $110 skull radiograph, not the $100 of an unmatched
@@ -144,13 +226,13 @@ class PriceTable:
         ordered = sites_of(toks)
         if not ordered:
             return None
-        own = [(site_names(name_tokens(n)), r) for n, r in names
-               if (billed := sites_of(name_tokens(r.description))) and billed <= ordered]
+        own = [(site_names(n), r) for n, r in names
+               if (billed := sites_of(price_tokens(r.description))) and billed <= ordered]
         return best_match(site_names(toks), own, MATCH_THRESHOLD)[0]
 
     def price(self, order: str) -> PricedOrder:
         row, toks = self._row(order)
-        return (PricedOrder(order, row.price, row.code, row.description, toks != name_tokens(order)) if row is not None
+        return (PricedOrder(order, row.price, row.code, row.description, toks != price_tokens(order)) if row is not None
                 else PricedOrder(order, DEFAULT_UNMATCHED_PRICE, None, None))
 
     def names_its_test(self, order: str) -> bool:
@@ -164,7 +246,7 @@ class PriceTable:
             return False
         words = set(toks) - FILLER
         # filler alone ("with contrast") names nothing: the empty set is in every name
-        return bool(words) and any(words <= set(name_tokens(n)) for n in row.names())
+        return bool(words) and any(words <= set(price_tokens(n)) for n in row.names())
 
     def charge(self, order: str, served: str = "") -> PricedOrder:
         """What an answered order costs. An order that names a test of its own

@@ -260,12 +260,14 @@ _IMAGING = {"ct", "mri", "radiograph", "ultrasound", "angio", "echo"}
 
 
 def _study_of(name: str) -> tuple[set[str], list[tuple[str, set[str]]]]:
-    """The imaging modalities and body sites a test name names."""
+    """The imaging modalities and body sites a test name names. An MR angiogram ("MRA head") is a study of its own:
+    neither a catheter angiogram (case 18's "Cerebral digital subtraction angiography") nor an MRI of its site."""
     toks = tokens(name)
     sites = [SITES[t] for t in toks if t in SITES]
     if any(site == "spine" for site, _ in sites):  # "CT thoracic spine" images the spine, not the chest
         sites = [s for s in sites if s[0] == "spine"]
-    return modalities(toks) & _IMAGING, sites
+    modes = modalities(toks) & _IMAGING
+    return (modes | {"mra"} if "angio" in modes and "mr" in toks else modes), sites
 
 
 def order_phase(order: str) -> str:
@@ -440,12 +442,41 @@ def same_study_site(order: str, name: str) -> bool:
     angiogram counts as its scanner's: a CT angiogram is a CT, a catheter angiogram none)
     and are not an angiogram and a study without contrast: a CT without contrast is not the
     recorded CT angiogram (it cannot show the filling defects of its report), nor the other
-    way round; it is the recorded contrast CT of its site (``lacks_contrast``)."""
+    way round; it is the recorded contrast CT of its site (``lacks_contrast``). A recorded ultrasound named by a
+    quadrant and its region ("Limited abdominal ultrasound (right upper quadrant)") images that quadrant
+    (``_organ_sites``): it is not a left upper quadrant's study."""
     if not _one_modality(order, name) or _phases_clash(order, name):
         return False
     _, osites = _study_of(order)
-    _, esites = _study_of(name)
+    esites = _organ_sites(name)
     return any(a in eregions or b in oregions for a, oregions in osites for b, eregions in esites)
+
+
+_QUADRANTS = {t for q in ("rightupperquadrant", "rightlowerquadrant", "leftupperquadrant", "leftlowerquadrant")
+              for t in tokens(q)}
+
+
+def _organ_sites(name: str) -> list[tuple[str, set[str]]]:
+    """The body sites of a study's name, less, for an ultrasound of a quadrant (whose probe images that quadrant,
+    billed apart from the region's complete study), the region it names beside the quadrant: "Limited abdominal
+    ultrasound (right upper quadrant)" is the right upper quadrant's, so an "LUQ ultrasound" (the spleen's quadrant,
+    in the abdomen) was served its gallstones for $300. "Abdominal ultrasound" keeps its region."""
+    modes, sites = _study_of(name)
+    quadrants = _QUADRANTS.intersection(tokens(name))
+    if "ultrasound" not in modes or not quadrants:
+        return sites
+    located = {region for q in quadrants for region in SITES[q][1] - {SITES[q][0]}}
+    return [(site, within) for site, within in sites if not (within == {site} and site in located)]
+
+
+def _sites_meet(order: str, name: str) -> bool:
+    """Whether an order and a recorded test image one body site, or one of them names none: a site, or one lying in
+    the other's region ("CT KUB" and "CT abdomen and pelvis without contrast" meet; the spleen and the liver, an arm
+    and a leg, the aorta and the kidneys do not)."""
+    _, osites = _study_of(order)
+    _, esites = _study_of(name)
+    return not osites or not esites or any(a in eregions or b in oregions
+                                           for a, oregions in osites for b, eregions in esites)
 
 
 def _one_modality(order: str, name: str) -> bool:
@@ -873,10 +904,12 @@ class OfflineGatekeeper:
             if best is not None:
                 return _entry(best)
         #    or billed as the same procedure ("cardiac catheterization" = "Coronary angiography")
+        #    of a site the order images (a code billed for several sites is not one study: 76705, the limited
+        #    abdominal ultrasound, is a right upper quadrant's and a left upper quadrant's; 93971 a leg's and an arm's)
         code = _billing_code(order)
         if code is not None:
             for r in named:
-                if _billing_code(r.name) == code:
+                if _billing_code(r.name) == code and _sites_meet(order, r.name):
                     return _entry(r)
         # 2-4 look inside the results' text: only for an order that names a test, never
         #    for one made of findings words ("filling defects", "intimal flap")

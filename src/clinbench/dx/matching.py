@@ -22,9 +22,10 @@ from clinbench.dx.text import stem, tokens
 # angiogram"), not when they are two organs of one region (kidney and gallbladder). A quadrant is one word
 # (``text.ABBREVIATIONS``: "RLQ", "right lower quadrant"), the site of its organs; an "upper extremity" is the arm,
 # a "lower extremity" the leg, a bare "extremity" the leg, as the price table's unqualified extremity duplex rows
-# are; an MRCP is an MRI of the bile ducts and pancreas.
+# are; an MRCP is an MRI of the bile ducts and pancreas. An ankle, a foot and the ribs are sites of their own, so
+# no other's by spelling ("ankle ultrasound" was the $250 ultrasound of the neck, "rib x-ray" the wrist's radiograph).
 SITE_WORDS = [
-    ("head brain cranial intracranial skull", "head", ()),
+    ("head brain cranial intracranial cerebral skull", "head", ()),
     ("neck", "neck", ()), ("carotid", "carotid", ("neck",)), ("thyroid", "thyroid", ("neck",)),
     ("chest thorax thoracic mediastinum mediastinal", "chest", ()),
     ("lung lungs pulmonary pleural", "lung", ("chest",)),
@@ -38,6 +39,7 @@ SITE_WORDS = [
     ("pelvis pelvic", "pelvis", ()), ("bladder", "bladder", ("pelvis",)),
     ("uterus uterine transvaginal ovary ovarian adnexa", "uterus", ("pelvis",)),
     ("leg legs extremity extremities limb calf thigh femoral popliteal", "leg", ()),
+    ("ankle ankles", "ankle", ()), ("foot feet", "foot", ()), ("rib ribs", "rib", ()),
     ("hip hips", "hip", ()), ("knee knees", "knee", ()), ("spine spinal lumbar", "spine", ()),
     ("arm arms forearm hand hands wrist elbow shoulder humerus", "arm", ()),
 ]
@@ -97,8 +99,9 @@ def phases_differ(a: str, b: str) -> bool:
     return {a, b} == {"none", "contrast"}
 
 
-# A word of a site that names none by itself: a bare "quadrant" is any of four ("RUQ", "RLQ", ... are sites).
-_NO_SITE = {stem("quadrant")}
+# A word of a site that names none by itself: a bare "quadrant" is any of four ("RUQ", "RLQ", ... are sites); where a
+# study is done is no site ("bedside ultrasound", "point of care ultrasound", "POCUS").
+_NO_SITE = {t for w in ("quadrant", "pointofcare", "bedside", "portable") for t in tokens(w)}
 
 
 def is_modality_only(toks: list[str]) -> bool:
@@ -115,11 +118,14 @@ REGION_MODALITIES = {"ct", "mri", "radiograph"}
 
 def region_study(toks: tuple[str, ...]) -> tuple[str, ...] | None:
     """A CT, MRI or radiograph of organs named by their region ("CT lungs" -> CT chest, "kidney radiograph" ->
-    abdomen radiograph, "MRI pancreas" -> MRI abdomen), the study it is billed as where no test is named by the
-    organ; None for an order of no organ of one region, or of another modality (a "pancreas ultrasound" is not the
-    complete abdominal ultrasound, nor a "CT angiography kidneys" the CT abdomen)."""
+    abdomen radiograph, "MRI pancreas" -> MRI abdomen, "carotid CT angiography" -> CT angiography neck), the study it
+    is billed as where no test is named by the organ; None for an order of no organ of one region, or of another
+    modality (a "pancreas ultrasound" is not the complete abdominal ultrasound, nor a catheter angiogram of the
+    kidneys a CT). A CT angiogram of an organ is its region's CT angiogram, never the region's CT (the price table
+    keeps angiograms apart)."""
     mods = modalities(toks)
-    if not mods or mods - REGION_MODALITIES or not any(_region_of(t) for t in toks):
+    scanned = mods & {"ct", "mri"}
+    if not mods or mods - REGION_MODALITIES - ({"angio"} if scanned else set()) or not any(_region_of(t) for t in toks):
         return None
     return tuple(dict.fromkeys(_region_of(t) or t for t in toks))
 

@@ -52,6 +52,13 @@ ABBREVIATIONS: dict[str, str] = {
     "oesophagogastroduodenoscopy": "upper endoscopy", "gastroscopy": "upper endoscopy",
     "mri": "mri", "magnetic resonance imaging": "mri", "magnetic resonance": "mri", "computed tomography": "ct", "cat scan": "ct",
     "usg": "ultrasound", "u/s": "ultrasound", "sonogram": "ultrasound", "ultrasonography": "ultrasound",
+    "sonography": "ultrasound",
+    # the trauma ultrasound (its own study, not a breast ultrasound by spelling: "FAST ultrasound" was $250 as one)
+    **dict.fromkeys(("fast exam", "fast scan", "fast ultrasound", "efast", "e-fast", "e fast", "extended fast"),
+                    "focused assessment with ultrasound for trauma"),
+    # where a study is done names no body site ("point of care ultrasound" got case 26's lung ultrasound)
+    "pocus": "pointofcare ultrasound", "point of care": "pointofcare", "point-of-care": "pointofcare",
+    "joint fluid": "synovial fluid",
     "duplex": "duplex ultrasound", "doppler": "doppler ultrasound",
     "abg": "arterial blood gas", "vbg": "venous blood gas", "bnp": "brain natriuretic peptide",
     "nt probnp": "nt-probnp", "ntprobnp": "nt-probnp",
