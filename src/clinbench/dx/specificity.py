@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from pathlib import Path
 
 from clinbench.dx.text import expand, stem, tokens
 
@@ -80,10 +81,16 @@ def _icd():
 
 
 def words_cache_file():
-    """Where the words of every ICD-10-CM name are kept (a Path)."""
-    from clinbench.cache import cache_root
+    """Where the words of every ICD-10-CM name are kept (a Path), named by the bytes of the rules that
+    make them (dx/text.py's abbreviations and stemmer, this module's names and wording), so a change to
+    either is never read stale (the file named v3 missed the quadrant words added after it: 212 names)."""
+    import hashlib
 
-    return cache_root() / "icd10cm-words-v3.json"
+    from clinbench.cache import cache_root
+    from clinbench.dx import text
+
+    rules = hashlib.sha256(Path(text.__file__).read_bytes() + Path(__file__).read_bytes()).hexdigest()[:12]
+    return cache_root() / f"icd10cm-words-v4-{rules}.json"
 
 
 @functools.lru_cache(maxsize=1)
