@@ -14,7 +14,10 @@ without grading its members. One interface (``Judge.score(reference,
 candidate) -> Verdict``), two implementations:
 
 * ``OfflineJudge``, deterministic. Both texts are expanded (abbreviations and everyday
-  names, see ``text.py``) and compared word by word: a word one side has and the other
+  names, see ``text.py``; the judge's own names of diagnoses, and a disease named by its presenting
+  syndrome, renal colic for an obstructing urinary stone, see ``specificity.py``) and compared word by word
+  (a kind of a disease ICD-10-CM files apart, ``DIAGNOSIS_KINDS``, first: acute cystitis is a urinary tract
+  infection): a word one side has and the other
   lacks is "explained" when it is a qualifier-free synonym of a word on the other side
   (cosine of the two words' embeddings >= ``word_match``) or when both words name the same
   ICD-10-CM code. Then, in order: an explicit conflict of site, side, type or form
@@ -35,7 +38,7 @@ from __future__ import annotations
 import csv
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Protocol
@@ -43,8 +46,8 @@ from typing import Protocol
 import numpy as np
 
 from clinbench.dx.cases import demo_cases
-from clinbench.dx.specificity import (DIAGNOSIS_NAMES, _GENERIC, _TEMPORAL, _icd, _index, _names_words, code_of,
-                                      diagnosis_text, relation)
+from clinbench.dx.specificity import (DIAGNOSIS_KINDS, DIAGNOSIS_NAMES, _GENERIC, _TEMPORAL, _icd, _index, _names_words,
+                                      code_of, diagnosis_text, relation)
 from clinbench.dx.specificity import words as icd_words
 from clinbench.dx.text import ABBREVIATIONS, QUALIFIERS, STOPWORDS, expand, is_disease_word, stem, tokens
 from clinbench.errors import ClinbenchError, DataError
@@ -57,6 +60,9 @@ class Verdict:
     score: int
     reason: str
     prompt: str = ""  # the version of the model prompt behind the verdict (LLM judge)
+    # what the offline judge's word rule found that ICD-10-CM's hierarchy does not overrule: "conflict" (a
+    # conflicting side, type or form) or "missing" (a disease of the reference the candidate does not name)
+    firm: str = field(default="", compare=False, repr=False)
 
     @property
     def correct(self) -> bool:
@@ -116,7 +122,7 @@ def _sign_names() -> frozenset[frozenset[str]]:
     parentheses (words that may be present or absent: "Seizure(s) (convulsive) NOS"), NOS and the like
     (built once: 1,149 word sets, 25 ms)."""
     cm = _icd()
-    return frozenset(frozenset(icd_words(re.sub(r"\([^)]*\)", " ", name)) - _TEMPORAL - _GENERIC)
+    return frozenset(frozenset(icd_words(re.sub(r"\([^)]*\)", " ", name), icd_name=True) - _TEMPORAL - _GENERIC)
                      for code in cm.get_all_codes(True) if code.startswith("R") and not cm.is_chapter_or_block(code)
                      for name in [cm.get_description(code), *cm.get_inclusion_term(code)])
 
@@ -247,11 +253,19 @@ _EXCLUSIVE = [
     {"bacterial", "viral", "fungal"},
     {"pneumococcal", "meningococcal", "staphylococcal", "streptococcal", "listeria", "haemophilus"},
     {"gastric", "duodenal", "esophageal"},
-    {"ischemic", "hemorrhagic", "hemorrhage"},
+    {"ischemic", "hemorrhage"},  # (a hemorrhagic stroke is a hemorrhage: ``_SAME_STEMS``)
     {"mobitz", "complete", "third", "first"},
     {"acute", "chronic"},
+    {"community", "hospital", "nosocomial", "ventilator", "healthcare"},  # where a pneumonia was acquired
 ]
 _EXCLUSIVE_STEMS = [{stem(w) for w in group} for group in _EXCLUSIVE]
+# Words the word rule reads as one: the adjective of a disease is that disease, and a decompensated heart failure
+# or COPD is its exacerbation (ICD-10-CM's J44.1 "Decompensated COPD with (acute) exacerbation")
+_SAME_STEMS = {stem("hemorrhagic"): stem("hemorrhage"), stem("decompensated"): stem("exacerbation"),
+               stem("decompensation"): stem("exacerbation")}
+# Words that name only where a disease is, when a candidate adds them ("right lower lobe pneumonia")
+_SITE_WORDS = {stem(w) for w in ("lobe", "lobes", "lobar", "multilobar", "upper", "lower", "middle", "basal", "base",
+                                 "apical", "segment", "segmental", "artery", "territory")}
 _NEGATORS = {"non", "not", "without", "no"}
 _NEGATOR_STEMS = {stem(w) for w in _NEGATORS}
 
@@ -291,13 +305,17 @@ def _negated_spans(candidate: str) -> list[str]:
 
 
 def conflict(ref_words: list[str], cand_words: list[str]) -> str | None:
-    rs, cs = {stem(w) for w in ref_words}, {stem(w) for w in cand_words}
+    rs, cs = ({_SAME_STEMS.get(stem(w), stem(w)) for w in ref_words},
+              {_SAME_STEMS.get(stem(w), stem(w)) for w in cand_words})
     for group in _EXCLUSIVE_STEMS:
         a, b = rs & group, cs & group
         if a and b and not (a & b):
             return f"{'/'.join(sorted(a))} vs {'/'.join(sorted(b))}"
     if _negated(ref_words) != _negated(cand_words) and len(rs & cs) >= 2:
-        return "one side negates a feature the other has"
+        # the feature one side negates, the other has: "non ST elevation" and "ST elevation", not "myocardial infarction"
+        neg, other = (ref_words, cs) if _negated(ref_words) else (cand_words, rs)
+        if any(stem(b) in other for a, b in zip(neg, neg[1:]) if a == "non"):
+            return "one side negates a feature the other has"
     return None
 
 
@@ -322,6 +340,9 @@ class OfflineJudge:
     def _explained(self, word: str, others: list[str]) -> bool:
         if not others:
             return False
+        same = _SAME_STEMS.get(stem(word), stem(word))
+        if any(_SAME_STEMS.get(stem(o), stem(o)) == same for o in others):
+            return True
         v = self._vec(word)
         for o in others:
             need = self.same_disease if is_disease_word(word) and is_disease_word(o) else self.word_match
@@ -378,6 +399,8 @@ class OfflineJudge:
             return Verdict(1, "no diagnosis given")
         if denied := self._denies(reference, candidate):
             return Verdict(1, f"negates the reference diagnosis ({denied!r} is said not to be it)")
+        if kind := _kind(reference, candidate):
+            return kind
         verdict = self._by_words(reference, candidate)
         rel = relation(reference, candidate)
         if rel in _CAPS and {stem(w) for w in _words(candidate)} <= {stem(w) for w in _words(reference)}:
@@ -412,18 +435,25 @@ class OfflineJudge:
         self._prepare([rp, cp, *rw, *cw])
         cos = float(self._vec(rp) @ self._vec(cp))
         if clash:
-            return Verdict(3 if cos >= 0.45 else 2, f"conflicting {clash}")
+            return Verdict(3 if cos >= 0.45 else 2, f"conflicting {clash}", firm="conflict")
         r_only = [w for w in dict.fromkeys(rw) if stem(w) not in cs and w not in _NEGATORS]
         c_only = [w for w in dict.fromkeys(cw) if stem(w) not in rs and w not in _NEGATORS]
         shared = [w for w in cw if stem(w) in rs]
         r_left = [w for w in r_only if not self._explained(w, cw)]
         c_left = [w for w in c_only if not self._explained(w, rw)]
+        if not r_left and c_left == ["syndrome"]:
+            c_left = []  # "alcohol withdrawal syndrome": the reference's name with its generic head
         if not r_left and not c_left:
             return Verdict(5, f"equivalent wording (cosine {cos:.2f})")
+        if r_left and c_left and all(stem(w) in _SITE_WORDS for w in c_left) and cos >= self.close and not any(
+                is_disease_word(w) or stem(w) in _SITE_WORDS for w in r_left):
+            # a less specific name with its site added ("right lower lobe pneumonia" for community-acquired pneumonia)
+            return Verdict(4, f"less specific: lacks {', '.join(r_left)}, adds its site {', '.join(c_left)} "
+                              f"(cosine {cos:.2f})")
         if not c_left:
             major = [w for w in r_left if is_disease_word(w)]
             if major:
-                return Verdict(3, f"misses the disease named by {', '.join(major)} (cosine {cos:.2f})")
+                return Verdict(3, f"misses the disease named by {', '.join(major)} (cosine {cos:.2f})", firm="missing")
             if cos >= self.close and (shared or cos >= self.paraphrase):
                 return Verdict(4, f"less specific: lacks {', '.join(r_left)} (cosine {cos:.2f})")
             return Verdict(3, f"much less specific: lacks {', '.join(r_left)} (cosine {cos:.2f})")
@@ -441,6 +471,22 @@ class OfflineJudge:
         if cos >= 0.2:
             return Verdict(2, f"largely different diagnosis (cosine {cos:.2f})")
         return Verdict(1, f"unrelated diagnosis (cosine {cos:.2f})")
+
+
+def _kind(reference: str, candidate: str) -> Verdict | None:
+    """A candidate naming a kind of the reference's disease that ICD-10-CM files apart (``DIAGNOSIS_KINDS``:
+    "acute cystitis" for a urinary tract infection) is narrower (5), the reference's kind named by what it is
+    a kind of broader (4): the two texts' words the same once the kind's words are read as its class's."""
+    rs, cs = {stem(w) for w in _words(reference)}, {stem(w) for w in _words(candidate)}
+    for narrow, broad in _KINDS:
+        if narrow <= cs and not narrow <= rs and (cs - narrow) | broad == rs:
+            return Verdict(5, f"a kind of the reference: {' '.join(sorted(narrow))} is a {' '.join(sorted(broad))}")
+        if narrow <= rs and not narrow <= cs and (rs - narrow) | broad == cs:
+            return Verdict(4, f"less specific: the reference's {' '.join(sorted(narrow))} is a {' '.join(sorted(broad))}")
+    return None
+
+
+_KINDS = [({stem(w) for w in _words(a)}, {stem(w) for w in _words(b)}) for a, b in DIAGNOSIS_KINDS]
 
 
 _CAUSE = re.compile(r"\b(?:due\s+to|secondary\s+to|caused\s+by|because\s+of|from)\b(.*)", re.I | re.S)
@@ -536,7 +582,10 @@ _CAPS = {"sibling": 3, "block": 3, "chapter": 3, "unrelated": 2}
 
 
 def _specificity(verdict: Verdict, rel: str | None) -> Verdict:
-    if rel is None:
+    if rel is None or verdict.firm == "conflict" and rel in ("same", "narrower", "broader") or \
+            verdict.firm == "missing" and rel == "broader":
+        # a conflicting side, type or form stays one ("Non-ST elevation" is no site of a STEMI), and a parent code
+        # names no disease the candidate leaves out ("Type 2 diabetes mellitus" for one with ketoacidosis)
         return verdict
     if rel in ("same", "narrower"):
         return verdict if verdict.score == 5 else Verdict(5, f"ICD-10-CM: {rel} code ({verdict.reason})")
