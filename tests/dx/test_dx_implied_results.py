@@ -23,6 +23,7 @@ CONTRADICTED = {
     # free fluid (case 21's ruptured ectopic pregnancy), ascites (cases 23 and 25); an aortic dissection (case 29)
     (21, "Focused assessment with sonography for trauma"), (23, "Focused assessment with sonography for trauma"),
     (25, "Focused assessment with sonography for trauma"), (29, "Aorta ultrasound"),
+    (27, "MRI orbits"),  # bilateral proptosis with lid retraction (Graves disease)
 }
 # (case, row) pairs whose order would get a recorded study that also images other body regions, refused as not
 # available too (test_dx_region_orders): case 23's CT of chest, abdomen and pelvis, case 29's aortic CT angiogram
@@ -38,10 +39,10 @@ SILENT_STUDY = {(25, "Renal ultrasound"), (25, "Aorta ultrasound")}
 
 def test_a_normal_result_the_record_contradicts_is_not_given_in_any_demo_case(cases):
     # before: each of these 28 of the 4,608 replies was the row's normal result (the FAST and aorta ultrasound rows,
-    # 64 replies, were added with their findings)
+    # 64 replies, were added with their findings, as were the MRI orbits and serum drug screen rows, 64 more)
     replies = {(case.case_id, row.test): gatekeeper.answer("test", row.test)
                for case in cases for gatekeeper in [OfflineGatekeeper(case)] for row in normal_results()}
-    assert len(replies) == 4672
+    assert len(replies) == 4736
     refused = CONTRADICTED | WIDER_STUDY | SILENT_STUDY
     assert {k for k, r in replies.items() if r.text == UNAVAILABLE_REFUSAL} == refused
     assert all(replies[k].source == "REFUSED" for k in refused)

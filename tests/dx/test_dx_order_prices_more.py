@@ -165,3 +165,34 @@ def test_a_spleen_doppler_still_gets_the_abdominal_duplex_that_reports_the_splee
     assert event["cost"] == 400.0
     # a greyscale order of the spleen is still the limited abdominal ultrasound, never the duplex
     assert PriceTable.bundled().price("spleen ultrasound").code == "76705"
+
+
+# --- the normal results of the new orders: of the ordered study and specimen, never one the record contradicts -------
+
+@pytest.mark.parametrize("order", ["serum toxicology", "serum drug screen", "serum tox screen"])
+def test_a_serum_drug_screen_is_not_answered_with_a_urine_result(case_by_id, order):
+    # "serum drug screen" and "serum tox screen" were "Urine drug screen: negative ..." (the alias "tox screen"),
+    # "serum toxicology" "no abnormality detected"
+    reply = OfflineGatekeeper(case_by_id[2]).answer("test", order)
+    assert reply.text == "Serum drug screen: negative for all tested classes."
+    assert OfflineGatekeeper(case_by_id[2]).answer("test", "tox screen").text.startswith("Urine drug screen:")
+
+
+@pytest.mark.parametrize("order, start", [
+    ("DVT study", "Lower extremity venous duplex ultrasound: deep veins fully compressible"),
+    ("DVT ultrasound", "Lower extremity venous duplex ultrasound: deep veins fully compressible"),
+    ("nasopharyngeal swab", "Respiratory viral panel: no viruses detected"),
+    ("NP swab", "Respiratory viral panel: no viruses detected"),
+    ("MRI orbits", "MRI orbits: normal globes, optic nerves and extraocular muscles"),
+])
+def test_a_new_order_gets_its_studys_normal_result(case_by_id, order, start):
+    # each was "<order>: no abnormality detected."
+    assert OfflineGatekeeper(case_by_id[2]).answer("test", order).text.startswith(start)
+
+
+@pytest.mark.parametrize("order", ["MRI orbits", "orbital MRI", "MRI orbits with and without contrast"])
+def test_no_normal_orbits_beside_proptosis(case_by_id, tmp_path, order):
+    # case 27 (Graves disease) has bilateral proptosis with lid retraction: its "MRI orbits: no abnormality
+    # detected." would have cost $900 with the new row
+    event = ordered_test(case_by_id[27], tmp_path, order)
+    assert (event["source"], event["cost"]) == ("REFUSED", 0.0)
