@@ -74,8 +74,12 @@ def test_a_study_the_tables_do_not_know_of_a_site_the_record_images_gets_no_blan
     # ultrasound does not mention (case 25's "ultrasound kidney"; test_dx_organ_orders). "Ultrasound heart", refused
     # beside a recorded chest study in 13 cases (12 of the 162, and case 26's lung ultrasound), is the
     # echocardiogram: the record's where it holds one, else a normal one, as "echocardiogram" (test_dx_site_words)
-    # less case 7's "MRI liver", now served its MRCP: an MRI of the bile ducts and pancreas (test_dx_quadrants)
-    assert len(replies) == 2048 and len(refused) == 150 + 11 + 17 + 1 - 1
+    # less case 7's "MRI liver", now served its MRCP: an MRI of the bile ducts and pancreas (test_dx_quadrants); and 15
+    # femur orders once "femur" named a site (the thigh's and the hip's bone): the four in each of the leg duplex cases
+    # 3, 16 and 23, and case 15's CT, MRI and ultrasound beside its hip radiograph, whose "X-ray femur" is now that
+    # radiograph (test_dx_order_prices_more)
+    assert len(replies) == 2048 and len(refused) == 150 + 11 + 17 + 1 - 1 + 15
+    assert replies[(15, "X-ray femur")].text.startswith("Left hip radiograph: cortical discontinuity")
     assert {(1, "MRI abdomen"), (4, "ultrasound chest"), (8, "X-ray head"), (25, "ultrasound kidney")} <= refused
     assert replies[(26, "ultrasound heart")].text.startswith("Transthoracic echocardiogram: normal left ventricular")
     assert replies[(1, "MRI knee")].text == "MRI knee: no abnormality detected."

@@ -196,3 +196,20 @@ def test_no_normal_orbits_beside_proptosis(case_by_id, tmp_path, order):
     # detected." would have cost $900 with the new row
     event = ordered_test(case_by_id[27], tmp_path, order)
     assert (event["source"], event["cost"]) == ("REFUSED", 0.0)
+
+
+def test_a_femur_radiograph_is_the_recorded_hip_radiograph_of_the_femoral_neck_fracture(case_by_id, tmp_path):
+    # was "Femur x-ray: no abnormality detected." for $110 beside case 15's left subcapital femoral neck fracture:
+    # the femur is the hip's bone as well as the thigh's ("femur" named no site)
+    event = ordered_test(case_by_id[15], tmp_path, "femur x-ray")
+    assert event["reply"].startswith("Left hip radiograph: cortical discontinuity") and event["cost"] == 110.0
+    for order in ("CT femur", "MRI femur"):  # no CT or MRI recorded: no normal result beside the fracture
+        event = ordered_test(case_by_id[15], tmp_path, order)
+        assert "no abnormality" not in event["reply"] and event["cost"] == 0.0
+
+
+@pytest.mark.parametrize("case_id", [3, 16, 23])
+def test_a_femur_study_in_the_leg_duplex_cases_is_refused_as_the_thighs_is(case_by_id, tmp_path, case_id):
+    for order in ("femur x-ray", "CT femur", "CT thigh"):
+        event = ordered_test(case_by_id[case_id], tmp_path, order)
+        assert event["reply"].startswith("That result is not available") and event["cost"] == 0.0

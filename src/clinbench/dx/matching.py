@@ -24,6 +24,7 @@ from clinbench.dx.text import stem, tokens
 # a "lower extremity" the leg, a bare "extremity" the leg, as the price table's unqualified extremity duplex rows
 # are; an MRCP is an MRI of the bile ducts and pancreas. An ankle, a foot and the ribs are sites of their own, so
 # no other's by spelling ("ankle ultrasound" was the $250 ultrasound of the neck, "rib x-ray" the wrist's radiograph).
+# The femur lies in the leg and at the hip: case 15's "femur x-ray" is its hip radiograph of the femoral neck fracture.
 SITE_WORDS = [
     ("head brain cranial intracranial cerebral skull", "head", ()),
     ("neck", "neck", ()), ("carotid", "carotid", ("neck",)), ("thyroid", "thyroid", ("neck",)),
@@ -40,7 +41,7 @@ SITE_WORDS = [
     ("uterus uterine transvaginal ovary ovarian adnexa", "uterus", ("pelvis",)),
     ("leg legs extremity extremities limb calf thigh femoral popliteal", "leg", ()),
     ("ankle ankles", "ankle", ()), ("foot feet", "foot", ()), ("rib ribs", "rib", ()),
-    ("hip hips", "hip", ()), ("knee knees", "knee", ()), ("spine spinal lumbar", "spine", ()),
+    ("hip hips", "hip", ()), ("femur femurs", "femur", ("leg", "hip")), ("knee knees", "knee", ()), ("spine spinal lumbar", "spine", ()),
     ("arm arms forearm hand hands wrist elbow shoulder humerus", "arm", ()),
 ]
 SITES = {t: (site, {site, *regions}) for words, site, regions in SITE_WORDS for w in words.split()
