@@ -7,7 +7,9 @@ $900), an MRI of the head and neck as the brain's ($900 without contrast, $1,300
 with contrast of the body $1,400 (the pelvis's), a transrectal ultrasound as the transvaginal one ($280), a
 transcranial Doppler as the carotid duplex ($500), a urine analyte as the urine sodium ($15), and two sets of blood
 cultures as twice one set. The reply each order gets is the one it got before, or the record's own study of the
-ordered site where it had been a normal result the record contradicts ("DVT study" in the two DVT cases)."""
+ordered site where it had been a normal result the record contradicts ("DVT ultrasound" in the two DVT cases). A
+condition's name with a filler word ("DVT study", "deep vein thrombosis test") names no test: refused alike in every case
+(tests/security/test_dx_leak_probe.py)."""
 
 from __future__ import annotations
 
@@ -53,7 +55,6 @@ NEW_ORDERS = [
     ("NP swab", "87633", 350.0),  # unmatched, $100
     ("serum toxicology", "80307", 60.0),  # refused as no test
     ("serum drug screen", "80307", 60.0),
-    ("DVT study", "93970", 550.0),  # unmatched, $100
     ("spleen Doppler", "93976", 400.0),  # unmatched, $100 (case 25: $600, the complete duplex it is served)
     ("splenic Doppler", "93976", 400.0),  # as "spleen Doppler"
     ("transcranial Doppler", "93886", 500.0),  # unmatched, $100
@@ -103,7 +104,6 @@ def test_a_near_miss_keeps_its_row(order, code, price):
 
 # what each order may be served from the demo records: the study it names, under the record's name
 SERVED = {
-    "DVT study": {"Lower extremity venous duplex ultrasound"},
     "nasopharyngeal swab": {"Respiratory viral panel"}, "NP swab": {"Respiratory viral panel"},
     "spleen Doppler": {"Abdominal ultrasound with Doppler"}, "splenic Doppler": {"Abdominal ultrasound with Doppler"},
     **{o: {"Blood cultures"} for o in ("blood cultures x2", "blood cultures x 2", "2 sets of blood cultures",
@@ -126,10 +126,15 @@ def test_no_new_order_is_served_a_report_of_another_site():
     (16, "Lower extremity venous duplex ultrasound: no deep vein thrombosis"),
     (23, "Lower extremity venous duplex ultrasound: non-compressible"),
 ])
-def test_a_dvt_study_is_the_recorded_leg_duplex(case_by_id, tmp_path, case_id, start):
-    # was "DVT study: no abnormality detected." for $100, beside the record's thrombus in cases 3 and 23
-    event = ordered_test(case_by_id[case_id], tmp_path, "DVT study")
+def test_a_dvt_ultrasound_is_the_recorded_leg_duplex_and_a_dvt_study_names_a_condition(case_by_id, tmp_path, case_id,
+                                                                                       start):
+    event = ordered_test(case_by_id[case_id], tmp_path, "DVT ultrasound")
     assert event["reply"].startswith(start) and event["cost"] == 550.0
+    # was "DVT study: no abnormality detected." for $100 beside the record's thrombus in cases 3 and 23, then (for a
+    # day) the recorded duplex in the DVT cases alone: "deep vein thrombosis test" read the answer off the reply
+    for order in ("DVT study", "DVT test", "deep vein thrombosis test"):
+        event = ordered_test(case_by_id[case_id], tmp_path, order)
+        assert event["reply"].startswith("That names a condition, not a test") and event["cost"] == 0.0
 
 
 def test_a_nasopharyngeal_swab_is_the_recorded_respiratory_viral_panel(case_by_id, tmp_path):
@@ -179,7 +184,6 @@ def test_a_serum_drug_screen_is_not_answered_with_a_urine_result(case_by_id, ord
 
 
 @pytest.mark.parametrize("order, start", [
-    ("DVT study", "Lower extremity venous duplex ultrasound: deep veins fully compressible"),
     ("DVT ultrasound", "Lower extremity venous duplex ultrasound: deep veins fully compressible"),
     ("nasopharyngeal swab", "Respiratory viral panel: no viruses detected"),
     ("NP swab", "Respiratory viral panel: no viruses detected"),

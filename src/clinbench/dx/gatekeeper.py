@@ -618,11 +618,17 @@ def names_a_test(order: str) -> bool:
     have = toks - _ORDER_FILLER
     if not have:
         return True
-    extra = 1 if toks & _TEST_NOUNS else 0  # a bare "DVT" is a condition, "DVT study" a test
+    extra = 1 if toks & _TEST_NOUNS else 0  # a bare "DVT" is a condition, "DVT ultrasound" a test
     # the one extra word may not name a condition itself ("meningitis panel" is not the
-    # "meningitis encephalitis panel")
+    # "meningitis encephalitis panel"), nor an imaging study the order does not name: "deep vein thrombosis
+    # test" and "DVT study" are not the "DVT ultrasound" (served the leg duplex in the DVT cases alone, the
+    # reply told the answer; tests/security/test_dx_leak_probe.py)
     return any(have <= name and condition <= name and len(name - have) <= extra
-               and not any(_condition_word(w) for w in name - have) for name in _test_names())
+               and not any(_condition_word(w) or w in _IMAGING_WORDS for w in name - have) for name in _test_names())
+
+
+_IMAGING_WORDS = {stem(w) for w in "ct mri radiograph ultrasound angiography angiogram echocardiogram duplex doppler "
+                                   "scan".split()}
 
 
 @functools.lru_cache(maxsize=4096)  # bounded: orders are agents' text; the rows are fixed
