@@ -63,6 +63,10 @@ UNANSWERABLE_REFUSAL = "That request could not be answered as written. Please as
 # A test the record does not hold, whose normal result its own findings contradict (a stool guaiac after black
 # tarry stools): neither a normal result, which would mislead, nor an abnormal one the record never reported.
 UNAVAILABLE_REFUSAL = "That result is not available for this patient. Please order other tests."
+# The longest order read as a test's name (the longest of the bundled tables' names is 111 characters): a
+# longer one is refused free, in every case alike, so an agent's megabytes of one "order" cost no matching and fill
+# no cache keyed by orders
+MAX_ORDER_CHARS = 200
 # The harness's refusals: the only replies that are REFUSED (and so never charged).
 REFUSALS = (VAGUE_REFUSAL, SITE_REFUSAL, CONCLUSION_REFUSAL, RESULT_IN_QUESTION, DISEASE_REFUSAL, UNKNOWN_REFUSAL,
             UNANSWERABLE_REFUSAL, UNAVAILABLE_REFUSAL)
@@ -774,7 +778,7 @@ class OfflineGatekeeper:
         return Reply(text, REAL, matched=self.units[chosen[0]][0])
 
     def _not_covered(self, q: str, qt: list[str]) -> Reply:
-        if asks_for_a_test(q):
+        if len(q) <= MAX_ORDER_CHARS * 2 and asks_for_a_test(q):  # a longer question names more than a test
             return Reply(RESULT_IN_QUESTION, REFUSED)
         if set(qt) & _EXAM_WORDS:
             return Reply("On examination that is unremarkable.", SYNTHETIC)
@@ -861,6 +865,8 @@ class OfflineGatekeeper:
 
     def _test(self, order: str) -> Reply:
         order = order.strip().strip(".")
+        if len(order) > MAX_ORDER_CHARS:  # no test's name: never matched, and never kept by the caches keyed by orders
+            return Reply(UNKNOWN_REFUSAL, REFUSED)
         ot = tokens(order)
         if not ot or _VAGUE.match(order) or _VAGUE.match(expand(order)) or _INDIRECT.search(order):
             return Reply(VAGUE_REFUSAL, REFUSED)
