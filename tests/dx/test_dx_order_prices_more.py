@@ -105,6 +105,7 @@ def test_a_near_miss_keeps_its_row(order, code, price):
 # what each order may be served from the demo records: the study it names, under the record's name
 SERVED = {
     "nasopharyngeal swab": {"Respiratory viral panel"}, "NP swab": {"Respiratory viral panel"},
+    "urine electrolytes": {"Urine sodium"},
     "spleen Doppler": {"Abdominal ultrasound with Doppler"}, "splenic Doppler": {"Abdominal ultrasound with Doppler"},
     **{o: {"Blood cultures"} for o in ("blood cultures x2", "blood cultures x 2", "2 sets of blood cultures",
                                        "two sets of blood cultures")},
@@ -217,3 +218,17 @@ def test_a_femur_study_in_the_leg_duplex_cases_is_refused_as_the_thighs_is(case_
     for order in ("femur x-ray", "CT femur", "CT thigh"):
         event = ordered_test(case_by_id[case_id], tmp_path, order)
         assert event["reply"].startswith("That result is not available") and event["cost"] == 0.0
+
+
+@pytest.mark.parametrize("case_id, reply", [(19, "Urine sodium: 8 mmol/L."), (24, "Urine sodium: 62 mmol/L.")])
+def test_urine_electrolytes_are_the_recorded_urine_sodium(case_by_id, tmp_path, case_id, reply):
+    # was "Urine electrolytes: no abnormality detected." beside the record's urine sodium (a row billed as three
+    # tests gets those of them the record holds)
+    event = ordered_test(case_by_id[case_id], tmp_path, "urine electrolytes")
+    assert event["reply"] == reply and event["cost"] == 45.0
+
+
+@pytest.mark.parametrize("case_id", [6, 7])
+def test_a_fast_is_never_the_recorded_right_upper_quadrant_study_billed_as_its_part(case_by_id, tmp_path, case_id):
+    event = ordered_test(case_by_id[case_id], tmp_path, "FAST exam")
+    assert "gallstones" not in event["reply"] and event["reply"].startswith("Focused assessment with sonography")

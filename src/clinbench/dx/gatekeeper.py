@@ -923,6 +923,14 @@ class OfflineGatekeeper:
             for r in named:
                 if _billing_code(r.name) == code and _sites_meet(order, r.name):
                     return _entry(r)
+            #    or, for a laboratory row billed as several tests, the ones of them the record holds ("urine
+            #    electrolytes", 84300+84133+82436, is cases 19 and 24's "Urine sodium", never "no abnormality
+            #    detected" beside it); never a study's parts (a FAST, 76705+93308, is no right upper quadrant study)
+            parts = code.split("+")
+            held = [r for r in named if len(parts) > 1 and not _study_of(order)[0] and _billing_code(r.name) in parts]
+            if held:
+                return Reply(" ".join(_entry(r).text.rstrip(".") + "." for r in held), REAL, matched=held[0].name,
+                             served=held[0].name)
         # 2-4 look inside the results' text: only for an order that names a test, never
         #    for one made of findings words ("filling defects", "intimal flap")
         if names_test_words(order):
