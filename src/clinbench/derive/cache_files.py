@@ -93,24 +93,20 @@ def verified(path: Path) -> bool:
     So each run reads a shared database once, not twice; a writer that restores the mtime between two runs is
     caught by the second run's own check after it (``campaign.execute``: that run is flagged, and the next use,
     whose recorded sha256 then differs, reads the file again and rebuilds it)."""
-    if not intact(path):
+    try:
+        st = path.stat()
+    except OSError:
         return False
-    sealed = sealed_sha256(path)
-    return sealed is not None and (_last_read(path) == sealed or sealed == sha256_file(path))
+    sealed = _sealed(path)  # read once: its stamp (``intact``) and its sha256
+    if sealed.get("stamp") != _stamp_of(st) or sealed.get("sha256") is None:
+        return False
+    last = _READ.get((st.st_dev, st.st_ino))
+    return last == (_stamp_of(st), sealed["sha256"]) or sealed["sha256"] == sha256_file(path)
 
 
 # (device, inode) -> (stamp, sha256) of the file's bytes as this process last read them whole: a bounded map of
 # the few cached databases one process uses
 _READ: dict[tuple[int, int], tuple[list[int], str]] = {}
-
-
-def _last_read(path: Path) -> str | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    stamp, digest = _READ.get((st.st_dev, st.st_ino), (None, None))
-    return digest if stamp == _stamp_of(st) else None
 
 
 def sealed_sha256(path: Path) -> str | None:

@@ -451,8 +451,11 @@ def same_study_site(order: str, name: str) -> bool:
     (``_organ_sites``): it is not a left upper quadrant's study."""
     if not _one_modality(order, name) or _phases_clash(order, name):
         return False
-    _, osites = _study_of(order)
-    esites = _organ_sites(name)
+    return _overlap(_study_of(order)[1], _organ_sites(name))
+
+
+def _overlap(osites: list[tuple[str, set[str]]], esites: list[tuple[str, set[str]]]) -> bool:
+    """Whether one of two names' sites is one of the other's or lies in its region (``SITES``)."""
     return any(a in eregions or b in oregions for a, oregions in osites for b, eregions in esites)
 
 
@@ -479,8 +482,7 @@ def _sites_meet(order: str, name: str) -> bool:
     and a leg, the aorta and the kidneys do not)."""
     _, osites = _study_of(order)
     _, esites = _study_of(name)
-    return not osites or not esites or any(a in eregions or b in oregions
-                                           for a, oregions in osites for b, eregions in esites)
+    return not osites or not esites or _overlap(osites, esites)
 
 
 def _one_modality(order: str, name: str) -> bool:
@@ -631,8 +633,8 @@ def names_a_test(order: str) -> bool:
                and not any(_condition_word(w) or w in _IMAGING_WORDS for w in name - have) for name in _test_names())
 
 
-_IMAGING_WORDS = {stem(w) for w in "ct mri radiograph ultrasound angiography angiogram echocardiogram duplex doppler "
-                                   "scan".split()}
+# the words of imaging studies: those of ``_IMAGING``'s modalities and a bare "scan"
+_IMAGING_WORDS = {word for word, modality in MODALITY_STEMS.items() if modality in _IMAGING | {"scan"}}
 
 
 @functools.lru_cache(maxsize=4096)  # bounded: orders are agents' text; the rows are fixed
@@ -927,7 +929,8 @@ class OfflineGatekeeper:
             #    electrolytes", 84300+84133+82436, is cases 19 and 24's "Urine sodium", never "no abnormality
             #    detected" beside it); never a study's parts (a FAST, 76705+93308, is no right upper quadrant study)
             parts = code.split("+")
-            held = [r for r in named if len(parts) > 1 and not _study_of(order)[0] and _billing_code(r.name) in parts]
+            held = ([r for r in named if _billing_code(r.name) in parts]
+                    if len(parts) > 1 and not _study_of(order)[0] else [])
             if held:
                 return Reply(" ".join(_entry(r).text.rstrip(".") + "." for r in held), REAL, matched=held[0].name,
                              served=held[0].name)
